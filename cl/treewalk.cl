@@ -1,0 +1,388 @@
+/* Group tree walk over next/more links (OpenCL C 1.2).
+ *
+ * One work-group serves one group of at most WG sinks that lie close together in
+ * Morton order.  The cells are stored in depth-first (pre-order) order, so the
+ * "more" link of an internal cell is simply c + 1 and only "next" (the first cell
+ * after c's subtree) is stored: the walk needs no stack.
+ *
+ * The walk is done in windows of WG consecutive cells: every work-item applies the
+ * opening test to one cell of the window (coalesced loads, all in parallel), then
+ * work-item 0 follows the links through the window (local memory only):
+ *   opened internal cell -> c + 1,   accepted cell or leaf -> next[c].
+ * Accepted cells and the particles of visited (not accepted) leaves go into one
+ * interaction list in local memory.  When the list is full or the walk is over,
+ * every work-item evaluates the list for its own sink and adds the partial sum
+ * into its total (Chamomile-style partial sums).
+ *
+ * Opening test (modified Barnes-Hut, Nakasato): a cell is accepted when
+ *   d^2 > S_eff = (l / theta + s)^2,
+ * d = smallest distance from the group's bounding box to the cell's centre of mass.
+ *
+ * Coordinates: float32 hi + lo pairs relative to the root centre; list entries are
+ * formed relative to the group centre, where float32 is precise.
+ *
+ * Defines: WG (work-group size, >= sinks per group), CAP (list size, >= largest
+ * leaf), QUAD (0: monopole, 1: quadrupole moments of cells), RSQRT (how 1/sqrt
+ * is computed), VEC (SIMD width of tree_walk_simd, the CPU variant at the end).
+ */
+#ifndef RSQRT
+#define RSQRT(x) rsqrt(x)
+#endif
+#ifndef WG
+#define WG 64
+#endif
+#ifndef CAP
+#define CAP 256
+#endif
+#ifndef QUAD
+#define QUAD 0
+#endif
+
+#define CELL_ENTRY (-2)   /* index of a list entry that is a cell (never a sink's own) */
+
+/* Position of a float4 hi/lo pair relative to the group centre (gch, gcl); w kept. */
+#define REL(h, l) (float4)(((h).x - gch.x) + ((l).x - gcl.x), ((h).y - gch.y) + ((l).y - gcl.y), \
+                           ((h).z - gch.z) + ((l).z - gcl.z), (h).w)
+
+/* Opening test of one cell against the group box: 1 accept, 2 leaf, 0 open. */
+inline int decide(const float4 rel, const float s_eff, const int leaf_count, const float4 gh)
+{
+    const float ex = fmax(fabs(rel.x) - gh.x, 0.0f);
+    const float ey = fmax(fabs(rel.y) - gh.y, 0.0f);
+    const float ez = fmax(fabs(rel.z) - gh.z, 0.0f);
+    return (ex * ex + ey * ey + ez * ez > s_eff) ? 1 : (leaf_count > 0 ? 2 : 0);
+}
+
+/* Partial sums (ax, ay, az, pot) of the first n list entries for a sink at sp
+   (group frame) whose own source index is self (-1: none). */
+inline float4 eval_list(__local const float4 *list, __local const int *idx,
+#if QUAD
+                        __local const float8 *quad,
+#endif
+                        const int n, const int self, const float4 sp, const float eps2,
+                        int *n_self)
+{
+    const float sx = sp.x, sy = sp.y, sz = sp.z;
+    float ax = 0.0f, ay = 0.0f, az = 0.0f, pot = 0.0f;
+    int ns = 0;
+    for (int k = 0; k < n; k++) {
+        const float4 e = list[k];
+        const float dx = e.x - sx, dy = e.y - sy, dz = e.z - sz;
+        const float r2 = dx * dx + dy * dy + dz * dz + eps2;
+        const int is_self = idx[k] == self;
+        ns += is_self;
+        const float rinv = (!is_self && r2 > 0.0f) ? RSQRT(r2) : 0.0f;
+        const float mr = e.w * rinv;
+        const float rinv2 = rinv * rinv;
+        const float mr3 = mr * rinv2;
+#if QUAD
+        /* d = source - sink; phi = -M/r - (d.Q.d)/(2 r^5);
+           a = M d/r^3 - Q.d/r^5 + 5/2 (d.Q.d) d/r^7   (Q = 0 for particles) */
+        const float8 Q = quad[k];
+        const float qx = Q.s0 * dx + Q.s3 * dy + Q.s4 * dz;
+        const float qy = Q.s3 * dx + Q.s1 * dy + Q.s5 * dz;
+        const float qz = Q.s4 * dx + Q.s5 * dy + Q.s2 * dz;
+        const float rinv5 = rinv2 * rinv2 * rinv;
+        const float dqd = dx * qx + dy * qy + dz * qz;
+        const float f = mr3 + 2.5f * dqd * rinv5 * rinv2;
+        ax += f * dx - rinv5 * qx;
+        ay += f * dy - rinv5 * qy;
+        az += f * dz - rinv5 * qz;
+        pot -= mr + 0.5f * dqd * rinv5;
+#else
+        ax += mr3 * dx;
+        ay += mr3 * dy;
+        az += mr3 * dz;
+        pot -= mr;
+#endif
+    }
+    *n_self = ns;
+    return (float4)(ax, ay, az, pot);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void tree_walk(const int n_cells,
+               __global const float4 *cell_hi,   /* com hi (x, y, z), mass      */
+               __global const float4 *cell_lo,   /* com lo (x, y, z), S_eff     */
+               __global const int4 *cell_link,   /* next, first particle, leaf count (0: internal), - */
+#if QUAD
+               __global const float8 *cell_quad, /* Qxx Qyy Qzz Qxy Qxz Qyz - - (traceless) */
+#endif
+               __global const float4 *src_hi,    /* sources in tree order: x, y, z, m  */
+               __global const float4 *src_lo,
+               const int n_groups,
+               __global const int2 *group_range, /* first sink, sink count */
+               __global const float4 *group_hi,  /* bbox centre hi, - */
+               __global const float4 *group_lo,  /* bbox centre lo, - */
+               __global const float4 *group_half,/* bbox half sides, - */
+               __global const float4 *sink_hi,   /* sinks in group order */
+               __global const float4 *sink_lo,
+               __global const int *sink_self,    /* source index of the sink itself, or -1 */
+               const float eps2,
+               __global float4 *out,             /* ax, ay, az, pot per sink */
+               __global int2 *counts)            /* particle-particle, particle-cell */
+{
+    __local float4 list[CAP];
+    __local int idx[CAP];
+#if QUAD
+    __local float8 quad[CAP];
+#endif
+    __local int win_dec[WG];   /* 0 open, 1 accept as cell, 2 leaf: take particles */
+    __local int win_next[WG];
+    __local int win_cnt[WG];
+    __local int win_slot[WG];
+    __local int state[4];      /* next cell, list size, cells in list, list full */
+
+    const int g = get_group_id(0);
+    const int lid = get_local_id(0);
+    if (g >= n_groups)
+        return;
+    const int2 gr = group_range[g];
+    const float4 gch = group_hi[g], gcl = group_lo[g], gh = group_half[g];
+    const int si = gr.x + min(lid, gr.y - 1);
+    const float4 sp = REL(sink_hi[si], sink_lo[si]);
+    const int self = sink_self[si];
+
+    float ax = 0.0f, ay = 0.0f, az = 0.0f, pot = 0.0f;
+    int n_pc = 0, n_pp = 0;
+    int pos = 0, n = 0, ncell = 0;
+
+    for (;;) {
+        /* 1. every work-item tests one cell of the window (coalesced loads) */
+        const int c = pos + lid;
+        int dec = -1, pfirst = 0, pcnt = 0;
+        float4 rel = (float4)(0.0f);
+        win_next[lid] = 0;
+        if (c < n_cells) {
+            const float4 lo = cell_lo[c];
+            rel = REL(cell_hi[c], lo);
+            const int4 link = cell_link[c];
+            dec = decide(rel, lo.w, link.z, gh);
+            win_next[lid] = link.x;
+            pfirst = link.y;
+            pcnt = link.z;
+        }
+        win_dec[lid] = dec;
+        win_cnt[lid] = (dec == 1) ? 1 : pcnt;
+        win_slot[lid] = -1;
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        /* 2. work-item 0 follows the links through the window (local memory only) */
+        if (lid == 0) {
+            int p = pos, ln = n, lc = ncell, full = 0;
+            while (p < n_cells && p < pos + WG) {
+                const int k = p - pos;
+                const int d = win_dec[k];
+                if (d == 0) {
+                    p += 1;
+                    continue;
+                }
+                if (ln + win_cnt[k] > CAP) { full = 1; break; }
+                win_slot[k] = ln;
+                ln += win_cnt[k];
+                lc += (d == 1);
+                p = win_next[k];
+            }
+            state[0] = p; state[1] = ln; state[2] = lc; state[3] = full;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        /* 3. the visited cells of the window write their list entries */
+        const int slot = win_slot[lid];
+        if (slot >= 0) {
+            if (dec == 1) {
+                list[slot] = rel;
+                idx[slot] = CELL_ENTRY;
+#if QUAD
+                quad[slot] = cell_quad[c];
+#endif
+            } else {
+                for (int q = 0; q < pcnt; q++) {
+                    const int j = pfirst + q;
+                    list[slot + q] = REL(src_hi[j], src_lo[j]);
+                    idx[slot + q] = j;
+#if QUAD
+                    quad[slot + q] = (float8)(0.0f);
+#endif
+                }
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        pos = state[0];
+        n = state[1];
+        ncell = state[2];
+        const int done = pos >= n_cells;
+
+        /* 4. evaluate the list when it is full and at the end */
+        if (done || state[3]) {
+            int n_self = 0;
+            const float4 part = eval_list(list, idx,
+#if QUAD
+                                          quad,
+#endif
+                                          n, self, sp, eps2, &n_self);
+            ax += part.x; ay += part.y; az += part.z; pot += part.w;
+            n_pc += ncell;
+            n_pp += n - ncell - n_self;
+            n = 0;
+            ncell = 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (done)
+            break;
+    }
+    if (lid < gr.y) {
+        out[si] = (float4)(ax, ay, az, pot);
+        counts[si] = (int2)(n_pp, n_pc);
+    }
+}
+
+/* The same walk for CPU devices: one work-item per group, no local memory and no
+ * barriers.  The work-item follows the links cell by cell and applies every
+ * accepted cell or leaf particle at once to all sinks of its group, packed into
+ * OpenCL vectors of VEC lanes (explicit SIMD; PoCL does not vectorise the
+ * work-group kernel above).  Per group the interactions are those of tree_walk;
+ * the results agree to float32 summation order.  VEC is 4, 8 or 16.
+ */
+#ifndef VEC
+#define VEC 8
+#endif
+#if VEC == 4
+#define VF float4
+#define VI int4
+#define VLOAD vload4
+#define VSTORE vstore4
+#elif VEC == 8
+#define VF float8
+#define VI int8
+#define VLOAD vload8
+#define VSTORE vstore8
+#else
+#define VF float16
+#define VI int16
+#define VLOAD vload16
+#define VSTORE vstore16
+#endif
+#define NV ((WG + VEC - 1) / VEC)
+
+__kernel void tree_walk_simd(const int n_cells,
+               __global const float4 *cell_hi, __global const float4 *cell_lo,
+               __global const int4 *cell_link,
+#if QUAD
+               __global const float8 *cell_quad,
+#endif
+               __global const float4 *src_hi, __global const float4 *src_lo,
+               const int n_groups, __global const int2 *group_range,
+               __global const float4 *group_hi, __global const float4 *group_lo,
+               __global const float4 *group_half,
+               __global const float4 *sink_hi, __global const float4 *sink_lo,
+               __global const int *sink_self, const float eps2,
+               __global float4 *out, __global int2 *counts)
+{
+    const int g = get_global_id(0);
+    if (g >= n_groups)
+        return;
+    const int2 gr = group_range[g];
+    const int ns = gr.y;
+    const int nv = (ns + VEC - 1) / VEC;
+    const float4 gch = group_hi[g], gcl = group_lo[g], gh = group_half[g];
+    float tx[NV * VEC], ty[NV * VEC], tz[NV * VEC];
+    int ts[NV * VEC];
+    for (int s = 0; s < NV * VEC; s++) {
+        /* padding lanes sit far away (finite) and are never written back */
+        const int sc = min(s, ns - 1);
+        const float4 p = REL(sink_hi[gr.x + sc], sink_lo[gr.x + sc]);
+        tx[s] = (s < ns) ? p.x : 1e18f; ty[s] = p.y; tz[s] = p.z;
+        ts[s] = (s < ns) ? sink_self[gr.x + sc] : -1;
+    }
+    VF sx[NV], sy[NV], sz[NV], ax[NV], ay[NV], az[NV], pot[NV], pax[NV], pay[NV], paz[NV], ppot[NV];
+    VI self[NV];
+    for (int v = 0; v < nv; v++) {
+        sx[v] = VLOAD(v, tx); sy[v] = VLOAD(v, ty); sz[v] = VLOAD(v, tz);
+        self[v] = VLOAD(v, ts);
+        ax[v] = ay[v] = az[v] = pot[v] = (VF)(0.0f);
+        pax[v] = pay[v] = paz[v] = ppot[v] = (VF)(0.0f);
+    }
+    int n_pc = 0, n_pp = 0, n_part = 0;
+    int p = 0;
+    while (p < n_cells) {
+        const float4 lo = cell_lo[p];
+        const float4 rel = REL(cell_hi[p], lo);
+        const int4 link = cell_link[p];
+        const int d = decide(rel, lo.w, link.z, gh);
+        if (d == 0) {
+            p += 1;
+            continue;
+        }
+        if (d == 1) {
+#if QUAD
+            const float8 Q = cell_quad[p];
+#endif
+            for (int v = 0; v < nv; v++) {
+                const VF dx = rel.x - sx[v], dy = rel.y - sy[v], dz = rel.z - sz[v];
+                const VF r2 = dx * dx + dy * dy + dz * dz + eps2;
+                const VF rinv = rsqrt(r2);
+                const VF mr = rel.w * rinv;
+                const VF rinv2 = rinv * rinv;
+                const VF mr3 = mr * rinv2;
+#if QUAD
+                const VF qx = Q.s0 * dx + Q.s3 * dy + Q.s4 * dz;
+                const VF qy = Q.s3 * dx + Q.s1 * dy + Q.s5 * dz;
+                const VF qz = Q.s4 * dx + Q.s5 * dy + Q.s2 * dz;
+                const VF rinv5 = rinv2 * rinv2 * rinv;
+                const VF dqd = dx * qx + dy * qy + dz * qz;
+                const VF f = mr3 + 2.5f * dqd * rinv5 * rinv2;
+                pax[v] += f * dx - rinv5 * qx;
+                pay[v] += f * dy - rinv5 * qy;
+                paz[v] += f * dz - rinv5 * qz;
+                ppot[v] -= mr + 0.5f * dqd * rinv5;
+#else
+                pax[v] += mr3 * dx;
+                pay[v] += mr3 * dy;
+                paz[v] += mr3 * dz;
+                ppot[v] -= mr;
+#endif
+            }
+            n_pc++;
+            n_part++;
+        } else {
+            for (int q = 0; q < link.z; q++) {
+                const int j = link.y + q;
+                const float4 e = REL(src_hi[j], src_lo[j]);
+                for (int v = 0; v < nv; v++) {
+                    const VF dx = e.x - sx[v], dy = e.y - sy[v], dz = e.z - sz[v];
+                    const VF r2 = dx * dx + dy * dy + dz * dz + eps2;
+                    const VI live = (self[v] != (VI)(j)) & (r2 > (VF)(0.0f));
+                    const VF rinv = select((VF)(0.0f), rsqrt(r2), live);
+                    const VF mr = e.w * rinv;
+                    const VF mr3 = mr * rinv * rinv;
+                    pax[v] += mr3 * dx;
+                    pay[v] += mr3 * dy;
+                    paz[v] += mr3 * dz;
+                    ppot[v] -= mr;
+                }
+            }
+            n_pp += link.z;
+            n_part += link.z;
+        }
+        if (n_part >= CAP) {   /* Chamomile partial sums: fold every CAP interactions */
+            for (int v = 0; v < nv; v++) {
+                ax[v] += pax[v]; ay[v] += pay[v]; az[v] += paz[v]; pot[v] += ppot[v];
+                pax[v] = pay[v] = paz[v] = ppot[v] = (VF)(0.0f);
+            }
+            n_part = 0;
+        }
+        p = link.x;
+    }
+    for (int v = 0; v < nv; v++) {   /* tx.. reused as output staging */
+        VSTORE(ax[v] + pax[v], v, tx);
+        VSTORE(ay[v] + pay[v], v, ty);
+        VSTORE(az[v] + paz[v], v, tz);
+        VSTORE(pot[v] + ppot[v], v, (float *)ts);
+    }
+    for (int s = 0; s < ns; s++) {
+        const int self_in_tree = sink_self[gr.x + s] >= 0;   /* met itself in its leaf */
+        out[gr.x + s] = (float4)(tx[s], ty[s], tz[s], ((float *)ts)[s]);
+        counts[gr.x + s] = (int2)(n_pp - self_in_tree, n_pc);
+    }
+}

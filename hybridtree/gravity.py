@@ -1,0 +1,150 @@
+"""One entry point for gravity: accelerations and potentials of sinks from sources.
+
+Units: G = 1; positions, masses and the softening length eps in any consistent
+units.  Forces use Plummer softening: a source of mass m at separation r gives
+acceleration m r_vec / (r^2 + eps^2)^(3/2) and potential -m / (r^2 + eps^2)^(1/2).
+A particle never acts on itself.  Results come back in float64, in the caller's
+particle order; the device computes in float32.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .direct import direct_forces
+from .opencl import get_runtime
+from .tree import MULTIPOLES, build_tree
+from .treewalk import tree_forces
+
+METHODS = ("tree", "direct")
+
+__all__ = ["Forces", "METHODS", "accelerations", "direct_reference", "validate_particles"]
+
+
+@dataclass
+class Forces:
+    """Result of a force computation (float64, caller's order, G = 1)."""
+
+    acc: np.ndarray                  # (n, 3) acceleration
+    pot: np.ndarray                  # (n,) potential
+    n_pp: np.ndarray                 # (n,) particle-particle interactions per sink
+    n_pc: np.ndarray                 # (n,) particle-cell interactions per sink
+    device: str = ""
+    timings: dict = field(default_factory=dict)   # seconds (and a few counts)
+
+    @property
+    def interactions(self) -> int:
+        return int(self.n_pp.sum() + self.n_pc.sum())
+
+
+def validate_particles(pos, mass, name: str = "positions") -> tuple[np.ndarray, np.ndarray]:
+    """Return float64 copies of positions (N, 3) and masses (N,), or raise ValueError.
+
+    Rejected: wrong shapes, NaN/inf positions or masses, negative masses.  The
+    message names the first offending index.
+    """
+    pos = np.asarray(pos, dtype=np.float64)
+    mass = np.asarray(mass, dtype=np.float64)
+    if pos.ndim != 2 or pos.shape[1] != 3:
+        raise ValueError(f"{name} must have shape (N, 3), got {pos.shape}")
+    if mass.ndim == 0:
+        mass = np.full(len(pos), float(mass))
+    if mass.shape != (len(pos),):
+        raise ValueError(f"masses must have shape ({len(pos)},), got {mass.shape}")
+    bad = np.flatnonzero(~np.isfinite(pos).all(axis=1))
+    if len(bad):
+        raise ValueError(f"{name}[{bad[0]}] is not finite: {pos[bad[0]].tolist()} "
+                         f"({len(bad)} bad particle(s))")
+    bad = np.flatnonzero(~np.isfinite(mass) | (mass < 0))
+    if len(bad):
+        raise ValueError(f"mass[{bad[0]}] = {mass[bad[0]]!r} is negative or not finite "
+                         f"({len(bad)} bad particle(s))")
+    return pos, mass
+
+
+def _check_eps(eps: float) -> float:
+    eps = float(eps)
+    if not (np.isfinite(eps) and eps >= 0):
+        raise ValueError(f"softening eps must be finite and >= 0, got {eps!r}")
+    return eps
+
+
+def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: float = 0.5, *,
+                  sinks=None, n_leaf: int = 16, n_group: int | None = None,
+                  multipole: str = "monopole", device: str | None = None,
+                  precise: bool = True) -> Forces:
+    """Accelerations and potentials for ``sinks`` (default: the sources themselves).
+
+    pos: (N, 3) source positions; mass: (N,) or scalar; eps: Plummer softening.
+    method: "tree" (group walk, opening angle ``theta``, ``multipole`` moments,
+    leaves of at most ``n_leaf`` particles, groups of at most ``n_group`` sinks,
+    default per device kind: :data:`hybridtree.treewalk.DEFAULT_GROUP`)
+    or "direct" (exact O(N^2) Chamomile kernel; ``precise=False`` trades the
+    hi + lo coordinates for speed, see :func:`hybridtree.direct.direct_forces`).  ``device``: see
+    :mod:`hybridtree.opencl`.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if multipole not in MULTIPOLES:
+        raise ValueError(f"multipole must be one of {MULTIPOLES}, got {multipole!r}")
+    if not (0.0 < theta <= 1.2 or method == "direct"):
+        raise ValueError(f"theta must be in (0, 1.2], got {theta!r}")
+    if not (1 <= n_leaf <= 1024 and (n_group is None or 1 <= n_group <= 1024)):
+        raise ValueError(f"n_leaf and n_group must be in [1, 1024], got {n_leaf}, {n_group}")
+    pos, mass = validate_particles(pos, mass)
+    eps = _check_eps(eps)
+    self_sinks = sinks is None
+    if not self_sinks:
+        sinks, _ = validate_particles(sinks, np.zeros(len(np.asarray(sinks))), "sinks")
+    n_sink = len(pos) if self_sinks else len(sinks)
+    if len(pos) == 0 or n_sink == 0:
+        z = np.zeros(n_sink, np.int64)
+        return Forces(np.zeros((n_sink, 3)), np.zeros(n_sink), z, z.copy())
+
+    rt = get_runtime(device)
+    t0 = time.perf_counter()
+    if method == "direct":
+        sink_pos = pos if self_sinks else sinks
+        acc, pot, t = direct_forces(rt, pos, mass, sink_pos, eps, self_skip=self_sinks,
+                                    split=precise)
+        n_pp = np.full(n_sink, len(pos) - int(self_sinks), np.int64)
+        n_pc = np.zeros(n_sink, np.int64)
+    else:
+        tree = build_tree(pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole)
+        t = {f"build_{k}": v for k, v in tree.timings.items()}
+        t["build"] = time.perf_counter() - t0
+        acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, eps, n_group=n_group,
+                                               sinks=None if self_sinks else sinks)
+        t.update(tw)
+    t["total"] = time.perf_counter() - t0
+    return Forces(acc, pot, n_pp, n_pc, device=rt.info.label, timings=t)
+
+
+def direct_reference(pos, mass, eps: float = 0.0, sinks=None,
+                     chunk: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """Exact float64 direct summation on the host (numpy): (acc (n, 3), pot (n,)).
+
+    Same conventions as :func:`accelerations` (self-interaction excluded when
+    ``sinks`` is None; pairs at zero softened distance contribute nothing).
+    """
+    pos, mass = validate_particles(pos, mass)
+    eps2 = _check_eps(eps) ** 2
+    self_sinks = sinks is None
+    sinks = pos if self_sinks else np.asarray(sinks, dtype=np.float64)
+    acc = np.zeros((len(sinks), 3))
+    pot = np.zeros(len(sinks))
+    for i0 in range(0, len(sinks), chunk):
+        d = pos[None, :, :] - sinks[i0:i0 + chunk, None, :]
+        r2 = np.einsum("ijk,ijk->ij", d, d) + eps2
+        with np.errstate(divide="ignore"):
+            rinv = np.where(r2 > 0, 1.0 / np.sqrt(np.where(r2 > 0, r2, 1.0)), 0.0)
+        if self_sinks:
+            rows = np.arange(i0, min(i0 + chunk, len(sinks)))
+            rinv[rows - i0, rows] = 0.0
+        mr = mass[None, :] * rinv
+        acc[i0:i0 + chunk] = np.einsum("ij,ijk->ik", mr * rinv * rinv, d)
+        pot[i0:i0 + chunk] = -mr.sum(axis=1)
+    return acc, pot

@@ -1,0 +1,116 @@
+"""Host side of the group tree walk (cl/treewalk.cl): sink groups and device arrays."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyopencl as cl
+
+from .opencl import Runtime, pack4, split_hi_lo
+from .tree import Octree, integer_coords, leaf_ranges, morton_keys
+
+#: Interaction-list capacity in local memory (entries).
+LIST_CAPACITY = 256
+
+#: Walk kernel and its defines per device kind (see cl/treewalk.cl); chosen by
+#: measurement, docs/benchmarks.md.  "KERNEL" is not a define.
+WALK_SETTINGS = {"cpu": {"KERNEL": "tree_walk_simd", "VEC": 8},
+                 "gpu": {"KERNEL": "tree_walk"}}
+
+#: Default group size (sinks per walk) per device kind.
+DEFAULT_GROUP = {"cpu": 128, "gpu": 64}
+
+
+def sink_groups(keys_sorted: np.ndarray, n_group: int) -> tuple[np.ndarray, np.ndarray]:
+    """Groups of at most ``n_group`` Morton-consecutive sinks that share a tree cell."""
+    return leaf_ranges(keys_sorted, n_group)
+
+
+def _group_boxes(pos: np.ndarray, gstart: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    lo = np.minimum.reduceat(pos, gstart, axis=0)
+    hi = np.maximum.reduceat(pos, gstart, axis=0)
+    return 0.5 * (lo + hi), 0.5 * (hi - lo)
+
+
+def tree_forces(rt: Runtime, tree: Octree, eps: float, n_group: int | None = None,
+                sinks: np.ndarray | None = None, options: dict | None = None):
+    """Walk ``tree`` for every sink; float64 results in the sinks' own order.
+
+    ``sinks=None``: the sinks are the tree's own particles (in the caller's order,
+    with no self-interaction).  ``options``: extra kernel defines (tuning).  Returns (acc (n, 3), pot (n,), n_pp (n,), n_pc (n,),
+    timings in seconds).
+    """
+    t0 = time.perf_counter()
+    n_group = int(n_group or DEFAULT_GROUP.get(rt.info.kind, 64))
+    centre = tree.cube.centre
+    if sinks is None:
+        spos, skeys = tree.pos, tree.keys
+        sorder = tree.order
+        self_idx = np.arange(len(spos), dtype=np.int32)
+    else:
+        skeys = morton_keys(integer_coords(sinks, tree.cube))
+        sorder = np.argsort(skeys, kind="stable")
+        skeys, spos = skeys[sorder], sinks[sorder]
+        self_idx = np.full(len(spos), -1, np.int32)
+    gstart, gcount = sink_groups(skeys, n_group)
+    gcentre, ghalf = _group_boxes(spos, gstart)
+    half32 = np.nextafter(ghalf.astype(np.float32), np.float32(np.inf))
+
+    src_hi, src_lo = split_hi_lo(tree.pos - centre)
+    com_hi, com_lo = split_hi_lo(tree.com - centre)
+    snk_hi, snk_lo = split_hi_lo(spos - centre)
+    g_hi, g_lo = split_hi_lo(gcentre - centre)
+    link = np.zeros((tree.n_cells, 4), np.int32)
+    link[:, 0] = tree.next
+    link[:, 1] = tree.start
+    link[:, 2] = np.where(tree.is_leaf, tree.count, 0)
+    quad = tree.quad is not None
+    defines = {"WG": n_group, "CAP": max(LIST_CAPACITY, int(tree.n_leaf)), "QUAD": int(quad),
+               **WALK_SETTINGS.get(rt.info.kind, WALK_SETTINGS["gpu"]), **(options or {})}
+    name = defines.pop("KERNEL")
+    per_group = name == "tree_walk_simd"     # one work-item per group
+    knl = rt.kernel("treewalk.cl", name, defines)
+    max_wg = rt.max_work_group_size(knl)
+    if n_group > max_wg and not per_group:
+        raise ValueError(f"n_group = {n_group} exceeds the device's work-group limit "
+                         f"{max_wg} for the walk kernel")
+    args = [np.int32(tree.n_cells), rt.to_device(pack4(com_hi, tree.cell_mass)),
+            rt.to_device(pack4(com_lo, tree.s_eff)), rt.to_device(link)]
+    if quad:
+        q8 = np.zeros((tree.n_cells, 8), np.float32)
+        q8[:, :6] = tree.quad
+        args.append(rt.to_device(q8))
+    n = len(spos)
+    n_groups = len(gstart)
+    out = rt.empty(16 * n)
+    counts = rt.empty(8 * n)
+    args += [rt.to_device(pack4(src_hi, tree.mass)), rt.to_device(pack4(src_lo)),
+             np.int32(n_groups),
+             rt.to_device(np.stack([gstart, gcount], axis=1).astype(np.int32)),
+             rt.to_device(pack4(g_hi)), rt.to_device(pack4(g_lo)), rt.to_device(pack4(half32)),
+             rt.to_device(pack4(snk_hi)), rt.to_device(pack4(snk_lo)), rt.to_device(self_idx),
+             np.float32(eps * eps), out, counts]
+    rt.queue.finish()
+    t1 = time.perf_counter()
+    if per_group:
+        knl(rt.queue, (n_groups,), (1,), *args)   # private arrays: keep work-groups small
+    else:
+        knl(rt.queue, (n_groups * n_group,), (n_group,), *args)
+    rt.queue.finish()
+    t2 = time.perf_counter()
+    res = np.empty((n, 4), np.float32)
+    cnt = np.empty((n, 2), np.int32)
+    cl.enqueue_copy(rt.queue, res, out)
+    cl.enqueue_copy(rt.queue, cnt, counts)
+    acc = np.empty((n, 3))
+    pot = np.empty(n)
+    n_pp = np.empty(n, np.int64)
+    n_pc = np.empty(n, np.int64)
+    acc[sorder] = res[:, :3]
+    pot[sorder] = res[:, 3]
+    n_pp[sorder] = cnt[:, 0]
+    n_pc[sorder] = cnt[:, 1]
+    t3 = time.perf_counter()
+    return acc, pot, n_pp, n_pc, {"walk_setup": t1 - t0, "walk": t2 - t1, "download": t3 - t2,
+                                  "n_groups": n_groups}
