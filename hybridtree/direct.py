@@ -15,7 +15,8 @@ DEFAULT_WG = {"gpu": 256, "cpu": 64}
 
 def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_pos: np.ndarray,
                   eps: float, self_skip: bool, work_group: int | None = None,
-                  split: bool = True) -> tuple[np.ndarray, np.ndarray, dict]:
+                  split: bool = True, options: dict | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, dict]:
     """Accelerations (n_i, 3) and potentials (n_i,) in float64, G = 1.
 
     ``self_skip``: sink i is source i and exerts no force on itself.
@@ -23,12 +24,13 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
     median source position are about 20 % faster, but their rounding limits the
     relative error of small accelerations (seen: 1e-5 at the centre of a
     4096-particle Plummer sphere, against 5e-7 with split; docs/benchmarks.md).
+    ``options``: extra kernel defines (tuning, e.g. ``{"RSQRT(x)": "native_rsqrt(x)"}``).
     Returns (acc, pot, timings in seconds).
     """
     t0 = time.perf_counter()
     wg = int(work_group or DEFAULT_WG.get(rt.info.kind, 64))
     centre = np.median(src_pos, axis=0)
-    knl = rt.kernel("direct.cl", "direct_force", {"WG": wg, "SPLIT": int(split)})
+    knl = rt.kernel("direct.cl", "direct_force", {"WG": wg, "SPLIT": int(split), **(options or {})})
     n_i, n_j = len(sink_pos), len(src_pos)
     xj_hi, xj_lo = split_hi_lo(src_pos - centre)
     xi_hi, xi_lo = split_hi_lo(sink_pos - centre)

@@ -1,0 +1,45 @@
+"""Direct-kernel tuning sweep (a benchmark, not a test): work-group size x rsqrt flavour.
+
+    PYTHONPATH=. python scripts/tune_direct.py --device nvidia --n 1048576
+"""
+
+import argparse
+import time
+
+import numpy as np
+
+from hybridtree.direct import direct_forces
+from hybridtree.gravity import direct_reference
+from hybridtree.ics import plummer
+from hybridtree.opencl import get_runtime
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--device", default=None)
+    p.add_argument("--n", type=int, default=1 << 20)
+    p.add_argument("--wg", type=int, nargs="+", default=[128, 256, 512])
+    args = p.parse_args()
+    rt = get_runtime(args.device)
+    pos, _, mass = plummer(args.n, seed=1)
+    idx = np.random.default_rng(0).choice(args.n, 256, replace=False)
+    ref, _ = direct_reference(pos, mass, 0.01, sinks=pos[idx])
+    print(f"# {rt.info.label}  N = {args.n}")
+    for split in (False, True):
+        for rs in ("rsqrt(x)", "native_rsqrt(x)"):
+            for wg in args.wg:
+                opts = {"RSQRT(x)": rs}
+                direct_forces(rt, pos[:4096], mass[:4096], pos[:4096], 0.01, True, wg, split, opts)
+                best = np.inf
+                for _ in range(2):
+                    t = time.perf_counter()
+                    acc, _, tm = direct_forces(rt, pos, mass, pos, 0.01, True, wg, split, opts)
+                    best = min(best, tm["kernel"])
+                e = np.linalg.norm(acc[idx] - ref, axis=1) / np.linalg.norm(ref, axis=1)
+                rate = args.n * (args.n - 1) / best
+                print(f"split={int(split)} {rs:16s} wg={wg:4d} kernel {best:.4f} s "
+                      f"{rate:.3e} pairs/s  max err {e.max():.2e}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
