@@ -11,7 +11,8 @@
  * formed as (hi_j - hi_i) + (lo_j - lo_i): exact for close pairs even when the
  * system spans many decades.
  *
- * Build-time defines: WG (work-group size = tile size), SPLIT (0/1).
+ * Build-time defines: WG (work-group size = tile size), SPLIT (0/1), ZERO_GUARD
+ * (0/1), RSQRT (how 1/sqrt is computed).
  * Output per sink: (ax, ay, az, potential) with G = 1; a pair at distance r
  * contributes m r_vec / (r^2 + eps^2)^(3/2) and -m / (r^2 + eps^2)^(1/2).
  * Pairs with r^2 + eps^2 == 0 (coincident, eps = 0) contribute nothing; with
@@ -28,15 +29,38 @@
 #define SPLIT 0
 #endif
 
-#define PAIR(S, DX, DY, DZ, ACC)                                   \
-    {                                                              \
-        float r2 = DX * DX + DY * DY + DZ * DZ + eps2;             \
-        float rinv = r2 > 0.0f ? RSQRT(r2) : 0.0f;                 \
-        ACC                                                        \
-        float mr = (S).w * rinv;                                   \
-        float mr3 = mr * rinv * rinv;                              \
-        pax += mr3 * DX; pay += mr3 * DY; paz += mr3 * DZ;         \
-        ppot -= mr;                                                \
+/* ZERO_GUARD = 1 (eps = 0): a pair at zero distance contributes nothing instead
+   of inf; with eps > 0 the softened distance is never zero and the test is dropped. */
+#ifndef ZERO_GUARD
+#define ZERO_GUARD 1
+#endif
+#if ZERO_GUARD
+#define INV_R(r2) ((r2) > 0.0f ? RSQRT(r2) : 0.0f)
+#else
+#define INV_R(r2) RSQRT(r2)
+#endif
+
+#if SPLIT
+#define DELTA(s, sl)                                           \
+    const float dx = (s.x - x.x) + (sl.x - xl.x);              \
+    const float dy = (s.y - x.y) + (sl.y - xl.y);              \
+    const float dz = (s.z - x.z) + (sl.z - xl.z);
+#else
+#define DELTA(s, sl) const float dx = s.x - x.x, dy = s.y - x.y, dz = s.z - x.z;
+#endif
+
+/* one source k of the tile acting on the sink; SKIP excludes the sink itself */
+#define PAIR(k, SKIP)                                          \
+    {                                                          \
+        const float4 s = tile[k];                              \
+        DELTA(s, tile_lo[k])                                   \
+        const float r2 = dx * dx + dy * dy + dz * dz + eps2;   \
+        float rinv = INV_R(r2);                                \
+        SKIP                                                   \
+        const float mr = s.w * rinv;                           \
+        const float mr3 = mr * rinv * rinv;                    \
+        pax += mr3 * dx; pay += mr3 * dy; paz += mr3 * dz;     \
+        ppot -= mr;                                            \
     }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
@@ -54,6 +78,8 @@ void direct_force(const int n_i, __global const float4 *xi,
     __local float4 tile[WG];
 #if SPLIT
     __local float4 tile_lo[WG];
+#else
+#define tile_lo tile   /* unused in DELTA without SPLIT */
 #endif
     const int lid = get_local_id(0);
     const int i0 = get_group_id(0) * WG;
@@ -75,23 +101,13 @@ void direct_force(const int n_i, __global const float4 *xi,
         const int jn = min(WG, n_j - j0);
         float pax = 0.0f, pay = 0.0f, paz = 0.0f, ppot = 0.0f;
         /* Only the tile on the diagonal can hold the sink itself: the test is
-           uniform over the work-group, so the common path has no extra branch. */
-        const int diag = self_skip && (j0 == i0);
-        for (int k = 0; k < jn; k++) {
-            const float4 s = tile[k];
-#if SPLIT
-            const float4 sl = tile_lo[k];
-            const float dx = (s.x - x.x) + (sl.x - xl.x);
-            const float dy = (s.y - x.y) + (sl.y - xl.y);
-            const float dz = (s.z - x.z) + (sl.z - xl.z);
-#else
-            const float dx = s.x - x.x, dy = s.y - x.y, dz = s.z - x.z;
-#endif
-            if (diag) {
-                PAIR(s, dx, dy, dz, rinv = (k == lid) ? 0.0f : rinv;)
-            } else {
-                PAIR(s, dx, dy, dz, ;)
-            }
+           uniform over the work-group and taken once per tile, not per pair. */
+        if (self_skip && j0 == i0) {
+            for (int k = 0; k < jn; k++)
+                PAIR(k, rinv = (k == lid) ? 0.0f : rinv;)
+        } else {
+            for (int k = 0; k < jn; k++)
+                PAIR(k, ;)
         }
         ax += pax; ay += pay; az += paz; pot += ppot;
         barrier(CLK_LOCAL_MEM_FENCE);

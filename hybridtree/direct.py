@@ -10,7 +10,7 @@ import pyopencl as cl
 from .opencl import Runtime, pack4, split_hi_lo
 
 #: Work-group size (= j-tile size) per device kind; measured, see docs/benchmarks.md.
-DEFAULT_WG = {"gpu": 256, "cpu": 64}
+DEFAULT_WG = {"gpu": 512, "cpu": 64}
 
 
 def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_pos: np.ndarray,
@@ -30,7 +30,9 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
     t0 = time.perf_counter()
     wg = int(work_group or DEFAULT_WG.get(rt.info.kind, 64))
     centre = np.median(src_pos, axis=0)
-    knl = rt.kernel("direct.cl", "direct_force", {"WG": wg, "SPLIT": int(split), **(options or {})})
+    knl = rt.kernel("direct.cl", "direct_force", {"WG": wg, "SPLIT": int(split),
+                                                     "ZERO_GUARD": int(np.float32(eps * eps) == 0),
+                                                     **(options or {})})
     n_i, n_j = len(sink_pos), len(src_pos)
     xj_hi, xj_lo = split_hi_lo(src_pos - centre)
     xi_hi, xi_lo = split_hi_lo(sink_pos - centre)

@@ -26,7 +26,7 @@ def main() -> None:
     ref, _ = direct_reference(pos, mass, 0.01, sinks=pos[idx])
     print(f"# {rt.info.label}  N = {args.n}")
     for split in (False, True):
-        for rs in ("rsqrt(x)", "native_rsqrt(x)"):
+        for rs in ("rsqrt(x)",):
             for wg in args.wg:
                 opts = {"RSQRT(x)": rs}
                 direct_forces(rt, pos[:4096], mass[:4096], pos[:4096], 0.01, True, wg, split, opts)
