@@ -124,16 +124,18 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: floa
 
 
 def direct_reference(pos, mass, eps: float = 0.0, sinks=None,
-                     chunk: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+                     chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Exact float64 direct summation on the host (numpy): (acc (n, 3), pot (n,)).
 
     Same conventions as :func:`accelerations` (self-interaction excluded when
     ``sinks`` is None; pairs at zero softened distance contribute nothing).
+    ``chunk`` sinks are done at once; the default keeps the temporaries near 100 MB.
     """
     pos, mass = validate_particles(pos, mass)
     eps2 = _check_eps(eps) ** 2
     self_sinks = sinks is None
     sinks = pos if self_sinks else np.asarray(sinks, dtype=np.float64)
+    chunk = int(chunk or max(1, (1 << 22) // max(len(pos), 1)))
     acc = np.zeros((len(sinks), 3))
     pot = np.zeros(len(sinks))
     for i0 in range(0, len(sinks), chunk):
