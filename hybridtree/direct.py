@@ -21,9 +21,11 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
 
     ``self_skip``: sink i is source i and exerts no force on itself.
     ``split``: hi + lo coordinates (default).  Plain float32 coordinates about the
-    median source position are about 20 % faster, but their rounding limits the
-    relative error of small accelerations (seen: 1e-5 at the centre of a
-    4096-particle Plummer sphere, against 5e-7 with split; docs/benchmarks.md).
+    median source position are faster on the H100 (1.64e12 against 1.13e12 pairs/s at
+    N = 2^20) but slower on PoCL 3.0 (2.9e8 against 4.2e8 on 2 cores), and their
+    rounding limits the relative error of small accelerations (seen: 1e-5 at the
+    centre of a 4096-particle Plummer sphere, against 5e-7 with split;
+    docs/benchmarks.md).
     ``options``: extra kernel defines (tuning, e.g. ``{"RSQRT(x)": "native_rsqrt(x)"}``).
     Returns (acc, pot, timings in seconds).
     """
