@@ -41,19 +41,20 @@
 #endif
 
 #if SPLIT
-#define DELTA(s, sl)                                           \
+#define DELTA(s, k)                                            \
+    const float4 sl = tile_lo[k];                              \
     const float dx = (s.x - x.x) + (sl.x - xl.x);              \
     const float dy = (s.y - x.y) + (sl.y - xl.y);              \
     const float dz = (s.z - x.z) + (sl.z - xl.z);
 #else
-#define DELTA(s, sl) const float dx = s.x - x.x, dy = s.y - x.y, dz = s.z - x.z;
+#define DELTA(s, k) const float dx = s.x - x.x, dy = s.y - x.y, dz = s.z - x.z;
 #endif
 
 /* one source k of the tile acting on the sink; SKIP excludes the sink itself */
 #define PAIR(k, SKIP)                                          \
     {                                                          \
         const float4 s = tile[k];                              \
-        DELTA(s, tile_lo[k])                                   \
+        DELTA(s, k)                                            \
         const float r2 = dx * dx + dy * dy + dz * dz + eps2;   \
         float rinv = INV_R(r2);                                \
         SKIP                                                   \
@@ -78,8 +79,6 @@ void direct_force(const int n_i, __global const float4 *xi,
     __local float4 tile[WG];
 #if SPLIT
     __local float4 tile_lo[WG];
-#else
-#define tile_lo tile   /* unused in DELTA without SPLIT */
 #endif
     const int lid = get_local_id(0);
     const int i0 = get_group_id(0) * WG;

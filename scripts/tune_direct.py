@@ -4,8 +4,6 @@
 """
 
 import argparse
-import time
-
 import numpy as np
 
 from hybridtree.direct import direct_forces
@@ -32,7 +30,6 @@ def main() -> None:
                 direct_forces(rt, pos[:4096], mass[:4096], pos[:4096], 0.01, True, wg, split, opts)
                 best = np.inf
                 for _ in range(2):
-                    t = time.perf_counter()
                     acc, _, tm = direct_forces(rt, pos, mass, pos, 0.01, True, wg, split, opts)
                     best = min(best, tm["kernel"])
                 e = np.linalg.norm(acc[idx] - ref, axis=1) / np.linalg.norm(ref, axis=1)
