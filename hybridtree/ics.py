@@ -1,19 +1,32 @@
-"""Initial conditions.  N-body (Hénon) units: G = M = 1, E = -1/4."""
+"""Initial conditions.  G = 1 and total mass M = 1 throughout.
+
+* :func:`plummer`: Plummer sphere in N-body (Hénon) units, E = -1/4.
+* :func:`hernquist`: Hernquist (1990) sphere with scale radius a = 1.
+* :func:`cold_sphere`: uniform-density sphere at rest (cold collapse).
+
+Every generator returns ``(pos, vel, mass)`` with shapes (n, 3), (n, 3), (n,),
+equal masses 1/n, and the centre of mass at rest at the origin
+(:func:`to_com_frame`).
+"""
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
+Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]
 
-def plummer(n: int, seed: int = 0, r_max: float = 100.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+
+def plummer(n: int, seed: int = 0, r_max: float = 100.0) -> Arrays:
     """Plummer sphere (Aarseth, Hénon & Wielen 1974) of ``n`` equal masses.
 
     Returns (positions (n, 3), velocities (n, 3), masses (n,)) in Hénon units
     (scale radius 3π/16, total mass 1), centre of mass at rest at the origin.
     Radii beyond ``r_max`` Plummer radii are redrawn.
     """
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+    n = _check_n(n)
+    _check_positive("r_max", r_max, allow_inf=True)
     rng = np.random.default_rng(seed)
     scale = 3.0 * np.pi / 16.0
     r = np.empty(n)
@@ -39,12 +52,188 @@ def plummer(n: int, seed: int = 0, r_max: float = 100.0) -> tuple[np.ndarray, np
     pos *= scale
     vel /= np.sqrt(scale)
     mass = np.full(n, 1.0 / n)
-    pos -= np.average(pos, axis=0, weights=mass)
-    vel -= np.average(vel, axis=0, weights=mass)
+    pos, vel = to_com_frame(pos, vel, mass)
     return pos, vel, mass
 
 
+def hernquist(n: int, seed: int = 0, r_max: float = 100.0) -> Arrays:
+    """Hernquist (1990) sphere of ``n`` equal masses 1/n with G = M = a = 1.
+
+    Density ρ(r) = a / (2π r (r + a)^3), potential Φ(r) = -1 / (r + a),
+    enclosed mass M(<r) = r^2 / (r + a)^2; lengths in units of the scale
+    radius a = 1 (half-mass radius (1 + √2) a), velocities in √(GM/a),
+    time in √(a^3/GM).  Radii are drawn from M(<r) truncated at ``r_max``
+    scale radii (the truncated CDF is inverted directly; the particles keep
+    total mass 1, so the mass inside r_max is scaled up by 1/M(<r_max), about
+    2 % for r_max = 100).  Velocities are isotropic, drawn from the model's
+    ergodic distribution function f(E) (Hernquist 1990 eq. 17) at each
+    particle's radius, see :func:`_hernquist_speeds`.  The truncation makes
+    the sample slightly non-virial: 2K/|W| ≈ 0.981 for r_max = 100.
+    The shift to the centre-of-mass frame moves the cusp off the origin by
+    about √(<r²>/n) ≈ 13 a/√n for r_max = 100 (dominated by the few outermost
+    particles), e.g. 0.04 a for n = 10⁵ and 0.4 a for n = 10³.
+
+    Returns (positions (n, 3), velocities (n, 3), masses (n,)), centre of mass
+    at rest at the origin.
+    """
+    n = _check_n(n)
+    _check_positive("r_max", r_max, allow_inf=True)
+    rng = np.random.default_rng(seed)
+    m_cut = 1.0 / (1.0 + 1.0 / r_max) ** 2  # M(<r_max); 1 for r_max = inf
+    u = rng.uniform(0.0, 1.0, n) * m_cut
+    s = np.sqrt(u)  # s = r / (1 + r)
+    r = s * (1.0 + s) / (1.0 - u)  # = s / (1 - s), finite for every u < 1
+    pos = r[:, None] * _isotropic(rng, n)
+    v = _hernquist_speeds(rng, r)
+    vel = v[:, None] * _isotropic(rng, n)
+    mass = np.full(n, 1.0 / n)
+    pos, vel = to_com_frame(pos, vel, mass)
+    return pos, vel, mass
+
+
+def cold_sphere(n: int, seed: int = 0, radius: float = 1.0) -> Arrays:
+    """Uniform-density sphere of total mass 1 and radius ``radius``, at rest.
+
+    Positions are uniform in the ball |x| <= radius; all velocities are zero.
+    With G = M = 1 the free-fall time is t_ff = (π/2) √(R^3 / 2), potential
+    energy W = -3/5 · 1/R (continuum; -(3/5)(1 - 1/n)/R expected for n points).
+    The shift to the centre-of-mass frame displaces the ball by the sample's
+    mean position, |Δ| ~ R √(3/(5n)), so radii measured from the origin reach
+    up to R + |Δ|; the density and the radius of the ball are not altered.
+
+    Returns (positions (n, 3), velocities (n, 3) of zeros, masses (n,)).
+    """
+    n = _check_n(n)
+    _check_positive("radius", radius)
+    rng = np.random.default_rng(seed)
+    r = radius * np.cbrt(rng.uniform(0.0, 1.0, n))
+    pos = r[:, None] * _isotropic(rng, n)
+    vel = np.zeros((n, 3))
+    mass = np.full(n, 1.0 / n)
+    pos, vel = to_com_frame(pos, vel, mass)
+    return pos, vel, mass
+
+
+def to_com_frame(pos: np.ndarray, vel: np.ndarray, mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return copies of ``pos`` and ``vel`` with the mass-weighted centre of
+    mass moved to the origin and its velocity to zero (any consistent units).
+    """
+    pos = np.asarray(pos, dtype=np.float64)
+    vel = np.asarray(vel, dtype=np.float64)
+    mass = np.asarray(mass, dtype=np.float64)
+    n = len(mass)
+    if mass.shape != (n,) or pos.shape != (n, 3) or vel.shape != (n, 3):
+        raise ValueError(
+            f"expected pos (n, 3), vel (n, 3), mass (n,); got {pos.shape}, {vel.shape}, {mass.shape}"
+        )
+    if not mass.sum() > 0.0:
+        raise ValueError(f"total mass must be > 0, got {mass.sum()}")
+    pos = pos - np.average(pos, axis=0, weights=mass)
+    vel = vel - np.average(vel, axis=0, weights=mass)
+    return pos, vel
+
+
+# --- Hernquist distribution function -------------------------------------------------
+#
+# With G = M = a = 1, relative energy ε = Ψ - v²/2 (0 < ε < 1) and q = √ε,
+# Hernquist (1990) eq. 17 reads
+#
+#     f(ε) = B(q) / (8 √2 π³ (1 - q²)^(5/2)),
+#     B(q) = 3 arcsin q + q √(1 - q²) (1 - 2q²) (8q⁴ - 8q² - 3).
+#
+# Differentiating gives B'(q) = 128 q⁴ (1 - q²)^(3/2), and B(0) = 0, so
+#
+#     B(q) = 128 ∫_0^q x⁴ (1 - x²)^(3/2) dx = 128 q⁵ ∫_0^1 y⁴ (1 - q²y²)^(3/2) dy.
+#
+# The last integral decreases with q, hence B(q) <= (128/5) q⁵ for 0 <= q <= 1
+# (equality as q -> 0; B(1) = 3π/2).  This is the bound the speed sampler uses.
+
+_B_SERIES_Q2 = 0.25  # below this q², B from its power series (the closed form cancels)
+_B_SERIES_TERMS = 24  # (q²)^24 <= 4e-15 relative to the leading term
+
+
+def _hernquist_b(q: np.ndarray) -> np.ndarray:
+    """The bracket B(q) of Hernquist (1990) eq. 17, 0 <= q <= 1 (dimensionless)."""
+    q = np.asarray(q, dtype=np.float64)
+    q2 = q * q
+    closed = 3.0 * np.arcsin(q) + q * np.sqrt(np.maximum(1.0 - q2, 0.0)) * (1.0 - 2.0 * q2) * (
+        8.0 * q2 * q2 - 8.0 * q2 - 3.0
+    )
+    # B = 128 Σ_k C(3/2, k) (-1)^k q^(5+2k) / (5 + 2k)
+    series = np.zeros_like(q)
+    coeff = 1.0
+    power = q2 * q2 * q
+    for k in range(_B_SERIES_TERMS):
+        series += coeff * power / (5 + 2 * k)
+        coeff *= -(1.5 - k) / (k + 1)
+        power = power * q2
+    return np.where(q2 < _B_SERIES_Q2, 128.0 * series, closed)
+
+
+def _hernquist_df(eps: np.ndarray) -> np.ndarray:
+    """Isotropic distribution function f(ε) of the Hernquist sphere, G = M = a = 1.
+
+    ``eps`` is the relative energy ε = Ψ - v²/2 in units of GM/a (0 for unbound
+    and marginally bound orbits, f -> ∞ as ε -> 1); f in units of (GM a)^(-3/2).
+    """
+    eps = np.clip(np.asarray(eps, dtype=np.float64), 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        return _hernquist_b(np.sqrt(eps)) / (8.0 * np.sqrt(2.0) * np.pi**3 * (1.0 - eps) ** 2.5)
+
+
+def _hernquist_speeds(rng: np.random.Generator, r: np.ndarray) -> np.ndarray:
+    """Speeds drawn from p(v | r) ∝ v² f(Ψ(r) - v²/2), Ψ = 1/(1 + r), G = M = a = 1.
+
+    In w = v²/2 ∈ [0, Ψ] the target is p(w) ∝ √w f(Ψ - w).  With ε = Ψ - w,
+    δ = 1 - Ψ = r/(1 + r) and the bound B(q) <= (128/5) q⁵ (see above),
+
+        √w f(ε) = √w ε^(5/2) (B/q⁵) / (8√2 π³ (δ + w)^(5/2))
+               <= (128/5) Ψ^(5/2) √w (δ + w)^(-5/2) / (8√2 π³),
+
+    because ε <= Ψ.  The envelope g(w) ∝ √w (δ + w)^(-5/2) has the closed-form
+    CDF ∝ (w / (δ + w))^(3/2) on [0, Ψ], so t = w/(δ + w) = Ψ U^(2/3) with U
+    uniform, and the draw is accepted with probability
+    B(√ε) / ((128/5) Ψ^(5/2)) <= 1.  The acceptance rate is ~0.1-0.2 at
+    every radius (ε/Ψ -> 1 near the centre where B/q⁵ drops to 3π/2, and
+    B/q⁵ -> 128/5 far out where the envelope's √w shape dominates).
+    """
+    psi = 1.0 / (1.0 + r)
+    delta = r / (1.0 + r)
+    w = np.empty_like(psi)
+    todo = np.arange(len(psi))
+    while len(todo):
+        p, d = psi[todo], delta[todo]
+        a = rng.uniform(0.0, 1.0, len(todo)) ** (2.0 / 3.0)
+        ww = d * p * a / (d + p * (1.0 - a))  # δ t / (1 - t), 1 - t = δ + Ψ (1 - a)
+        q = np.sqrt(np.maximum(p - ww, 0.0))
+        ok = rng.uniform(0.0, 1.0, len(todo)) * (128.0 / 5.0) * p**2.5 < _hernquist_b(q)
+        w[todo[ok]] = ww[ok]
+        todo = todo[~ok]
+    return np.sqrt(2.0 * w)
+
+
+# --- helpers -----------------------------------------------------------------------
+
+
+def _check_n(n: int) -> int:
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    return int(n)
+
+
+def _check_positive(name: str, value: float, allow_inf: bool = False) -> None:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
+    if not x > 0.0 or (np.isinf(x) and not allow_inf):
+        raise ValueError(f"{name} must be positive{'' if allow_inf else ' and finite'}, got {value!r}")
+
+
 def _isotropic(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` unit vectors uniformly distributed on the sphere, shape (n, 3)."""
     z = rng.uniform(-1.0, 1.0, n)
     phi = rng.uniform(0.0, 2.0 * np.pi, n)
     s = np.sqrt(1.0 - z * z)
