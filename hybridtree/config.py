@@ -1,0 +1,282 @@
+"""A run's settings: read ``configs/*.toml``, validate, report mistakes clearly.
+
+Every setting, its type, its default and its allowed range is in :data:`SCHEMA`; this
+table is the one place where defaults live (``docs/configuration.md`` is generated
+from it: ``python -m hybridtree.config``).  Units: lengths, masses and times are in the
+run's internal units (G = 1); ``[units]`` says what those are in cgs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+__all__ = ["ConfigError", "Option", "SCHEMA", "Settings", "load_config", "parse_overrides",
+           "settings_from_flat", "markdown_table"]
+
+KPC_CM = 3.0856775814913673e21          # 1 kpc in cm
+MSUN_1E10_G = 1.98841e43               # 10^10 solar masses in g (IAU nominal solar mass)
+
+
+class ConfigError(ValueError):
+    """A mistake in a config file or a ``--set`` override (a user error)."""
+
+
+@dataclass(frozen=True)
+class Option:
+    kind: type                             # bool, int, float or str
+    default: Any
+    doc: str
+    check: Callable[[Any], bool] | None = None
+    rule: str = ""                         # the check, in words, for error messages
+    choices: tuple = ()
+
+
+def _opt(kind, default, doc, check=None, rule="", choices=()):
+    return Option(kind, default, doc, check, rule, tuple(choices))
+
+
+SCHEMA: dict[str, dict[str, Option]] = {
+    "ics": {
+        "kind": _opt(str, "plummer", "initial conditions: plummer (Hénon units), hernquist "
+                     "(G = M = a = 1), cold_sphere (uniform, at rest) or file (a GADGET-style "
+                     "HDF5 file)", choices=("plummer", "hernquist", "cold_sphere", "file")),
+        "n": _opt(int, 10000, "number of particles (generated models)", lambda v: v >= 1, ">= 1"),
+        "seed": _opt(int, 0, "random seed (same seed, same particles)", lambda v: v >= 0, ">= 0"),
+        "r_max": _opt(float, 100.0, "plummer/hernquist: radii beyond r_max scale radii are "
+                      "redrawn", lambda v: v > 0, "> 0"),
+        "radius": _opt(float, 1.0, "cold_sphere: radius", lambda v: v > 0, "> 0"),
+        "file": _opt(str, "", "kind = file: path of the HDF5 file (relative to the config "
+                     "file's folder)"),
+        "types": _opt(str, "all", "kind = file: which particles: all (every PartTypeN, "
+                      "flattened) or one group name such as PartType1"),
+    },
+    "gravity": {
+        "method": _opt(str, "tree", "tree (group walk) or direct (exact O(N^2))",
+                       choices=("tree", "direct")),
+        "eps": _opt(float, 0.01, "Plummer softening length", lambda v: v >= 0, ">= 0"),
+        "theta": _opt(float, 0.5, "opening angle", lambda v: 0 < v <= 1.2, "0 < theta <= 1.2"),
+        "n_leaf": _opt(int, 16, "most particles in a tree leaf", lambda v: 1 <= v <= 1024,
+                       "1 <= n_leaf <= 1024"),
+        "n_group": _opt(int, 0, "most sinks sharing one walk; 0 = the device's default",
+                        lambda v: 0 <= v <= 1024, "0 <= n_group <= 1024"),
+        "multipole": _opt(str, "monopole", "cell moments", choices=("monopole", "quadrupole")),
+        "precise": _opt(bool, True, "direct method: hi + lo float32 coordinates"),
+        "remove_net_force": _opt(bool, True, "subtract the mass-weighted mean acceleration "
+                                 "(the tree's spurious net force) so that total momentum is "
+                                 "conserved"),
+        "device": _opt(str, "", "OpenCL device: '' = automatic (HYBRIDTREE_DEVICE, "
+                       "PYOPENCL_CTX, else a GPU first), or 'gpu', 'cpu', 'P:D', a name part"),
+    },
+    "time": {
+        "dt": _opt(float, 1.0 / 128, "leapfrog step (shared by all particles)",
+                   lambda v: v > 0, "> 0"),
+        "t_end": _opt(float, 1.0, "end time (a whole number of steps)", lambda v: v >= 0, ">= 0"),
+    },
+    "output": {
+        "dir": _opt(str, "out", "output folder (relative to the working directory)"),
+        "snapshot_dt": _opt(float, 0.25, "time between snapshots (a whole number of steps); "
+                            "the first and last states are always written",
+                            lambda v: v > 0, "> 0"),
+        "diag_every": _opt(int, 8, "steps between diagnostics reports", lambda v: v >= 1, ">= 1"),
+    },
+    "units": {
+        "length_cm": _opt(float, KPC_CM, "internal length unit in cm (default 1 kpc)",
+                          lambda v: v > 0, "> 0"),
+        "mass_g": _opt(float, MSUN_1E10_G, "internal mass unit in g (default 1e10 Msun); "
+                       "velocity and time units follow from G = 1", lambda v: v > 0, "> 0"),
+    },
+}
+
+
+class _Section:
+    """Attribute access to one section's validated values."""
+
+    def __init__(self, values: dict[str, Any]):
+        self.__dict__.update(values)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.__dict__})"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Validated settings; ``settings.gravity.theta`` etc.  ``source`` is the config path."""
+
+    values: dict[str, dict[str, Any]]
+    source: str = ""
+
+    def __getattr__(self, section: str) -> _Section:
+        try:
+            return _Section(self.values[section])
+        except KeyError:
+            raise AttributeError(section) from None
+
+    def flat(self) -> dict[str, Any]:
+        """``{"gravity.theta": 0.5, ...}``: every setting, defaults included."""
+        return {f"{s}.{k}": v for s, opts in self.values.items() for k, v in opts.items()}
+
+    def with_overrides(self, overrides: dict[str, Any]) -> "Settings":
+        raw = {s: dict(opts) for s, opts in self.values.items()}
+        for key, value in overrides.items():
+            s, k = _split_key(key)
+            raw[s][k] = value
+        return validate(raw, self.source)
+
+
+def _suggest(word: str, candidates) -> str:
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _split_key(key: str) -> tuple[str, str]:
+    section, _, name = key.partition(".")
+    if not name or "." in name:
+        raise ConfigError(f"setting {key!r} must look like section.name, e.g. gravity.theta")
+    if section not in SCHEMA:
+        raise ConfigError(f"unknown section {section!r}{_suggest(section, SCHEMA)}")
+    if name not in SCHEMA[section]:
+        raise ConfigError(f"unknown setting {key!r}"
+                          f"{_suggest(key, [f'{section}.{n}' for n in SCHEMA[section]])}")
+    return section, name
+
+
+def _coerce(key: str, opt: Option, value: Any) -> Any:
+    """Check the type of ``value`` (ints are accepted for floats, bools never for numbers)."""
+    ok = {bool: isinstance(value, bool),
+          int: isinstance(value, int) and not isinstance(value, bool),
+          float: isinstance(value, (int, float)) and not isinstance(value, bool),
+          str: isinstance(value, str)}[opt.kind]
+    if not ok:
+        names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+        raise ConfigError(f"{key} must be {names[opt.kind]}, got {value!r}")
+    if opt.kind is float:
+        value = float(value)
+        if not math.isfinite(value):
+            raise ConfigError(f"{key} must be finite, got {value!r}")
+    if opt.choices and value not in opt.choices:
+        raise ConfigError(f"{key} must be one of {', '.join(opt.choices)}; got {value!r}"
+                          f"{_suggest(value, opt.choices)}")
+    if opt.check is not None and not opt.check(value):
+        raise ConfigError(f"{key} must be {opt.rule}, got {value!r}")
+    return value
+
+
+def _whole_steps(span: float, dt: float) -> bool:
+    n = round(span / dt)
+    return abs(n * dt - span) <= 1e-9 * max(span, dt)
+
+
+def validate(raw: dict[str, Any], source: str = "") -> Settings:
+    """Check a parsed TOML table against :data:`SCHEMA`; fill in defaults."""
+    values: dict[str, dict[str, Any]] = {}
+    for section in raw:
+        if section not in SCHEMA:
+            raise ConfigError(f"unknown section [{section}]{_suggest(section, SCHEMA)}")
+        if not isinstance(raw[section], dict):
+            raise ConfigError(f"[{section}] must be a table of settings, got {raw[section]!r}")
+    for section, opts in SCHEMA.items():
+        given = raw.get(section, {})
+        for name in given:
+            if name not in opts:
+                raise ConfigError(f"unknown setting {section}.{name}{_suggest(name, opts)}")
+        values[section] = {name: _coerce(f"{section}.{name}", opt, given[name])
+                           if name in given else opt.default for name, opt in opts.items()}
+    v = values
+    if v["ics"]["kind"] == "file" and not v["ics"]["file"]:
+        raise ConfigError("ics.kind = 'file' needs ics.file (the path of an HDF5 file)")
+    if not _whole_steps(v["time"]["t_end"], v["time"]["dt"]):
+        raise ConfigError(f"time.t_end ({v['time']['t_end']}) must be a whole number of steps "
+                          f"of time.dt ({v['time']['dt']})")
+    if not _whole_steps(v["output"]["snapshot_dt"], v["time"]["dt"]):
+        raise ConfigError(f"output.snapshot_dt ({v['output']['snapshot_dt']}) must be a whole "
+                          f"number of steps of time.dt ({v['time']['dt']})")
+    if not v["output"]["dir"]:
+        raise ConfigError("output.dir must not be empty")
+    return Settings(values, source)
+
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """``["gravity.theta=0.6", "output.dir=out2"]`` -> ``{"gravity.theta": 0.6, ...}``.
+
+    Values are read as TOML values (numbers, true/false, "strings"); anything that is
+    not valid TOML is taken as a bare string, so ``output.dir=out2`` works.
+    """
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--set needs section.name=value, got {item!r}")
+        _split_key(key)
+        try:
+            value = tomllib.loads(f"v = {text.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text.strip()
+        out[key] = value
+    return out
+
+
+def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Settings:
+    """Read, merge ``overrides`` (flat ``section.name`` keys) and validate a TOML config."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file {str(path)!r} not found") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {str(path)!r}: {exc}") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    for key, value in (overrides or {}).items():
+        s, k = _split_key(key)
+        section = raw.setdefault(s, {})
+        if not isinstance(section, dict):
+            raise ConfigError(f"[{s}] must be a table of settings")
+        section[k] = value
+    try:
+        settings = validate(raw, str(path))
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    if settings.ics.kind == "file":
+        # a relative IC path is relative to the config file, so configs can travel with data
+        f = Path(settings.ics.file)
+        if not f.is_absolute():
+            settings.values["ics"]["file"] = str(path.parent / f)
+    return settings
+
+
+def settings_from_flat(flat: dict[str, Any], source: str = "") -> Settings:
+    """Inverse of :meth:`Settings.flat` (e.g. from a snapshot's ``Parameters`` group).
+
+    Keys this version does not know are errors, so a restart never silently drops one.
+    """
+    raw: dict[str, dict[str, Any]] = {}
+    for key, value in flat.items():
+        s, k = _split_key(key)
+        raw.setdefault(s, {})[k] = value
+    return validate(raw, source)
+
+
+def markdown_table() -> str:
+    """The settings reference (docs/configuration.md's table)."""
+    rows = ["| setting | type | default | meaning |", "|---|---|---|---|"]
+    for section, opts in SCHEMA.items():
+        for name, opt in opts.items():
+            extra = f" ({' / '.join(opt.choices)})" if opt.choices else (
+                f" ({opt.rule})" if opt.rule else "")
+            default = repr(opt.default) if opt.kind is str else (
+                str(opt.default).lower() if opt.kind is bool else f"{opt.default:g}")
+            rows.append(f"| `{section}.{name}` | {opt.kind.__name__} | `{default}` | "
+                        f"{opt.doc}{extra} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown_table(), end="")
