@@ -1,0 +1,1 @@
+"""Input and output: snapshots (GADGET-style HDF5), diagnostics files, logs."""
