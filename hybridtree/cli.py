@@ -1,19 +1,67 @@
-"""Command line: ``hybridtree devices`` (more commands arrive with the driver)."""
+"""Command line: ``hybridtree run | ic | devices | info | plot | bench``.
+
+User mistakes end with exit status 2 and one line on stderr (``--debug`` shows the
+traceback instead); an interrupted run ends with 130.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
+
+IC_KINDS = ("plummer", "hernquist", "cold_sphere")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line (and exit status 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .simulation import run
+
+    overrides = list(args.set or [])
+    if args.device:
+        overrides.append(f"gravity.device={json.dumps(args.device)}")
+    run(args.config, overrides, restart=args.restart, overwrite=args.overwrite,
+        quiet=args.quiet, log_json=args.log_json)
+    return 0
+
+
+def _ic(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from . import ics
+    from .config import SCHEMA
+    from .io.snapshot import Particles, write_snapshot
+    from .units import Units
+
+    out = Path(args.output)
+    if out.exists() and not args.overwrite:
+        raise FileExistsError(f"{out} exists (use --overwrite to replace it)")
+    if not out.parent.is_dir():
+        raise FileNotFoundError(f"folder {str(out.parent)!r} does not exist")
+    make = {"plummer": ics.plummer, "hernquist": ics.hernquist, "cold_sphere": ics.cold_sphere}
+    pos, vel, mass = make[args.kind](args.n, seed=args.seed)
+    units = Units(SCHEMA["units"]["length_cm"].default, SCHEMA["units"]["mass_g"].default)
+    p = Particles(pos, vel, mass, np.arange(1, len(mass) + 1, dtype=np.uint64))
+    params = {"ics.kind": args.kind, "ics.n": args.n, "ics.seed": args.seed}
+    write_snapshot(out, p, 0.0, units, params, overwrite=args.overwrite)
+    print(f"wrote {out}: {args.kind}, {args.n} particles, seed {args.seed}")
+    return 0
 
 
 def _devices(args: argparse.Namespace) -> int:
-    from .opencl import choose_device, list_devices
+    from .opencl import DeviceError, choose_device, list_devices
 
     devices = list_devices()
     if not devices:
-        print("no OpenCL device found (pip install pocl-binary-distribution gives a CPU one)",
-              file=sys.stderr)
-        return 2
+        raise DeviceError("no OpenCL device found (pip install pocl-binary-distribution "
+                          "gives a CPU one)")
     chosen = choose_device(args.device)
     for d in devices:
         mark = "*" if d == chosen else " "
@@ -21,20 +69,111 @@ def _devices(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="hybridtree", description="hybridtree N-body code")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("devices", help="list OpenCL devices (* = the one chosen)")
+def _info(args: argparse.Namespace) -> int:
+    from .info import describe
+
+    print(describe(args.snapshot))
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    try:
+        from .plot import plot_run
+    except ImportError as exc:
+        raise RuntimeError(f"plotting needs matplotlib: pip install matplotlib "
+                           f"(or the 'plot' extra) ({exc})") from None
+    for path in plot_run(args.folder, snapshot=args.snapshot):
+        print(f"wrote {path}")
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from .bench import bench
+
+    r = bench(args.n, method=args.method, theta=args.theta, multipole=args.multipole,
+              device=args.device, repeat=args.repeat)
+    if args.json:
+        print(json.dumps(r))
+    else:
+        print(f"{r['method']} N={r['n']} theta={r['theta']} on {r['device']}: "
+              f"{r['seconds']:.4f} s (build {r['build_s']:.4f} s), "
+              f"{r['interactions_per_s']:.3e} interactions/s, "
+              f"error median {r['err_median']:.2e} p99 {r['err_p99']:.2e}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    parser = _Parser(prog="hybridtree", parents=[common],
+                     description="hybridtree: gravitational N-body tree code (OpenCL)")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("run", parents=[common], help="run a simulation",
+                       description="Run a simulation from a TOML config, or continue one "
+                                   "from a snapshot with --restart.")
+    p.add_argument("config", nargs="?", help="configs/*.toml")
+    p.add_argument("--restart", metavar="SNAPSHOT", help="continue from this run snapshot "
+                   "(its settings, changed by --set; output goes beside it)")
+    p.add_argument("--set", action="append", metavar="SECTION.NAME=VALUE",
+                   help="override a setting, e.g. --set gravity.theta=0.6 (repeatable)")
+    p.add_argument("--device", help="OpenCL device (same as --set gravity.device=...)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing run's output")
+    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument("--log-json", action="store_true", help="one JSON object per line on stdout")
+    p.set_defaults(func=_run)
+
+    p = sub.add_parser("ic", parents=[common], help="write initial conditions to an HDF5 file",
+                       description="Generate initial conditions (centre of mass at rest at "
+                                   "the origin) as a GADGET-style HDF5 file.")
+    p.add_argument("kind", choices=IC_KINDS)
+    p.add_argument("-n", type=int, required=True, help="number of particles")
+    p.add_argument("-o", "--output", required=True, help="output HDF5 file")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--overwrite", action="store_true")
+    p.set_defaults(func=_ic)
+
+    p = sub.add_parser("devices", parents=[common], help="list OpenCL devices (* = chosen)")
     p.add_argument("--device", default=None, help="device choice to resolve")
     p.set_defaults(func=_devices)
-    args = parser.parse_args(argv)
+
+    p = sub.add_parser("info", parents=[common], help="summary of a snapshot")
+    p.add_argument("snapshot")
+    p.set_defaults(func=_info)
+
+    p = sub.add_parser("plot", parents=[common], help="plot a run (needs matplotlib)",
+                       description="Energy error and Lagrangian radii against time, and an "
+                                   "x-y projection of a snapshot, as PNG files in the folder.")
+    p.add_argument("folder", help="a run's output folder")
+    p.add_argument("--snapshot", help="snapshot to project (default: the last one)")
+    p.set_defaults(func=_plot)
+
+    p = sub.add_parser("bench", parents=[common], help="time a force computation here")
+    p.add_argument("-n", type=int, default=100_000)
+    p.add_argument("--method", choices=("tree", "direct"), default="tree")
+    p.add_argument("--theta", type=float, default=0.5)
+    p.add_argument("--multipole", choices=("monopole", "quadrupole"), default="monopole")
+    p.add_argument("--device", default=None)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("hybridtree: interrupted", file=sys.stderr)
+        return 130
     except Exception as exc:  # user-facing: one clear line, exit 2
         if args.debug:
             raise
-        print(f"hybridtree: error: {exc}", file=sys.stderr)
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"hybridtree: error: {msg}", file=sys.stderr)
         return 2
 
 

@@ -1,0 +1,189 @@
+"""Run diagnostics: conserved quantities, structure, and where the wall-clock time went.
+
+All quantities in internal units (G = 1).  Energies use the potentials the gravity
+engine returns (tree or direct, with the run's softening): W = ½ Σ m φ.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+__all__ = ["COLUMNS", "DiagnosticsFile", "Reporter", "measure", "read_diagnostics"]
+
+COLUMNS = ("step", "time", "kinetic", "potential", "total", "rel_energy_error",
+           "px", "py", "pz", "lx", "ly", "lz", "virial_ratio", "r10", "r50", "r90",
+           "wall_build", "wall_force", "wall_integrate", "wall_io", "interactions_per_s")
+
+
+def lagrangian_radii(pos: np.ndarray, mass: np.ndarray,
+                     fractions=(0.1, 0.5, 0.9)) -> list[float]:
+    """Radii around the centre of mass that enclose the given mass fractions."""
+    m_tot = mass.sum()
+    if len(mass) == 0 or m_tot <= 0:
+        return [float("nan")] * len(fractions)
+    com = mass @ pos / m_tot
+    r = np.linalg.norm(pos - com, axis=1)
+    order = np.argsort(r)
+    cum = np.cumsum(mass[order]) / m_tot
+    idx = np.minimum(np.searchsorted(cum, fractions), len(r) - 1)
+    return [float(r[order][i]) for i in idx]
+
+
+def measure(step: int, t: float, pos: np.ndarray, vel: np.ndarray, mass: np.ndarray,
+            pot: np.ndarray, e0: float | None, timers: dict[str, float],
+            interaction_rate: float) -> dict[str, Any]:
+    """One diagnostics record (a row of diagnostics.csv).  ``e0``: initial total energy."""
+    kin = 0.5 * float(mass @ np.einsum("ij,ij->i", vel, vel))
+    epot = 0.5 * float(mass @ pot)
+    tot = kin + epot
+    ref = tot if e0 is None else e0
+    p = mass @ vel
+    ang = mass @ np.cross(pos, vel)
+    r10, r50, r90 = lagrangian_radii(pos, mass)
+    return {"step": int(step), "time": float(t), "kinetic": kin, "potential": epot,
+            "total": tot, "rel_energy_error": (tot - ref) / abs(ref) if ref else 0.0,
+            "px": float(p[0]), "py": float(p[1]), "pz": float(p[2]),
+            "lx": float(ang[0]), "ly": float(ang[1]), "lz": float(ang[2]),
+            "virial_ratio": 2 * kin / abs(epot) if epot else float("nan"),
+            "r10": r10, "r50": r50, "r90": r90,
+            "wall_build": timers["build"], "wall_force": timers["force"],
+            "wall_integrate": timers["integrate"], "wall_io": timers["io"],
+            "interactions_per_s": float(interaction_rate)}
+
+
+class DiagnosticsFile:
+    """``diagnostics.csv``: one row per report, flushed at once (a crash loses nothing)."""
+
+    def __init__(self, path: Path, keep_until_step: int | None = None):
+        """Start a new file, or (restart) keep the rows up to ``keep_until_step`` and
+        append after them."""
+        self.path = path
+        rows = []
+        if keep_until_step is not None and path.exists():
+            rows = [r for r in read_diagnostics(path) if int(float(r["step"])) <= keep_until_step]
+        tmp = path.with_name(f".{path.name}.tmp")
+        with open(tmp, "w", newline="") as f:
+            w = csv.DictWriter(f, COLUMNS)
+            w.writeheader()
+            w.writerows({k: r.get(k, "") for k in COLUMNS} for r in rows)
+        tmp.replace(path)
+        self._f: IO[str] = open(path, "a", newline="")
+        self._w = csv.DictWriter(self._f, COLUMNS)
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._w.writerow({k: (repr(v) if isinstance(v, float) else v)
+                          for k, v in record.items() if k in COLUMNS})
+        self._f.flush()
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def read_diagnostics(path: str | Path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _hms(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "?"
+    s = int(seconds + 0.5)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class Reporter:
+    """Where a run talks: one compact line per report on stdout (or one JSON object per
+    line with ``log_json``), the same lines in ``run.log``, and a one-line progress
+    display on stderr when it is a terminal.  ``quiet`` silences stdout and progress."""
+
+    def __init__(self, log_path: Path | None, quiet: bool = False, log_json: bool = False,
+                 progress: bool | None = None, append: bool = False):
+        self.quiet, self.log_json = quiet, log_json
+        self.progress = (not quiet and sys.stderr.isatty()) if progress is None else progress
+        self._log = open(log_path, "a" if append else "w") if log_path else None
+        self._last_progress = 0.0
+        self._start = time.perf_counter()
+
+    def message(self, text: str) -> None:
+        """A line for the log (and stdout unless quiet or JSON)."""
+        self._clear_progress()
+        if self._log:
+            self._log.write(text + "\n")
+            self._log.flush()
+        if not self.quiet and not self.log_json:
+            print(text, flush=True)
+
+    def event(self, kind: str, **fields: Any) -> None:
+        """A structured event: a JSON line with ``log_json``, else a plain line."""
+        if self.log_json and not self.quiet:
+            self._clear_progress()
+            print(json.dumps({"event": kind, **fields}, default=_jsonable), flush=True)
+        text = f"{kind}: " + " ".join(f"{k}={v}" for k, v in fields.items())
+        if self._log:
+            self._log.write(text + "\n")
+            self._log.flush()
+        if not self.quiet and not self.log_json:
+            self._clear_progress()
+            print(text, flush=True)
+
+    def report(self, rec: dict[str, Any]) -> None:
+        line = (f"step {rec['step']:>7d}  t {rec['time']:<9.5g} E {rec['total']:<+12.6g}"
+                f" dE/E {rec['rel_energy_error']:+.2e}  |P| {math.hypot(rec['px'], rec['py'], rec['pz']):.1e}"
+                f"  2K/|W| {rec['virial_ratio']:.4f}  r10/50/90 {rec['r10']:.3g}/{rec['r50']:.3g}/"
+                f"{rec['r90']:.3g}  {rec['interactions_per_s']:.2e} int/s")
+        self._clear_progress()
+        if self._log:
+            self._log.write(line + "\n")
+            self._log.flush()
+        if self.quiet:
+            return
+        if self.log_json:
+            print(json.dumps({"event": "diagnostics", **rec}, default=_jsonable), flush=True)
+        else:
+            print(line, flush=True)
+
+    def tick(self, step: int, n_steps: int, t: float, first_step: int = 0) -> None:
+        """Progress display (at most a few updates per second)."""
+        if not self.progress:
+            return
+        now = time.perf_counter()
+        if now - self._last_progress < 0.25 and step < n_steps:
+            return
+        self._last_progress = now
+        done = step - first_step
+        rate = done / max(now - self._start, 1e-9)
+        eta = (n_steps - step) / rate if rate > 0 else float("inf")
+        frac = step / max(n_steps, 1)
+        bar = "#" * int(20 * frac)
+        sys.stderr.write(f"\r[{bar:<20}] step {step}/{n_steps}  t {t:.4g}  "
+                         f"{rate:.1f} steps/s  ETA {_hms(eta)} ")
+        sys.stderr.flush()
+        self._shown = True
+
+    def _clear_progress(self) -> None:
+        if self.progress and getattr(self, "_shown", False):
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+            self._shown = False
+
+    def close(self) -> None:
+        self._clear_progress()
+        if self._log:
+            self._log.close()
+            self._log = None
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    return str(v)

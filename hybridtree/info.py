@@ -1,0 +1,66 @@
+"""``hybridtree info SNAPSHOT``: a human-readable summary of a GADGET-style snapshot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from .diagnostics import lagrangian_radii
+from .io.snapshot import GYR_S, SnapshotError, read_particles
+
+__all__ = ["describe"]
+
+
+def describe(path: str | Path) -> str:
+    """Counts, time, units, mass, centre of mass, radii, energies (if potentials are
+    stored) and the run's settings, one item per line (internal units unless stated)."""
+    path = Path(path)
+    p, t, units = read_particles(path, "all")
+    lines = [f"{path}"]
+    with h5py.File(path, "r") as f:
+        counts = [(name, len(f[name]["Coordinates"])) for name in sorted(f)
+                  if name.startswith("PartType")]
+        pot = (np.asarray(f["PartType1/Potential"][...]) if "PartType1/Potential" in f
+               and len(counts) == 1 else None)
+        params = dict(f["Parameters"].attrs) if "Parameters" in f else {}
+        state = dict(f["RunState"].attrs) if "RunState" in f else {}
+    lines.append("particles: " + ", ".join(f"{n} {name}" for name, n in counts)
+                 + f" (total {len(p)})")
+    tline = f"time: {t:.6g}"
+    if units is not None:
+        tline += f" ({t * units.time_s / GYR_S:.6g} Gyr)"
+        lines.append(tline)
+        lines.append(f"units: length {units.length_cm:.6g} cm, mass {units.mass_g:.6g} g, "
+                     f"velocity {units.velocity_cm_per_s:.6g} cm/s, time {units.time_s:.6g} s "
+                     f"(G = 1)")
+    else:
+        lines.append(tline)
+        lines.append("units: none stored")
+    if "Step" in state:
+        lines.append(f"run state: step {int(state['Step'])}, snapshot "
+                     f"{int(state['SnapshotNumber'])}, initial energy {float(state['InitialEnergy']):.10g}")
+    m = p.mass.sum()
+    if m <= 0:
+        raise SnapshotError(f"{path}: total mass is {m}")
+    com = p.mass @ p.pos / m
+    vcom = p.mass @ p.vel / m
+    lines.append(f"total mass: {m:.10g}")
+    lines.append(f"centre of mass: {np.array2string(com, precision=4)}, "
+                 f"velocity {np.array2string(vcom, precision=4)}")
+    r10, r50, r90 = lagrangian_radii(p.pos, p.mass)
+    lines.append(f"Lagrangian radii 10/50/90 %: {r10:.5g} / {r50:.5g} / {r90:.5g}")
+    kin = 0.5 * float(p.mass @ np.einsum("ij,ij->i", p.vel, p.vel))
+    if pot is not None:
+        w = 0.5 * float(p.mass @ pot)
+        lines.append(f"energy: kinetic {kin:.10g}, potential {w:.10g}, total {kin + w:.10g}, "
+                     f"2K/|W| {2 * kin / abs(w):.5f}")
+    else:
+        lines.append(f"energy: kinetic {kin:.10g} (no potentials stored)")
+    settings = {k: v for k, v in params.items() if "." in k}
+    if settings:
+        lines.append("settings: " + ", ".join(
+            f"{k}={v.decode() if isinstance(v, bytes) else v}" for k, v in settings.items()
+            if k.split(".")[0] in ("ics", "gravity", "time")))
+    return "\n".join(lines)
