@@ -24,6 +24,16 @@
  * Defines: WG (work-group size, >= sinks per group), CAP (list size, >= largest
  * leaf), QUAD (0: monopole, 1: quadrupole moments of cells), RSQRT (how 1/sqrt
  * is computed), VEC (SIMD width of tree_walk_simd, the CPU variant at the end).
+ *
+ * Force splitting (hybrid tree, hybridtree/splitting.py has the same formulas):
+ * SPLIT 0 full force; 1 soft part: every accelerations term times W(r); 2 hard
+ * part: times 1 - W(r), and a cell whose bounding sphere (radius in cell_link.w,
+ * around the centre of mass) lies farther than R_OUT from the group box is skipped
+ * unopened (all its particles have W = 1).  r is the unsoftened distance to the
+ * particle or the cell's centre of mass.  CHANGEOVER 1: W = y^2 / (2y^2 - 2y + 1)
+ * (Duncan, Levison & Lee 1998), 2: W = 35y^4 - 84y^5 + 70y^6 - 20y^7,
+ * y = clamp((r - R_IN) / (R_OUT - R_IN), 0, 1).  The potential is never weighted:
+ * the soft walk returns the full potential (what the energy needs).
  */
 #ifndef RSQRT
 #define RSQRT(x) rsqrt(x)
@@ -38,19 +48,47 @@
 #define QUAD 0
 #endif
 
+#ifndef SPLIT
+#define SPLIT 0
+#endif
+#if SPLIT
+#ifndef CHANGEOVER
+#define CHANGEOVER 1
+#endif
+/* W(r) from the squared distance d2; works on float and on float vectors (VF) */
+#define CO_Y(d2) clamp((sqrt(d2) - (R_IN)) * (1.0f / ((R_OUT) - (R_IN))), 0.0f, 1.0f)
+#if CHANGEOVER == 1
+#define CO_W(y) ((y) * (y) / (2.0f * (y) * (y) - 2.0f * (y) + 1.0f))
+#else
+#define CO_W(y) ((y) * (y) * (y) * (y) * (35.0f + (y) * (-84.0f + (y) * (70.0f - 20.0f * (y)))))
+#endif
+#if SPLIT == 1
+#define WEIGHT(y) CO_W(y)
+#else
+#define WEIGHT(y) (1.0f - CO_W(y))
+#endif
+#endif
+
 #define CELL_ENTRY (-2)   /* index of a list entry that is a cell (never a sink's own) */
 
 /* Position of a float4 hi/lo pair relative to the group centre (gch, gcl); w kept. */
 #define REL(h, l) (float4)(((h).x - gch.x) + ((l).x - gcl.x), ((h).y - gch.y) + ((l).y - gcl.y), \
                            ((h).z - gch.z) + ((l).z - gcl.z), (h).w)
 
-/* Opening test of one cell against the group box: 1 accept, 2 leaf, 0 open. */
-inline int decide(const float4 rel, const float s_eff, const int leaf_count, const float4 gh)
+/* Opening test of one cell against the group box: 1 accept, 2 leaf, 0 open,
+   3 skip (hard part only: nothing of the cell is within R_OUT of the group). */
+inline int decide(const float4 rel, const float s_eff, const int leaf_count, const float4 gh,
+                  const float rad)
 {
     const float ex = fmax(fabs(rel.x) - gh.x, 0.0f);
     const float ey = fmax(fabs(rel.y) - gh.y, 0.0f);
     const float ez = fmax(fabs(rel.z) - gh.z, 0.0f);
-    return (ex * ex + ey * ey + ez * ez > s_eff) ? 1 : (leaf_count > 0 ? 2 : 0);
+    const float d2 = ex * ex + ey * ey + ez * ez;
+#if SPLIT == 2
+    if (d2 > ((R_OUT) + rad) * ((R_OUT) + rad))
+        return 3;
+#endif
+    return (d2 > s_eff) ? 1 : (leaf_count > 0 ? 2 : 0);
 }
 
 /* Partial sums (ax, ay, az, pot) of the first n list entries for a sink at sp
@@ -68,13 +106,23 @@ inline float4 eval_list(__local const float4 *list, __local const int *idx,
     for (int k = 0; k < n; k++) {
         const float4 e = list[k];
         const float dx = e.x - sx, dy = e.y - sy, dz = e.z - sz;
-        const float r2 = dx * dx + dy * dy + dz * dz + eps2;
+        const float d2 = dx * dx + dy * dy + dz * dz;
+        const float r2 = d2 + eps2;
         const int is_self = idx[k] == self;
         ns += is_self;
         const float rinv = (!is_self && r2 > 0.0f) ? RSQRT(r2) : 0.0f;
         const float mr = e.w * rinv;
         const float rinv2 = rinv * rinv;
+#if SPLIT
+        const float wgt = WEIGHT(CO_Y(d2));
+        const float mr3 = mr * rinv2 * wgt;
+        const float rinv5 = rinv2 * rinv2 * rinv * wgt;   /* quadrupole acc terms, weighted */
+        const float rinv5p = rinv2 * rinv2 * rinv;         /* potential: never weighted */
+#else
         const float mr3 = mr * rinv2;
+        const float rinv5 = rinv2 * rinv2 * rinv;
+        const float rinv5p = rinv5;
+#endif
 #if QUAD
         /* d = source - sink; phi = -M/r - (d.Q.d)/(2 r^5);
            a = M d/r^3 - Q.d/r^5 + 5/2 (d.Q.d) d/r^7   (Q = 0 for particles) */
@@ -82,13 +130,12 @@ inline float4 eval_list(__local const float4 *list, __local const int *idx,
         const float qx = Q.s0 * dx + Q.s3 * dy + Q.s4 * dz;
         const float qy = Q.s3 * dx + Q.s1 * dy + Q.s5 * dz;
         const float qz = Q.s4 * dx + Q.s5 * dy + Q.s2 * dz;
-        const float rinv5 = rinv2 * rinv2 * rinv;
         const float dqd = dx * qx + dy * qy + dz * qz;
         const float f = mr3 + 2.5f * dqd * rinv5 * rinv2;
         ax += f * dx - rinv5 * qx;
         ay += f * dy - rinv5 * qy;
         az += f * dz - rinv5 * qz;
-        pot -= mr + 0.5f * dqd * rinv5;
+        pot -= mr + 0.5f * dqd * rinv5p;
 #else
         ax += mr3 * dx;
         ay += mr3 * dy;
@@ -104,7 +151,8 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void tree_walk(const int n_cells,
                __global const float4 *cell_hi,   /* com hi (x, y, z), mass      */
                __global const float4 *cell_lo,   /* com lo (x, y, z), S_eff     */
-               __global const int4 *cell_link,   /* next, first particle, leaf count (0: internal), - */
+               __global const int4 *cell_link,   /* next, first particle, leaf count (0: internal),
+                                                    bounding radius about the com (float bits) */
 #if QUAD
                __global const float8 *cell_quad, /* Qxx Qyy Qzz Qxy Qxz Qyz - - (traceless) */
 #endif
@@ -157,13 +205,13 @@ void tree_walk(const int n_cells,
             const float4 lo = cell_lo[c];
             rel = REL(cell_hi[c], lo);
             const int4 link = cell_link[c];
-            dec = decide(rel, lo.w, link.z, gh);
+            dec = decide(rel, lo.w, link.z, gh, as_float(link.w));
             win_next[lid] = link.x;
             pfirst = link.y;
             pcnt = link.z;
         }
         win_dec[lid] = dec;
-        win_cnt[lid] = (dec == 1) ? 1 : pcnt;
+        win_cnt[lid] = (dec == 1) ? 1 : (dec == 3 ? 0 : pcnt);
         win_slot[lid] = -1;
         barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -175,6 +223,10 @@ void tree_walk(const int n_cells,
                 const int d = win_dec[k];
                 if (d == 0) {
                     p += 1;
+                    continue;
+                }
+                if (d == 3) {          /* skipped subtree: no list entries */
+                    p = win_next[k];
                     continue;
                 }
                 if (ln + win_cnt[k] > CAP) { full = 1; break; }
@@ -189,7 +241,7 @@ void tree_walk(const int n_cells,
 
         /* 3. the visited cells of the window write their list entries */
         const int slot = win_slot[lid];
-        if (slot >= 0) {
+        if (slot >= 0 && dec != 3) {
             if (dec == 1) {
                 list[slot] = rel;
                 idx[slot] = CELL_ENTRY;
@@ -309,9 +361,13 @@ __kernel void tree_walk_simd(const int n_cells,
         const float4 lo = cell_lo[p];
         const float4 rel = REL(cell_hi[p], lo);
         const int4 link = cell_link[p];
-        const int d = decide(rel, lo.w, link.z, gh);
+        const int d = decide(rel, lo.w, link.z, gh, as_float(link.w));
         if (d == 0) {
             p += 1;
+            continue;
+        }
+        if (d == 3) {
+            p = link.x;
             continue;
         }
         if (d == 1) {
@@ -320,22 +376,31 @@ __kernel void tree_walk_simd(const int n_cells,
 #endif
             for (int v = 0; v < nv; v++) {
                 const VF dx = rel.x - sx[v], dy = rel.y - sy[v], dz = rel.z - sz[v];
-                const VF r2 = dx * dx + dy * dy + dz * dz + eps2;
+                const VF d2 = dx * dx + dy * dy + dz * dz;
+                const VF r2 = d2 + eps2;
                 const VF rinv = rsqrt(r2);
                 const VF mr = rel.w * rinv;
                 const VF rinv2 = rinv * rinv;
+#if SPLIT
+                const VF wgt = WEIGHT(CO_Y(d2));
+                const VF mr3 = mr * rinv2 * wgt;
+                const VF rinv5 = rinv2 * rinv2 * rinv * wgt;
+                const VF rinv5p = rinv2 * rinv2 * rinv;
+#else
                 const VF mr3 = mr * rinv2;
+                const VF rinv5 = rinv2 * rinv2 * rinv;
+                const VF rinv5p = rinv5;
+#endif
 #if QUAD
                 const VF qx = Q.s0 * dx + Q.s3 * dy + Q.s4 * dz;
                 const VF qy = Q.s3 * dx + Q.s1 * dy + Q.s5 * dz;
                 const VF qz = Q.s4 * dx + Q.s5 * dy + Q.s2 * dz;
-                const VF rinv5 = rinv2 * rinv2 * rinv;
                 const VF dqd = dx * qx + dy * qy + dz * qz;
                 const VF f = mr3 + 2.5f * dqd * rinv5 * rinv2;
                 pax[v] += f * dx - rinv5 * qx;
                 pay[v] += f * dy - rinv5 * qy;
                 paz[v] += f * dz - rinv5 * qz;
-                ppot[v] -= mr + 0.5f * dqd * rinv5;
+                ppot[v] -= mr + 0.5f * dqd * rinv5p;
 #else
                 pax[v] += mr3 * dx;
                 pay[v] += mr3 * dy;
@@ -351,11 +416,16 @@ __kernel void tree_walk_simd(const int n_cells,
                 const float4 e = REL(src_hi[j], src_lo[j]);
                 for (int v = 0; v < nv; v++) {
                     const VF dx = e.x - sx[v], dy = e.y - sy[v], dz = e.z - sz[v];
-                    const VF r2 = dx * dx + dy * dy + dz * dz + eps2;
+                    const VF d2 = dx * dx + dy * dy + dz * dz;
+                    const VF r2 = d2 + eps2;
                     const VI live = (self[v] != (VI)(j)) & (r2 > (VF)(0.0f));
                     const VF rinv = select((VF)(0.0f), rsqrt(r2), live);
                     const VF mr = e.w * rinv;
+#if SPLIT
+                    const VF mr3 = mr * rinv * rinv * WEIGHT(CO_Y(d2));
+#else
                     const VF mr3 = mr * rinv * rinv;
+#endif
                     pax[v] += mr3 * dx;
                     pay[v] += mr3 * dy;
                     paz[v] += mr3 * dz;

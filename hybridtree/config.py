@@ -72,8 +72,22 @@ SCHEMA: dict[str, dict[str, Option]] = {
         "device": _opt(str, "", "OpenCL device: '' = automatic (HYBRIDTREE_DEVICE, "
                        "PYOPENCL_CTX, else a GPU first), or 'gpu', 'cpu', 'P:D', a name part"),
     },
+    "hybrid": {
+        "enabled": _opt(bool, False, "hybrid tree: soft force every time.dt, hard force "
+                        "(pairs closer than r_out) every time.dt / n_hard; false = plain tree"),
+        "r_in": _opt(float, 0.01, "changeover: pair force entirely hard below r_in",
+                     lambda v: v >= 0, ">= 0"),
+        "r_out": _opt(float, 0.1, "changeover: pair force entirely soft beyond r_out "
+                      "(choose a few mean interparticle distances of the core)",
+                      lambda v: v > 0, "> 0"),
+        "n_hard": _opt(int, 4, "hard steps per soft step", lambda v: 1 <= v <= 4096,
+                       "1 <= n_hard <= 4096"),
+        "changeover": _opt(str, "dll", "W(r) shape: dll (Duncan, Levison & Lee 1998) or "
+                           "poly7 (C3 polynomial)", choices=("dll", "poly7")),
+    },
     "time": {
-        "dt": _opt(float, 1.0 / 128, "leapfrog step (shared by all particles)",
+        "dt": _opt(float, 1.0 / 128, "leapfrog step shared by all particles (the soft step "
+                   "of a hybrid run)",
                    lambda v: v > 0, "> 0"),
         "t_end": _opt(float, 1.0, "end time (a whole number of steps)", lambda v: v >= 0, ">= 0"),
     },
@@ -195,6 +209,11 @@ def validate(raw: dict[str, Any], source: str = "") -> Settings:
     if not _whole_steps(v["output"]["snapshot_dt"], v["time"]["dt"]):
         raise ConfigError(f"output.snapshot_dt ({v['output']['snapshot_dt']}) must be a whole "
                           f"number of steps of time.dt ({v['time']['dt']})")
+    if v["hybrid"]["r_in"] >= v["hybrid"]["r_out"]:
+        raise ConfigError(f"hybrid.r_in ({v['hybrid']['r_in']}) must be smaller than "
+                          f"hybrid.r_out ({v['hybrid']['r_out']})")
+    if v["hybrid"]["enabled"] and v["gravity"]["method"] != "tree":
+        raise ConfigError("hybrid.enabled = true needs gravity.method = 'tree'")
     if not v["output"]["dir"]:
         raise ConfigError("output.dir must not be empty")
     return Settings(values, source)

@@ -20,7 +20,8 @@ __all__ = ["COLUMNS", "DiagnosticsFile", "Reporter", "measure", "read_diagnostic
 
 COLUMNS = ("step", "time", "kinetic", "potential", "total", "rel_energy_error",
            "px", "py", "pz", "lx", "ly", "lz", "virial_ratio", "r10", "r50", "r90",
-           "wall_build", "wall_force", "wall_integrate", "wall_io", "interactions_per_s")
+           "wall_build", "wall_force", "wall_integrate", "wall_io", "interactions_per_s",
+           "step_s", "soft_force_s", "hard_force_s", "soft_interactions", "hard_interactions")
 
 
 def lagrangian_radii(pos: np.ndarray, mass: np.ndarray,
@@ -37,10 +38,23 @@ def lagrangian_radii(pos: np.ndarray, mass: np.ndarray,
     return [float(r[order][i]) for i in idx]
 
 
+def _per(now: dict, prev: dict, key: str, count: str) -> float:
+    n = now[count] - prev[count]
+    return (now[key] - prev[key]) / n if n > 0 else 0.0
+
+
 def measure(step: int, t: float, pos: np.ndarray, vel: np.ndarray, mass: np.ndarray,
             pot: np.ndarray, e0: float | None, timers: dict[str, float],
-            interaction_rate: float) -> dict[str, Any]:
-    """One diagnostics record (a row of diagnostics.csv).  ``e0``: initial total energy."""
+            prev: dict[str, float]) -> dict[str, Any]:
+    """One diagnostics record (a row of diagnostics.csv).  ``e0``: initial total energy.
+
+    ``timers``/``prev``: cumulative counters (:class:`hybridtree.integrate.Timers`
+    plus ``step`` and ``wall``) now and at the previous report; the rates and
+    per-step/per-force figures are over the interval between them.  Wall columns
+    are cumulative seconds of this process.
+    """
+    force_s = (timers["force"] + timers["build"]) - (prev["force"] + prev["build"])
+    rate = (timers["interactions"] - prev["interactions"]) / force_s if force_s > 0 else 0.0
     kin = 0.5 * float(mass @ np.einsum("ij,ij->i", vel, vel))
     epot = 0.5 * float(mass @ pot)
     tot = kin + epot
@@ -56,7 +70,12 @@ def measure(step: int, t: float, pos: np.ndarray, vel: np.ndarray, mass: np.ndar
             "r10": r10, "r50": r50, "r90": r90,
             "wall_build": timers["build"], "wall_force": timers["force"],
             "wall_integrate": timers["integrate"], "wall_io": timers["io"],
-            "interactions_per_s": float(interaction_rate)}
+            "interactions_per_s": float(rate),
+            "step_s": _per(timers, prev, "wall", "step"),
+            "soft_force_s": _per(timers, prev, "soft_s", "soft_forces"),
+            "hard_force_s": _per(timers, prev, "hard_s", "hard_forces"),
+            "soft_interactions": _per(timers, prev, "soft_interactions", "soft_forces"),
+            "hard_interactions": _per(timers, prev, "hard_interactions", "hard_forces")}
 
 
 class DiagnosticsFile:

@@ -16,12 +16,14 @@ import numpy as np
 
 from .direct import direct_forces
 from .opencl import get_runtime
+from .splitting import Changeover
 from .tree import MULTIPOLES, build_tree
 from .treewalk import tree_forces
 
 METHODS = ("tree", "direct")
 
-__all__ = ["Forces", "METHODS", "accelerations", "direct_reference", "validate_particles"]
+__all__ = ["Forces", "METHODS", "accelerations", "direct_reference", "split_accelerations",
+           "validate_particles"]
 
 
 @dataclass
@@ -121,6 +123,38 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: floa
         t.update(tw)
     t["total"] = time.perf_counter() - t0
     return Forces(acc, pot, n_pp, n_pc, device=rt.info.label, timings=t)
+
+
+def split_accelerations(pos, mass, eps: float, changeover: Changeover,
+                        parts: tuple[str, ...] = ("hard", "soft"), theta: float = 0.5, *,
+                        n_leaf: int = 16, n_group: int | None = None,
+                        multipole: str = "monopole", device: str | None = None
+                        ) -> dict[str, Forces]:
+    """The hybrid tree's force parts of every particle from one tree build.
+
+    ``parts``: any of "soft" (every accepted interaction weighted by W(r); potential:
+    the full one), "hard" (weighted by 1 − W(r), cells beyond r_out skipped unopened;
+    no potential) and "full".  Soft + hard = full to float32 rounding
+    (:mod:`hybridtree.splitting`).  The tree's build time is in the first part's
+    timings.
+    """
+    if not (0.0 < theta <= 1.2):
+        raise ValueError(f"theta must be in (0, 1.2], got {theta!r}")
+    pos, mass = validate_particles(pos, mass)
+    eps = _check_eps(eps)
+    rt = get_runtime(device)
+    t0 = time.perf_counter()
+    tree = build_tree(pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole)
+    build = time.perf_counter() - t0
+    out = {}
+    for part in parts:
+        t1 = time.perf_counter()
+        acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, eps, n_group=n_group,
+                                               split=changeover, part=part)
+        tw["build"] = build if not out else 0.0
+        tw["total"] = time.perf_counter() - t1 + tw["build"]
+        out[part] = Forces(acc, pot, n_pp, n_pc, device=rt.info.label, timings=tw)
+    return out
 
 
 def direct_reference(pos, mass, eps: float = 0.0, sinks=None,

@@ -1,4 +1,4 @@
-"""Time integration: kick-drift-kick leapfrog with one shared step.
+"""Time integration: kick-drift-kick leapfrog, plain or nested (hybrid tree).
 
 Positions and velocities stay float64 on the host; only the forces come from the
 device (float32).  The leapfrog is symplectic and time-reversible: one step
@@ -6,6 +6,9 @@ device (float32).  The leapfrog is symplectic and time-reversible: one step
     v += a(x) dt/2;   x += v dt;   v += a(x) dt/2
 
 with the acceleration of the end of a step reused for the start of the next one.
+
+The hybrid tree nests it (:func:`hybrid_step`): the soft force kicks every
+Δt_soft = n_hard Δt_hard, the hard force (pairs within r_out) every Δt_hard.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .gravity import Forces, accelerations
+from .gravity import Forces, accelerations, split_accelerations
+from .splitting import Changeover
 
-__all__ = ["GravityModel", "Timers", "kdk_step"]
+__all__ = ["GravityModel", "HybridModel", "Timers", "hybrid_step", "kdk_step"]
 
 
 @dataclass
@@ -29,10 +33,17 @@ class Timers:
     integrate: float = 0.0      # kicks and drifts
     io: float = 0.0             # snapshots, diagnostics files
     interactions: int = 0       # particle-particle + particle-cell interactions
+    # per force part (a plain run's forces count as soft); build time goes with the hard
+    # force in a hybrid run, since the hard step rebuilds the tree
+    soft_forces: int = 0
+    soft_s: float = 0.0
+    soft_interactions: int = 0
+    hard_forces: int = 0
+    hard_s: float = 0.0
+    hard_interactions: int = 0
 
     def as_dict(self) -> dict[str, float]:
-        return {"build": self.build, "force": self.force, "integrate": self.integrate,
-                "io": self.io, "interactions": self.interactions}
+        return dict(self.__dict__)
 
 
 @dataclass
@@ -71,15 +82,61 @@ class GravityModel:
                           n_leaf=self.n_leaf, n_group=self.n_group or None,
                           multipole=self.multipole, device=self.device or None,
                           precise=self.precise)
-        acc = f.acc
+        build = float(f.timings.get("build", 0.0))
+        self._account(f, "soft", time.perf_counter() - t0, build)
+        return self._net(f.acc, mass), f.pot
+
+    def _net(self, acc: np.ndarray, mass: np.ndarray) -> np.ndarray:
         if self.remove_net_force and mass.sum() > 0:
             acc = acc - (mass @ acc) / mass.sum()
-        build = float(f.timings.get("build", 0.0))
-        self.timers.build += build
-        self.timers.force += time.perf_counter() - t0 - build
-        self.timers.interactions += f.interactions
+        return acc
+
+    def _account(self, f: Forces, part: str, seconds: float, build: float) -> None:
+        t = self.timers
+        t.build += build
+        t.force += seconds - build
+        t.interactions += f.interactions
+        part = "soft" if part == "full" else part      # a full force stands for the soft one
+        setattr(t, f"{part}_forces", getattr(t, f"{part}_forces") + 1)
+        setattr(t, f"{part}_s", getattr(t, f"{part}_s") + seconds)
+        setattr(t, f"{part}_interactions", getattr(t, f"{part}_interactions") + f.interactions)
         self.last = f
-        return acc, f.pot
+
+
+@dataclass
+class HybridModel(GravityModel):
+    """Hard and soft force parts (tree method only; :mod:`hybridtree.splitting`)."""
+
+    changeover: Changeover | None = None
+    n_hard: int = 4
+
+    @classmethod
+    def from_settings(cls, g, h) -> "HybridModel":
+        if g.method != "tree":
+            raise ValueError("hybrid.enabled needs gravity.method = 'tree'")
+        m = super().from_settings(g)
+        return cls(**{k: getattr(m, k) for k in ("method", "eps", "theta", "n_leaf", "n_group",
+                                                  "multipole", "precise", "remove_net_force",
+                                                  "device")},
+                   changeover=Changeover(h.r_in, h.r_out, h.changeover), n_hard=h.n_hard)
+
+    def parts(self, pos: np.ndarray, mass: np.ndarray, parts: tuple[str, ...]
+              ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """{part: (acc, pot)} from one tree build at ``pos``."""
+        res = split_accelerations(pos, mass, self.eps, self.changeover, parts, self.theta,
+                                  n_leaf=self.n_leaf, n_group=self.n_group or None,
+                                  multipole=self.multipole, device=self.device or None)
+        out = {}
+        for part in parts:
+            f = res[part]
+            self._account(f, part, f.timings["total"], f.timings["build"])
+            out[part] = (self._net(f.acc, mass), f.pot)
+        return out
+
+    def __call__(self, pos: np.ndarray, mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Full acceleration (hard + soft) and potential, e.g. for the first step."""
+        r = self.parts(pos, mass, ("hard", "soft"))
+        return r["hard"][0] + r["soft"][0], r["soft"][1]
 
 
 def kdk_step(pos: np.ndarray, vel: np.ndarray, acc: np.ndarray, mass: np.ndarray,
@@ -101,3 +158,34 @@ def kdk_step(pos: np.ndarray, vel: np.ndarray, acc: np.ndarray, mass: np.ndarray
     if timers is not None:
         timers.integrate += (t1 - t0) + (time.perf_counter() - t2)
     return pos, vel, acc, pot
+
+
+def hybrid_step(pos: np.ndarray, vel: np.ndarray, acc_hard: np.ndarray, acc_soft: np.ndarray,
+                mass: np.ndarray, dt: float, model: HybridModel, timers: Timers | None = None):
+    """One soft step of length ``dt`` = n_hard hard steps (in place on pos, vel):
+
+    soft half kick; n_hard × (hard half kick, drift dt/n_hard, rebuild the tree, hard
+    force, hard half kick); soft force (same tree as the last hard force); soft half kick.
+    Returns (pos, vel, acc_hard, acc_soft, pot) at the end of the step.
+    """
+    t_int = 0.0
+    t0 = time.perf_counter()
+    n = model.n_hard
+    h = dt / n
+    vel += (0.5 * dt) * acc_soft
+    pot = None
+    for k in range(n):
+        vel += (0.5 * h) * acc_hard
+        pos += h * vel
+        t_int += time.perf_counter() - t0
+        if k < n - 1:
+            acc_hard = model.parts(pos, mass, ("hard",))["hard"][0]
+        else:
+            r = model.parts(pos, mass, ("hard", "soft"))
+            acc_hard, (acc_soft, pot) = r["hard"][0], r["soft"]
+        t0 = time.perf_counter()
+        vel += (0.5 * h) * acc_hard
+    vel += (0.5 * dt) * acc_soft
+    if timers is not None:
+        timers.integrate += t_int + time.perf_counter() - t0
+    return pos, vel, acc_hard, acc_soft, pot

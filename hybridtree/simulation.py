@@ -26,7 +26,7 @@ from . import __version__, ics
 from .config import ConfigError, Settings, load_config, parse_overrides, settings_from_flat
 from .diagnostics import DiagnosticsFile, Reporter, measure
 from .gravity import validate_particles
-from .integrate import GravityModel, kdk_step
+from .integrate import GravityModel, HybridModel, hybrid_step, kdk_step
 from .io.snapshot import (Particles, Snapshot, SnapshotError, read_particles, read_snapshot,
                           snapshot_name, write_snapshot)
 from .opencl import get_runtime
@@ -199,7 +199,9 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
     dt = settings.time.dt
     every_snap = round(settings.output.snapshot_dt / dt)
     every_diag = settings.output.diag_every
-    gravity = GravityModel.from_settings(settings.gravity)
+    hybrid = settings.hybrid.enabled
+    gravity = (HybridModel.from_settings(settings.gravity, settings.hybrid) if hybrid
+               else GravityModel.from_settings(settings.gravity))
     timers = gravity.timers
     p = start.particles
     step, last = start.step, start.step + n_left
@@ -212,10 +214,17 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
         reporter.event("start", version=__version__, device=device, particles=len(p),
                        steps=n_left, dt=dt, t_start=start.time,
                        config=settings.source, output=str(out))
-        reuse = (start.restart is not None and p.acc is not None and p.pot is not None
+        # a plain run continues with the stored accelerations (bit for bit); a hybrid
+        # run recomputes its two parts, which is deterministic for the same positions
+        reuse = (not hybrid and start.restart is not None and p.acc is not None
+                 and p.pot is not None
                  and _gravity_keys(settings) == {k: v for k, v in start.restart.parameters.items()
                                                  if k.startswith("gravity.")})
-        if not reuse:
+        if hybrid:
+            r = gravity.parts(p.pos, p.mass, ("hard", "soft"))
+            acc_hard, (acc_soft, p.pot) = r["hard"][0], r["soft"]
+            p.acc = acc_hard + acc_soft
+        elif not reuse:
             p.acc, p.pot = gravity(p.pos, p.mass)
         e0 = start.e0
         if e0 is None:
@@ -232,16 +241,15 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
             made.append(path)
             timers.io += time.perf_counter() - t_io
 
-        last_inter, last_force = 0, 0.0
+        prev = {**timers.as_dict(), "step": step, "wall": time.perf_counter()}
 
         def report(step: int) -> None:
-            nonlocal last_inter, last_force
+            nonlocal prev
             t_io = time.perf_counter()
-            force_time = timers.force + timers.build - last_force
-            rate = (timers.interactions - last_inter) / force_time if force_time > 0 else 0.0
-            last_inter, last_force = timers.interactions, timers.force + timers.build
+            now = {**timers.as_dict(), "step": step, "wall": t_io}
             rec = measure(step, start.time + (step - start.step) * dt, p.pos, p.vel, p.mass,
-                          p.pot, e0, timers.as_dict(), rate)
+                          p.pot, e0, now, prev)
+            prev = now
             diag.write(rec)
             reporter.report(rec)
             timers.io += time.perf_counter() - t_io
@@ -256,7 +264,13 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
     wall0 = time.perf_counter()
     try:
         while step < last:
-            p.pos, p.vel, p.acc, p.pot = kdk_step(p.pos, p.vel, p.acc, p.mass, dt, gravity, timers)
+            if hybrid:
+                p.pos, p.vel, acc_hard, acc_soft, p.pot = hybrid_step(
+                    p.pos, p.vel, acc_hard, acc_soft, p.mass, dt, gravity, timers)
+                p.acc = acc_hard + acc_soft
+            else:
+                p.pos, p.vel, p.acc, p.pot = kdk_step(p.pos, p.vel, p.acc, p.mass, dt,
+                                                      gravity, timers)
             step += 1
             if step % every_diag == 0 or step == last:
                 report(step)

@@ -8,6 +8,7 @@ import numpy as np
 import pyopencl as cl
 
 from .opencl import Runtime, pack4, split_hi_lo
+from .splitting import Changeover
 from .tree import Octree, integer_coords, leaf_ranges, morton_keys
 
 #: Interaction-list capacity in local memory (entries).
@@ -34,12 +35,16 @@ def _group_boxes(pos: np.ndarray, gstart: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def tree_forces(rt: Runtime, tree: Octree, eps: float, n_group: int | None = None,
-                sinks: np.ndarray | None = None, options: dict | None = None):
+                sinks: np.ndarray | None = None, options: dict | None = None,
+                split: Changeover | None = None, part: str = "full"):
     """Walk ``tree`` for every sink; float64 results in the sinks' own order.
 
     ``sinks=None``: the sinks are the tree's own particles (in the caller's order,
-    with no self-interaction).  ``options``: extra kernel defines (tuning).  Returns (acc (n, 3), pot (n,), n_pp (n,), n_pc (n,),
-    timings in seconds).
+    with no self-interaction).  ``options``: extra kernel defines (tuning).
+    ``split`` and ``part`` ("full", "soft" or "hard"): the hybrid tree's force parts
+    (:mod:`hybridtree.splitting`); the potential is always the full one, except for
+    "hard", whose walk skips distant cells and whose potential is meaningless.
+    Returns (acc (n, 3), pot (n,), n_pp (n,), n_pc (n,), timings in seconds).
     """
     t0 = time.perf_counter()
     n_group = int(n_group or DEFAULT_GROUP.get(rt.info.kind, 64))
@@ -65,9 +70,16 @@ def tree_forces(rt: Runtime, tree: Octree, eps: float, n_group: int | None = Non
     link[:, 0] = tree.next
     link[:, 1] = tree.start
     link[:, 2] = np.where(tree.is_leaf, tree.count, 0)
+    # bounding radius about the centre of mass (rounded up), for the hard walk's cut-off
+    rad = (np.linalg.norm(tree.com - tree.centre, axis=1) + 0.5 * np.sqrt(3.0) * tree.side)
+    link[:, 3] = np.nextafter(rad.astype(np.float32), np.float32(np.inf)).view(np.int32)
     quad = tree.quad is not None
     defines = {"WG": n_group, "CAP": max(LIST_CAPACITY, int(tree.n_leaf)), "QUAD": int(quad),
                **WALK_SETTINGS.get(rt.info.kind, WALK_SETTINGS["gpu"]), **(options or {})}
+    if part != "full":
+        if split is None:
+            raise ValueError(f"part = {part!r} needs a changeover (split)")
+        defines.update(split.defines(part))
     name = defines.pop("KERNEL")
     per_group = name == "tree_walk_simd"     # one work-item per group
     knl = rt.kernel("treewalk.cl", name, defines)
