@@ -16,12 +16,21 @@ from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["COLUMNS", "DiagnosticsFile", "Reporter", "measure", "read_diagnostics"]
+from .io.snapshot import atomic_path
+
+__all__ = ["COLUMNS", "DiagnosticsFile", "Reporter", "energies", "measure", "read_diagnostics"]
 
 COLUMNS = ("step", "time", "kinetic", "potential", "total", "rel_energy_error",
            "px", "py", "pz", "lx", "ly", "lz", "virial_ratio", "r10", "r50", "r90",
            "wall_build", "wall_force", "wall_integrate", "wall_io", "interactions_per_s",
            "step_s", "soft_force_s", "hard_force_s", "soft_interactions", "hard_interactions")
+
+
+def energies(vel: np.ndarray, mass: np.ndarray, pot: np.ndarray | None = None
+             ) -> tuple[float, float]:
+    """(kinetic ½ Σ m v², potential ½ Σ m φ); the potential is 0.0 without ``pot``."""
+    kin = 0.5 * float(mass @ np.einsum("ij,ij->i", vel, vel))
+    return kin, (0.5 * float(mass @ pot) if pot is not None else 0.0)
 
 
 def lagrangian_radii(pos: np.ndarray, mass: np.ndarray,
@@ -55,8 +64,7 @@ def measure(step: int, t: float, pos: np.ndarray, vel: np.ndarray, mass: np.ndar
     """
     force_s = (timers["force"] + timers["build"]) - (prev["force"] + prev["build"])
     rate = (timers["interactions"] - prev["interactions"]) / force_s if force_s > 0 else 0.0
-    kin = 0.5 * float(mass @ np.einsum("ij,ij->i", vel, vel))
-    epot = 0.5 * float(mass @ pot)
+    kin, epot = energies(vel, mass, pot)
     tot = kin + epot
     ref = tot if e0 is None else e0
     p = mass @ vel
@@ -88,7 +96,7 @@ class DiagnosticsFile:
         rows = []
         if keep_until_step is not None and path.exists():
             rows = [r for r in read_diagnostics(path) if int(float(r["step"])) <= keep_until_step]
-        tmp = path.with_name(f".{path.name}.tmp")
+        tmp = atomic_path(path)
         with open(tmp, "w", newline="") as f:
             w = csv.DictWriter(f, COLUMNS)
             w.writeheader()
@@ -131,43 +139,35 @@ class Reporter:
         self._last_progress = 0.0
         self._start = time.perf_counter()
 
-    def message(self, text: str) -> None:
-        """A line for the log (and stdout unless quiet or JSON)."""
+    def _emit(self, text: str, record: dict[str, Any] | None = None) -> None:
+        """``text`` into the log; on stdout as text, or with ``log_json`` as the JSON
+        ``record`` (nothing when there is none); nothing on stdout when quiet."""
         self._clear_progress()
         if self._log:
             self._log.write(text + "\n")
             self._log.flush()
-        if not self.quiet and not self.log_json:
+        if self.quiet:
+            return
+        if not self.log_json:
             print(text, flush=True)
+        elif record is not None:
+            print(json.dumps(record, default=_jsonable), flush=True)
+
+    def message(self, text: str) -> None:
+        """A line for the log (and stdout unless quiet or JSON)."""
+        self._emit(text)
 
     def event(self, kind: str, **fields: Any) -> None:
         """A structured event: a JSON line with ``log_json``, else a plain line."""
-        if self.log_json and not self.quiet:
-            self._clear_progress()
-            print(json.dumps({"event": kind, **fields}, default=_jsonable), flush=True)
         text = f"{kind}: " + " ".join(f"{k}={v}" for k, v in fields.items())
-        if self._log:
-            self._log.write(text + "\n")
-            self._log.flush()
-        if not self.quiet and not self.log_json:
-            self._clear_progress()
-            print(text, flush=True)
+        self._emit(text, {"event": kind, **fields})
 
     def report(self, rec: dict[str, Any]) -> None:
         line = (f"step {rec['step']:>7d}  t {rec['time']:<9.5g} E {rec['total']:<+12.6g}"
                 f" dE/E {rec['rel_energy_error']:+.2e}  |P| {math.hypot(rec['px'], rec['py'], rec['pz']):.1e}"
                 f"  2K/|W| {rec['virial_ratio']:.4f}  r10/50/90 {rec['r10']:.3g}/{rec['r50']:.3g}/"
                 f"{rec['r90']:.3g}  {rec['interactions_per_s']:.2e} int/s")
-        self._clear_progress()
-        if self._log:
-            self._log.write(line + "\n")
-            self._log.flush()
-        if self.quiet:
-            return
-        if self.log_json:
-            print(json.dumps({"event": "diagnostics", **rec}, default=_jsonable), flush=True)
-        else:
-            print(line, flush=True)
+        self._emit(line, {"event": "diagnostics", **rec})
 
     def tick(self, step: int, n_steps: int, t: float, first_step: int = 0) -> None:
         """Progress display (at most a few updates per second)."""

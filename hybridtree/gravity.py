@@ -74,6 +74,17 @@ def _check_eps(eps: float) -> float:
     return eps
 
 
+def _check_tree_knobs(n_leaf: int, n_group: int | None, multipole: str,
+                      theta: float | None) -> None:
+    """ValueError for tree settings out of range (``theta=None``: not checked)."""
+    if multipole not in MULTIPOLES:
+        raise ValueError(f"multipole must be one of {MULTIPOLES}, got {multipole!r}")
+    if theta is not None and not (0.0 < theta <= 1.2):
+        raise ValueError(f"theta must be in (0, 1.2], got {theta!r}")
+    if not (1 <= n_leaf <= 1024 and (n_group is None or 1 <= n_group <= 1024)):
+        raise ValueError(f"n_leaf and n_group must be in [1, 1024], got {n_leaf}, {n_group}")
+
+
 def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: float = 0.5, *,
                   sinks=None, n_leaf: int = 16, n_group: int | None = None,
                   multipole: str = "monopole", device: str | None = None,
@@ -90,12 +101,7 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: floa
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if multipole not in MULTIPOLES:
-        raise ValueError(f"multipole must be one of {MULTIPOLES}, got {multipole!r}")
-    if not (0.0 < theta <= 1.2 or method == "direct"):
-        raise ValueError(f"theta must be in (0, 1.2], got {theta!r}")
-    if not (1 <= n_leaf <= 1024 and (n_group is None or 1 <= n_group <= 1024)):
-        raise ValueError(f"n_leaf and n_group must be in [1, 1024], got {n_leaf}, {n_group}")
+    _check_tree_knobs(n_leaf, n_group, multipole, theta if method == "tree" else None)
     pos, mass = validate_particles(pos, mass)
     eps = _check_eps(eps)
     self_sinks = sinks is None
@@ -138,8 +144,7 @@ def split_accelerations(pos, mass, eps: float, changeover: Changeover,
     (:mod:`hybridtree.splitting`).  The tree's build time is in the first part's
     timings.
     """
-    if not (0.0 < theta <= 1.2):
-        raise ValueError(f"theta must be in (0, 1.2], got {theta!r}")
+    _check_tree_knobs(n_leaf, n_group, multipole, theta)
     pos, mass = validate_particles(pos, mass)
     eps = _check_eps(eps)
     rt = get_runtime(device)

@@ -7,8 +7,9 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from .diagnostics import lagrangian_radii
-from .io.snapshot import GYR_S, SnapshotError, read_particles
+from .diagnostics import energies, lagrangian_radii
+from .io.snapshot import SnapshotError, read_particles
+from .units import GYR_S
 
 __all__ = ["describe"]
 
@@ -51,9 +52,8 @@ def describe(path: str | Path) -> str:
                  f"velocity {np.array2string(vcom, precision=4)}")
     r10, r50, r90 = lagrangian_radii(p.pos, p.mass)
     lines.append(f"Lagrangian radii 10/50/90 %: {r10:.5g} / {r50:.5g} / {r90:.5g}")
-    kin = 0.5 * float(p.mass @ np.einsum("ij,ij->i", p.vel, p.vel))
+    kin, w = energies(p.vel, p.mass, pot)
     if pot is not None:
-        w = 0.5 * float(p.mass @ pot)
         lines.append(f"energy: kinetic {kin:.10g}, potential {w:.10g}, total {kin + w:.10g}, "
                      f"2K/|W| {2 * kin / abs(w):.5f}")
     else:

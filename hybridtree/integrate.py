@@ -70,10 +70,11 @@ class GravityModel:
     last: Forces | None = None
 
     @classmethod
-    def from_settings(cls, g) -> "GravityModel":
+    def from_settings(cls, g, **extra) -> "GravityModel":
+        """From the ``[gravity]`` settings; ``extra``: a subclass's own fields."""
         return cls(method=g.method, eps=g.eps, theta=g.theta, n_leaf=g.n_leaf,
                    n_group=g.n_group, multipole=g.multipole, precise=g.precise,
-                   remove_net_force=g.remove_net_force, device=g.device)
+                   remove_net_force=g.remove_net_force, device=g.device, **extra)
 
     def __call__(self, pos: np.ndarray, mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(acceleration (N, 3), potential (N,)) at ``pos``."""
@@ -114,11 +115,8 @@ class HybridModel(GravityModel):
     def from_settings(cls, g, h) -> "HybridModel":
         if g.method != "tree":
             raise ValueError("hybrid.enabled needs gravity.method = 'tree'")
-        m = super().from_settings(g)
-        return cls(**{k: getattr(m, k) for k in ("method", "eps", "theta", "n_leaf", "n_group",
-                                                  "multipole", "precise", "remove_net_force",
-                                                  "device")},
-                   changeover=Changeover(h.r_in, h.r_out, h.changeover), n_hard=h.n_hard)
+        return super().from_settings(g, changeover=Changeover(h.r_in, h.r_out, h.changeover),
+                                     n_hard=h.n_hard)
 
     def parts(self, pos: np.ndarray, mass: np.ndarray, parts: tuple[str, ...]
               ) -> dict[str, tuple[np.ndarray, np.ndarray]]:

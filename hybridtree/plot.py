@@ -8,7 +8,6 @@ snapshot (the last one unless told).  Either is skipped when its input is missin
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import matplotlib
@@ -19,15 +18,14 @@ import numpy as np  # noqa: E402
 from matplotlib.colors import LogNorm  # noqa: E402
 
 from .diagnostics import read_diagnostics  # noqa: E402
-from .io.snapshot import read_particles  # noqa: E402
+from .io.snapshot import SNAPSHOT_RE, atomic_path, read_particles  # noqa: E402
+from .units import GYR_S  # noqa: E402
 
-SECONDS_PER_MYR = 3.15576e13
-_SNAPSHOT = re.compile(r"snapshot_(\d+)\.hdf5$")
 
 
 def _save(fig: plt.Figure, path: Path) -> Path:
     # A reader (an image viewer refreshing, a web page) never sees half a file.
-    tmp = path.with_name(f".{path.name}.tmp.png")
+    tmp = atomic_path(path)
     try:
         fig.savefig(tmp, format="png", dpi=120)
         os.replace(tmp, path)
@@ -105,14 +103,14 @@ def plot_projection(snapshot: Path, out: Path, bins: int = 256) -> Path:
     ax.set_ylabel("y (internal units)")
     title = f"{snapshot.name}: t = {time:.4g}"
     if units is not None:
-        title += f" ({time * units.time_s / SECONDS_PER_MYR:.4g} Myr)"
+        title += f" ({time * units.time_s / GYR_S * 1e3:.4g} Myr)"
     ax.set_title(f"{title}, N = {len(xy)}")
     return _save(fig, out)
 
 
 def _last_snapshot(folder: Path) -> Path | None:
     numbered = [(int(m.group(1)), p) for p in folder.glob("snapshot_*.hdf5")
-                if (m := _SNAPSHOT.search(p.name))]
+                if (m := SNAPSHOT_RE.match(p.name))]
     return max(numbered)[1] if numbered else None
 
 

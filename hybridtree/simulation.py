@@ -13,7 +13,6 @@ positions, velocities and the accelerations used by the next half kick.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -24,17 +23,16 @@ import numpy as np
 
 from . import __version__, ics
 from .config import ConfigError, Settings, load_config, parse_overrides, settings_from_flat
-from .diagnostics import DiagnosticsFile, Reporter, measure
+from .diagnostics import DiagnosticsFile, Reporter, energies, measure
 from .gravity import validate_particles
 from .integrate import GravityModel, HybridModel, hybrid_step, kdk_step
-from .io.snapshot import (Particles, Snapshot, SnapshotError, read_particles, read_snapshot,
-                          snapshot_name, write_snapshot)
+from .io.snapshot import (SNAPSHOT_RE, Particles, Snapshot, SnapshotError, read_particles,
+                          read_snapshot, snapshot_name, write_snapshot)
 from .opencl import get_runtime
 from .units import Units
 
 __all__ = ["RunError", "initial_conditions", "run"]
 
-SNAPSHOT_RE = re.compile(r"^snapshot_(\d{4,})\.hdf5$")
 RUN_FILES = ("diagnostics.csv", "run.log")
 
 
@@ -138,8 +136,8 @@ def _load_restart(path: str, overrides: dict[str, Any]) -> tuple[Settings, Snaps
     return settings, snap
 
 
-def _gravity_keys(settings: Settings) -> dict[str, Any]:
-    return {k: v for k, v in settings.flat().items() if k.startswith("gravity.")}
+def _gravity_keys(flat: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in flat.items() if k.startswith("gravity.")}
 
 
 def run(config: str | None = None, overrides: list[str] | None = None,
@@ -206,6 +204,11 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
     p = start.particles
     step, last = start.step, start.step + n_left
     number = start.snapshot
+
+    def time_at(step: int) -> float:
+        # from the start point, not accumulated: no drift, and a restart agrees exactly
+        return start.time + (step - start.step) * dt
+
     try:
         made.append(out / "run.log")
         reporter = Reporter(out / "run.log", quiet, log_json, progress, append=in_place)
@@ -218,8 +221,7 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
         # run recomputes its two parts, which is deterministic for the same positions
         reuse = (not hybrid and start.restart is not None and p.acc is not None
                  and p.pot is not None
-                 and _gravity_keys(settings) == {k: v for k, v in start.restart.parameters.items()
-                                                 if k.startswith("gravity.")})
+                 and _gravity_keys(settings.flat()) == _gravity_keys(start.restart.parameters))
         if hybrid:
             r = gravity.parts(p.pos, p.mass, ("hard", "soft"))
             acc_hard, (acc_soft, p.pot) = r["hard"][0], r["soft"]
@@ -228,12 +230,12 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
             p.acc, p.pot = gravity(p.pos, p.mass)
         e0 = start.e0
         if e0 is None:
-            e0 = 0.5 * float(p.mass @ np.einsum("ij,ij->i", p.vel, p.vel)) + 0.5 * float(p.mass @ p.pot)
+            e0 = sum(energies(p.vel, p.mass, p.pot))
         params = settings.flat()
 
         def snapshot(step: int, number: int) -> None:
             t_io = time.perf_counter()
-            t = start.time + (step - start.step) * dt
+            t = time_at(step)
             path = out / snapshot_name(number)
             write_snapshot(path, p, t, units, params,
                            {"Step": step, "SnapshotNumber": number, "InitialEnergy": e0,
@@ -247,7 +249,7 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
             nonlocal prev
             t_io = time.perf_counter()
             now = {**timers.as_dict(), "step": step, "wall": t_io}
-            rec = measure(step, start.time + (step - start.step) * dt, p.pos, p.vel, p.mass,
+            rec = measure(step, time_at(step), p.pos, p.vel, p.mass,
                           p.pot, e0, now, prev)
             prev = now
             diag.write(rec)
@@ -277,7 +279,7 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
             if step % every_snap == 0 or step == last:
                 snapshot(step, number)
                 number += 1
-            reporter.tick(step, last, start.time + (step - start.step) * dt, start.step)
+            reporter.tick(step, last, time_at(step), start.step)
     except KeyboardInterrupt:
         reporter.message(f"interrupted at step {step}; continue with: hybridtree run --restart "
                          f"{out / snapshot_name(number - 1)}")

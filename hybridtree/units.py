@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 G_CGS = 6.67430e-8          # cm^3 g^-1 s^-2 (CODATA 2018)
+GYR_S = 3.15576e16          # Julian gigayear in s
 
 
 @dataclass(frozen=True)

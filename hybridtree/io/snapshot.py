@@ -21,6 +21,7 @@ Layout (what GADGET-4 writes for a non-cosmological run, so h5py, pynbody and yt
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,14 +29,14 @@ from typing import Any
 import h5py
 import numpy as np
 
-from ..units import Units
+from ..units import GYR_S, Units
 
-__all__ = ["Particles", "Snapshot", "SnapshotError", "atomic_path", "read_snapshot",
+__all__ = ["SNAPSHOT_RE", "Particles", "Snapshot", "SnapshotError", "atomic_path", "read_snapshot",
            "read_particles", "write_snapshot", "snapshot_name"]
 
 N_TYPES = 6
 DM = 1                       # PartType1: collisionless particles
-GYR_S = 3.15576e16           # Julian gigayear in s
+SNAPSHOT_RE = re.compile(r"^snapshot_(\d+)\.hdf5$")     # group 1: the snapshot number
 
 
 class SnapshotError(ValueError):
@@ -182,12 +183,16 @@ def _open(path: Path) -> h5py.File:
         raise SnapshotError(f"{path}: not a readable HDF5 file ({exc})") from None
 
 
-def _file_units(f: h5py.File) -> Units | None:
-    """The file's units from ``Units`` or (GADGET-4) ``Parameters``; None if absent."""
+def _file_units(f: h5py.File) -> tuple[Units, float, float] | None:
+    """The file's units from ``Units`` or (GADGET-4) ``Parameters``: (length and mass,
+    velocity unit in cm/s, time unit in s), the last two as the file states them
+    (else derived with G = 1); None if absent."""
     for group in ("Units", "Parameters"):
         if group in f and "UnitLength_in_cm" in f[group].attrs and "UnitMass_in_g" in f[group].attrs:
             a = f[group].attrs
-            return Units(float(a["UnitLength_in_cm"]), float(a["UnitMass_in_g"]))
+            u = Units(float(a["UnitLength_in_cm"]), float(a["UnitMass_in_g"]))
+            v = float(a.get("UnitVelocity_in_cm_per_s", u.velocity_cm_per_s))
+            return u, v, float(a.get("UnitTime_in_s", u.length_cm / v))
     return None
 
 
@@ -237,15 +242,13 @@ def read_particles(path: str | Path, types: str = "all", units: Units | None = N
                 raise SnapshotError(f"{path}: {name} datasets disagree in length")
             parts.append((pos, vel, mass, ids))
         time = float(header.get("Time", 0.0))
-        file_units = _file_units(f)
+        stated = _file_units(f)
+    file_units = stated[0] if stated else None
     pos, vel, mass, ids = (np.concatenate([p[i] for p in parts]) for i in range(4))
     if len(np.unique(ids)) != len(ids):          # missing or repeated IDs: number them
         ids = np.arange(1, len(ids) + 1, dtype=np.uint64)
-    if units is not None and file_units is not None and file_units != units:
-        with _open(path) as f:
-            a = f["Units"].attrs if "Units" in f else f["Parameters"].attrs
-            v_file = float(a.get("UnitVelocity_in_cm_per_s", file_units.velocity_cm_per_s))
-            t_file = float(a.get("UnitTime_in_s", file_units.length_cm / v_file))
+    if units is not None and stated is not None and file_units != units:
+        _, v_file, t_file = stated
         pos = pos * (file_units.length_cm / units.length_cm)
         vel = vel * (v_file / units.velocity_cm_per_s)
         mass = mass * (file_units.mass_g / units.mass_g)
