@@ -66,6 +66,9 @@ SCHEMA: dict[str, dict[str, Option]] = {
                         lambda v: 0 <= v <= 1024, "0 <= n_group <= 1024"),
         "multipole": _opt(str, "monopole", "cell moments", choices=("monopole", "quadrupole")),
         "precise": _opt(bool, True, "direct method: hi + lo float32 coordinates"),
+        "build": _opt(str, "device", "where the tree is built: device (OpenCL; the tree stays "
+                      "there for the walk) or host (numpy, the reference)",
+                      choices=("device", "host")),
         "remove_net_force": _opt(bool, True, "subtract the mass-weighted mean acceleration "
                                  "(the tree's spurious net force) so that total momentum is "
                                  "conserved"),

@@ -18,11 +18,16 @@ from .direct import direct_forces
 from .opencl import get_runtime
 from .splitting import Changeover
 from .tree import MULTIPOLES, build_tree
+from .tree.device_build import build_device_tree
 from .treewalk import tree_forces
 
 METHODS = ("tree", "direct")
 
-__all__ = ["Forces", "METHODS", "accelerations", "direct_reference", "split_accelerations",
+#: Where the tree is built: "device" (cl/treebuild.cl, the tree stays on the device) or
+#: "host" (numpy, the reference).  Both give the same cells.
+BUILDS = ("device", "host")
+
+__all__ = ["BUILDS", "Forces", "METHODS", "accelerations", "direct_reference", "split_accelerations",
            "validate_particles"]
 
 
@@ -75,8 +80,10 @@ def _check_eps(eps: float) -> float:
 
 
 def _check_tree_knobs(n_leaf: int, n_group: int | None, multipole: str,
-                      theta: float | None) -> None:
+                      theta: float | None, build: str = "device") -> None:
     """ValueError for tree settings out of range (``theta=None``: not checked)."""
+    if build not in BUILDS:
+        raise ValueError(f"build must be one of {BUILDS}, got {build!r}")
     if multipole not in MULTIPOLES:
         raise ValueError(f"multipole must be one of {MULTIPOLES}, got {multipole!r}")
     if theta is not None and not (0.0 < theta <= 1.2):
@@ -85,10 +92,17 @@ def _check_tree_knobs(n_leaf: int, n_group: int | None, multipole: str,
         raise ValueError(f"n_leaf and n_group must be in [1, 1024], got {n_leaf}, {n_group}")
 
 
+def _build(rt, build: str, pos: np.ndarray, mass: np.ndarray, theta: float, n_leaf: int,
+           multipole: str):
+    if build == "device":
+        return build_device_tree(rt, pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole)
+    return build_tree(pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole)
+
+
 def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: float = 0.5, *,
                   sinks=None, n_leaf: int = 16, n_group: int | None = None,
                   multipole: str = "monopole", device: str | None = None,
-                  precise: bool = True) -> Forces:
+                  precise: bool = True, build: str = "device") -> Forces:
     """Accelerations and potentials for ``sinks`` (default: the sources themselves).
 
     pos: (N, 3) source positions; mass: (N,) or scalar; eps: Plummer softening.
@@ -97,11 +111,11 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: floa
     default per device kind: :data:`hybridtree.treewalk.DEFAULT_GROUP`)
     or "direct" (exact O(N^2) Chamomile kernel; ``precise=False`` trades the
     hi + lo coordinates for speed, see :func:`hybridtree.direct.direct_forces`).  ``device``: see
-    :mod:`hybridtree.opencl`.
+    :mod:`hybridtree.opencl`.  ``build``: where the tree is built (:data:`BUILDS`).
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    _check_tree_knobs(n_leaf, n_group, multipole, theta if method == "tree" else None)
+    _check_tree_knobs(n_leaf, n_group, multipole, theta if method == "tree" else None, build)
     pos, mass = validate_particles(pos, mass)
     eps = _check_eps(eps)
     self_sinks = sinks is None
@@ -121,7 +135,7 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: floa
         n_pp = np.full(n_sink, len(pos) - int(self_sinks), np.int64)
         n_pc = np.zeros(n_sink, np.int64)
     else:
-        tree = build_tree(pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole)
+        tree = _build(rt, build, pos, mass, theta, n_leaf, multipole)
         t = {f"build_{k}": v for k, v in tree.timings.items()}
         t["build"] = time.perf_counter() - t0
         acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, eps, n_group=n_group,
@@ -134,8 +148,8 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: floa
 def split_accelerations(pos, mass, eps: float, changeover: Changeover,
                         parts: tuple[str, ...] = ("hard", "soft"), theta: float = 0.5, *,
                         n_leaf: int = 16, n_group: int | None = None,
-                        multipole: str = "monopole", device: str | None = None
-                        ) -> dict[str, Forces]:
+                        multipole: str = "monopole", device: str | None = None,
+                        build: str = "device") -> dict[str, Forces]:
     """The hybrid tree's force parts of every particle from one tree build.
 
     ``parts``: any of "soft" (every accepted interaction weighted by W(r); potential:
@@ -144,12 +158,12 @@ def split_accelerations(pos, mass, eps: float, changeover: Changeover,
     (:mod:`hybridtree.splitting`).  The tree's build time is in the first part's
     timings.
     """
-    _check_tree_knobs(n_leaf, n_group, multipole, theta)
+    _check_tree_knobs(n_leaf, n_group, multipole, theta, build)
     pos, mass = validate_particles(pos, mass)
     eps = _check_eps(eps)
     rt = get_runtime(device)
     t0 = time.perf_counter()
-    tree = build_tree(pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole)
+    tree = _build(rt, build, pos, mass, theta, n_leaf, multipole)
     build = time.perf_counter() - t0
     out = {}
     for part in parts:

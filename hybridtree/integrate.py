@@ -64,6 +64,7 @@ class GravityModel:
     n_group: int = 0
     multipole: str = "monopole"
     precise: bool = True
+    build: str = "device"
     remove_net_force: bool = True
     device: str = ""
     timers: Timers = field(default_factory=Timers)
@@ -74,7 +75,7 @@ class GravityModel:
         """From the ``[gravity]`` settings; ``extra``: a subclass's own fields."""
         return cls(method=g.method, eps=g.eps, theta=g.theta, n_leaf=g.n_leaf,
                    n_group=g.n_group, multipole=g.multipole, precise=g.precise,
-                   remove_net_force=g.remove_net_force, device=g.device, **extra)
+                   build=g.build, remove_net_force=g.remove_net_force, device=g.device, **extra)
 
     def __call__(self, pos: np.ndarray, mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(acceleration (N, 3), potential (N,)) at ``pos``."""
@@ -82,7 +83,7 @@ class GravityModel:
         f = accelerations(pos, mass, self.eps, method=self.method, theta=self.theta,
                           n_leaf=self.n_leaf, n_group=self.n_group or None,
                           multipole=self.multipole, device=self.device or None,
-                          precise=self.precise)
+                          precise=self.precise, build=self.build)
         build = float(f.timings.get("build", 0.0))
         self._account(f, "soft", time.perf_counter() - t0, build)
         return self._net(f.acc, mass), f.pot
@@ -123,7 +124,8 @@ class HybridModel(GravityModel):
         """{part: (acc, pot)} from one tree build at ``pos``."""
         res = split_accelerations(pos, mass, self.eps, self.changeover, parts, self.theta,
                                   n_leaf=self.n_leaf, n_group=self.n_group or None,
-                                  multipole=self.multipole, device=self.device or None)
+                                  multipole=self.multipole, device=self.device or None,
+                                  build=self.build)
         out = {}
         for part in parts:
             f = res[part]

@@ -10,6 +10,7 @@ import pyopencl as cl
 from .opencl import Runtime, pack4, split_hi_lo
 from .splitting import Changeover
 from .tree import Octree, integer_coords, leaf_ranges, morton_keys
+from .tree.device_build import DeviceTree, device_groups, launch
 
 #: Interaction-list capacity in local memory (entries).
 LIST_CAPACITY = 256
@@ -34,10 +35,81 @@ def _group_boxes(pos: np.ndarray, gstart: np.ndarray) -> tuple[np.ndarray, np.nd
     return 0.5 * (lo + hi), 0.5 * (hi - lo)
 
 
-def tree_forces(rt: Runtime, tree: Octree, eps: float, n_group: int | None = None,
+def _walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: dict | None,
+                  split: Changeover | None, part: str) -> dict:
+    defines = {"WG": n_group, "CAP": max(LIST_CAPACITY, int(n_leaf)), "QUAD": int(quad),
+               **WALK_SETTINGS.get(rt.info.kind, WALK_SETTINGS["gpu"]), **(options or {})}
+    if part != "full":
+        if split is None:
+            raise ValueError(f"part = {part!r} needs a changeover (split)")
+        defines.update(split.defines(part))
+    return defines
+
+
+def _source_buffers(rt: Runtime, tree: Octree | DeviceTree) -> list:
+    """Kernel arguments for the sources: n_cells, cell_hi, cell_lo, link[, quad], src_hi, src_lo."""
+    if isinstance(tree, DeviceTree):
+        quad = [tree.cell_quad] if tree.cell_quad is not None else []
+        return [np.int32(tree.n_cells), tree.cell_hi, tree.cell_lo, tree.link, *quad,
+                tree.src_hi, tree.src_lo]
+    centre = tree.cube.centre
+    src_hi, src_lo = split_hi_lo(tree.pos - centre)
+    com_hi, com_lo = split_hi_lo(tree.com - centre)
+    link = np.zeros((tree.n_cells, 4), np.int32)
+    link[:, 0] = tree.next
+    link[:, 1] = tree.start
+    link[:, 2] = np.where(tree.is_leaf, tree.count, 0)
+    # bounding radius about the centre of mass (rounded up), for the hard walk's cut-off
+    rad = (np.linalg.norm(tree.com - tree.centre, axis=1) + 0.5 * np.sqrt(3.0) * tree.side)
+    link[:, 3] = np.nextafter(rad.astype(np.float32), np.float32(np.inf)).view(np.int32)
+    args = [np.int32(tree.n_cells), rt.to_device(pack4(com_hi, tree.cell_mass)),
+            rt.to_device(pack4(com_lo, tree.s_eff)), rt.to_device(link)]
+    if tree.quad is not None:
+        q8 = np.zeros((tree.n_cells, 8), np.float32)
+        q8[:, :6] = tree.quad
+        args.append(rt.to_device(q8))
+    return args + [rt.to_device(pack4(src_hi, tree.mass)), rt.to_device(pack4(src_lo))]
+
+
+def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None,
+                n_group: int) -> tuple[list, np.ndarray, int]:
+    """Sink groups formed on the host: (kernel arguments from n_groups to sink_self,
+    caller index of each sink in group order, n_groups)."""
+    centre = tree.cube.centre
+    if sinks is None:          # a host tree's own particles
+        spos, skeys, sorder = tree.pos, tree.keys, tree.order
+        self_idx = np.arange(len(spos), dtype=np.int32)
+    else:
+        skeys = morton_keys(integer_coords(sinks, tree.cube))
+        sorder = np.argsort(skeys, kind="stable")
+        skeys, spos = skeys[sorder], sinks[sorder]
+        self_idx = np.full(len(spos), -1, np.int32)
+    gstart, gcount = sink_groups(skeys, n_group)
+    gcentre, ghalf = _group_boxes(spos, gstart)
+    half32 = np.nextafter(ghalf.astype(np.float32), np.float32(np.inf))
+    snk_hi, snk_lo = split_hi_lo(spos - centre)
+    g_hi, g_lo = split_hi_lo(gcentre - centre)
+    args = [np.int32(len(gstart)),
+            rt.to_device(np.stack([gstart, gcount], axis=1).astype(np.int32)),
+            rt.to_device(pack4(g_hi)), rt.to_device(pack4(g_lo)), rt.to_device(pack4(half32)),
+            rt.to_device(pack4(snk_hi)), rt.to_device(pack4(snk_lo)), rt.to_device(self_idx)]
+    return args, sorder, len(gstart)
+
+
+def _device_sinks(tree: DeviceTree, n_group: int) -> tuple[list, int]:
+    """Sink groups of a device tree's own particles, formed on the device."""
+    g = device_groups(tree, n_group)
+    self_idx = tree.rt.empty(4 * tree.n)
+    launch(tree.rt, "iota", tree.n, np.int32(tree.n), self_idx)
+    return [np.int32(g.n_groups), g.ranges, g.hi, g.lo, g.half, tree.src_hi, tree.src_lo,
+            self_idx], g.n_groups
+
+
+def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int | None = None,
                 sinks: np.ndarray | None = None, options: dict | None = None,
                 split: Changeover | None = None, part: str = "full"):
-    """Walk ``tree`` for every sink; float64 results in the sinks' own order.
+    """Walk ``tree`` (host-built or device-built) for every sink; float64 results in the
+    sinks' own order.
 
     ``sinks=None``: the sinks are the tree's own particles (in the caller's order,
     with no self-interaction).  ``options``: extra kernel defines (tuning).
@@ -48,38 +120,8 @@ def tree_forces(rt: Runtime, tree: Octree, eps: float, n_group: int | None = Non
     """
     t0 = time.perf_counter()
     n_group = int(n_group or DEFAULT_GROUP.get(rt.info.kind, 64))
-    centre = tree.cube.centre
-    if sinks is None:
-        spos, skeys = tree.pos, tree.keys
-        sorder = tree.order
-        self_idx = np.arange(len(spos), dtype=np.int32)
-    else:
-        skeys = morton_keys(integer_coords(sinks, tree.cube))
-        sorder = np.argsort(skeys, kind="stable")
-        skeys, spos = skeys[sorder], sinks[sorder]
-        self_idx = np.full(len(spos), -1, np.int32)
-    gstart, gcount = sink_groups(skeys, n_group)
-    gcentre, ghalf = _group_boxes(spos, gstart)
-    half32 = np.nextafter(ghalf.astype(np.float32), np.float32(np.inf))
-
-    src_hi, src_lo = split_hi_lo(tree.pos - centre)
-    com_hi, com_lo = split_hi_lo(tree.com - centre)
-    snk_hi, snk_lo = split_hi_lo(spos - centre)
-    g_hi, g_lo = split_hi_lo(gcentre - centre)
-    link = np.zeros((tree.n_cells, 4), np.int32)
-    link[:, 0] = tree.next
-    link[:, 1] = tree.start
-    link[:, 2] = np.where(tree.is_leaf, tree.count, 0)
-    # bounding radius about the centre of mass (rounded up), for the hard walk's cut-off
-    rad = (np.linalg.norm(tree.com - tree.centre, axis=1) + 0.5 * np.sqrt(3.0) * tree.side)
-    link[:, 3] = np.nextafter(rad.astype(np.float32), np.float32(np.inf)).view(np.int32)
-    quad = tree.quad is not None
-    defines = {"WG": n_group, "CAP": max(LIST_CAPACITY, int(tree.n_leaf)), "QUAD": int(quad),
-               **WALK_SETTINGS.get(rt.info.kind, WALK_SETTINGS["gpu"]), **(options or {})}
-    if part != "full":
-        if split is None:
-            raise ValueError(f"part = {part!r} needs a changeover (split)")
-        defines.update(split.defines(part))
+    quad = (tree.cell_quad if isinstance(tree, DeviceTree) else tree.quad) is not None
+    defines = _walk_defines(rt, n_group, tree.n_leaf, quad, options, split, part)
     name = defines.pop("KERNEL")
     per_group = name == "tree_walk_simd"     # one work-item per group
     knl = rt.kernel("treewalk.cl", name, defines)
@@ -87,42 +129,47 @@ def tree_forces(rt: Runtime, tree: Octree, eps: float, n_group: int | None = Non
     if n_group > max_wg and not per_group:
         raise ValueError(f"n_group = {n_group} exceeds the device's work-group limit "
                          f"{max_wg} for the walk kernel")
-    args = [np.int32(tree.n_cells), rt.to_device(pack4(com_hi, tree.cell_mass)),
-            rt.to_device(pack4(com_lo, tree.s_eff)), rt.to_device(link)]
-    if quad:
-        q8 = np.zeros((tree.n_cells, 8), np.float32)
-        q8[:, :6] = tree.quad
-        args.append(rt.to_device(q8))
-    n = len(spos)
-    n_groups = len(gstart)
+    on_device = isinstance(tree, DeviceTree) and sinks is None
+    if on_device:
+        sink_args, n_groups = _device_sinks(tree, n_group)
+        sorder = None
+        n = tree.n
+    else:
+        sink_args, sorder, n_groups = _host_sinks(rt, tree, sinks, n_group)
+        n = len(sorder)
     out = rt.empty(16 * n)
     counts = rt.empty(8 * n)
-    args += [rt.to_device(pack4(src_hi, tree.mass)), rt.to_device(pack4(src_lo)),
-             np.int32(n_groups),
-             rt.to_device(np.stack([gstart, gcount], axis=1).astype(np.int32)),
-             rt.to_device(pack4(g_hi)), rt.to_device(pack4(g_lo)), rt.to_device(pack4(half32)),
-             rt.to_device(pack4(snk_hi)), rt.to_device(pack4(snk_lo)), rt.to_device(self_idx),
-             np.float32(eps * eps), out, counts]
+    args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
     rt.queue.finish()
     t1 = time.perf_counter()
     if per_group:
         knl(rt.queue, (n_groups,), (1,), *args)   # private arrays: keep work-groups small
     else:
         knl(rt.queue, (n_groups * n_group,), (n_group,), *args)
+    if on_device:   # back into the caller's order before the download
+        res_buf, cnt_buf = rt.empty(16 * n), rt.empty(8 * n)
+        launch(rt, "unsort", n, np.int32(n), tree.order, out, counts, res_buf, cnt_buf)
+        out, counts = res_buf, cnt_buf
     rt.queue.finish()
     t2 = time.perf_counter()
     res = np.empty((n, 4), np.float32)
     cnt = np.empty((n, 2), np.int32)
     cl.enqueue_copy(rt.queue, res, out)
     cl.enqueue_copy(rt.queue, cnt, counts)
-    acc = np.empty((n, 3))
-    pot = np.empty(n)
-    n_pp = np.empty(n, np.int64)
-    n_pc = np.empty(n, np.int64)
-    acc[sorder] = res[:, :3]
-    pot[sorder] = res[:, 3]
-    n_pp[sorder] = cnt[:, 0]
-    n_pc[sorder] = cnt[:, 1]
+    if on_device:
+        acc = res[:, :3].astype(np.float64)
+        pot = res[:, 3].astype(np.float64)
+        n_pp = cnt[:, 0].astype(np.int64)
+        n_pc = cnt[:, 1].astype(np.int64)
+    else:
+        acc = np.empty((n, 3))
+        pot = np.empty(n)
+        n_pp = np.empty(n, np.int64)
+        n_pc = np.empty(n, np.int64)
+        acc[sorder] = res[:, :3]
+        pot[sorder] = res[:, 3]
+        n_pp[sorder] = cnt[:, 0]
+        n_pc[sorder] = cnt[:, 1]
     t3 = time.perf_counter()
     return acc, pot, n_pp, n_pc, {"walk_setup": t1 - t0, "walk": t2 - t1, "download": t3 - t2,
                                   "n_groups": n_groups}

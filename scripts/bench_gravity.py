@@ -73,7 +73,7 @@ class Row:
 
 
 COLUMNS: list[tuple[str, int, Callable[[Row], Any], str]] = [
-    ("N", 9, lambda r: r.n, "d"), ("method", 10, lambda r: r.method, "s"),
+    ("N", 9, lambda r: r.n, "d"), ("method", 12, lambda r: r.method, "s"),
     ("theta", 5, lambda r: r.theta, ".2f"), ("multipole", 10, lambda r: r.multipole, "s"),
     ("precise", 7, lambda r: r.precise, "s"), ("device", 10, lambda r: r.device, "s"),
     ("build_s", 9, lambda r: r.build_s, ".4f"), ("walk_s", 9, lambda r: r.walk_s, ".4f"),
@@ -108,8 +108,12 @@ def sample_indices(n: int, k: int) -> np.ndarray:
     return np.random.default_rng(SAMPLE_SEED).choice(n, size=min(k, n), replace=False)
 
 
-def reference_acc(pos: np.ndarray, mass: np.ndarray, eps: float, idx: np.ndarray) -> np.ndarray:
+def reference_acc(pos: np.ndarray, mass: np.ndarray, eps: float, idx: np.ndarray,
+                  device: str | None = None) -> np.ndarray:
     # sinks= skips no self pair, but that pair has zero separation: zero force, so acc is exact
+    if len(pos) > 1 << 21:   # float64 numpy takes minutes there; hi/lo direct kernel: ~1e-6
+        return accelerations(pos, mass, eps, method="direct", sinks=pos[idx],
+                             device=device).acc
     return direct_reference(pos, mass, eps, sinks=pos[idx])[0]
 
 
@@ -124,14 +128,18 @@ def best_of(call: Callable[[], T], repeat: int, seconds: Callable[[T], float],
 
 
 def bench_tree(pos: np.ndarray, mass: np.ndarray, idx: np.ndarray, ref: np.ndarray,
-               theta: float, args: argparse.Namespace, device: str) -> Row:
+               theta: float, args: argparse.Namespace, device: str, build: str) -> Row:
     f = best_of(lambda: accelerations(pos, mass, args.eps, method="tree", theta=theta,
                                       n_leaf=args.n_leaf, n_group=args.n_group,
-                                      multipole=args.multipole, device=args.device),
+                                      multipole=args.multipole, device=args.device,
+                                      build=build),
                 args.repeat, lambda r: r.timings["total"])
     err = rel_errors(f.acc[idx], ref)
     t = f.timings
-    return Row(len(pos), "tree", theta, args.multipole, None, device, t["build"], t["walk"],
+    if args.phases:
+        phases = {k: round(v, 4) for k, v in t.items() if isinstance(v, float)}
+        print(f"# N={len(pos)} build={build} phases (s): {phases}", flush=True)
+    return Row(len(pos), f"tree/{build}", theta, args.multipole, None, device, t["build"], t["walk"],
                t["total"], float(np.mean(f.n_pp + f.n_pc)), f.interactions / t["walk"],
                float(np.median(err)), float(np.percentile(err, 99)), float(err.max()))
 
@@ -203,6 +211,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="direct kernel with precise=False only (default: both variants)")
     p.add_argument("--quick", action="store_true",
                    help="tree N = 20000, direct N = 4096, sample 500 (overrides those options)")
+    p.add_argument("--build", nargs="+", choices=("device", "host"), default=["device"],
+                   help="where the tree is built (each choice is one row)")
+    p.add_argument("--phases", action="store_true", help="print every timing phase")
     p.add_argument("--json", metavar="PATH", help="also write all rows as JSON")
     args = p.parse_args(argv)
     if args.quick:
@@ -229,10 +240,11 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.n:
         pos, _, mass = plummer(n, seed=PLUMMER_SEED)
         idx = sample_indices(n, args.sample)
-        ref = reference_acc(pos, mass, args.eps, idx)        # shared by every theta
+        ref = reference_acc(pos, mass, args.eps, idx, args.device)        # shared by every theta
         ptg_ref = pytreegrav_reference(ptg, pos, mass, idx, args.eps) if ptg else None
         for theta in args.theta:
-            emit(bench_tree(pos, mass, idx, ref, theta, args, device))
+            for build in args.build:
+                emit(bench_tree(pos, mass, idx, ref, theta, args, device, build))
             if ptg is not None:
                 emit(bench_pytreegrav(ptg, pos, mass, idx, ptg_ref, theta, args))
     for n in args.direct_n:

@@ -50,13 +50,16 @@ def main() -> None:
     ap.add_argument("--changeover", default="dll")
     ap.add_argument("--device", default=None)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--build", choices=("device", "host"), default="device",
+                    help="where the tree is built")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     r_out = a.r_out or 3 * core_spacing(a.n)
     r_in = a.r_in if a.r_in is not None else r_out / 10
     co = Changeover(r_in, r_out, a.changeover)
     pos0, vel0, m = plummer(a.n, seed=a.seed)
-    kw = dict(eps=a.eps, theta=a.theta, multipole=a.multipole, device=a.device or "")
+    kw = dict(eps=a.eps, theta=a.theta, multipole=a.multipole, device=a.device or "",
+              build=a.build)
     dt_soft = a.dt_hard * a.n_hard
     n_soft = round(a.t_end / dt_soft)
 
@@ -89,7 +92,7 @@ def main() -> None:
 
     nt, ht = normal.timers, hybrid.timers
     res = {
-        "n": a.n, "device": normal.last.device, "theta": a.theta, "eps": a.eps,
+        "n": a.n, "device": normal.last.device, "build": a.build, "theta": a.theta, "eps": a.eps,
         "multipole": a.multipole, "r_in": r_in, "r_out": r_out, "changeover": a.changeover,
         "n_hard": a.n_hard, "dt_hard": a.dt_hard, "t_end": n_soft * dt_soft,
         "normal_steps": n_soft * a.n_hard, "soft_steps": n_soft,

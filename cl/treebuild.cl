@@ -1,0 +1,334 @@
+/* Octree build on the device (OpenCL C 1.2): the same tree as hybridtree/tree/octree.py.
+ *
+ * Input: particles as float4 hi/lo pairs relative to the centre of a cube whose side is a
+ * power of two (so that the key scaling and every cell centre are exact in float32).
+ * Pipeline (hybridtree/tree/device_build.py drives it):
+ *   morton_keys -> radix sort (sort.cl) -> gather -> count_cells -> scan -> fill_cells
+ *   -> cell_moments once per level, deepest first.
+ *
+ * Why per particle: cells are stored in pre-order, i.e. sorted by (first particle, level).
+ * Every cell that starts at particle i has a level above D(i), the number of leading
+ * octal digits that keys i-1 and i share; the cells starting at i form one chain that
+ * ends in a leaf.  So one work-item per particle can count (and later write) the cells
+ * that start there, and a prefix sum of those counts places every cell: the index of
+ * the first cell starting at or after particle p is offset[p], hence next[c] =
+ * offset[start + count].  A cell exists when its parent holds more than NMAX particles;
+ * a level-21 cell that still holds more (coincident keys) is cut into pseudo-children
+ * (level 22) of NMAX consecutive particles, as on the host.
+ *
+ * Defines: QUAD (0 monopole, 1 quadrupole).
+ */
+#define MAXL 21                 /* deepest level the 63-bit keys resolve */
+#define HALF_SCALE 1048576.0f   /* 2^20 = half of the 2^21 integer cells per axis */
+
+#ifndef QUAD
+#define QUAD 0
+#endif
+
+/* Insert two zero bits between each of the low 21 bits of v. */
+inline ulong spread3(ulong v)
+{
+    v &= 0x1FFFFFUL;
+    v = (v | (v << 32)) & 0x1F00000000FFFFUL;
+    v = (v | (v << 16)) & 0x1F0000FF0000FFUL;
+    v = (v | (v << 8)) & 0x100F00F00F00F00FUL;
+    v = (v | (v << 4)) & 0x10C30C30C30C30C3UL;
+    v = (v | (v << 2)) & 0x1249249249249249UL;
+    return v;
+}
+
+/* Inverse of spread3: every third bit, compacted. */
+inline uint compact3(ulong v)
+{
+    v &= 0x1249249249249249UL;
+    v = (v | (v >> 2)) & 0x10C30C30C30C30C3UL;
+    v = (v | (v >> 4)) & 0x100F00F00F00F00FUL;
+    v = (v | (v >> 8)) & 0x1F0000FF0000FFUL;
+    v = (v | (v >> 16)) & 0x1F00000000FFFFUL;
+    v = (v | (v >> 32)) & 0x1FFFFFUL;
+    return (uint)v;
+}
+
+/* floor((hi + lo) * scale) + 2^20 clipped to [0, 2^21 - 1]; scale is a power of two, so
+   hi * scale and lo * scale are exact and only the final fraction is rounded. */
+inline ulong grid_coord(const float hi, const float lo, const float scale)
+{
+    const float a = hi * scale;
+    const float fa = floor(a);
+    const float r = (a - fa) + lo * scale;          /* in about [-0.06, 1.06) */
+    long u = (long)fa + (long)floor(r) + 1048576L;
+    u = clamp(u, 0L, 2097151L);
+    return (ulong)u;
+}
+
+__kernel void morton_keys(const int n, __global const float4 *pos_hi,
+                          __global const float4 *pos_lo, const float scale,
+                          __global ulong *keys)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const float4 h = pos_hi[i], l = pos_lo[i];
+    keys[i] = (spread3(grid_coord(h.x, l.x, scale)) << 2)
+            | (spread3(grid_coord(h.y, l.y, scale)) << 1)
+            | spread3(grid_coord(h.z, l.z, scale));
+}
+
+/* Particles into tree order: out[i] = in[order[i]]. */
+__kernel void gather(const int n, __global const uint *order,
+                     __global const float4 *in_hi, __global const float4 *in_lo,
+                     __global float4 *out_hi, __global float4 *out_lo)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const uint j = order[i];
+    out_hi[i] = in_hi[j];
+    out_lo[i] = in_lo[j];
+}
+
+/* Number of leading octal digits that two keys share (MAXL when equal). */
+inline int common_digits(const ulong a, const ulong b)
+{
+    const ulong x = a ^ b;
+    return x == 0 ? MAXL : ((int)clz(x) - 1) / 3;   /* bit 63 is always 0 */
+}
+
+/* Last key of the level-L cell that holds key k. */
+inline ulong cell_last_key(const ulong k, const int level)
+{
+    const int shift = 3 * (MAXL - level);
+    return level == 0 ? 0x7FFFFFFFFFFFFFFFUL : (((k >> shift) + 1) << shift) - 1;
+}
+
+/* First index j in [lo, hi) with keys[j] > v (hi when none). */
+inline int upper_bound(__global const ulong *keys, int lo, int hi, const ulong v)
+{
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (keys[mid] <= v) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* First index j in [lo, hi) with keys[j] >= v. */
+inline int lower_bound(__global const ulong *keys, int lo, int hi, const ulong v)
+{
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (keys[mid] < v) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* The cells that start at particle i, for leaves of at most nmax particles.
+   Returns how many; when write != 0 also stores them from cell index base on.
+   *leaf_count gets the size of the leaf that ends the chain (0 if no cell starts at i). */
+inline int cells_at(const int i, const int n, __global const ulong *keys, const int nmax,
+                    const int write, const int base, __global const uint *offset,
+                    __global int4 *info, __global int4 *link, int *leaf_count)
+{
+    const ulong k = keys[i];
+    const int d = i == 0 ? -1 : common_digits(keys[i - 1], k);
+    *leaf_count = 0;
+    if (d == MAXL) {          /* inside a level-21 cell: only a pseudo-child can start here */
+        const int s = lower_bound(keys, 0, i, k);
+        const int e = upper_bound(keys, i, n, k);
+        if (e - s <= nmax || (i - s) % nmax != 0) return 0;
+        const int c = min(nmax, e - i);
+        if (write) {
+            info[base] = (int4)(i, c, MAXL + 1, 1);
+            link[base] = (int4)((int)offset[i + c], i, c, 0);
+        }
+        *leaf_count = c;
+        return 1;
+    }
+    if (d >= 0) {             /* the parent (level d, holding i - 1 too) must be split */
+        const ulong first = (k >> (3 * (MAXL - d))) << (3 * (MAXL - d));
+        const int s = lower_bound(keys, 0, i, first);
+        const int e = upper_bound(keys, i, n, cell_last_key(k, d));
+        if (e - s <= nmax) return 0;
+    }
+    int m = 0;
+    for (int level = d + 1; level <= MAXL; ++level) {
+        const int c = upper_bound(keys, i, n, cell_last_key(k, level)) - i;
+        const int leaf = c <= nmax;
+        if (write) {
+            info[base + m] = (int4)(i, c, level, leaf);
+            link[base + m] = (int4)((int)offset[i + c], i, leaf ? c : 0, 0);
+        }
+        ++m;
+        if (leaf) {
+            *leaf_count = c;
+            return m;
+        }
+    }
+    /* a level-21 cell with more than nmax particles: its first pseudo-child starts here */
+    const int c = min(nmax, upper_bound(keys, i, n, k) - i);
+    if (write) {
+        info[base + m] = (int4)(i, c, MAXL + 1, 1);
+        link[base + m] = (int4)((int)offset[i + c], i, c, 0);
+    }
+    *leaf_count = c;
+    return m + 1;
+}
+
+/* n_start[i]: cells that start at particle i; optional (may be NULL): leaf_flag[i] = 1
+   and leaf_size[i] = its size when a leaf starts at i, else 0. */
+__kernel void count_cells(const int n, __global const ulong *keys, const int nmax,
+                          __global uint *n_start, __global uint *leaf_flag,
+                          __global uint *leaf_size)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    int lc;
+    n_start[i] = (uint)cells_at(i, n, keys, nmax, 0, 0, 0, 0, 0, &lc);
+    if (leaf_flag) leaf_flag[i] = lc > 0;
+    if (leaf_size) leaf_size[i] = (uint)lc;
+}
+
+__kernel void fill_cells(const int n, __global const ulong *keys, const int nmax,
+                         __global const uint *offset, __global int4 *info, __global int4 *link)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    int lc;
+    cells_at(i, n, keys, nmax, 1, (int)offset[i], offset, info, link, &lc);
+}
+
+/* Leaves of the split with at most nmax particles, in key order: (start, count). */
+__kernel void fill_leaves(const int n, __global const uint *leaf_size,
+                          __global const uint *offset, __global int2 *leaves)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    if (leaf_size[i] > 0) leaves[offset[i]] = (int2)(i, (int)leaf_size[i]);
+}
+
+/* a + b as an unevaluated float pair (Knuth's TwoSum, no ordering assumption). */
+inline float2 two_sum(const float a, const float b)
+{
+    const float s = a + b;
+    const float bb = s - a;
+    return (float2)(s, (a - (s - bb)) + (b - bb));
+}
+
+inline void add_quad(float *q, const float3 d, const float m)
+{
+    const float r2 = dot(d, d);
+    q[0] += m * (3.0f * d.x * d.x - r2);
+    q[1] += m * (3.0f * d.y * d.y - r2);
+    q[2] += m * (3.0f * d.z * d.z - r2);
+    q[3] += m * 3.0f * d.x * d.y;
+    q[4] += m * 3.0f * d.x * d.z;
+    q[5] += m * 3.0f * d.y * d.z;
+}
+
+/* Moments of every cell of one level (children are done: launched deepest level first).
+   Sums are taken relative to the cell's exact geometric centre; the centre of mass is
+   stored as a hi/lo pair relative to the cube centre, as the walk expects. */
+__kernel void cell_moments(const int n_cells, const int level, const float side,
+                           const float inv_theta, __global const ulong *keys,
+                           __global const float4 *src_hi, __global const float4 *src_lo,
+                           __global const int4 *info, __global int4 *link,
+                           __global float4 *cell_hi, __global float4 *cell_lo
+#if QUAD
+                           , __global float8 *cell_quad
+#endif
+                           )
+{
+    const int c = get_global_id(0);
+    if (c >= n_cells) return;
+    const int4 ci = info[c];
+    if (ci.z != level) return;
+    const int geo = min(level, MAXL);
+    const float side_l = side / (float)(1 << geo);
+    const ulong k = keys[ci.x];
+    const int sh = MAXL - geo;
+    const float3 centre = (float3)((float)(compact3(k >> 2) >> sh) + 0.5f,
+                                   (float)(compact3(k >> 1) >> sh) + 0.5f,
+                                   (float)(compact3(k) >> sh) + 0.5f) * side_l - 0.5f * side;
+    const int end = link[c].x;
+    float m = 0.0f;
+    float3 dm = (float3)(0.0f);
+    if (ci.w) {
+        for (int j = ci.x; j < ci.x + ci.y; ++j) {
+            const float4 h = src_hi[j];
+            const float3 d = (h.xyz - centre) + src_lo[j].xyz;
+            m += h.w;
+            dm += h.w * d;
+        }
+    } else {
+        for (int ch = c + 1; ch < end; ch = link[ch].x) {
+            const float4 h = cell_hi[ch];
+            const float3 d = (h.xyz - centre) + cell_lo[ch].xyz;
+            m += h.w;
+            dm += h.w * d;
+        }
+    }
+    const float3 off = m > 0.0f ? dm / m : (float3)(0.0f);
+    const float2 x = two_sum(centre.x, off.x), y = two_sum(centre.y, off.y),
+                 z = two_sum(centre.z, off.z);
+    const float s = length(off);
+    const float b = side_l * inv_theta + s;
+    cell_hi[c] = (float4)(x.s0, y.s0, z.s0, m);
+    cell_lo[c] = (float4)(x.s1, y.s1, z.s1, b * b);
+    /* bounding radius about the centre of mass, rounded up, for the hard walk's cut-off */
+    link[c].w = as_int((s + 0.8660254f * side_l) * 1.000001f);
+#if QUAD
+    const float3 ch_ = (float3)(x.s0, y.s0, z.s0), cl_ = (float3)(x.s1, y.s1, z.s1);
+    float q[6] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    if (ci.w) {
+        for (int j = ci.x; j < ci.x + ci.y; ++j) {
+            const float4 h = src_hi[j];
+            add_quad(q, (h.xyz - ch_) + (src_lo[j].xyz - cl_), h.w);
+        }
+    } else {
+        for (int ch = c + 1; ch < end; ch = link[ch].x) {
+            const float4 h = cell_hi[ch];
+            const float8 qc = cell_quad[ch];
+            q[0] += qc.s0; q[1] += qc.s1; q[2] += qc.s2;
+            q[3] += qc.s3; q[4] += qc.s4; q[5] += qc.s5;
+            add_quad(q, (h.xyz - ch_) + (cell_lo[ch].xyz - cl_), h.w);
+        }
+    }
+    cell_quad[c] = (float8)(q[0], q[1], q[2], q[3], q[4], q[5], 0.0f, 0.0f);
+#endif
+}
+
+/* Bounding boxes of the sink groups: centre (hi, lo = 0) and half sides, enlarged so
+   that the float32 rounding of hi + lo cannot put a sink outside its box. */
+__kernel void group_boxes(const int n_groups, __global const int2 *groups,
+                          __global const float4 *snk_hi, __global const float4 *snk_lo,
+                          __global float4 *g_hi, __global float4 *g_lo, __global float4 *g_half)
+{
+    const int g = get_global_id(0);
+    if (g >= n_groups) return;
+    const int2 r = groups[g];
+    float3 lo = (float3)(INFINITY), hi = (float3)(-INFINITY);
+    for (int j = r.x; j < r.x + r.y; ++j) {
+        const float3 p = snk_hi[j].xyz + snk_lo[j].xyz;
+        lo = fmin(lo, p);
+        hi = fmax(hi, p);
+    }
+    const float3 c = 0.5f * (lo + hi);
+    const float3 big = fmax(fabs(lo), fabs(hi));
+    g_hi[g] = (float4)(c, 0.0f);
+    g_lo[g] = (float4)(0.0f);
+    g_half[g] = (float4)(0.5f * (hi - lo) * 1.000001f + 3e-7f * big + 1e-30f, 0.0f);
+}
+
+__kernel void iota(const int n, __global int *out)
+{
+    const int i = get_global_id(0);
+    if (i < n) out[i] = i;
+}
+
+/* Walk results back into the caller's order: out[order[i]] = res[i]. */
+__kernel void unsort(const int n, __global const uint *order, __global const float4 *res,
+                     __global const int2 *cnt, __global float4 *out, __global int2 *out_cnt)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const uint j = order[i];
+    out[j] = res[i];
+    out_cnt[j] = cnt[i];
+}

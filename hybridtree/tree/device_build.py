@@ -1,0 +1,194 @@
+"""Octree build on the OpenCL device (cl/treebuild.cl): the numpy build's tree, kept there.
+
+The host uploads positions once (float32 hi/lo pairs relative to the cube centre); keys,
+sort, cells, links and moments are computed on the device and stay there for the walk,
+so that large N is not limited by numpy.  Given the same cube, the cells (first particle,
+count, level, next, leaf) are those of :func:`hybridtree.tree.build_tree`; moments agree
+to float32 rounding.  The cube's side is a power of two so that the key scaling and every
+cell centre are exact in float32 (:func:`device_cube`).  Lengths and masses: the caller's
+units.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyopencl as cl
+
+from ..opencl import Runtime, pack4, split_hi_lo
+from .device_sort import exclusive_scan, radix_sort
+from .morton import BITS, MAX_LEVEL, Cube
+from .octree import MULTIPOLES
+
+__all__ = ["DeviceGroups", "DeviceTree", "build_device_tree", "device_cube", "device_groups"]
+
+
+def device_cube(pos: np.ndarray) -> Cube:
+    """Bounding cube with a power-of-two side, centred on the particles' extent."""
+    lo = pos.min(axis=0)
+    hi = pos.max(axis=0)
+    extent = float(np.max(hi - lo)) * (1.0 + 1e-6)
+    side = 2.0 ** np.ceil(np.log2(extent)) if extent > 0.0 else 1.0
+    return Cube(corner=0.5 * (lo + hi) - 0.5 * side, side=float(side))
+
+
+@dataclass
+class DeviceTree:
+    """A tree on the device.  Buffers over cells are in pre-order (as :class:`Octree`)."""
+
+    rt: Runtime
+    cube: Cube
+    theta: float
+    n_leaf: int
+    multipole: str
+    n: int                      # particles
+    n_cells: int
+    order: cl.Buffer            # uint32 (N,) caller index of the i-th particle in tree order
+    keys: cl.Buffer             # uint64 (N,) sorted Morton keys
+    src_hi: cl.Buffer           # float4 (N,) tree order: x, y, z hi (cube-centre relative), m
+    src_lo: cl.Buffer           # float4 (N,) lo parts
+    info: cl.Buffer             # int4 (C,) first particle, count, level, is_leaf
+    link: cl.Buffer             # int4 (C,) next, first particle, leaf count or 0, radius bits
+    cell_hi: cl.Buffer          # float4 (C,) centre of mass hi, mass
+    cell_lo: cl.Buffer          # float4 (C,) centre of mass lo, S_eff
+    cell_quad: cl.Buffer | None  # float8 (C,) traceless Q (xx yy zz xy xz yz) about the com
+    timings: dict = field(default_factory=dict)
+    groups: dict = field(default_factory=dict)   # n_group -> DeviceGroups (several walks)
+
+    def to_host(self) -> dict[str, np.ndarray]:
+        """Copies of the device arrays (tests and debugging); positions relative to the cube
+        are turned back into the caller's coordinates."""
+        q = self.rt.queue
+
+        def get(buf, shape, dtype):
+            out = np.empty(shape, dtype)
+            if out.size:
+                cl.enqueue_copy(q, out, buf)
+            return out
+
+        info = get(self.info, (self.n_cells, 4), np.int32)
+        link = get(self.link, (self.n_cells, 4), np.int32)
+        chi = get(self.cell_hi, (self.n_cells, 4), np.float32)
+        clo = get(self.cell_lo, (self.n_cells, 4), np.float32)
+        centre = self.cube.centre
+        out = {"order": get(self.order, self.n, np.uint32).astype(np.int64),
+               "keys": get(self.keys, self.n, np.uint64),
+               "start": info[:, 0], "count": info[:, 1], "level": info[:, 2],
+               "is_leaf": info[:, 3].astype(bool), "next": link[:, 0],
+               "radius": link[:, 3].view(np.float32),
+               "cell_mass": chi[:, 3].astype(np.float64),
+               "com": chi[:, :3].astype(np.float64) + clo[:, :3] + centre,
+               "s_eff": clo[:, 3].astype(np.float64)}
+        if self.cell_quad is not None:
+            out["quad"] = get(self.cell_quad, (self.n_cells, 8), np.float32)[:, :6]
+        return out
+
+
+@dataclass
+class DeviceGroups:
+    """Sink groups of a device tree's own particles (tree order)."""
+
+    n_groups: int
+    ranges: cl.Buffer   # int2: first sink, sink count
+    hi: cl.Buffer       # float4 box centre hi
+    lo: cl.Buffer       # float4 box centre lo
+    half: cl.Buffer     # float4 box half sides
+
+
+def _local_size(rt: Runtime, knl: cl.Kernel) -> int:
+    return min(256 if rt.info.kind == "gpu" else 64, rt.max_work_group_size(knl))
+
+
+def launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) -> None:
+    """Run kernel ``name`` of treebuild.cl over ``n`` work-items (rounded up; kernels
+    check their bounds)."""
+    if n <= 0:
+        return
+    knl = rt.kernel("treebuild.cl", name, defines, fast_math=False)
+    wg = _local_size(rt, knl)
+    knl(rt.queue, (-(-n // wg) * wg,), (wg,), *args)
+
+
+def build_device_tree(rt: Runtime, pos: np.ndarray, mass: np.ndarray, theta: float = 0.5,
+                      n_leaf: int = 16, multipole: str = "monopole",
+                      cube: Cube | None = None) -> DeviceTree:
+    """Build the octree of ``pos`` (N, 3) float64 with masses ``mass`` (N,) on ``rt``'s device.
+
+    ``cube`` defaults to :func:`device_cube`; its side must be a power of two.
+    """
+    if multipole not in MULTIPOLES:
+        raise ValueError(f"multipole must be one of {MULTIPOLES}, got {multipole!r}")
+    if not (n_leaf >= 1 and theta > 0.0):
+        raise ValueError(f"need n_leaf >= 1 and theta > 0, got {n_leaf}, {theta}")
+    n = len(pos)
+    if n == 0:
+        raise ValueError("cannot build a tree of zero particles")
+    if n >= 2**31 - 1:
+        raise ValueError(f"{n} particles exceed the device build's int32 indices")
+    t = {}
+    t0 = time.perf_counter()
+    cube = cube or device_cube(pos)
+    if not np.log2(cube.side).is_integer():
+        raise ValueError(f"the device build needs a power-of-two cube side, got {cube.side}")
+    hi, lo = split_hi_lo(pos - cube.centre)
+    in_hi = rt.to_device(pack4(hi, mass))
+    in_lo = rt.to_device(pack4(lo))
+    rt.queue.finish()
+    t1 = time.perf_counter()
+    t["upload"] = t1 - t0
+
+    i32 = np.int32
+    keys = rt.empty(8 * n)
+    launch(rt, "morton_keys", n, i32(n), in_hi, in_lo, np.float32(2.0**BITS / cube.side), keys)
+    skeys, order = radix_sort(rt, keys, n, key_bits=3 * BITS)
+    src_hi, src_lo = rt.empty(16 * n), rt.empty(16 * n)
+    launch(rt, "gather", n, i32(n), order, in_hi, in_lo, src_hi, src_lo)
+    rt.queue.finish()
+    t2 = time.perf_counter()
+    t["sort"] = t2 - t1
+
+    n_start = rt.empty(4 * n)
+    launch(rt, "count_cells", n, i32(n), skeys, i32(n_leaf), n_start, None, None)
+    offset, n_cells = exclusive_scan(rt, n_start, n)
+    info, link = rt.empty(16 * n_cells), rt.empty(16 * n_cells)
+    launch(rt, "fill_cells", n, i32(n), skeys, i32(n_leaf), offset, info, link)
+    rt.queue.finish()
+    t3 = time.perf_counter()
+    t["cells"] = t3 - t2
+
+    quad = multipole == "quadrupole"
+    cell_hi, cell_lo = rt.empty(16 * n_cells), rt.empty(16 * n_cells)
+    cell_quad = rt.empty(32 * n_cells) if quad else None
+    defines = {"QUAD": int(quad)}
+    for level in range(MAX_LEVEL + 1, -1, -1):
+        args = [i32(n_cells), i32(level), np.float32(cube.side), np.float32(1.0 / theta), skeys,
+                src_hi, src_lo, info, link, cell_hi, cell_lo] + ([cell_quad] if quad else [])
+        launch(rt, "cell_moments", n_cells, *args, defines=defines)
+    rt.queue.finish()
+    t["moments"] = time.perf_counter() - t3
+    return DeviceTree(rt=rt, cube=cube, theta=float(theta), n_leaf=int(n_leaf),
+                      multipole=multipole, n=n, n_cells=int(n_cells), order=order, keys=skeys,
+                      src_hi=src_hi, src_lo=src_lo, info=info, link=link, cell_hi=cell_hi,
+                      cell_lo=cell_lo, cell_quad=cell_quad, timings=t)
+
+
+def device_groups(tree: DeviceTree, n_group: int) -> DeviceGroups:
+    """Groups of at most ``n_group`` Morton-consecutive particles that share a cell (the
+    leaves of a split with ``n_group`` per leaf, as :func:`hybridtree.tree.leaf_ranges`);
+    computed once per tree and group size."""
+    if n_group in tree.groups:
+        return tree.groups[n_group]
+    rt, n = tree.rt, tree.n
+    i32 = np.int32
+    n_start, flag, size = rt.empty(4 * n), rt.empty(4 * n), rt.empty(4 * n)
+    launch(rt, "count_cells", n, i32(n), tree.keys, i32(n_group), n_start, flag, size)
+    offset, n_groups = exclusive_scan(rt, flag, n)
+    ranges = rt.empty(8 * n_groups)
+    launch(rt, "fill_leaves", n, i32(n), size, offset, ranges)
+    g_hi, g_lo, g_half = rt.empty(16 * n_groups), rt.empty(16 * n_groups), rt.empty(16 * n_groups)
+    launch(rt, "group_boxes", n_groups, i32(n_groups), ranges, tree.src_hi, tree.src_lo,
+           g_hi, g_lo, g_half)
+    tree.groups[n_group] = DeviceGroups(int(n_groups), ranges, g_hi, g_lo, g_half)
+    return tree.groups[n_group]
