@@ -17,7 +17,7 @@ import numpy as np
 from .direct import direct_forces
 from .opencl import get_runtime
 from .splitting import Changeover
-from .tree import MULTIPOLES, build_tree
+from .tree import MULTIPOLES, Cube, build_tree
 from .tree.device_build import build_device_tree
 from .treewalk import tree_forces
 
@@ -93,10 +93,12 @@ def _check_tree_knobs(n_leaf: int, n_group: int | None, multipole: str,
 
 
 def _build(rt, build: str, pos: np.ndarray, mass: np.ndarray, theta: float, n_leaf: int,
-           multipole: str):
+           multipole: str, cube: Cube | None = None):
+    """The tree of ``pos`` built where ``build`` says (``cube``: default per builder)."""
     if build == "device":
-        return build_device_tree(rt, pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole)
-    return build_tree(pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole)
+        return build_device_tree(rt, pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole,
+                                 cube=cube)
+    return build_tree(pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole, cube=cube)
 
 
 def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: float = 0.5, *,

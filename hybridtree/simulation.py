@@ -36,6 +36,16 @@ __all__ = ["RunError", "initial_conditions", "run"]
 RUN_FILES = ("diagnostics.csv", "run.log")
 
 
+def launched_processes() -> int:
+    """How many processes an MPI launcher started (1 without one), read from the launcher's
+    environment so that mpi4py need not be imported."""
+    for name in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"):
+        value = os.environ.get(name, "")
+        if value.isdigit():
+            return int(value)
+    return 1
+
+
 class RunError(ValueError):
     """A user mistake found while setting a run up (bad input, output conflicts)."""
 
@@ -148,6 +158,11 @@ def run(config: str | None = None, overrides: list[str] | None = None,
     Raises :class:`RunError`/:class:`ConfigError` (user mistakes) before anything is
     written.
     """
+    launched = launched_processes()
+    if launched > 1:
+        raise RunError(f"hybridtree run was started as {launched} MPI processes, but the "
+                       "driver runs one process so far (each would write the same files); "
+                       "start it without mpiexec")
     over = parse_overrides(overrides or [])
     if (config is None) == (restart is None):
         raise RunError("give either a config file or --restart SNAPSHOT")

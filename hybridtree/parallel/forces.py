@@ -1,0 +1,114 @@
+"""Gravity across processes: local tree, LET exchange, one walk over local + received.
+
+Every process builds its tree in the same global cube (power-of-two side), so its cells
+are cells of the one-process tree restricted to its particles; it sends each other
+process the LET for that process's particle box (:mod:`.let`) with one Alltoallv, then
+builds a tree of its own particles plus everything received (pseudo-particles act as
+point masses at their centres of mass, as in FDPS) and walks it for its own particles.
+Units: G = 1, the caller's length and mass units.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..gravity import _build, _check_eps, _check_tree_knobs, validate_particles
+from ..opencl import get_runtime
+from ..splitting import Changeover
+from ..tree import build_tree
+from ..tree.device_build import device_cube
+from ..tree.morton import Cube
+from ..treewalk import tree_forces
+from .comm import Comm
+from .let import LET_DTYPE, let_entries, select_let
+
+__all__ = ["ParallelForces", "parallel_accelerations"]
+
+
+@dataclass
+class ParallelForces:
+    """Accelerations (n_local, 3) and potentials of this process's particles (G = 1)."""
+
+    acc: np.ndarray
+    pot: np.ndarray
+    interactions: int
+    let_sent: dict = field(default_factory=dict)      # cells, particles, bytes sent
+    timings: dict = field(default_factory=dict)       # seconds per phase
+
+
+def global_cube(comm: Comm, pos: np.ndarray) -> Cube:
+    """The power-of-two cube around every process's particles."""
+    lo = comm.allreduce(pos.min(axis=0) if len(pos) else np.full(3, np.inf), "min")
+    hi = comm.allreduce(pos.max(axis=0) if len(pos) else np.full(3, -np.inf), "max")
+    if not np.all(np.isfinite(lo)):
+        return Cube(np.zeros(3), 1.0)
+    return device_cube(np.stack([lo, hi]))
+
+
+def particle_boxes(comm: Comm, pos: np.ndarray) -> np.ndarray:
+    """(size, 2, 3): lower and upper corner of every process's particles (empty: inf, -inf)."""
+    box = np.stack([pos.min(axis=0), pos.max(axis=0)]) if len(pos) else \
+        np.stack([np.full(3, np.inf), np.full(3, -np.inf)])
+    return comm.allgather_float(box)
+
+
+def parallel_accelerations(comm: Comm, pos: np.ndarray, mass: np.ndarray, eps: float,
+                           theta: float = 0.5, *, n_leaf: int = 16, n_group: int | None = None,
+                           multipole: str = "monopole", device: str | None = None,
+                           build: str = "device", split: Changeover | None = None,
+                           part: str = "full") -> ParallelForces:
+    """Forces on this process's particles from all processes' particles (collective).
+
+    ``part``: "full", "soft" or "hard" (needs ``split``); the hard LET leaves out cells
+    beyond r_out.  LET pseudo-particles carry monopoles only, also when ``multipole`` is
+    "quadrupole" (the local cells keep their quadrupoles).
+    """
+    _check_tree_knobs(n_leaf, n_group, multipole, theta, build)
+    pos, mass = validate_particles(pos, mass)
+    eps = _check_eps(eps)
+    t = {}
+    t0 = time.perf_counter()
+    cube = global_cube(comm, pos)
+    boxes = particle_boxes(comm, pos)
+    t1 = time.perf_counter()
+    t["boxes"] = t1 - t0
+
+    sent = {"cells": 0, "particles": 0, "bytes": 0}
+    chunks, counts = [], np.zeros(comm.size, np.int64)
+    others = [r for r in range(comm.size)
+              if r != comm.rank and np.all(boxes[r][0] <= boxes[r][1])]
+    if len(pos) and others:
+        tree = build_tree(pos, mass, theta=theta, n_leaf=n_leaf, cube=cube)
+        r_out = split.r_out if part == "hard" else None
+        for r in others:
+            lo, hi = boxes[r]
+            cells, idx = select_let(tree, lo, hi, r_out)
+            chunks.append(let_entries(tree, cells, idx))
+            counts[r] = len(chunks[-1])
+            sent["cells"] += len(cells)
+            sent["particles"] += len(idx)
+    send = np.concatenate(chunks) if chunks else np.empty(0, LET_DTYPE)
+    sent["bytes"] = int(send.nbytes)
+    t2 = time.perf_counter()
+    t["let_select"] = t2 - t1
+    recv = comm.alltoallv(send, counts)
+    t3 = time.perf_counter()
+    t["let_comm"] = t3 - t2
+
+    n = len(pos)
+    if n == 0:
+        return ParallelForces(np.zeros((0, 3)), np.zeros(0), 0, sent, t)
+    src_pos = np.concatenate([pos, recv["pos"]])
+    src_mass = np.concatenate([mass, recv["mass"]])
+    rt = get_runtime(device)
+    merged = _build(rt, build, src_pos, src_mass, theta, n_leaf, multipole, cube=cube)
+    t4 = time.perf_counter()
+    t["build"] = t4 - t3
+    acc, pot, n_pp, n_pc, tw = tree_forces(rt, merged, eps, n_group=n_group, split=split,
+                                           part=part)
+    t["walk"] = time.perf_counter() - t4
+    t.update({f"walk_{k}": v for k, v in tw.items() if k != "n_groups"})
+    return ParallelForces(acc[:n], pot[:n], int(n_pp[:n].sum() + n_pc[:n].sum()), sent, t)

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Time breakdown per step and LET volumes for K = 1..4 processes (mpiexec) on one device.
+
+For each K it starts ``mpiexec -n K`` on this script in worker mode, which integrates a
+Plummer sphere (Hénon units, ε = 0.01, θ = 0.5) with the normal tree and with the hybrid
+tree (n_hard = 4, r_out = 3 core spacings, r_in = r_out / 10), and prints per soft step the
+mean over steps of the slowest process's seconds per phase, the load imbalance and the
+LET entries sent (soft and hard, summed over processes, per force).
+
+    python scripts/bench_mpi.py -n 100000 --steps 3
+    python scripts/bench_mpi.py -n 200000 --device cpu --procs 1 2 4    # GPU machine's PoCL
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+PHASES = ("decompose", "exchange", "boxes", "let_select", "let_comm", "build", "walk",
+          "integrate")
+
+
+def worker(a: argparse.Namespace) -> None:
+    from hybridtree.ics import plummer
+    from hybridtree.parallel import world
+    from hybridtree.parallel.stepping import STATE_DTYPE, ParallelModel, parallel_steps
+    from hybridtree.splitting import Changeover
+
+    comm = world()
+    pos, vel, mass = plummer(a.n, seed=1)
+    mine = np.flatnonzero(np.arange(a.n) % comm.size == comm.rank)
+    spacing = (a.n * 3 / (4 * math.pi * (3 * math.pi / 16) ** 3)) ** (-1 / 3)
+    out = {"procs": comm.size}
+    for scheme in ("normal", "hybrid"):
+        p = np.zeros(len(mine), STATE_DTYPE)
+        p["pos"], p["vel"], p["mass"], p["id"] = pos[mine], vel[mine], mass[mine], mine
+        split = Changeover(0.3 * spacing, 3 * spacing, "dll") if scheme == "hybrid" else None
+        model = ParallelModel(eps=0.01, theta=0.5, changeover=split, n_hard=4, comm=comm,
+                              device=a.device or "")
+        dt = a.dt * (4 if scheme == "hybrid" else 1)
+        p, _ = parallel_steps(model, p, dt, 1)                    # warm-up (compilation)
+        p, steps = parallel_steps(model, p, dt, a.steps, start=False)
+        row = {}
+        for ph in PHASES + ("force",):
+            per_step = [comm.allreduce(s.get(ph, 0.0), "max")[0] for s in steps]
+            row[ph] = float(np.mean(per_step))
+        row["imbalance"] = float(np.mean([s["imbalance"] for s in steps]))
+        n_hard_forces = 4 if scheme == "hybrid" else 0
+        for part, nf in (("soft", 1), ("hard", n_hard_forces)):
+            tot = [comm.allreduce(s.get(f"let_{part}_entries", 0.0))[0] for s in steps]
+            byt = [comm.allreduce(s.get(f"let_{part}_bytes", 0.0))[0] for s in steps]
+            row[f"let_{part}_entries_per_force"] = float(np.mean(tot)) / max(nf, 1)
+            row[f"let_{part}_bytes_per_force"] = float(np.mean(byt)) / max(nf, 1)
+        row["step_s"] = sum(row[ph] for ph in ("decompose", "exchange", "force", "integrate"))
+        out[scheme] = row
+    if comm.rank == 0:
+        print("RESULT " + json.dumps(out), flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-n", type=int, default=100_000)
+    ap.add_argument("--steps", type=int, default=3, help="timed (soft) steps")
+    ap.add_argument("--dt", type=float, default=1 / 256, help="normal step = hard step")
+    ap.add_argument("--procs", type=int, nargs="+", default=[1, 2, 3, 4])
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.worker:
+        return worker(a)
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    mpiexec = str(mpiexec) if mpiexec.exists() else "mpiexec"
+    print(f"N = {a.n}, {a.steps} soft steps; seconds per soft step (slowest process), "
+          "LET entries per force summed over processes")
+    cols = ("procs", "scheme") + PHASES + ("force", "step_s", "imbalance",
+                                          "let_soft_entries_per_force",
+                                          "let_hard_entries_per_force")
+    print(" | ".join(cols))
+    for k in a.procs:
+        argv = [mpiexec, "-n", str(k), sys.executable, __file__, "--worker", "-n", str(a.n),
+                "--steps", str(a.steps), "--dt", str(a.dt)] + \
+            (["--device", a.device] if a.device else [])
+        proc = subprocess.run(argv, capture_output=True, text=True, env=os.environ)
+        line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+        if proc.returncode or not line:
+            print(f"K = {k} failed:\n{proc.stderr[-2000:]}")
+            continue
+        res = json.loads(line[0][7:])
+        for scheme in ("normal", "hybrid"):
+            r = res[scheme]
+            cells = [str(k), scheme] + [f"{r[c]:.4f}" for c in PHASES + ("force", "step_s")] + \
+                [f"{r['imbalance']:.2f}", f"{r['let_soft_entries_per_force']:.0f}",
+                 f"{r['let_hard_entries_per_force']:.0f}"]
+            print(" | ".join(cells), flush=True)
+
+
+if __name__ == "__main__":
+    main()
