@@ -24,11 +24,12 @@ from .treewalk import tree_forces
 METHODS = ("tree", "direct")
 
 #: Where the tree is built: "device" (cl/treebuild.cl, the tree stays on the device) or
-#: "host" (numpy, the reference).  Both give the same cells.
+#: "host" (numpy, the reference).  Given the same cube both give the same cells; the
+#: device's cube has a power-of-two side.
 BUILDS = ("device", "host")
 
-__all__ = ["BUILDS", "Forces", "METHODS", "accelerations", "direct_reference", "split_accelerations",
-           "validate_particles"]
+__all__ = ["BUILDS", "Forces", "METHODS", "accelerations", "direct_reference",
+           "split_accelerations", "validate_particles"]
 
 
 @dataclass

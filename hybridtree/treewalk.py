@@ -59,9 +59,8 @@ def _source_buffers(rt: Runtime, tree: Octree | DeviceTree) -> list:
     link[:, 0] = tree.next
     link[:, 1] = tree.start
     link[:, 2] = np.where(tree.is_leaf, tree.count, 0)
-    # bounding radius about the centre of mass (rounded up), for the hard walk's cut-off
-    rad = (np.linalg.norm(tree.com - tree.centre, axis=1) + 0.5 * np.sqrt(3.0) * tree.side)
-    link[:, 3] = np.nextafter(rad.astype(np.float32), np.float32(np.inf)).view(np.int32)
+    # bounding radius (rounded up) for the hard walk's cut-off
+    link[:, 3] = np.nextafter(tree.radius.astype(np.float32), np.float32(np.inf)).view(np.int32)
     args = [np.int32(tree.n_cells), rt.to_device(pack4(com_hi, tree.cell_mass)),
             rt.to_device(pack4(com_lo, tree.s_eff)), rt.to_device(link)]
     if tree.quad is not None:

@@ -53,15 +53,14 @@ class Comm:
         rows = np.ascontiguousarray(rows, dtype=np.float64)
         if self.mpi is None:
             return rows
+        from mpi4py import MPI
         counts = self.allgather_float(float(rows.size)).astype(np.int64)
-        out = np.empty((int(counts.sum()) // max(rows.shape[1], 1), rows.shape[1])) \
-            if self.rank == root else None
-        recv = [out, counts, np.concatenate([[0], np.cumsum(counts)[:-1]]), None] \
-            if self.rank == root else None
-        if recv is not None:
-            from mpi4py import MPI
-            recv[3] = MPI.DOUBLE
-        self.mpi.Gatherv(rows, recv, root=root)
+        if self.rank != root:
+            self.mpi.Gatherv(rows, None, root=root)
+            return None
+        out = np.empty((int(counts.sum()) // max(rows.shape[1], 1), rows.shape[1]))
+        displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        self.mpi.Gatherv(rows, [out, counts, displs, MPI.DOUBLE], root=root)
         return out
 
     def bcast(self, obj: Any, root: int = 0) -> Any:

@@ -39,10 +39,10 @@ class ParallelForces:
     timings: dict = field(default_factory=dict)       # seconds per phase
 
 
-def global_cube(comm: Comm, pos: np.ndarray) -> Cube:
-    """The power-of-two cube around every process's particles."""
-    lo = comm.allreduce(pos.min(axis=0) if len(pos) else np.full(3, np.inf), "min")
-    hi = comm.allreduce(pos.max(axis=0) if len(pos) else np.full(3, -np.inf), "max")
+def global_cube(boxes: np.ndarray) -> Cube:
+    """The power-of-two cube around every process's particles (``boxes``: as
+    :func:`particle_boxes` returns them)."""
+    lo, hi = boxes[:, 0].min(axis=0), boxes[:, 1].max(axis=0)
     if not np.all(np.isfinite(lo)):
         return Cube(np.zeros(3), 1.0)
     return device_cube(np.stack([lo, hi]))
@@ -71,8 +71,8 @@ def parallel_accelerations(comm: Comm, pos: np.ndarray, mass: np.ndarray, eps: f
     eps = _check_eps(eps)
     t = {}
     t0 = time.perf_counter()
-    cube = global_cube(comm, pos)
     boxes = particle_boxes(comm, pos)
+    cube = global_cube(boxes)
     t1 = time.perf_counter()
     t["boxes"] = t1 - t0
 

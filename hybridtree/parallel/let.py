@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..tree import Octree
+from ..tree.moments import _by_level
+from ..tree.octree import _concat_ranges
 
 __all__ = ["box_distance2", "select_let", "LET_DTYPE"]
 
@@ -28,12 +30,6 @@ def box_distance2(lo: np.ndarray, hi: np.ndarray, p: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", d, d)
 
 
-def _by_level(tree: Octree) -> list[np.ndarray]:
-    o = np.argsort(tree.level, kind="stable")
-    bounds = np.searchsorted(tree.level[o], np.arange(tree.level.max() + 2))
-    return [o[bounds[lv]:bounds[lv + 1]] for lv in range(tree.level.max() + 1)]
-
-
 def select_let(tree: Octree, lo: np.ndarray, hi: np.ndarray, r_out: float | None = None
                ) -> tuple[np.ndarray, np.ndarray]:
     """(accepted cells, particles of opened leaves in tree order) for the box [lo, hi].
@@ -43,23 +39,19 @@ def select_let(tree: Octree, lo: np.ndarray, hi: np.ndarray, r_out: float | None
     d2 = box_distance2(lo, hi, tree.com)
     accept = d2 > tree.s_eff
     if r_out is not None:
-        radius = np.linalg.norm(tree.com - tree.centre, axis=1) + 0.5 * np.sqrt(3.0) * tree.side
-        skip = d2 > (r_out + radius) ** 2
+        skip = d2 > (r_out + tree.radius) ** 2
     else:
         skip = np.zeros(tree.n_cells, bool)
     visited = np.zeros(tree.n_cells, bool)
     visited[0] = True
     goes_down = ~accept & ~skip & ~tree.is_leaf
-    for cells in _by_level(tree)[1:]:
+    for cells in reversed(_by_level(tree.level)):     # root side first
         p = tree.parent[cells]
         visited[cells] = visited[p] & goes_down[p]
     live = visited & ~skip
     cells = np.flatnonzero(live & accept)
     leaves = np.flatnonzero(live & ~accept & tree.is_leaf)
-    starts, counts = tree.start[leaves], tree.count[leaves]
-    offsets = np.cumsum(counts) - counts
-    idx = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(offsets - starts, counts)
-    return cells, idx
+    return cells, _concat_ranges(tree.start[leaves], tree.count[leaves])
 
 
 def let_entries(tree: Octree, cells: np.ndarray, particles: np.ndarray) -> np.ndarray:

@@ -19,19 +19,15 @@ import pyopencl as cl
 
 from ..opencl import Runtime, pack4, split_hi_lo
 from .device_sort import exclusive_scan, radix_sort
-from .morton import BITS, MAX_LEVEL, Cube
-from .octree import MULTIPOLES
+from .morton import BITS, MAX_LEVEL, Cube, bounding_cube
+from .octree import check_build_args
 
 __all__ = ["DeviceGroups", "DeviceTree", "build_device_tree", "device_cube", "device_groups"]
 
 
 def device_cube(pos: np.ndarray) -> Cube:
     """Bounding cube with a power-of-two side, centred on the particles' extent."""
-    lo = pos.min(axis=0)
-    hi = pos.max(axis=0)
-    extent = float(np.max(hi - lo)) * (1.0 + 1e-6)
-    side = 2.0 ** np.ceil(np.log2(extent)) if extent > 0.0 else 1.0
-    return Cube(corner=0.5 * (lo + hi) - 0.5 * side, side=float(side))
+    return bounding_cube(pos, power_of_two=True)
 
 
 @dataclass
@@ -118,13 +114,8 @@ def build_device_tree(rt: Runtime, pos: np.ndarray, mass: np.ndarray, theta: flo
 
     ``cube`` defaults to :func:`device_cube`; its side must be a power of two.
     """
-    if multipole not in MULTIPOLES:
-        raise ValueError(f"multipole must be one of {MULTIPOLES}, got {multipole!r}")
-    if not (n_leaf >= 1 and theta > 0.0):
-        raise ValueError(f"need n_leaf >= 1 and theta > 0, got {n_leaf}, {theta}")
     n = len(pos)
-    if n == 0:
-        raise ValueError("cannot build a tree of zero particles")
+    check_build_args(n, theta, n_leaf, multipole)
     if n >= 2**31 - 1:
         raise ValueError(f"{n} particles exceed the device build's int32 indices")
     t = {}

@@ -23,8 +23,9 @@ class Cube:
         return self.corner + 0.5 * self.side
 
 
-def bounding_cube(pos: np.ndarray) -> Cube:
-    """Smallest axis-aligned cube (slightly enlarged) holding every position.
+def bounding_cube(pos: np.ndarray, power_of_two: bool = False) -> Cube:
+    """Smallest axis-aligned cube (slightly enlarged) holding every position, centred on
+    their extent; ``power_of_two``: its side rounded up to a power of two.
 
     A set with zero extent (one particle, or all at one point) gets side 1 so that
     the key arithmetic stays finite.
@@ -33,9 +34,10 @@ def bounding_cube(pos: np.ndarray) -> Cube:
     hi = pos.max(axis=0)
     side = float(np.max(hi - lo))
     centre = 0.5 * (lo + hi)
-    if not side > 0.0:
-        side = 1.0
-    side *= 1.0 + 1e-6
+    if power_of_two:
+        side = float(2.0 ** np.ceil(np.log2(side * (1.0 + 1e-6)))) if side > 0.0 else 1.0
+    else:
+        side = (side if side > 0.0 else 1.0) * (1.0 + 1e-6)
     return Cube(corner=centre - 0.5 * side, side=side)
 
 

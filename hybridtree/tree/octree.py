@@ -58,6 +58,11 @@ class Octree:
     def depth(self) -> int:
         return int(self.level.max())
 
+    @property
+    def radius(self) -> np.ndarray:
+        """(C,) radius about the centre of mass of a sphere holding the whole cell."""
+        return np.linalg.norm(self.com - self.centre, axis=1) + 0.5 * np.sqrt(3.0) * self.side
+
 
 def _concat_ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Concatenation of arange(s, s + c) for every (s, c)."""
@@ -104,7 +109,7 @@ def split_cells(keys: np.ndarray, n_leaf: int, max_level: int = MAX_LEVEL):
             ps, pc, pid = cur_s[sel], cur_c[sel], cur_id[sel]
             nch = -(-pc // n_leaf)
             owner = np.repeat(np.arange(len(ps)), nch)
-            k = np.arange(int(nch.sum()), dtype=np.int64) - np.repeat(np.cumsum(nch) - nch, nch)
+            k = _concat_ranges(np.zeros(len(nch), np.int64), nch)   # chunk number in its cell
             cs = ps[owner] + k * n_leaf
             starts.append(cs)
             counts.append(np.minimum(n_leaf, pc[owner] - k * n_leaf))
@@ -127,20 +132,25 @@ def leaf_ranges(keys: np.ndarray, n_max: int) -> tuple[np.ndarray, np.ndarray]:
     return s[o], c[o]
 
 
-def build_tree(pos: np.ndarray, mass: np.ndarray, theta: float = 0.5, n_leaf: int = 16,
-               multipole: str = "monopole", cube: Cube | None = None) -> Octree:
-    """Build the octree of ``pos`` (N, 3) float64 with masses ``mass`` (N,).
-
-    ``theta`` enters only through S_eff; ``cube`` defaults to the bounding cube.
-    """
+def check_build_args(n: int, theta: float, n_leaf: int, multipole: str) -> None:
+    """ValueError for arguments that no tree build (host or device) accepts."""
     if multipole not in MULTIPOLES:
         raise ValueError(f"multipole must be one of {MULTIPOLES}, got {multipole!r}")
     if not (n_leaf >= 1):
         raise ValueError(f"n_leaf must be >= 1, got {n_leaf}")
     if not (theta > 0.0):
         raise ValueError(f"theta must be > 0, got {theta}")
-    if len(pos) == 0:
+    if n == 0:
         raise ValueError("cannot build a tree of zero particles")
+
+
+def build_tree(pos: np.ndarray, mass: np.ndarray, theta: float = 0.5, n_leaf: int = 16,
+               multipole: str = "monopole", cube: Cube | None = None) -> Octree:
+    """Build the octree of ``pos`` (N, 3) float64 with masses ``mass`` (N,).
+
+    ``theta`` enters only through S_eff; ``cube`` defaults to the bounding cube.
+    """
+    check_build_args(len(pos), theta, n_leaf, multipole)
     t = {}
     t0 = time.perf_counter()
     cube = cube or bounding_cube(pos)
