@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .gravity import Forces, accelerations, split_accelerations
+from .opencl import get_runtime
 from .splitting import Changeover
 
 __all__ = ["GravityModel", "HybridModel", "Timers", "hybrid_step", "kdk_step"]
@@ -90,7 +91,7 @@ class GravityModel:
 
     def _net(self, acc: np.ndarray, mass: np.ndarray) -> np.ndarray:
         if self.remove_net_force and mass.sum() > 0:
-            acc = acc - (mass @ acc) / mass.sum()
+            acc -= (mass @ acc) / mass.sum()      # in place: acc is this call's own array
         return acc
 
     def _account(self, f: Forces, part: str, seconds: float, build: float) -> None:
@@ -111,6 +112,9 @@ class HybridModel(GravityModel):
 
     changeover: Changeover | None = None
     n_hard: int = 4
+    #: do the hard steps with the particles kept on the device where the device can
+    #: (hybridtree.resident: same arithmetic, far fewer transfers); False: on the host
+    steps_on_device: bool = True
 
     @classmethod
     def from_settings(cls, g, h) -> "HybridModel":
@@ -130,8 +134,20 @@ class HybridModel(GravityModel):
         for part in parts:
             f = res[part]
             self._account(f, part, f.timings["total"], f.timings["build"])
-            out[part] = (self._net(f.acc, mass), f.pot)
+            if part == "hard" and self.remove_net_force and self._hard_on_device():
+                # the net hard force summed as the device steps sum it (bit-for-bit runs)
+                from .resident import hard_net_acceleration
+                rt = get_runtime(self.device or None)
+                out[part] = (f.acc - hard_net_acceleration(rt, f.acc, mass), f.pot)
+            else:
+                out[part] = (self._net(f.acc, mass), f.pot)
         return out
+
+    def _hard_on_device(self) -> bool:
+        if not self.steps_on_device:
+            return False
+        from .resident import can_keep_on_device      # that module imports this one
+        return can_keep_on_device(self)
 
     def __call__(self, pos: np.ndarray, mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Full acceleration (hard + soft) and potential, e.g. for the first step."""
@@ -167,7 +183,12 @@ def hybrid_step(pos: np.ndarray, vel: np.ndarray, acc_hard: np.ndarray, acc_soft
     soft half kick; n_hard × (hard half kick, drift dt/n_hard, rebuild the tree, hard
     force, hard half kick); soft force (same tree as the last hard force); soft half kick.
     Returns (pos, vel, acc_hard, acc_soft, pot) at the end of the step.
+    With ``model.steps_on_device`` the step runs in :mod:`hybridtree.resident` where the
+    device allows it (an exact model of this function).
     """
+    if model._hard_on_device():
+        from .resident import hybrid_step_on_device      # that module imports this one
+        return hybrid_step_on_device(pos, vel, acc_hard, acc_soft, mass, dt, model, timers)
     t_int = 0.0
     t0 = time.perf_counter()
     n = model.n_hard

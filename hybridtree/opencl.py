@@ -144,9 +144,15 @@ def _kernel_dir() -> Path:
     raise FileNotFoundError(f"OpenCL kernel sources not found next to {here}")
 
 
+_INCLUDE = re.compile(r'^#include "([\w.]+\.cl)"\s*$', re.MULTILINE)
+
+
 def kernel_source(name: str) -> str:
-    """Text of ``cl/<name>`` (works from a source checkout and from an installed wheel)."""
-    return (_kernel_dir() / name).read_text()
+    """Text of ``cl/<name>`` (works from a source checkout and from an installed wheel),
+    with ``#include "other.cl"`` lines replaced by that file's text (done here, not by
+    the OpenCL compiler, because include paths differ between drivers)."""
+    text = (_kernel_dir() / name).read_text()
+    return _INCLUDE.sub(lambda m: kernel_source(m.group(1)), text)
 
 
 @dataclass
@@ -195,6 +201,11 @@ class Runtime:
         if knl is None:
             knl = self._programs[key] = cl.Kernel(prg, kernel_name)
         return knl
+
+    @property
+    def has_fp64(self) -> bool:
+        """Whether kernels may use double precision (cl_khr_fp64)."""
+        return "cl_khr_fp64" in self.device.extensions.split()
 
     def max_work_group_size(self, kernel: cl.Kernel) -> int:
         return int(kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device))

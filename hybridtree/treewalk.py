@@ -15,13 +15,29 @@ from .tree.device_build import DeviceTree, device_groups, launch
 #: Interaction-list capacity in local memory (entries).
 LIST_CAPACITY = 256
 
+#: Kernels of cl/walklist.cl (walk into global lists, then evaluate them).
+LIST_WALK = "walk_lists"
+
 #: Walk kernel and its defines per device kind (see cl/treewalk.cl); chosen by
 #: measurement, docs/benchmarks.md.  "KERNEL" is not a define.
 WALK_SETTINGS = {"cpu": {"KERNEL": "tree_walk_simd", "VEC": 8},
-                 "gpu": {"KERNEL": "tree_walk"}}
+                 "gpu": {"KERNEL": LIST_WALK}}
 
 #: Default group size (sinks per walk) per device kind.
-DEFAULT_GROUP = {"cpu": 128, "gpu": 64}
+DEFAULT_GROUP = {"cpu": 128, "gpu": 128}
+
+
+#: First room per group list (entries); grown to the largest list seen on overflow.
+LIST_START = 8192
+
+#: Share of the device's global memory that the lists of one batch of groups may use.
+LIST_MEMORY_SHARE = 8
+
+_list_room: dict[int, int] = {}     # per context: list room that sufficed last time
+
+#: Tuning aid (scripts/tune_walk.py): wait for each list-walk kernel and add its time
+#: to the walk's timings as "list_walk" and "list_eval" (slows the walk a little).
+PROFILE = False
 
 
 def sink_groups(keys_sorted: np.ndarray, n_group: int) -> tuple[np.ndarray, np.ndarray]:
@@ -104,9 +120,59 @@ def _device_sinks(tree: DeviceTree, n_group: int) -> tuple[list, int]:
             self_idx], g.n_groups
 
 
+def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, n_group: int,
+               quad: bool) -> dict:
+    """Enqueue walk_lists + eval_lists over batches of groups (arguments as for tree_walk);
+    returns kernel times when :data:`PROFILE` is set."""
+    nq = int(quad)
+    n_cells, cell_hi, cell_lo, link = args[:4]
+    src_hi, src_lo = args[4 + nq:6 + nq]
+    n_groups, ranges, g_hi, g_lo, g_half, sink_hi, sink_lo, self_idx = args[6 + nq:14 + nq]
+    eps2, out, counts = args[14 + nq:]
+    walk_knl = rt.kernel("walklist.cl", "walk_lists", defines)
+    n_groups = int(n_groups)
+    info = rt.empty(8 * n_groups)
+    dev = rt.device
+    budget = min(dev.max_mem_alloc_size, dev.global_mem_size // LIST_MEMORY_SHARE)
+    room = _list_room.get(id(rt.context), LIST_START)
+    prof = {"list_walk": 0.0, "list_eval": 0.0}
+
+    def lap(key: str | None, since: float) -> float:
+        """With PROFILE: wait for the queue and charge the time since ``since`` to key."""
+        if not PROFILE:
+            return since
+        rt.queue.finish()
+        now = time.perf_counter()
+        if key:
+            prof[key] += now - since
+        return now
+
+    for _attempt in range(2):
+        batch = max(1, min(n_groups, budget // (4 * room)))
+        lists = rt.empty(4 * batch * room)
+        for g0 in range(0, n_groups, batch):
+            nb = min(batch, n_groups - g0)
+            t = lap(None, 0.0)
+            walk_knl(rt.queue, (-(-nb // 64) * 64,), (64,), n_cells, cell_hi, cell_lo, link,
+                     np.int32(g0), np.int32(nb), g_hi, g_lo, g_half, np.int32(room), lists, info)
+            t = lap("list_walk", t)
+            eval_knl(rt.queue, (nb * n_group,), (n_group,), cell_hi, cell_lo,
+                     *([args[4]] if quad else []), src_hi, src_lo, np.int32(g0), ranges, g_hi,
+                     g_lo, sink_hi, sink_lo, self_idx, np.int32(room), lists, info, eps2,
+                     out, counts)
+            lap("list_eval", t)
+        sizes = np.empty((n_groups, 2), np.int32)
+        cl.enqueue_copy(rt.queue, sizes, info)
+        longest = int(sizes[:, 0].max()) if n_groups else 0
+        if longest <= room:
+            return prof if PROFILE else {}
+        room = _list_room[id(rt.context)] = 1 << (longest - 1).bit_length()   # again, with room
+    raise AssertionError("interaction lists outgrew the room made for them")
+
+
 def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int | None = None,
                 sinks: np.ndarray | None = None, options: dict | None = None,
-                split: Changeover | None = None, part: str = "full"):
+                split: Changeover | None = None, part: str = "full", resident: bool = False):
     """Walk ``tree`` (host-built or device-built) for every sink; float64 results in the
     sinks' own order.
 
@@ -116,6 +182,8 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     (:mod:`hybridtree.splitting`); the potential is always the full one, except for
     "hard", whose walk skips distant cells and whose potential is meaningless.
     Returns (acc (n, 3), pot (n,), n_pp (n,), n_pc (n,), timings in seconds).
+    ``resident`` (a device tree's own particles, double-precision device): acc and pot
+    stay on the device, returned as float64 buffers in the caller's order.
     """
     t0 = time.perf_counter()
     n_group = int(n_group or DEFAULT_GROUP.get(rt.info.kind, 64))
@@ -123,7 +191,8 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     defines = _walk_defines(rt, n_group, tree.n_leaf, quad, options, split, part)
     name = defines.pop("KERNEL")
     per_group = name == "tree_walk_simd"     # one work-item per group
-    knl = rt.kernel("treewalk.cl", name, defines)
+    source = "walklist.cl" if name == LIST_WALK else "treewalk.cl"
+    knl = rt.kernel(source, "eval_lists" if name == LIST_WALK else name, defines)
     max_wg = rt.max_work_group_size(knl)
     if n_group > max_wg and not per_group:
         raise ValueError(f"n_group = {n_group} exceeds the device's work-group limit "
@@ -141,26 +210,45 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
     rt.queue.finish()
     t1 = time.perf_counter()
-    if per_group:
+    prof = {}
+    if name == LIST_WALK:
+        prof = _list_walk(rt, defines, knl, args, n_group, quad)
+    elif per_group:
         knl(rt.queue, (n_groups,), (1,), *args)   # private arrays: keep work-groups small
     else:
         knl(rt.queue, (n_groups * n_group,), (n_group,), *args)
-    if on_device:   # back into the caller's order before the download
+    wide = on_device and rt.has_fp64
+    if resident and not wide:
+        raise ValueError("resident results need a device tree's own sinks and cl_khr_fp64")
+    if wide:        # back into the caller's order, as float64, before the download
+        acc_buf, pot_buf, cnt_buf = rt.empty(24 * n), rt.empty(8 * n), rt.empty(8 * n)
+        knl64 = rt.kernel("prepare.cl", "unsort64", fast_math=False)
+        wg = min(256, rt.max_work_group_size(knl64))
+        knl64(rt.queue, (-(-n // wg) * wg,), (wg,), np.int32(n), tree.order, out, counts,
+              acc_buf, pot_buf, cnt_buf)
+    elif on_device:
         res_buf, cnt_buf = rt.empty(16 * n), rt.empty(8 * n)
         launch(rt, "unsort", n, np.int32(n), tree.order, out, counts, res_buf, cnt_buf)
         out, counts = res_buf, cnt_buf
     rt.queue.finish()
     t2 = time.perf_counter()
-    res = np.empty((n, 4), np.float32)
     cnt = np.empty((n, 2), np.int32)
-    cl.enqueue_copy(rt.queue, res, out)
-    cl.enqueue_copy(rt.queue, cnt, counts)
-    if on_device:
+    if wide:
+        acc, pot = (acc_buf, pot_buf) if resident else (np.empty((n, 3)), np.empty(n))
+        if not resident:
+            cl.enqueue_copy(rt.queue, acc, acc_buf)
+            cl.enqueue_copy(rt.queue, pot, pot_buf)
+        cl.enqueue_copy(rt.queue, cnt, cnt_buf)
+        n_pp, n_pc = cnt[:, 0], cnt[:, 1]     # int32 views: no copy of 2 x 8 bytes per sink
+    else:
+        res = np.empty((n, 4), np.float32)
+        cl.enqueue_copy(rt.queue, res, out)
+        cl.enqueue_copy(rt.queue, cnt, counts)
+    if on_device and not wide:
         acc = res[:, :3].astype(np.float64)
         pot = res[:, 3].astype(np.float64)
-        n_pp = cnt[:, 0].astype(np.int64)
-        n_pc = cnt[:, 1].astype(np.int64)
-    else:
+        n_pp, n_pc = cnt[:, 0], cnt[:, 1]
+    elif not on_device:
         acc = np.empty((n, 3))
         pot = np.empty(n)
         n_pp = np.empty(n, np.int64)
@@ -171,4 +259,4 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
         n_pc[sorder] = cnt[:, 1]
     t3 = time.perf_counter()
     return acc, pot, n_pp, n_pc, {"walk_setup": t1 - t0, "walk": t2 - t1, "download": t3 - t2,
-                                  "n_groups": n_groups}
+                                  "n_groups": n_groups, **prof}

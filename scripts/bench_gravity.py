@@ -173,6 +173,28 @@ def bench_pytreegrav(ptg: Any, pos: np.ndarray, mass: np.ndarray, idx: np.ndarra
                None, None, float(np.median(err)), float(np.percentile(err, 99)), float(err.max()))
 
 
+def bench_peer_cuda(ptg: Any, pos: np.ndarray, mass: np.ndarray, idx: np.ndarray,
+                    ref: np.ndarray, theta: float, args: argparse.Namespace) -> Row:
+    """pytreegrav's CUDA backend (numba-cuda): CPU tree build, pack+upload, GPU walk."""
+    from pytreegrav import cuda as ptg_cuda
+    h = np.full(len(pos), SPLINE_PER_PLUMMER * args.eps)
+
+    def call() -> tuple[np.ndarray, float, float, float]:
+        t0 = time.perf_counter()
+        tree = ptg.ConstructTree(pos, mass, softening=h)
+        t1 = time.perf_counter()
+        ctx = ptg_cuda.CudaAccel(tree)
+        t2 = time.perf_counter()
+        acc = ctx(pos, softening=h, theta=theta)
+        t3 = time.perf_counter()
+        return acc, t1 - t0, t3 - t2, t3 - t0
+
+    acc, build, walk, total = best_of(call, args.repeat, lambda r: r[3])
+    err = rel_errors(acc[idx], ref)
+    return Row(len(pos), "ptg-cuda", theta, "monopole", None, "numba-cuda", build, walk, total,
+               None, None, float(np.median(err)), float(np.percentile(err, 99)), float(err.max()))
+
+
 def pytreegrav_reference(ptg: Any, pos: np.ndarray, mass: np.ndarray, idx: np.ndarray,
                          eps: float) -> np.ndarray:
     h = SPLINE_PER_PLUMMER * eps
@@ -182,6 +204,8 @@ def pytreegrav_reference(ptg: Any, pos: np.ndarray, mass: np.ndarray, idx: np.nd
 
 
 def load_pytreegrav() -> Any | None:
+    if not hasattr(np, "row_stack"):   # pytreegrav 1.5 still calls numpy.row_stack (gone in numpy 2.4)
+        np.row_stack = np.vstack
     try:
         import pytreegrav
     except ImportError as exc:
@@ -207,6 +231,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--sample", type=int, default=1000, help="sinks sampled for the error")
     p.add_argument("--repeat", type=int, default=2, help="timed repeats after one warm-up")
     p.add_argument("--pytreegrav", action="store_true", help="also time pytreegrav at tree N")
+    p.add_argument("--peer-cuda", action="store_true",
+                   help="also time pytreegrav's CUDA backend (pytreegrav.cuda.CudaAccel) at tree N")
     p.add_argument("--no-precise", action="store_true",
                    help="direct kernel with precise=False only (default: both variants)")
     p.add_argument("--quick", action="store_true",
@@ -229,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     device = f"{info.platform_index}:{info.device_index} {info.kind}"   # full label in header
     header = run_header(info.label)
     print(header, flush=True)
-    ptg = load_pytreegrav() if args.pytreegrav else None
+    ptg = load_pytreegrav() if (args.pytreegrav or args.peer_cuda) else None
     print(table_header(), flush=True)
     rows: list[Row] = []
 
@@ -245,8 +271,13 @@ def main(argv: list[str] | None = None) -> int:
         for theta in args.theta:
             for build in args.build:
                 emit(bench_tree(pos, mass, idx, ref, theta, args, device, build))
-            if ptg is not None:
+            if ptg is not None and args.pytreegrav:
                 emit(bench_pytreegrav(ptg, pos, mass, idx, ptg_ref, theta, args))
+            if ptg is not None and args.peer_cuda:
+                try:
+                    emit(bench_peer_cuda(ptg, pos, mass, idx, ptg_ref, theta, args))
+                except (ImportError, RuntimeError) as exc:
+                    print(f"# note: pytreegrav CUDA backend unavailable ({exc})", flush=True)
     for n in args.direct_n:
         for precise in ((False,) if args.no_precise else (True, False)):
             emit(bench_direct(n, precise, args, device))

@@ -52,6 +52,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--build", choices=("device", "host"), default="device",
                     help="where the tree is built")
+    ap.add_argument("--host-steps", action="store_true",
+                    help="hard steps on the host (default: on the device where it can)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     r_out = a.r_out or 3 * core_spacing(a.n)
@@ -64,8 +66,11 @@ def main() -> None:
     n_soft = round(a.t_end / dt_soft)
 
     normal = GravityModel(**kw)
-    hybrid = HybridModel(**kw, changeover=co, n_hard=a.n_hard)
+    hybrid = HybridModel(**kw, changeover=co, n_hard=a.n_hard, steps_on_device=not a.host_steps)
     hybrid.parts(pos0, m, ("hard", "soft", "full"))        # build the kernels first
+    wp, wv = pos0.copy(), vel0.copy()                       # ... and those of the step
+    w = hybrid.parts(wp, m, ("hard", "soft"))
+    hybrid_step(wp, wv, w["hard"][0], w["soft"][0], m, dt_soft, hybrid)
     normal(pos0, m)
 
     pos, vel = pos0.copy(), vel0.copy()
@@ -94,7 +99,8 @@ def main() -> None:
     res = {
         "n": a.n, "device": normal.last.device, "build": a.build, "theta": a.theta, "eps": a.eps,
         "multipole": a.multipole, "r_in": r_in, "r_out": r_out, "changeover": a.changeover,
-        "n_hard": a.n_hard, "dt_hard": a.dt_hard, "t_end": n_soft * dt_soft,
+        "n_hard": a.n_hard, "dt_hard": a.dt_hard, "steps_on_device": not a.host_steps,
+        "t_end": n_soft * dt_soft,
         "normal_steps": n_soft * a.n_hard, "soft_steps": n_soft,
         "t_normal_s": t_normal, "t_hybrid_s": t_hybrid, "time_ratio": t_hybrid / t_normal,
         "normal_force_s": nt.soft_s / max(nt.soft_forces, 1),

@@ -119,3 +119,20 @@ def test_device_build_rejects_a_cube_that_is_not_a_power_of_two(runtime):
     pos, mass = _plummer(10)
     with pytest.raises(ValueError, match="power-of-two"):
         build_device_tree(runtime, pos, mass, cube=Cube(np.full(3, -3.0), 6.0))
+
+
+@pytest.mark.parametrize("make", [_far_clumps, lambda: _plummer(5000)], ids=["far", "plummer"])
+def test_upload_on_device_gives_the_host_bits(runtime, make):
+    """The float64 extent and hi/lo split of cl/prepare.cl equal the host's, bit for bit."""
+    if not runtime.has_fp64:
+        pytest.skip("the device has no double precision: the host path is the only one")
+    pos, mass = make()
+    pos = pos + np.array([1e3, -2e3, 5.0])          # off-centre: lo parts matter
+    host = build_device_tree(runtime, pos, mass, prepare_on_device=False)
+    dev = build_device_tree(runtime, pos, mass, prepare_on_device=True)
+    assert np.array_equal(host.cube.corner, dev.cube.corner) and host.cube.side == dev.cube.side
+    for name in ("src_hi", "src_lo"):
+        a, b = np.empty((len(pos), 4), np.float32), np.empty((len(pos), 4), np.float32)
+        cl.enqueue_copy(runtime.queue, a, getattr(host, name))
+        cl.enqueue_copy(runtime.queue, b, getattr(dev, name))
+        assert np.array_equal(a.view(np.uint32), b.view(np.uint32)), name

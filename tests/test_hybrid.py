@@ -94,6 +94,23 @@ def test_hard_plus_soft_is_the_full_tree_force(sphere, kernel, shape, multipole)
     assert 0.02 * n_full < n_hard < 0.5 * n_full
 
 
+@pytest.mark.parametrize("multipole", ["monopole", "quadrupole"])
+def test_list_walk_splits_like_the_simd_walk(sphere, multipole):
+    """Soft and hard parts from walk_lists (the GPU walk) equal those of the CPU walk."""
+    pos, m = sphere
+    rt = get_runtime()
+    tree = build_tree(pos, m, theta=0.5, n_leaf=16, multipole=multipole)
+    co = Changeover(0.01, 0.1, SHAPES[0])
+    for part in ("soft", "hard"):
+        a = tree_forces(rt, tree, 0.01, 64, options={"KERNEL": "tree_walk_simd", "VEC": 8},
+                        split=co, part=part)
+        b = tree_forces(rt, tree, 0.01, 64, options={"KERNEL": "walk_lists"}, split=co,
+                        part=part)
+        assert np.array_equal(a[2], b[2]) and np.array_equal(a[3], b[3])
+        scale = np.linalg.norm(a[0], axis=1).max()      # hard parts vanish for many sinks
+        assert np.abs(a[0] - b[0]).max() < 2e-5 * scale
+
+
 def test_tiny_r_out_gives_the_full_force_as_soft(sphere):
     pos, m = sphere
     co = Changeover(0.0, 1e-7)
@@ -122,6 +139,36 @@ def test_n_hard_1_follows_the_plain_leapfrog():
     assert np.abs(p1 - p2).max() < 1e-6 * scale
     assert np.abs(v1 - v2).max() < 1e-6 * np.abs(vel0).max()
     assert np.abs(p1 - pos0).max() > 1e-3 * scale       # they did move
+
+
+@pytest.mark.parametrize("remove_net_force", [True, False])
+def test_steps_on_device_equal_steps_on_the_host(remove_net_force):
+    """hybridtree.resident keeps the state on the device for the hard steps; its float64
+    kicks and drifts are the host's, so only the net-force sum's order may differ."""
+    if not get_runtime().has_fp64:
+        pytest.skip("no double precision on this device: the host steps are the only ones")
+    pos0, vel0, m = plummer(5000, seed=3)
+    co = Changeover(0.005, 0.05)
+    out = []
+    for on_device in (False, True):
+        model = HybridModel(eps=0.01, changeover=co, n_hard=4, steps_on_device=on_device,
+                            remove_net_force=remove_net_force)
+        pos, vel = pos0.copy(), vel0.copy()
+        r = model.parts(pos, m, ("hard", "soft"))
+        ah, as_ = r["hard"][0], r["soft"][0]
+        for _ in range(3):
+            pos, vel, ah, as_, pot = hybrid_step(pos, vel, ah, as_, m, 1 / 64, model,
+                                                 model.timers)
+        out.append((pos, vel, ah, as_, pot, model.timers))
+    (p1, v1, h1, s1, u1, t1), (p2, v2, h2, s2, u2, t2) = out
+    assert np.abs(p1 - p2).max() <= 1e-13 * np.abs(p1).max()
+    assert np.abs(v1 - v2).max() <= 1e-13 * np.abs(v1).max()
+    assert np.abs(h1 - h2).max() <= 1e-12 * np.abs(h1).max()
+    assert np.array_equal(s1, s2) and np.array_equal(u1, u2)
+    assert np.abs(p1 - pos0).max() > 1e-3            # they did move
+    # the same forces were counted (the first parts() call included)
+    assert (t1.hard_forces, t1.soft_forces) == (t2.hard_forces, t2.soft_forces) == (13, 4)
+    assert t1.hard_interactions == t2.hard_interactions > 0
 
 
 def test_hybrid_config_is_validated():

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from conftest import rel_err
 
-from hybridtree.gravity import accelerations, direct_reference
+from hybridtree import treewalk
+from hybridtree.gravity import _build, accelerations, direct_reference
 from hybridtree.ics import plummer
 from hybridtree.tree import build_tree
 from hybridtree.treewalk import tree_forces
@@ -69,6 +70,25 @@ def test_both_walk_kernels_agree(runtime, multipole):
     assert (pp1 == pp2).all() and (pc1 == pc2).all()
     assert rel_err(a1, a2).max() < 1e-5
     assert np.allclose(p1, p2, rtol=1e-5)
+
+
+@pytest.mark.parametrize("multipole", ["monopole", "quadrupole"])
+def test_list_walk_matches_the_simd_walk(runtime, multipole, monkeypatch):
+    """walk_lists + eval_lists (cl/walklist.cl, the GPU walk) against the CPU walk, on both
+    builds, starting with list room too small so that the regrow path runs."""
+    monkeypatch.setattr(treewalk, "LIST_START", 512)
+    monkeypatch.setattr(treewalk, "_list_room", {})
+    pos, _, mass = plummer(20_000, seed=9)
+    for build in ("host", "device"):
+        tree = _build(runtime, build, pos, mass, 0.5, 16, multipole)
+        a1, p1, pp1, pc1, _ = tree_forces(runtime, tree, EPS, 64,
+                                          options={"KERNEL": "tree_walk_simd", "VEC": 8})
+        a2, p2, pp2, pc2, _ = tree_forces(runtime, tree, EPS, 64,
+                                          options={"KERNEL": "walk_lists", "TILE": 128})
+        assert (pp1 == pp2).all() and (pc1 == pc2).all()
+        assert rel_err(a2, a1).max() < 2e-5
+        assert np.allclose(p1, p2, rtol=1e-5)
+    assert treewalk._list_room[id(runtime.context)] > 512      # the lists did outgrow it
 
 
 def test_sinks_differ_from_sources():

@@ -35,6 +35,7 @@ class ParallelModel(HybridModel):
 
     comm: Comm = field(default_factory=Comm)
     breakdown: dict = field(default_factory=lambda: defaultdict(float))
+    steps_on_device: bool = False      # the forces need the other processes' LETs
 
     def _force(self, pos, mass, part: str):
         t0 = time.perf_counter()

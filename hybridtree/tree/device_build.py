@@ -19,7 +19,7 @@ import pyopencl as cl
 
 from ..opencl import Runtime, pack4, split_hi_lo
 from .device_sort import exclusive_scan, radix_sort
-from .morton import BITS, MAX_LEVEL, Cube, bounding_cube
+from .morton import BITS, MAX_LEVEL, Cube, bounding_cube, extent_cube
 from .octree import check_build_args
 
 __all__ = ["DeviceGroups", "DeviceTree", "build_device_tree", "device_cube", "device_groups"]
@@ -107,25 +107,79 @@ def launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) -
     knl(rt.queue, (-(-n // wg) * wg,), (wg,), *args)
 
 
-def build_device_tree(rt: Runtime, pos: np.ndarray, mass: np.ndarray, theta: float = 0.5,
+@dataclass
+class DeviceArrays:
+    """Particles already on the device (hybridtree.resident): float64 positions (n x 3)
+    and masses (n), in the caller's order."""
+
+    pos: cl.Buffer
+    mass: cl.Buffer
+    n: int
+
+
+def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray | None,
+                   cube: Cube | None, on_device: bool | None = None
+                   ) -> tuple[Cube, cl.Buffer, cl.Buffer]:
+    """(cube, hi, lo): float4 hi/lo positions relative to the cube centre, w = mass.
+
+    ``on_device`` (default: where the device has double precision): upload the
+    float64 arrays as they are and find the extent and split on the device
+    (cl/prepare.cl); otherwise on the host.  Both give the same bits.
+    :class:`DeviceArrays` are used where they are (double precision needed).
+    """
+    resident = isinstance(pos, DeviceArrays)
+    n = pos.n if resident else len(pos)
+    if on_device is None:
+        on_device = rt.has_fp64
+    if resident and not rt.has_fp64:
+        raise ValueError("particles kept on the device need double precision (cl_khr_fp64)")
+    if not resident and (not on_device or n == 0):
+        cube = cube or device_cube(pos)
+        hi, lo = split_hi_lo(pos - cube.centre)
+        return cube, rt.to_device(pack4(hi, mass)), rt.to_device(pack4(lo))
+    if resident:
+        d_pos, d_mass = pos.pos, pos.mass
+    else:
+        d_pos = rt.to_device(np.ascontiguousarray(pos, np.float64))
+        d_mass = rt.to_device(np.ascontiguousarray(mass, np.float64))
+    if cube is None:
+        wg = 256 if rt.info.kind == "gpu" else 64
+        knl = rt.kernel("prepare.cl", "extent", {"WG": wg}, fast_math=False)
+        n_wg = max(1, min(-(-n // wg), 4 * rt.info.compute_units))
+        part = rt.empty(48 * n_wg)
+        knl(rt.queue, (n_wg * wg,), (wg,), np.int32(n), d_pos, part)
+        ext = np.empty((n_wg, 6))
+        cl.enqueue_copy(rt.queue, ext, part)
+        cube = extent_cube(ext[:, :3].min(axis=0), ext[:, 3:].max(axis=0), power_of_two=True)
+    hi, lo = rt.empty(16 * n), rt.empty(16 * n)
+    knl = rt.kernel("prepare.cl", "split_sources", fast_math=False)
+    wg = _local_size(rt, knl)
+    c = cube.centre
+    knl(rt.queue, (-(-n // wg) * wg,), (wg,), np.int32(n), d_pos, d_mass, np.float64(c[0]),
+        np.float64(c[1]), np.float64(c[2]), hi, lo)
+    return cube, hi, lo
+
+
+def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray | None,
+                      theta: float = 0.5,
                       n_leaf: int = 16, multipole: str = "monopole",
-                      cube: Cube | None = None) -> DeviceTree:
+                      cube: Cube | None = None, prepare_on_device: bool | None = None
+                      ) -> DeviceTree:
     """Build the octree of ``pos`` (N, 3) float64 with masses ``mass`` (N,) on ``rt``'s device.
 
     ``cube`` defaults to :func:`device_cube`; its side must be a power of two.
+    ``prepare_on_device``: see :func:`upload_sources` (which also takes ``pos`` as
+    :class:`DeviceArrays`, with ``mass`` None).
     """
-    n = len(pos)
+    n = pos.n if isinstance(pos, DeviceArrays) else len(pos)
     check_build_args(n, theta, n_leaf, multipole)
     if n >= 2**31 - 1:
         raise ValueError(f"{n} particles exceed the device build's int32 indices")
     t = {}
     t0 = time.perf_counter()
-    cube = cube or device_cube(pos)
-    if not np.log2(cube.side).is_integer():
+    if cube is not None and not np.log2(cube.side).is_integer():
         raise ValueError(f"the device build needs a power-of-two cube side, got {cube.side}")
-    hi, lo = split_hi_lo(pos - cube.centre)
-    in_hi = rt.to_device(pack4(hi, mass))
-    in_lo = rt.to_device(pack4(lo))
+    cube, in_hi, in_lo = upload_sources(rt, pos, mass, cube, prepare_on_device)
     rt.queue.finish()
     t1 = time.perf_counter()
     t["upload"] = t1 - t0

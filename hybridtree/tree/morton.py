@@ -30,8 +30,12 @@ def bounding_cube(pos: np.ndarray, power_of_two: bool = False) -> Cube:
     A set with zero extent (one particle, or all at one point) gets side 1 so that
     the key arithmetic stays finite.
     """
-    lo = pos.min(axis=0)
-    hi = pos.max(axis=0)
+    return extent_cube(pos.min(axis=0), pos.max(axis=0), power_of_two)
+
+
+def extent_cube(lo: np.ndarray, hi: np.ndarray, power_of_two: bool = False) -> Cube:
+    """The cube of :func:`bounding_cube` from the extent's corners ``lo`` and ``hi`` (3,)."""
+    lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
     side = float(np.max(hi - lo))
     centre = 0.5 * (lo + hi)
     if power_of_two:

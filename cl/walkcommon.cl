@@ -1,0 +1,116 @@
+/* Shared by the group walks (treewalk.cl, walklist.cl): defines, the changeover weight,
+ * the opening test and the evaluation of an interaction list in local memory.
+ * Included textually by hybridtree.opencl.kernel_source.
+ */
+#ifndef RSQRT
+#define RSQRT(x) rsqrt(x)
+#endif
+#ifndef WG
+#define WG 64
+#endif
+#ifndef CAP
+#define CAP 256
+#endif
+#ifndef QUAD
+#define QUAD 0
+#endif
+
+#ifndef SPLIT
+#define SPLIT 0
+#endif
+#if SPLIT
+#ifndef CHANGEOVER
+#define CHANGEOVER 1
+#endif
+/* W(r) from the squared distance d2; works on float and on float vectors (VF) */
+#define CO_Y(d2) clamp((sqrt(d2) - (R_IN)) * (1.0f / ((R_OUT) - (R_IN))), 0.0f, 1.0f)
+#if CHANGEOVER == 1
+#define CO_W(y) ((y) * (y) / (2.0f * (y) * (y) - 2.0f * (y) + 1.0f))
+#else
+#define CO_W(y) ((y) * (y) * (y) * (y) * (35.0f + (y) * (-84.0f + (y) * (70.0f - 20.0f * (y)))))
+#endif
+#if SPLIT == 1
+#define WEIGHT(y) CO_W(y)
+#else
+#define WEIGHT(y) (1.0f - CO_W(y))
+#endif
+#endif
+
+#define CELL_ENTRY (-2)   /* index of a list entry that is a cell (never a sink's own) */
+
+/* Position of a float4 hi/lo pair relative to the group centre (gch, gcl); w kept. */
+#define REL(h, l) (float4)(((h).x - gch.x) + ((l).x - gcl.x), ((h).y - gch.y) + ((l).y - gcl.y), \
+                           ((h).z - gch.z) + ((l).z - gcl.z), (h).w)
+
+/* Opening test of one cell against the group box: 1 accept, 2 leaf, 0 open,
+   3 skip (hard part only: nothing of the cell is within R_OUT of the group). */
+inline int decide(const float4 rel, const float s_eff, const int leaf_count, const float4 gh,
+                  const float rad)
+{
+    const float ex = fmax(fabs(rel.x) - gh.x, 0.0f);
+    const float ey = fmax(fabs(rel.y) - gh.y, 0.0f);
+    const float ez = fmax(fabs(rel.z) - gh.z, 0.0f);
+    const float d2 = ex * ex + ey * ey + ez * ez;
+#if SPLIT == 2
+    if (d2 > ((R_OUT) + rad) * ((R_OUT) + rad))
+        return 3;
+#endif
+    return (d2 > s_eff) ? 1 : (leaf_count > 0 ? 2 : 0);
+}
+
+/* Partial sums (ax, ay, az, pot) of the first n list entries for a sink at sp
+   (group frame) whose own source index is self (-1: none). */
+inline float4 eval_list(__local const float4 *list, __local const int *idx,
+#if QUAD
+                        __local const float8 *quad,
+#endif
+                        const int n, const int self, const float4 sp, const float eps2,
+                        int *n_self)
+{
+    const float sx = sp.x, sy = sp.y, sz = sp.z;
+    float ax = 0.0f, ay = 0.0f, az = 0.0f, pot = 0.0f;
+    int ns = 0;
+    for (int k = 0; k < n; k++) {
+        const float4 e = list[k];
+        const float dx = e.x - sx, dy = e.y - sy, dz = e.z - sz;
+        const float d2 = dx * dx + dy * dy + dz * dz;
+        const float r2 = d2 + eps2;
+        const int is_self = idx[k] == self;
+        ns += is_self;
+        const float rinv = (!is_self && r2 > 0.0f) ? RSQRT(r2) : 0.0f;
+        const float mr = e.w * rinv;
+        const float rinv2 = rinv * rinv;
+#if SPLIT
+        const float wgt = WEIGHT(CO_Y(d2));
+        const float mr3 = mr * rinv2 * wgt;
+        const float rinv5 = rinv2 * rinv2 * rinv * wgt;   /* quadrupole acc terms, weighted */
+        const float rinv5p = rinv2 * rinv2 * rinv;         /* potential: never weighted */
+#else
+        const float mr3 = mr * rinv2;
+        const float rinv5 = rinv2 * rinv2 * rinv;
+        const float rinv5p = rinv5;
+#endif
+#if QUAD
+        /* d = source - sink; phi = -M/r - (d.Q.d)/(2 r^5);
+           a = M d/r^3 - Q.d/r^5 + 5/2 (d.Q.d) d/r^7   (Q = 0 for particles) */
+        const float8 Q = quad[k];
+        const float qx = Q.s0 * dx + Q.s3 * dy + Q.s4 * dz;
+        const float qy = Q.s3 * dx + Q.s1 * dy + Q.s5 * dz;
+        const float qz = Q.s4 * dx + Q.s5 * dy + Q.s2 * dz;
+        const float dqd = dx * qx + dy * qy + dz * qz;
+        const float f = mr3 + 2.5f * dqd * rinv5 * rinv2;
+        ax += f * dx - rinv5 * qx;
+        ay += f * dy - rinv5 * qy;
+        az += f * dz - rinv5 * qz;
+        pot -= mr + 0.5f * dqd * rinv5p;
+#else
+        ax += mr3 * dx;
+        ay += mr3 * dy;
+        az += mr3 * dz;
+        pot -= mr;
+#endif
+    }
+    *n_self = ns;
+    return (float4)(ax, ay, az, pot);
+}
+

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# One batched measurement round on the GPU machine (the device tool's 30-minute budget
+# wants one script per call).  Run from the repository root after .device/gpu-setup.sh:
+#   bash scripts/gpu_round.sh ROUND     -> $OUT/results.tgz (every log) and $OUT/index.txt
+set -u
+R=${1:-1}
+O=${OUT:-/tmp/out}; D=$(mktemp -d); mkdir -p "$O"
+export PYTHONPATH=$PWD
+py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
+       local t0=$(date +%s); timeout "$t" python "$@" > "$D/$name.txt" 2>&1
+       echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
+case $R in
+1)  # session 3's baseline (the code as it was at commit cc16df4 plus --peer-cuda)
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -x -p no:cacheprovider tests/test_device_sort.py tests/test_device_build.py
+  py hybrid_1m 200 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json
+  py grav_1m 120 scripts/bench_gravity.py --device nvidia --n 1000000 --direct-n --build host device --phases --peer-cuda --json "$D/grav_1m.json"
+  py grav_big 200 scripts/bench_gravity.py --device nvidia --n 4194304 16777216 --direct-n --phases --peer-cuda --json "$D/grav_big.json"
+  py grav_pocl 100 scripts/bench_gravity.py --device cpu --n 1000000 --direct-n --phases --repeat 1
+  for g in 32 128 256; do py group_$g 60 scripts/bench_gravity.py --device nvidia --n 4194304 --direct-n --n-group $g --repeat 1 --sample 300; done
+  (nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$D/mem_trace.txt" 2>&1 &)
+  py grav_64m 150 scripts/bench_gravity.py --device nvidia --n 67108864 --direct-n --phases --repeat 1 --sample 200
+  pkill -f "nvidia-smi --query"; sort -n "$D/mem_trace.txt" | tail -1 > "$D/mem_max.txt"
+  ;;
+2)
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/test_treewalk.py \
+      tests/test_hybrid.py tests/test_device_build.py -k "list_walk or upload or device_tree"
+  py tune_walk 200 scripts/tune_walk.py --device nvidia --n 1000000 4194304 --kernels tree_walk walk_lists \
+      --n-group 32 64 128 256 --tile 1 2 4
+  py hybrid_1m 120 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json
+  py grav 200 scripts/bench_gravity.py --device nvidia --n 1000000 4194304 16777216 --direct-n --phases \
+      --peer-cuda --json "$D/grav.json"
+  (nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$D/mem_trace.txt" 2>&1 &)
+  py grav_64m 150 scripts/bench_gravity.py --device nvidia --n 67108864 --direct-n --phases --repeat 1 --sample 200
+  pkill -f "nvidia-smi --query"; sort -n "$D/mem_trace.txt" | tail -1 > "$D/mem_max.txt"
+  ;;
+3)
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/test_treewalk.py \
+      tests/test_hybrid.py tests/test_device_build.py -k "list_walk or upload or device_tree or self"
+  py tune_walk 200 scripts/tune_walk.py --device nvidia --n 1000000 4194304 16777216 --kernels walk_lists \
+      --n-group 64 128 256 --tile 1 4 --profile
+  py hybrid_1m 120 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json
+  py hybrid_1m_quad 120 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json --multipole quadrupole
+  py grav 200 scripts/bench_gravity.py --device nvidia --n 1000000 4194304 16777216 --direct-n --phases --json "$D/grav.json"
+  py grav_pocl 150 scripts/bench_gravity.py --device cpu --n 1000000 --direct-n --phases --repeat 1
+  (nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$D/mem_trace.txt" 2>&1 &)
+  py grav_128m 240 scripts/bench_gravity.py --device nvidia --n 134217728 --direct-n --phases --repeat 1 --sample 200
+  pkill -f "nvidia-smi --query"; sort -n "$D/mem_trace.txt" | tail -1 > "$D/mem_max.txt"
+  ;;
+4)
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/test_hybrid.py \
+      tests/test_device_build.py -k "on_device or restart or list_walk or upload or n_hard"
+  py hybrid_1m 120 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json
+  py hybrid_1m_host 120 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json --host-steps
+  py hybrid_1m_quad 120 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json --multipole quadrupole
+  py hybrid_4m 150 scripts/bench_hybrid.py -n 4194304 --device nvidia --t-end 0.0625 --json
+  py hybrid_100k 60 scripts/bench_hybrid.py -n 100000 --device nvidia --t-end 0.125 --json
+  py mpi_pocl 200 scripts/bench_mpi.py -n 100000 --steps 2 --device cpu
+  ;;
+*) shift; py custom 580 "$@" ;;
+esac
+tar czf "$O/results.tgz" -C "$D" .
