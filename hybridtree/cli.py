@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -114,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "from a snapshot with --restart.")
     p.add_argument("config", nargs="?", help="configs/*.toml")
     p.add_argument("--restart", metavar="SNAPSHOT", help="continue from this run snapshot "
-                   "(its settings, changed by --set; output goes beside it)")
+                   "(its settings, changed by --set; output goes beside it); a folder: its "
+                   "newest complete snapshot; 'latest' with CONFIG: the newest in output.dir")
     p.add_argument("--set", action="append", metavar="SECTION.NAME=VALUE",
                    help="override a setting, e.g. --set gravity.theta=0.6 (repeatable)")
     p.add_argument("--device", help="OpenCL device (same as --set gravity.device=...)")
@@ -160,20 +162,65 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _mpi_rank() -> tuple[int, int]:
+    """(rank, size) from the MPI launcher's environment ((0, 1) without one)."""
+    from .simulation import launched_processes
+    size = launched_processes()
+    for name in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"):
+        value = os.environ.get(name, "")
+        if value.isdigit():
+            return int(value), size
+    return 0, size
+
+
+def _collective(exc: BaseException) -> bool:
+    """Errors every process of an MPI run raises together (reported once, by rank 0)."""
+    from .config import ConfigError
+    from .parallel.comm import CollectiveError
+    from .simulation import NumericalError, RunError
+    return isinstance(exc, (CollectiveError, RunError, ConfigError, NumericalError))
+
+
+def _abort_others(code: int) -> None:
+    """One process failed on its own: stop all (instead of leaving them waiting in a
+    collective call until the batch limit)."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+        sys.stderr.flush()
+        mpi.COMM_WORLD.Abort(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from .simulation import RunInterrupted
     try:
         return args.func(args)
+    except RunInterrupted as exc:
+        if _mpi_rank()[0] == 0:
+            print(f"hybridtree: {exc}", file=sys.stderr)
+        return exc.code
     except KeyboardInterrupt:
         if args.debug:
             raise
         print("hybridtree: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # user-facing: one clear line, exit 2
+        rank, size = _mpi_rank()
         if args.debug:
+            if size > 1 and not _collective(exc):
+                import traceback
+                traceback.print_exc()
+                _abort_others(2)
             raise
         msg = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"hybridtree: error: {msg}", file=sys.stderr)
+        if size == 1:
+            print(f"hybridtree: error: {msg}", file=sys.stderr)
+        elif _collective(exc):
+            if rank == 0:
+                print(f"hybridtree: error: {msg}", file=sys.stderr)
+        else:
+            print(f"hybridtree: error on process {rank} of {size}: {msg}", file=sys.stderr)
+            _abort_others(2)
         return 2
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +46,8 @@ SCHEMA: dict[str, dict[str, Option]] = {
         "kind": _opt(str, "plummer", "initial conditions: plummer (Hénon units), hernquist "
                      "(G = M = a = 1), cold_sphere (uniform, at rest) or file (a GADGET-style "
                      "HDF5 file)", choices=("plummer", "hernquist", "cold_sphere", "file")),
-        "n": _opt(int, 10000, "number of particles (generated models)", lambda v: v >= 1, ">= 1"),
+        "n": _opt(int, 10000, "number of particles (generated models)",
+                  lambda v: 1 <= v <= 2**40, "1 <= n <= 2^40"),
         "seed": _opt(int, 0, "random seed (same seed, same particles)", lambda v: v >= 0, ">= 0"),
         "r_max": _opt(float, 100.0, "plummer/hernquist: radii beyond r_max scale radii are "
                       "redrawn", lambda v: v > 0, "> 0"),
@@ -100,6 +102,28 @@ SCHEMA: dict[str, dict[str, Option]] = {
                             "the first and last states are always written",
                             lambda v: v > 0, "> 0"),
         "diag_every": _opt(int, 8, "steps between diagnostics reports", lambda v: v >= 1, ">= 1"),
+        "snapshot_on_signal": _opt(bool, True, "on SIGTERM/SIGINT finish the current step, "
+                                   "write a snapshot to restart from, then stop (exit 143/130)"),
+        "snapshot_files": _opt(str, "single", "with several MPI processes: single (gathered "
+                               "on process 0 into snapshot_NNNN.hdf5; small N) or per_process "
+                               "(snapshot_NNNN.K.hdf5, GADGET's multi-file snapshots)",
+                               choices=("single", "per_process")),
+    },
+    "parallel": {
+        "grid": _opt(str, "", "domain grid nx x ny x nz such as '2x2x1' (its product must be "
+                     "the number of processes); '' = the most cubic one",
+                     lambda v: v == "" or re.fullmatch(r"[1-9]\d*x[1-9]\d*x[1-9]\d*", v)
+                     is not None, "'' or AxBxC"),
+        "samples": _opt(int, 2000, "decomposition: particles sampled per process (more: "
+                        "better balance, more traffic to process 0)",
+                        lambda v: 10 <= v <= 10_000_000, "10 <= samples <= 1e7"),
+        "overlap": _opt(bool, False, "send the LETs without blocking and walk the local "
+                        "tree meanwhile, then the tree of what arrived (one more tree build; "
+                        "false: one tree of local + received particles, walked after the "
+                        "exchange, closest to the one-process forces)"),
+        "spread_devices": _opt(bool, True, "processes on one node take different OpenCL "
+                               "devices of those gravity.device matches (node-local rank "
+                               "modulo their number); false: all take the same one"),
     },
     "units": {
         "length_cm": _opt(float, KPC_CM, "internal length unit in cm (default 1 kpc)",
@@ -184,7 +208,10 @@ def _coerce(key: str, opt: Option, value: Any) -> Any:
 
 
 def _whole_steps(span: float, dt: float) -> bool:
-    n = round(span / dt)
+    ratio = span / dt
+    if not math.isfinite(ratio) or ratio > 2**53:     # overflow, or steps beyond counting
+        return False
+    n = round(ratio)
     return abs(n * dt - span) <= 1e-9 * max(span, dt)
 
 

@@ -18,12 +18,21 @@ import numpy as np
 
 from .io.snapshot import atomic_path
 
-__all__ = ["COLUMNS", "DiagnosticsFile", "Reporter", "energies", "measure", "read_diagnostics"]
+__all__ = ["COLUMNS", "DiagnosticsFile", "Reporter", "breakdown_record", "energies", "measure",
+           "read_diagnostics"]
 
 COLUMNS = ("step", "time", "kinetic", "potential", "total", "rel_energy_error",
            "px", "py", "pz", "lx", "ly", "lz", "virial_ratio", "r10", "r50", "r90",
            "wall_build", "wall_force", "wall_integrate", "wall_io", "interactions_per_s",
-           "step_s", "soft_force_s", "hard_force_s", "soft_interactions", "hard_interactions")
+           "step_s", "soft_force_s", "hard_force_s", "soft_interactions", "hard_interactions",
+           "processes", "imbalance", "t_decompose", "t_exchange", "t_let_select", "t_let_comm",
+           "t_build", "t_walk", "t_integrate", "let_soft_entries", "let_hard_entries",
+           "let_soft_bytes", "let_hard_bytes")
+
+#: per-step phases of a run on several processes (seconds, mean over the processes)
+PHASES = ("decompose", "exchange", "let_select", "let_comm", "build", "walk", "integrate")
+#: LET volumes per step, summed over the processes (entries: cells + particles sent)
+VOLUMES = ("let_soft_entries", "let_hard_entries", "let_soft_bytes", "let_hard_bytes")
 
 
 def energies(vel: np.ndarray, mass: np.ndarray, pot: np.ndarray | None = None
@@ -47,6 +56,26 @@ def lagrangian_radii(pos: np.ndarray, mass: np.ndarray,
     return [float(r[order][i]) for i in idx]
 
 
+def lagrangian_radii_across(comm, pos: np.ndarray, mass: np.ndarray,
+                            fractions=(0.1, 0.5, 0.9)) -> list[float]:
+    """:func:`lagrangian_radii` of the particles of all processes (collective): the
+    radius of each mass fraction by bisection on the enclosed mass (60 halvings, so to
+    ~1e-18 of the largest radius), without gathering the particles."""
+    tot = comm.allreduce(np.concatenate([[mass.sum()], mass @ pos if len(mass) else np.zeros(3)]))
+    if tot[0] <= 0:
+        return [float("nan")] * len(fractions)
+    r = np.linalg.norm(pos - tot[1:] / tot[0], axis=1)
+    hi = np.full(len(fractions), comm.allreduce(r.max() if len(r) else 0.0, "max")[0])
+    lo = np.zeros(len(fractions))
+    want = np.asarray(fractions) * tot[0]
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        inside = comm.allreduce(np.array([mass[r <= m].sum() for m in mid]))
+        below = inside < want
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return [float(h) for h in hi]
+
+
 def _per(now: dict, prev: dict, key: str, count: str) -> float:
     n = now[count] - prev[count]
     return (now[key] - prev[key]) / n if n > 0 else 0.0
@@ -54,7 +83,7 @@ def _per(now: dict, prev: dict, key: str, count: str) -> float:
 
 def measure(step: int, t: float, pos: np.ndarray, vel: np.ndarray, mass: np.ndarray,
             pot: np.ndarray, e0: float | None, timers: dict[str, float],
-            prev: dict[str, float]) -> dict[str, Any]:
+            prev: dict[str, float], comm=None) -> dict[str, Any]:
     """One diagnostics record (a row of diagnostics.csv).  ``e0``: initial total energy.
 
     ``timers``/``prev``: cumulative counters (:class:`hybridtree.integrate.Timers`
@@ -65,11 +94,16 @@ def measure(step: int, t: float, pos: np.ndarray, vel: np.ndarray, mass: np.ndar
     force_s = (timers["force"] + timers["build"]) - (prev["force"] + prev["build"])
     rate = (timers["interactions"] - prev["interactions"]) / force_s if force_s > 0 else 0.0
     kin, epot = energies(vel, mass, pot)
+    p = mass @ vel
+    ang = mass @ np.cross(pos, vel) if len(mass) else np.zeros(3)
+    if comm is not None and comm.size > 1:     # sums over all processes' particles
+        sums = comm.allreduce(np.concatenate([[kin, epot], p, ang]))
+        kin, epot, p, ang = float(sums[0]), float(sums[1]), sums[2:5], sums[5:8]
+        r10, r50, r90 = lagrangian_radii_across(comm, pos, mass)
+    else:
+        r10, r50, r90 = lagrangian_radii(pos, mass)
     tot = kin + epot
     ref = tot if e0 is None else e0
-    p = mass @ vel
-    ang = mass @ np.cross(pos, vel)
-    r10, r50, r90 = lagrangian_radii(pos, mass)
     return {"step": int(step), "time": float(t), "kinetic": kin, "potential": epot,
             "total": tot, "rel_energy_error": (tot - ref) / abs(ref) if ref else 0.0,
             "px": float(p[0]), "py": float(p[1]), "pz": float(p[2]),
@@ -84,6 +118,31 @@ def measure(step: int, t: float, pos: np.ndarray, vel: np.ndarray, mass: np.ndar
             "hard_force_s": _per(timers, prev, "hard_s", "hard_forces"),
             "soft_interactions": _per(timers, prev, "soft_interactions", "soft_forces"),
             "hard_interactions": _per(timers, prev, "hard_interactions", "hard_forces")}
+
+
+def breakdown_record(comm, now: dict[str, float], prev: dict[str, float]) -> dict[str, Any]:
+    """The parallel columns of a diagnostics row (collective): per soft step over the
+    interval between two reports, each phase's seconds as the mean over the processes,
+    LET volumes summed over them, ``imbalance`` = max / mean force time (mean over the
+    steps).  ``now``/``prev``: a stepper's cumulative :meth:`breakdown`.  NaN where
+    there is nothing to say (one process; no step since the last report)."""
+    size = 1 if comm is None else comm.size
+    steps = now.get("steps", 0.0) - prev.get("steps", 0.0)
+    keys = PHASES + VOLUMES + ("imbalance",)
+    rec: dict[str, Any] = {"processes": size, "imbalance": float("nan")}
+    rec.update({f"t_{k}": float("nan") for k in PHASES})
+    rec.update({k: float("nan") for k in VOLUMES})
+    if size == 1:
+        return rec
+    tot = comm.allreduce(np.array([now.get(k, 0.0) - prev.get(k, 0.0) for k in keys]))
+    if steps <= 0:
+        return rec
+    for i, k in enumerate(PHASES):
+        rec[f"t_{k}"] = float(tot[i] / size / steps)
+    for i, k in enumerate(VOLUMES, len(PHASES)):
+        rec[k] = float(tot[i] / steps)
+    rec["imbalance"] = float(tot[-1] / size / steps)
+    return rec
 
 
 class DiagnosticsFile:
@@ -106,7 +165,7 @@ class DiagnosticsFile:
         self._w = csv.DictWriter(self._f, COLUMNS)
 
     def write(self, record: dict[str, Any]) -> None:
-        self._w.writerow({k: (repr(v) if isinstance(v, float) else v)
+        self._w.writerow({k: (repr(float(v)) if isinstance(v, (float, np.floating)) else v)
                           for k, v in record.items() if k in COLUMNS})
         self._f.flush()
 

@@ -13,6 +13,10 @@ Device choice, in order of precedence:
 A choice is either ``"P"``/``"P:D"`` (indices as ``hybridtree devices`` lists them)
 or a case-insensitive substring matched against ``"<platform> | <device>"``; the
 words ``gpu`` and ``cpu`` select by device type.
+
+Several processes of one node (MPI) spread over the devices a choice matches: with
+:func:`set_device_slot` (the node-local rank) a choice that matches n devices (or, with
+no choice, the n GPUs) resolves to the (slot mod n)-th of them.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ __all__ = [
     "list_devices",
     "get_runtime",
     "kernel_source",
+    "set_device_slot",
 ]
 
 
@@ -95,6 +100,16 @@ def _version_key(text: str) -> tuple[int, ...]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
+_SLOT = 0       # this process's node-local rank when devices are spread over processes
+
+
+def set_device_slot(slot: int) -> None:
+    """Make ambiguous device choices of this process resolve to their (slot mod n)-th
+    match (MPI: the node-local rank, so processes of a node use different GPUs)."""
+    global _SLOT
+    _SLOT = int(slot)
+
+
 def _match(spec: str, devices: list[DeviceInfo]) -> DeviceInfo:
     spec = spec.strip()
     m = re.fullmatch(r"(\d+)(?::(\d+))?", spec)
@@ -115,10 +130,11 @@ def _match(spec: str, devices: list[DeviceInfo]) -> DeviceInfo:
 
 
 def _best(devices: list[DeviceInfo]) -> DeviceInfo:
-    """GPU first; among CPUs the most compute units, then the newest PoCL."""
+    """GPU first (the slot's one of several); among CPUs the most compute units, then the
+    newest PoCL."""
     gpus = [d for d in devices if d.kind == "gpu"]
     if gpus:
-        return gpus[0]
+        return gpus[_SLOT % len(gpus)]
     return max(devices, key=lambda d: (d.compute_units, _version_key(d.platform + " " + d.version)))
 
 

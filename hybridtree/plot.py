@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 from matplotlib.colors import LogNorm  # noqa: E402
 
 from .diagnostics import read_diagnostics  # noqa: E402
-from .io.snapshot import SNAPSHOT_RE, atomic_path, read_particles  # noqa: E402
+from .io.snapshot import atomic_path, latest_snapshot, read_particles  # noqa: E402
 from .units import GYR_S  # noqa: E402
 
 
@@ -108,12 +108,6 @@ def plot_projection(snapshot: Path, out: Path, bins: int = 256) -> Path:
     return _save(fig, out)
 
 
-def _last_snapshot(folder: Path) -> Path | None:
-    numbered = [(int(m.group(1)), p) for p in folder.glob("snapshot_*.hdf5")
-                if (m := SNAPSHOT_RE.match(p.name))]
-    return max(numbered)[1] if numbered else None
-
-
 def plot_run(folder: str | Path, snapshot: str | Path | None = None) -> list[Path]:
     """Write ``diagnostics.png`` and ``<snapshot>_xy.png`` into ``folder``; return their
     paths.  ``snapshot`` (a path, or a name inside ``folder``) defaults to the last one."""
@@ -127,7 +121,7 @@ def plot_run(folder: str | Path, snapshot: str | Path | None = None) -> list[Pat
         if not snap.is_file():
             raise FileNotFoundError(f"no such snapshot: {snapshot}")
     else:
-        snap = _last_snapshot(folder)
+        snap = latest_snapshot(folder)
     csv_path = folder / "diagnostics.csv"
     have_csv = csv_path.is_file()
     if not have_csv and snap is None:

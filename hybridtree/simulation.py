@@ -6,14 +6,23 @@ Output folder (``output.dir``): ``snapshot_NNNN.hdf5`` (the first state, every
 unless ``overwrite`` is given; a failure before the first snapshot removes whatever
 the run had created, and snapshots are written atomically, so a crash leaves only
 complete files.  A restart continues from a snapshot and reproduces the uninterrupted
-run bit for bit (same device, same settings): the snapshot holds the float64
-positions, velocities and the accelerations used by the next half kick.
+run bit for bit (same device, same settings, one process): the snapshot holds the
+float64 positions, velocities and the accelerations used by the next half kick.
+
+Under ``mpiexec -n K`` the same command runs on K processes (mpi4py): each holds the
+particles of its domain (:mod:`hybridtree.parallel`); process 0 writes the run log and
+diagnostics; snapshots are gathered into one file or written one file per process
+(``output.snapshot_files``, :mod:`hybridtree.parallel.snapshots`).  Any K restarts any
+snapshot, whatever K wrote it; with K > 1 the continuation agrees with the uninterrupted
+run to the tree's accuracy (the particle order on each process differs), not bit for bit.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,17 +32,24 @@ import numpy as np
 
 from . import __version__, ics
 from .config import ConfigError, Settings, load_config, parse_overrides, settings_from_flat
-from .diagnostics import DiagnosticsFile, Reporter, energies, measure
+from .diagnostics import DiagnosticsFile, Reporter, breakdown_record, energies, measure
+from .faults import inject
 from .gravity import validate_particles
-from .integrate import GravityModel, HybridModel, hybrid_step, kdk_step
-from .io.snapshot import (SNAPSHOT_RE, Particles, Snapshot, SnapshotError, read_particles,
-                          read_snapshot, snapshot_name, write_snapshot)
-from .opencl import get_runtime
+from .guards import NumericalError, RunInterrupted, Signals, check_step
+from .integrate import GravityModel, HybridModel
+from .io.snapshot import (SNAPSHOT_RE, Particles, Snapshot, SnapshotError, latest_snapshot,
+                          snapshot_name)
+from .opencl import get_runtime, set_device_slot
+from .parallel.comm import CollectiveError, Comm, node_local_rank
+from .parallel.snapshots import agree, read_particles_share, read_run_share, write_run_snapshot
+from .stepper import SerialStepper
 from .units import Units
 
-__all__ = ["RunError", "initial_conditions", "run"]
+__all__ = ["NumericalError", "RunError", "RunInterrupted", "initial_conditions", "run"]
 
 RUN_FILES = ("diagnostics.csv", "run.log")
+#: temporary names of unfinished writes (hybridtree.io.snapshot.atomic_path)
+TEMP_RE = re.compile(r"^\.(snapshot_\d+(\.\d+)?\.hdf5|diagnostics\.csv)\.\d+\.tmp$")
 
 
 def launched_processes() -> int:
@@ -50,6 +66,37 @@ class RunError(ValueError):
     """A user mistake found while setting a run up (bad input, output conflicts)."""
 
 
+def run_comm(launched: int | None = None) -> Comm:
+    """The run's communicator: one process, or COMM_WORLD when a launcher started several."""
+    launched = launched_processes() if launched is None else launched
+    if launched <= 1:
+        return Comm(None)
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise RunError(f"hybridtree run was started as {launched} MPI processes, but mpi4py "
+                       "is not installed (pip install mpi4py, or the 'mpi' extra)") from None
+    comm = Comm(MPI.COMM_WORLD)
+    if comm.size != launched:
+        raise RunError(f"the launcher started {launched} processes but mpi4py sees "
+                       f"{comm.size}: mpiexec and mpi4py come from different MPI libraries")
+    return comm
+
+
+def together(comm: Comm, fn, *args, **kwargs):
+    """``fn(*args)`` on every process; a user error on any of them is raised on all of
+    them (as CollectiveError), so none is left waiting.  One process: ``fn`` as it is."""
+    if comm.size == 1:
+        return fn(*args, **kwargs)
+    result, error = None, None
+    try:
+        result = fn(*args, **kwargs)
+    except (ValueError, OSError, RuntimeError) as exc:
+        error = " ".join(str(exc).split()) or type(exc).__name__
+    agree(comm, error)
+    return result
+
+
 @dataclass
 class _Start:
     particles: Particles
@@ -60,13 +107,21 @@ class _Start:
     restart: Snapshot | None
 
 
-def initial_conditions(settings: Settings, units: Units) -> tuple[Particles, float]:
-    """Particles (internal units, centre of mass at rest at the origin) and start time."""
+def initial_conditions(settings: Settings, units: Units, comm: Comm | None = None
+                       ) -> tuple[Particles, float]:
+    """Particles (internal units, centre of mass at rest at the origin) and start time;
+    with several processes, this process's share (every process makes or reads the
+    same particles and keeps an equal slice of them)."""
+    comm = comm or Comm(None)
     c = settings.ics
     t0 = 0.0
     if c.kind == "file":
         try:
-            p, t0, _ = read_particles(c.file, c.types, units)
+            if comm.size == 1:
+                from .io.snapshot import read_particles
+                p, t0, _ = read_particles(c.file, c.types, units)
+            else:
+                p, t0, _ = read_particles_share(comm, c.file, c.types, units)
         except SnapshotError as exc:
             raise RunError(f"initial conditions: {exc}") from None
     else:
@@ -74,21 +129,36 @@ def initial_conditions(settings: Settings, units: Units) -> tuple[Particles, flo
                 "hernquist": lambda: ics.hernquist(c.n, c.seed, r_max=c.r_max),
                 "cold_sphere": lambda: ics.cold_sphere(c.n, c.seed, radius=c.radius)}[c.kind]
         pos, vel, mass = make()
-        p = Particles(pos, vel, mass, np.arange(1, len(mass) + 1, dtype=np.uint64))
-    check_particles(p, f"initial conditions ({c.kind})")
-    p.pos, p.vel = ics.to_com_frame(p.pos, p.vel, p.mass)
+        lo, hi = len(mass) * comm.rank // comm.size, len(mass) * (comm.rank + 1) // comm.size
+        p = Particles(pos[lo:hi], vel[lo:hi], mass[lo:hi],
+                      np.arange(lo + 1, hi + 1, dtype=np.uint64))
+    check_particles(p, f"initial conditions ({c.file if c.kind == 'file' else c.kind})", comm)
+    if comm.size == 1:
+        p.pos, p.vel = ics.to_com_frame(p.pos, p.vel, p.mass)
+    else:
+        tot = comm.allreduce(np.concatenate([[p.mass.sum()], p.mass @ p.pos, p.mass @ p.vel]))
+        p.pos, p.vel = p.pos - tot[1:4] / tot[0], p.vel - tot[4:7] / tot[0]
     return p, t0
 
 
-def check_particles(p: Particles, what: str) -> None:
-    if len(p) == 0:
-        raise RunError(f"{what}: no particles")
+def check_particles(p: Particles, what: str, comm: Comm | None = None) -> None:
+    """RunError (on every process) for no particles, bad values, or zero total mass."""
+    comm = comm or Comm(None)
+    error = None
     try:
         validate_particles(p.pos, p.mass)
         validate_particles(p.vel, p.mass, "velocities")
     except ValueError as exc:
-        raise RunError(f"{what}: {exc}") from None
-    if p.mass.sum() <= 0:
+        error = f"{what}: {exc}"
+    if comm.size > 1:
+        errors = [e for e in comm.allgather(error) if e]
+        error = errors[0] if errors else None
+    if error:
+        raise RunError(error)
+    count, total = comm.allreduce(np.array([len(p), p.mass.sum()]))
+    if count == 0:
+        raise RunError(f"{what}: no particles")
+    if total <= 0:
         raise RunError(f"{what}: total mass is zero")
 
 
@@ -124,12 +194,16 @@ def _prepare_output(out: Path, overwrite: bool, restart_number: int | None) -> b
                        f"{exc.strerror or exc}") from None
     for p in conflicts:               # --overwrite: the old run's files go
         p.unlink()
+    for p in out.glob(".*.tmp"):      # writes a killed run left unfinished
+        if TEMP_RE.match(p.name):
+            p.unlink(missing_ok=True)
     return created
 
 
-def _load_restart(path: str, overrides: dict[str, Any]) -> tuple[Settings, Snapshot]:
+def _load_restart(path: str, overrides: dict[str, Any], comm: Comm
+                  ) -> tuple[Settings, Snapshot]:
     try:
-        snap = read_snapshot(path)
+        snap = read_run_share(comm, path)
     except SnapshotError as exc:
         raise RunError(f"restart: {exc}") from None
     if "Step" not in snap.run_state:
@@ -146,6 +220,27 @@ def _load_restart(path: str, overrides: dict[str, Any]) -> tuple[Settings, Snaps
     return settings, snap
 
 
+def _restart_path(restart: str, config: str | None, overrides: dict[str, Any]) -> str:
+    """The snapshot ``--restart`` names: a snapshot file, a folder (its newest complete
+    snapshot), or ``latest`` (the newest in the config's output.dir)."""
+    if restart == "latest":
+        if config is None:
+            raise RunError("--restart latest needs the config file (for output.dir); or give "
+                           "the output folder: --restart FOLDER")
+        folder = Path(load_config(config, overrides).output.dir)
+    elif Path(restart).is_dir():
+        folder = Path(restart)
+    else:
+        if config is not None:
+            raise RunError("give either a config file or --restart SNAPSHOT (a config goes "
+                           "only with --restart latest)")
+        return restart
+    found = latest_snapshot(folder)
+    if found is None:
+        raise RunError(f"no complete snapshot in {str(folder)!r} to restart from")
+    return str(found)
+
+
 def _gravity_keys(flat: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in flat.items() if k.startswith("gravity.")}
 
@@ -156,27 +251,29 @@ def run(config: str | None = None, overrides: list[str] | None = None,
     """Run a simulation from a config file or a restart snapshot; return the output folder.
 
     Raises :class:`RunError`/:class:`ConfigError` (user mistakes) before anything is
-    written.
+    written; under MPI, a user error found by any process is raised by all of them
+    (:class:`hybridtree.parallel.CollectiveError`).
     """
-    launched = launched_processes()
-    if launched > 1:
-        raise RunError(f"hybridtree run was started as {launched} MPI processes, but the "
-                       "driver runs one process so far (each would write the same files); "
-                       "start it without mpiexec")
+    comm = run_comm()
     over = parse_overrides(overrides or [])
+    if restart is not None:
+        restart = together(comm, _restart_path, restart, config, over)
+        config = None
     if (config is None) == (restart is None):
         raise RunError("give either a config file or --restart SNAPSHOT")
     if restart is not None:
-        settings, snap = _load_restart(restart, over)
+        settings, snap = together(comm, _load_restart, restart, over, comm)
     else:
-        settings, snap = load_config(config, over), None
+        settings, snap = together(comm, load_config, config, over), None
     units = Units(settings.units.length_cm, settings.units.mass_g)
     dt, t_end = settings.time.dt, settings.time.t_end
+    if comm.size > 1:
+        together(comm, _check_parallel, settings, comm.size)
     if snap is None:
-        particles, t0 = initial_conditions(settings, units)
+        particles, t0 = together(comm, initial_conditions, settings, units, comm)
         start = _Start(particles, t0, 0, 0, None, None)
     else:
-        check_particles(snap.particles, f"restart snapshot {restart}")
+        together(comm, check_particles, snap.particles, f"restart snapshot {restart}", comm)
         start = _Start(snap.particles, snap.time, int(snap.run_state["Step"]),
                        int(snap.run_state["SnapshotNumber"]) + 1,
                        float(snap.run_state["InitialEnergy"]), snap)
@@ -184,90 +281,135 @@ def run(config: str | None = None, overrides: list[str] | None = None,
     if n_left < 0 or abs(start.time + n_left * dt - t_end) > 1e-9 * max(abs(t_end), dt):
         raise RunError(f"time.t_end = {t_end} is not a whole number of steps (dt = {dt}) "
                        f"after the start time {start.time}")
-    rt = get_runtime(settings.gravity.device or None)     # DeviceError: no such device
+    if comm.size > 1 and settings.parallel.spread_devices:
+        set_device_slot(node_local_rank(comm))
+    rt = together(comm, get_runtime, settings.gravity.device or None)  # DeviceError
     out = Path(settings.output.dir)
     in_place = snap is not None and out.resolve() == Path(restart).parent.resolve()
-    created = _prepare_output(out, overwrite, start.snapshot - 1 if in_place else None)
+    keep = start.snapshot - 1 if in_place else None
+    if comm.size == 1:
+        created = _prepare_output(out, overwrite, keep)
+    else:
+        created = together(comm, lambda: _prepare_output(out, overwrite, keep)
+                           if comm.rank == 0 else None)
+        created = comm.bcast(created)
     made: list[Path] = []
     try:
         return _loop(settings, units, start, n_left, out, made, rt.info.label,
-                     quiet, log_json, progress, in_place)
+                     quiet, log_json, progress, in_place, comm)
     except _StartupFailure as exc:
         # nothing useful was written: leave no partial output behind
-        if created:
+        for p in made:
+            p.unlink(missing_ok=True)
+        if created and comm.rank == 0:
             shutil.rmtree(out, ignore_errors=True)
-        else:
-            for p in made:
-                p.unlink(missing_ok=True)
         raise exc.__cause__ from None
+
+
+def _check_parallel(settings: Settings, size: int) -> None:
+    if settings.gravity.method != "tree":
+        raise RunError("gravity.method = 'direct' runs as one process; use the tree method "
+                       "under mpiexec")
+    if settings.parallel.grid and _grid(settings) is not None:
+        shape = _grid(settings)
+        if int(np.prod(shape)) != size:
+            raise RunError(f"parallel.grid = {settings.parallel.grid!r} has "
+                           f"{int(np.prod(shape))} domains but {size} processes run")
+
+
+def _grid(settings: Settings) -> tuple[int, int, int] | None:
+    text = settings.parallel.grid
+    return tuple(int(v) for v in text.split("x")) if text else None
 
 
 class _StartupFailure(Exception):
     pass
 
 
+def _model(settings: Settings, comm: Comm) -> GravityModel:
+    """The run's gravity: one process (plain or hybrid), or the parallel model."""
+    g, h = settings.gravity, settings.hybrid
+    if comm.size == 1:
+        return (HybridModel.from_settings(g, h) if h.enabled else GravityModel.from_settings(g))
+    from .parallel.stepping import ParallelModel
+    return ParallelModel.from_settings(g, h, comm=comm, grid=_grid(settings),
+                                       samples=settings.parallel.samples,
+                                       overlap=settings.parallel.overlap)
+
+
+def _stepper(model: GravityModel, p: Particles, comm: Comm):
+    if comm.size == 1:
+        return SerialStepper(model, p)
+    from .parallel.stepping import ParallelStepper
+    return ParallelStepper(model, p)
+
+
 def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Path,
           made: list[Path], device: str, quiet: bool, log_json: bool,
-          progress: bool | None, in_place: bool) -> Path:
+          progress: bool | None, in_place: bool, comm: Comm) -> Path:
     dt = settings.time.dt
     every_snap = round(settings.output.snapshot_dt / dt)
     every_diag = settings.output.diag_every
-    hybrid = settings.hybrid.enabled
-    gravity = (HybridModel.from_settings(settings.gravity, settings.hybrid) if hybrid
-               else GravityModel.from_settings(settings.gravity))
-    timers = gravity.timers
-    p = start.particles
+    root = comm.rank == 0
     step, last = start.step, start.step + n_left
     number = start.snapshot
+    diag = None
 
     def time_at(step: int) -> float:
         # from the start point, not accumulated: no drift, and a restart agrees exactly
         return start.time + (step - start.step) * dt
 
     try:
-        made.append(out / "run.log")
-        reporter = Reporter(out / "run.log", quiet, log_json, progress, append=in_place)
-        made.append(out / "diagnostics.csv")
-        diag = DiagnosticsFile(out / "diagnostics.csv", keep_until_step=step if in_place else None)
-        reporter.event("start", version=__version__, device=device, particles=len(p),
-                       steps=n_left, dt=dt, t_start=start.time,
+        gravity = _model(settings, comm)
+        timers = gravity.timers
+        if root:
+            made.append(out / "run.log")
+            reporter = Reporter(out / "run.log", quiet, log_json, progress, append=in_place)
+            made.append(out / "diagnostics.csv")
+            diag = DiagnosticsFile(out / "diagnostics.csv",
+                                   keep_until_step=step if in_place else None)
+        else:
+            reporter = Reporter(None, quiet=True, progress=False)
+        reporter.event("start", version=__version__, device=device,
+                       particles=int(comm.allreduce(float(len(start.particles)))[0]),
+                       processes=comm.size, steps=n_left, dt=dt, t_start=start.time,
                        config=settings.source, output=str(out))
         # a plain run continues with the stored accelerations (bit for bit); a hybrid
         # run recomputes its two parts, which is deterministic for the same positions
-        reuse = (not hybrid and start.restart is not None and p.acc is not None
-                 and p.pot is not None
+        p0 = start.particles
+        reuse = (start.restart is not None and p0.acc is not None and p0.pot is not None
                  and _gravity_keys(settings.flat()) == _gravity_keys(start.restart.parameters))
-        if hybrid:
-            r = gravity.parts(p.pos, p.mass, ("hard", "soft"))
-            acc_hard, (acc_soft, p.pot) = r["hard"][0], r["soft"]
-            p.acc = acc_hard + acc_soft
-        elif not reuse:
-            p.acc, p.pot = gravity(p.pos, p.mass)
+        stepper = _stepper(gravity, p0, comm)
+        stepper.start(reuse)
         e0 = start.e0
         if e0 is None:
-            e0 = sum(energies(p.vel, p.mass, p.pot))
+            p = stepper.particles
+            e0 = float(comm.allreduce(sum(energies(p.vel, p.mass, p.pot)))[0])
         params = settings.flat()
+        layout = settings.output.snapshot_files
 
         def snapshot(step: int, number: int) -> None:
             t_io = time.perf_counter()
-            t = time_at(step)
-            path = out / snapshot_name(number)
-            write_snapshot(path, p, t, units, params,
-                           {"Step": step, "SnapshotNumber": number, "InitialEnergy": e0,
-                            "Version": __version__}, overwrite=True)
-            made.append(path)
+            state = {"Step": step, "SnapshotNumber": number, "InitialEnergy": e0,
+                     "Version": __version__, "Processes": comm.size}
+            made.extend(write_run_snapshot(comm, out, number, stepper.particles, time_at(step),
+                                           units, params, state, layout))
             timers.io += time.perf_counter() - t_io
 
         prev = {**timers.as_dict(), "step": step, "wall": time.perf_counter()}
+        prev_bd = stepper.breakdown()
 
         def report(step: int) -> None:
-            nonlocal prev
+            nonlocal prev, prev_bd
             t_io = time.perf_counter()
             now = {**timers.as_dict(), "step": step, "wall": t_io}
-            rec = measure(step, time_at(step), p.pos, p.vel, p.mass,
-                          p.pot, e0, now, prev)
-            prev = now
-            diag.write(rec)
+            now_bd = stepper.breakdown()
+            p = stepper.particles
+            rec = measure(step, time_at(step), p.pos, p.vel, p.mass, p.pot, e0, now, prev, comm)
+            rec.update(breakdown_record(comm, now_bd, prev_bd))
+            prev, prev_bd = now, now_bd
+            if diag is not None:
+                diag.write(rec)
             reporter.report(rec)
             timers.io += time.perf_counter() - t_io
 
@@ -276,31 +418,45 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
             number += 1
             report(step)
     except (OSError, ValueError, RuntimeError) as exc:
+        if diag is not None:
+            diag.close()
         raise _StartupFailure() from exc
 
     wall0 = time.perf_counter()
+    signals = Signals()
     try:
-        while step < last:
-            if hybrid:
-                p.pos, p.vel, acc_hard, acc_soft, p.pot = hybrid_step(
-                    p.pos, p.vel, acc_hard, acc_soft, p.mass, dt, gravity, timers)
-                p.acc = acc_hard + acc_soft
-            else:
-                p.pos, p.vel, p.acc, p.pot = kdk_step(p.pos, p.vel, p.acc, p.mass, dt,
-                                                      gravity, timers)
-            step += 1
-            if step % every_diag == 0 or step == last:
-                report(step)
-            if step % every_snap == 0 or step == last:
-                snapshot(step, number)
-                number += 1
-            reporter.tick(step, last, time_at(step), start.step)
+        with signals:
+            while step < last:
+                stepper.step(dt)
+                step += 1
+                inject("step", step, comm.rank, stepper.particles)      # tests only
+                caught = check_step(comm, stepper.particles, step, signals.caught)
+                wrote = False
+                if step % every_diag == 0 or step == last:
+                    report(step)
+                if step % every_snap == 0 or step == last:
+                    snapshot(step, number)
+                    number += 1
+                    wrote = True
+                reporter.tick(step, last, time_at(step), start.step)
+                if caught and step < last:
+                    if settings.output.snapshot_on_signal and not wrote:
+                        snapshot(step, number)
+                        number += 1
+                        wrote = True
+                    name = signal.Signals(caught).name
+                    then = (f"continue with: hybridtree run --restart "
+                            f"{out / snapshot_name(number - 1, 0 if _parts(comm, settings) else None)}")
+                    reporter.message(f"{name} at step {step}: stopped after the step; {then}")
+                    raise RunInterrupted(f"stopped by {name} after step {step}; {then}",
+                                         128 + caught)
     except KeyboardInterrupt:
         reporter.message(f"interrupted at step {step}; continue with: hybridtree run --restart "
-                         f"{out / snapshot_name(number - 1)}")
+                         f"{out / snapshot_name(number - 1, 0 if _parts(comm, settings) else None)}")
         raise
     finally:
-        diag.close()
+        if diag is not None:
+            diag.close()
         if step == last:
             wall = time.perf_counter() - wall0
             reporter.event("end", steps=n_left, wall_s=round(wall, 3),
@@ -309,3 +465,8 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
                            interactions=timers.interactions)
         reporter.close()
     return out
+
+
+def _parts(comm: Comm, settings: Settings) -> bool:
+    """Whether this run's snapshots are multi-file sets."""
+    return comm.size > 1 and settings.output.snapshot_files == "per_process"

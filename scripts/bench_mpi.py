@@ -9,6 +9,7 @@ LET entries sent (soft and hard, summed over processes, per force).
 
     python scripts/bench_mpi.py -n 100000 --steps 3
     python scripts/bench_mpi.py -n 200000 --device cpu --procs 1 2 4    # GPU machine's PoCL
+    python scripts/bench_mpi.py -n 100000 --overlap     # local walk while the LETs travel
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def worker(a: argparse.Namespace) -> None:
         p["pos"], p["vel"], p["mass"], p["id"] = pos[mine], vel[mine], mass[mine], mine
         split = Changeover(0.3 * spacing, 3 * spacing, "dll") if scheme == "hybrid" else None
         model = ParallelModel(eps=0.01, theta=0.5, changeover=split, n_hard=4, comm=comm,
-                              device=a.device or "")
+                              device=a.device or "", overlap=a.overlap)
         dt = a.dt * (4 if scheme == "hybrid" else 1)
         p, _ = parallel_steps(model, p, dt, 1)                    # warm-up (compilation)
         p, steps = parallel_steps(model, p, dt, a.steps, start=False)
@@ -71,14 +72,16 @@ def main() -> None:
     ap.add_argument("--dt", type=float, default=1 / 256, help="normal step = hard step")
     ap.add_argument("--procs", type=int, nargs="+", default=[1, 2, 3, 4])
     ap.add_argument("--device", default=None)
+    ap.add_argument("--overlap", action="store_true",
+                    help="non-blocking LET exchange with the local walk meanwhile")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
         return worker(a)
     mpiexec = Path(sys.executable).parent / "mpiexec"
     mpiexec = str(mpiexec) if mpiexec.exists() else "mpiexec"
-    print(f"N = {a.n}, {a.steps} soft steps; seconds per soft step (slowest process), "
-          "LET entries per force summed over processes")
+    print(f"N = {a.n}, {a.steps} soft steps, overlap {a.overlap}; seconds per soft step "
+          "(slowest process), LET entries per force summed over processes")
     cols = ("procs", "scheme") + PHASES + ("force", "step_s", "imbalance",
                                           "let_soft_entries_per_force",
                                           "let_hard_entries_per_force")
@@ -86,7 +89,7 @@ def main() -> None:
     for k in a.procs:
         argv = [mpiexec, "-n", str(k), sys.executable, __file__, "--worker", "-n", str(a.n),
                 "--steps", str(a.steps), "--dt", str(a.dt)] + \
-            (["--device", a.device] if a.device else [])
+            (["--device", a.device] if a.device else []) + (["--overlap"] if a.overlap else [])
         proc = subprocess.run(argv, capture_output=True, text=True, env=os.environ)
         line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
         if proc.returncode or not line:

@@ -61,7 +61,8 @@ def main() -> None:
         f = parallel_accelerations(comm, p["pos"], p["mass"], opts.get("eps", 0.01),
                                    opts.get("theta", 0.5), multipole=opts.get("multipole",
                                                                               "monopole"),
-                                   build=opts.get("build", "device"), split=split, part=part)
+                                   build=opts.get("build", "device"), split=split, part=part,
+                                   overlap=opts.get("overlap", False))
         rows.append(np.column_stack([f.acc, f.pot]))
         let[part] = comm.allreduce(np.array([f.let_sent["cells"], f.let_sent["particles"],
                                              f.let_sent["bytes"]]))

@@ -77,6 +77,31 @@ def test_k_processes_agree_with_one(k, tmp_path, one_process):
         assert 0 < r["let_hard"][2] < r["let_full"][2]
 
 
+@pytest.mark.parametrize("multipole, overlap", [("monopole", True), ("quadrupole", False),
+                                                ("quadrupole", True)])
+def test_overlapped_walks_and_quadrupole_lets_keep_the_tree_error(multipole, overlap, tmp_path):
+    """Against float64 direct summation, two processes are as accurate as one: the LET
+    cells carry their quadrupoles (six point masses each), and the overlapped local and
+    remote walks (non-blocking LET exchange) lose little (measured medians: monopole
+    5.7e-4 against one process's 4.4e-4; quadrupole 0.9e-4 against 1.0e-4)."""
+    pos, _, mass = plummer(N, seed=7)
+    ref = accelerations(pos, mass, 0.01, method="direct").acc
+    one = accelerations(pos, mass, 0.01, theta=0.5, multipole=multipole).acc
+    r = run_mpi(2, N, tmp_path, {"overlap": overlap, "multipole": multipole})
+    acc = np.empty((N, 3))
+    acc[r["table"][:, 0].astype(np.int64)] = r["table"][:, 1:4]
+
+    def err(a):
+        e = np.linalg.norm(a - ref, axis=1) / np.linalg.norm(ref, axis=1)
+        return np.median(e), np.percentile(e, 99)
+
+    (m1, p1), (m2, p2) = err(one), err(acc)
+    assert m2 < 1.4 * m1 and p2 < 1.7 * p1
+    if multipole == "quadrupole":
+        # monopole LET cells (measured) double the tail: p99 1.2e-3 against 5.7e-4
+        assert p2 < 1.25 * p1
+
+
 def test_more_processes_than_particles(tmp_path):
     r = run_mpi(4, 5, tmp_path)
     tab = r["table"]
@@ -149,17 +174,3 @@ def test_three_process_hybrid_run(tmp_path):
     e1, e3 = abs(_energy_error(one)), abs(_energy_error(three))
     assert e1 < 1e-4 and e3 < 2 * e1
     assert 0 < three["let_hard"] / (4 * 64) < three["let_soft"] / 64
-
-
-def test_run_under_mpiexec_refuses_before_writing(tmp_path):
-    """The driver is one process so far: K copies must not write over each other."""
-    out = tmp_path / "out"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([_mpiexec(), "-n", "2", sys.executable, "-m", "hybridtree", "run",
-                           str(ROOT / "configs" / "plummer_small.toml"), "--set",
-                           f"output.dir={out}"], capture_output=True, text=True, env=env,
-                          timeout=120)
-    assert proc.returncode == 2
-    # one message from each process; they may interleave (text and newline are two writes)
-    assert proc.stderr.count("was started as 2 MPI processes") == 2, proc.stderr
-    assert not out.exists()

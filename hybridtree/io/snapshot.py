@@ -29,14 +29,18 @@ from typing import Any
 import h5py
 import numpy as np
 
+from ..faults import inject
 from ..units import GYR_S, Units
 
-__all__ = ["SNAPSHOT_RE", "Particles", "Snapshot", "SnapshotError", "atomic_path", "read_snapshot",
-           "read_particles", "write_snapshot", "snapshot_name"]
+__all__ = ["SNAPSHOT_RE", "Particles", "Snapshot", "SnapshotError", "atomic_path",
+           "check_unique_ids", "latest_snapshot", "read_snapshot", "read_particles", "snapshot_files",
+           "snapshot_name", "write_snapshot"]
 
 N_TYPES = 6
 DM = 1                       # PartType1: collisionless particles
-SNAPSHOT_RE = re.compile(r"^snapshot_(\d+)\.hdf5$")     # group 1: the snapshot number
+#: a run's snapshot file: group 1 the snapshot number, group 2 the part (multi-file) or None
+SNAPSHOT_RE = re.compile(r"^snapshot_(\d+)(?:\.(\d+))?\.hdf5$")
+PART_RE = re.compile(r"^(.+)\.(\d+)\.hdf5$")             # BASE.K.hdf5: part K of a set
 
 
 class SnapshotError(ValueError):
@@ -68,8 +72,21 @@ class Snapshot:
     path: str = ""
 
 
-def snapshot_name(number: int) -> str:
-    return f"snapshot_{number:04d}.hdf5"
+def snapshot_name(number: int, part: int | None = None) -> str:
+    """``snapshot_0005.hdf5``, or part K of a multi-file one: ``snapshot_0005.K.hdf5``."""
+    return f"snapshot_{number:04d}.hdf5" if part is None else f"snapshot_{number:04d}.{part}.hdf5"
+
+
+def latest_snapshot(folder: str | Path) -> Path | None:
+    """The newest complete run snapshot in ``folder``: ``snapshot_NNNN.hdf5``, or part 0
+    of a multi-file set (written last, so its presence means the set is complete);
+    None if there is none.  Temporary files of unfinished writes never match."""
+    best: tuple[int, Path] | None = None
+    for p in Path(folder).glob("snapshot_*.hdf5"):
+        m = SNAPSHOT_RE.match(p.name)
+        if m and m.group(2) in (None, "0") and (best is None or int(m.group(1)) > best[0]):
+            best = (int(m.group(1)), p)
+    return best[1] if best else None
 
 
 def atomic_path(final: Path) -> Path:
@@ -97,9 +114,14 @@ def _dataset(group: h5py.Group, name: str, data: np.ndarray, to_cgs: float,
 
 def write_snapshot(path: str | Path, particles: Particles, time: float, units: Units,
                    parameters: dict[str, Any] | None = None,
-                   run_state: dict[str, Any] | None = None, overwrite: bool = False) -> Path:
-    """Write one snapshot atomically (temporary file + rename); return its path.
+                   run_state: dict[str, Any] | None = None, overwrite: bool = False,
+                   part: tuple[int, int, int] | None = None, commit: bool = True) -> Path:
+    """Write one snapshot file atomically (temporary file + rename); return its path.
 
+    ``part``: (file index, NumFilesPerSnapshot, total particle count) when this file is
+    one of a multi-file snapshot (GADGET's ``BASE.K.hdf5`` convention).  ``commit``
+    false: leave the file under its temporary name (:func:`atomic_path`) and return that
+    path; the caller renames it (several processes commit a set together).
     Raises FileExistsError when ``path`` exists and ``overwrite`` is false.
     """
     path = Path(path)
@@ -107,19 +129,22 @@ def write_snapshot(path: str | Path, particles: Particles, time: float, units: U
         raise FileExistsError(f"{path} exists (use --overwrite to replace it)")
     tmp = atomic_path(path)
     n = len(particles)
+    _, n_files, total = part or (0, 1, n)
     counts = np.zeros(N_TYPES, np.uint64)
     counts[DM] = n
+    totals = np.zeros(N_TYPES, np.uint64)
+    totals[DM] = total
     try:
         with h5py.File(tmp, "w") as f:
             h = f.create_group("Header").attrs
             h["NumPart_ThisFile"] = counts
-            h["NumPart_Total"] = counts & np.uint64(0xFFFFFFFF)
-            h["NumPart_Total_HighWord"] = counts >> np.uint64(32)
+            h["NumPart_Total"] = totals & np.uint64(0xFFFFFFFF)
+            h["NumPart_Total_HighWord"] = totals >> np.uint64(32)
             h["MassTable"] = np.zeros(N_TYPES)
             h["Time"] = float(time)
             h["Redshift"] = 0.0
             h["BoxSize"] = 0.0
-            h["NumFilesPerSnapshot"] = 1
+            h["NumFilesPerSnapshot"] = int(n_files)
             h["Omega0"] = 0.0
             h["OmegaLambda"] = 0.0
             h["HubbleParam"] = 1.0
@@ -152,6 +177,9 @@ def write_snapshot(path: str | Path, particles: Particles, time: float, units: U
                 ra = f.create_group("RunState").attrs
                 for k, v in run_state.items():
                     ra[k] = v
+        inject("write", int((run_state or {}).get("Step", -1)))     # tests only
+        if not commit:
+            return tmp
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -196,79 +224,224 @@ def _file_units(f: h5py.File) -> tuple[Units, float, float] | None:
     return None
 
 
-def read_particles(path: str | Path, types: str = "all", units: Units | None = None
-                   ) -> tuple[Particles, float, Units | None]:
-    """Particles of a GADGET-style HDF5 file: ``types`` "all" (every ``PartTypeN`` in
-    order, flattened) or one group name.  Masses from ``Masses`` or the ``MassTable``.
+def snapshot_files(path: str | Path) -> list[Path]:
+    """The files of the snapshot that ``path`` belongs to: ``[path]`` for a one-file
+    snapshot, ``BASE.0.hdf5`` ... ``BASE.(n-1).hdf5`` for a part of an n-file one (all
+    must be there: a missing part means an incomplete snapshot)."""
+    path = Path(path)
+    with _open(path) as f:
+        header = f["Header"].attrs if "Header" in f else {}
+        n_files = int(np.asarray(header.get("NumFilesPerSnapshot", 1)).reshape(-1)[0])
+    if n_files <= 1:
+        return [path]
+    m = PART_RE.match(path.name)
+    if not m:
+        raise SnapshotError(f"{path}: Header/NumFilesPerSnapshot is {n_files}, but the name is "
+                            f"not BASE.K.hdf5, so the other parts cannot be found")
+    files = [path.with_name(f"{m.group(1)}.{k}.hdf5") for k in range(n_files)]
+    for q in files:
+        if not q.is_file():
+            raise SnapshotError(f"{path}: {q.name}, part of this {n_files}-file snapshot, is "
+                                f"missing (an incomplete snapshot)")
+    return files
+
+
+def _rows(path: Path, g: h5py.Group, key: str, lo: int, hi: int, n: int,
+          width: int | None, kind: str = "number") -> np.ndarray:
+    """Rows [lo, hi) of dataset ``g/key``, checked: length n, (n, width) or (n,), numeric."""
+    d = g[key]
+    if not isinstance(d, h5py.Dataset):
+        raise SnapshotError(f"{path}: {g.name[1:]}/{key} is not a dataset")
+    shape = (n, width) if width else (n,)
+    if d.shape != shape:
+        raise SnapshotError(f"{path}: {g.name[1:]}/{key} has shape {d.shape}, expected {shape}")
+    numeric = np.issubdtype(d.dtype, np.integer if kind == "integer" else np.number)
+    if not numeric or np.issubdtype(d.dtype, np.complexfloating):
+        raise SnapshotError(f"{path}: {g.name[1:]}/{key} has dtype {d.dtype}, expected "
+                            f"{'integers' if kind == 'integer' else 'real numbers'}")
+    try:
+        rows = d[lo:hi]
+    except (OSError, ValueError, TypeError) as exc:
+        raise SnapshotError(f"{path}: cannot read {g.name[1:]}/{key} ({exc}): a damaged or "
+                            f"truncated file") from None
+    if kind == "number" and not np.isfinite(rows).all():
+        bad = np.flatnonzero(~np.isfinite(rows.reshape(len(rows), -1)).all(axis=1))[0]
+        raise SnapshotError(f"{path}: {g.name[1:]}/{key}[{lo + bad}] is not finite "
+                            f"({rows[bad].tolist()})")
+    if key == "Masses" and (rows < 0).any():
+        bad = np.flatnonzero(rows < 0)[0]
+        raise SnapshotError(f"{path}: {g.name[1:]}/Masses[{lo + bad}] = {rows[bad]} is negative")
+    return rows
+
+
+def _header_counts(header: Any, key: str) -> np.ndarray | None:
+    if key not in header:
+        return None
+    low = np.asarray(header[key], np.uint64).reshape(-1)
+    high = np.asarray(header.get(key + "_HighWord", np.zeros_like(low)), np.uint64).reshape(-1)
+    if key == "NumPart_ThisFile":
+        high = np.zeros_like(low)
+    if len(low) != N_TYPES or len(high) != N_TYPES:
+        return None
+    return (low + (high << np.uint64(32))).astype(np.int64)
+
+
+def _read_set(path: Path, types: str, share: tuple[int, int], extra: tuple[str, ...] = ()
+              ) -> tuple[dict[str, np.ndarray], float, tuple | None, dict, dict]:
+    """Read this share of every (file, type) of the snapshot at ``path``.
+
+    ``share`` (rank, size): of each (file, PartType) block of n rows this reader takes rows
+    [n·rank/size, n·(rank+1)/size), so ``size`` readers together read everything once.
+    Returns (columns, time, stated units, parameters, run state); particles without
+    ``ParticleIDs`` anywhere are numbered 1.. by their row in the whole snapshot.
+    """
+    rank, size = share
+    files = snapshot_files(path)
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("pos", "vel", "mass", "ids", "row")}
+    for key in extra:
+        cols[key] = []
+    time = 0.0
+    stated, params, state = None, {}, {}
+    offset, any_missing_ids, seen = 0, False, np.zeros(N_TYPES, np.int64)
+    total = None
+    for i, q in enumerate(files):
+        with _open(q) as f:
+            header = f["Header"].attrs if "Header" in f else {}
+            try:
+                t_file = float(np.asarray(header.get("Time", 0.0)).reshape(-1)[0])
+            except (TypeError, ValueError):
+                raise SnapshotError(f"{q}: Header/Time is not a number") from None
+            if i == 0:
+                time, stated, total = t_file, _file_units(f), _header_counts(header, "NumPart_Total")
+                if "Parameters" in f:
+                    params = {k: _attr(v) for k, v in f["Parameters"].attrs.items()}
+                if "RunState" in f:
+                    state = {k: _attr(v) for k, v in f["RunState"].attrs.items()}
+            elif t_file != time:
+                raise SnapshotError(f"{q}: Header/Time {t_file} differs from {files[0].name}'s "
+                                    f"{time}: parts of different snapshots")
+            elif "RunState" in f and f["RunState"].attrs.get("SetId") != state.get("SetId"):
+                raise SnapshotError(f"{q}: RunState/SetId differs from {files[0].name}'s: parts "
+                                    f"of different snapshots")
+            names = [f"PartType{t}" for t in range(N_TYPES) if f"PartType{t}" in f]
+            if types != "all":
+                if types not in f and len(files) == 1:
+                    raise SnapshotError(f"{q}: no group {types!r} (has "
+                                        f"{', '.join(names) or 'none'})")
+                names = [types] if types in f else []
+            this_file = _header_counts(header, "NumPart_ThisFile")
+            table = np.asarray(header.get("MassTable", np.zeros(N_TYPES)), np.float64).reshape(-1)
+            for name in names:
+                g = f[name]
+                t = int(name[len("PartType"):])
+                if not isinstance(g, h5py.Group) or "Coordinates" not in g:
+                    raise SnapshotError(f"{q}: {name} has no Coordinates")
+                n = g["Coordinates"].shape[0] if g["Coordinates"].ndim else -1
+                if this_file is not None and this_file[t] != n:
+                    raise SnapshotError(f"{q}: Header/NumPart_ThisFile[{t}] is {this_file[t]} "
+                                        f"but {name}/Coordinates has {n} rows")
+                lo, hi = n * rank // size, n * (rank + 1) // size
+                cols["pos"].append(_rows(q, g, "Coordinates", lo, hi, n, 3))
+                cols["vel"].append(_rows(q, g, "Velocities", lo, hi, n, 3) if "Velocities" in g
+                                   else np.zeros((hi - lo, 3)))
+                if "Masses" in g:
+                    cols["mass"].append(_rows(q, g, "Masses", lo, hi, n, None))
+                elif t < len(table) and table[t] > 0:
+                    cols["mass"].append(np.full(hi - lo, table[t]))
+                else:
+                    raise SnapshotError(f"{q}: {name} has no Masses and no MassTable entry")
+                if "ParticleIDs" in g:
+                    cols["ids"].append(_rows(q, g, "ParticleIDs", lo, hi, n, None, "integer"))
+                else:
+                    any_missing_ids = True
+                    cols["ids"].append(np.zeros(hi - lo, np.uint64))
+                for key in extra:
+                    if key in g:
+                        cols[key].append(_rows(q, g, key, lo, hi, n, 3 if key == "Acceleration"
+                                               else None))
+                cols["row"].append(np.arange(offset + lo, offset + hi, dtype=np.uint64))
+                offset += n
+                seen[t] += n
+    if not cols["pos"] and types == "all":
+        raise SnapshotError(f"{path}: no PartType groups: not a GADGET-style snapshot")
+    if not cols["pos"]:
+        raise SnapshotError(f"{path}: no group {types!r} in any file of the snapshot")
+    checked = (list(range(N_TYPES)) if types == "all" else
+               [int(types[8:])] if re.fullmatch(r"PartType[0-5]", types) else [])
+    if total is not None and len(files) > 1 and np.any(seen[checked] != total[checked]):
+        raise SnapshotError(f"{path}: Header/NumPart_Total is {total.tolist()} but the "
+                            f"{len(files)} files hold {seen.tolist()} particles")
+    out = {k: np.concatenate(v) for k, v in cols.items() if v}
+    out["pos"] = out["pos"].astype(np.float64, copy=False)
+    out["vel"] = out["vel"].astype(np.float64, copy=False)
+    out["mass"] = out["mass"].astype(np.float64, copy=False)
+    out["ids"] = (out["row"] + np.uint64(1) if any_missing_ids
+                  else out["ids"].astype(np.uint64, copy=False))
+    for key in extra:
+        if key in out and len(cols[key]) != len(cols["pos"]):
+            raise SnapshotError(f"{path}: {key} is missing in some files or groups")
+    return out, time, stated, params, state
+
+
+def read_particles(path: str | Path, types: str = "all", units: Units | None = None,
+                   share: tuple[int, int] = (0, 1)) -> tuple[Particles, float, Units | None]:
+    """Particles of a GADGET-style HDF5 snapshot (one file, or every file of a multi-file
+    one): ``types`` "all" (every ``PartTypeN`` in order, flattened) or one group name.
+    Masses from ``Masses`` or the ``MassTable``; IDs from ``ParticleIDs`` (numbered 1..
+    by row where a group lacks them).  Duplicate IDs are an error (with ``share`` of
+    size > 1 the caller must check across readers).
 
     With ``units`` given and unit attributes in the file (``Units`` or ``Parameters``
     group), positions, velocities and masses are converted to ``units``; a file without
     unit attributes is taken to be in ``units`` already.  The file's velocity unit is
     taken as sqrt(G M/L) only when it does not say: GADGET's own
-    ``UnitVelocity_in_cm_per_s`` is used when present.  Returns (particles, time, file units).
+    ``UnitVelocity_in_cm_per_s`` is used when present.  ``share``: see :func:`_read_set`.
+    Returns (particles, time, file units).
     """
     path = Path(path)
-    with _open(path) as f:
-        names = [f"PartType{t}" for t in range(N_TYPES) if f"PartType{t}" in f]
-        if types != "all":
-            if types not in f:
-                raise SnapshotError(f"{path}: no group {types!r} (has {', '.join(names) or 'none'})")
-            names = [types]
-        if not names:
-            raise SnapshotError(f"{path}: no PartType groups: not a GADGET-style snapshot")
-        header = f["Header"].attrs if "Header" in f else {}
-        table = np.asarray(header.get("MassTable", np.zeros(N_TYPES)), np.float64)
-        parts = []
-        for name in names:
-            g = f[name]
-            if "Coordinates" not in g:
-                raise SnapshotError(f"{path}: {name} has no Coordinates")
-            pos = np.asarray(g["Coordinates"][...], np.float64)
-            if pos.ndim != 2 or pos.shape[1] != 3:
-                raise SnapshotError(f"{path}: {name}/Coordinates has shape {pos.shape}, not (N, 3)")
-            n = len(pos)
-            vel = (np.asarray(g["Velocities"][...], np.float64) if "Velocities" in g
-                   else np.zeros((n, 3)))
-            if "Masses" in g:
-                mass = np.asarray(g["Masses"][...], np.float64)
-            else:
-                t = int(name[len("PartType"):])
-                if t >= len(table) or table[t] <= 0:
-                    raise SnapshotError(f"{path}: {name} has no Masses and no MassTable entry")
-                mass = np.full(n, table[t])
-            ids = (np.asarray(g["ParticleIDs"][...], np.uint64) if "ParticleIDs" in g
-                   else np.zeros(n, np.uint64))
-            if vel.shape != (n, 3) or mass.shape != (n,) or ids.shape != (n,):
-                raise SnapshotError(f"{path}: {name} datasets disagree in length")
-            parts.append((pos, vel, mass, ids))
-        time = float(header.get("Time", 0.0))
-        stated = _file_units(f)
+    cols, time, stated, _, _ = _read_set(path, types, share)
+    if share[1] == 1:
+        check_unique_ids(cols["ids"], str(path))
+    return _converted(cols, time, stated, units)
+
+
+def check_unique_ids(ids: np.ndarray, where: str) -> None:
+    """SnapshotError naming an ID that occurs more than once."""
+    s = np.sort(ids)
+    dup = np.flatnonzero(s[1:] == s[:-1])
+    if len(dup):
+        raise SnapshotError(f"{where}: ParticleIDs are not unique ({len(dup)} repeats, e.g. "
+                            f"ID {int(s[dup[0]])})")
+
+
+def _converted(cols: dict[str, np.ndarray], time: float, stated: tuple | None,
+               units: Units | None) -> tuple[Particles, float, Units | None]:
     file_units = stated[0] if stated else None
-    pos, vel, mass, ids = (np.concatenate([p[i] for p in parts]) for i in range(4))
-    if len(np.unique(ids)) != len(ids):          # missing or repeated IDs: number them
-        ids = np.arange(1, len(ids) + 1, dtype=np.uint64)
+    pos, vel, mass = cols["pos"], cols["vel"], cols["mass"]
     if units is not None and stated is not None and file_units != units:
         _, v_file, t_file = stated
         pos = pos * (file_units.length_cm / units.length_cm)
         vel = vel * (v_file / units.velocity_cm_per_s)
         mass = mass * (file_units.mass_g / units.mass_g)
         time = time * (t_file / units.time_s)
-    return Particles(pos, vel, mass, ids), time, file_units
+    return Particles(pos, vel, mass, cols["ids"]), time, file_units
 
 
-def read_snapshot(path: str | Path) -> Snapshot:
-    """A snapshot written by :func:`write_snapshot` (for restarts and ``hybridtree info``)."""
+def read_snapshot(path: str | Path, share: tuple[int, int] = (0, 1)) -> Snapshot:
+    """A run snapshot written by :func:`write_snapshot` (one file or a multi-file set),
+    for restarts and ``hybridtree info``; ``share`` as for :func:`read_particles`."""
     path = Path(path)
-    particles, time, units = read_particles(path, types="PartType1")
-    with _open(path) as f:
-        g = f["PartType1"]
-        if "Acceleration" in g:
-            particles.acc = np.asarray(g["Acceleration"][...], np.float64)
-        if "Potential" in g:
-            particles.pot = np.asarray(g["Potential"][...], np.float64)
-        params = {k: _attr(v) for k, v in f["Parameters"].attrs.items()} if "Parameters" in f else {}
-        state = {k: _attr(v) for k, v in f["RunState"].attrs.items()} if "RunState" in f else {}
-        particles.ids = np.asarray(g["ParticleIDs"][...], np.uint64) if "ParticleIDs" in g else particles.ids
-    if units is None:
+    cols, time, stated, params, state = _read_set(path, "PartType1", share,
+                                                  ("Acceleration", "Potential"))
+    if stated is None:
         raise SnapshotError(f"{path}: no Units group")
+    if share[1] == 1:
+        check_unique_ids(cols["ids"], str(path))
+    particles, time, units = _converted(cols, time, stated, None)
+    particles.acc = cols.get("Acceleration")
+    particles.pot = cols.get("Potential")
+    if particles.acc is not None:
+        particles.acc = particles.acc.astype(np.float64, copy=False)
+    if particles.pot is not None:
+        particles.pot = particles.pot.astype(np.float64, copy=False)
     return Snapshot(particles, time, units, params, state, str(path))

@@ -4,9 +4,9 @@ Everything here also runs as one process without mpi4py (:func:`world` then retu
 one-process communicator).
 """
 
-from .comm import Comm, node_local_rank, world
+from .comm import CollectiveError, Comm, node_local_rank, world
 from .domain import PARTICLE_DTYPE, Domains, decompose, exchange, grid_shape
 from .forces import ParallelForces, parallel_accelerations
 
-__all__ = ["Comm", "Domains", "PARTICLE_DTYPE", "ParallelForces", "decompose", "exchange",
-           "grid_shape", "node_local_rank", "parallel_accelerations", "world"]
+__all__ = ["CollectiveError", "Comm", "Domains", "PARTICLE_DTYPE", "ParallelForces", "decompose",
+           "exchange", "grid_shape", "node_local_rank", "parallel_accelerations", "world"]

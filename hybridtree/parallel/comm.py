@@ -12,7 +12,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Comm", "world", "node_local_rank"]
+__all__ = ["Comm", "CollectiveError", "Pending", "world", "node_local_rank"]
+
+
+class CollectiveError(RuntimeError):
+    """An error raised on every process together (one process found it, all were told),
+    so the command line reports it once and every process stops cleanly."""
 
 
 @dataclass
@@ -63,6 +68,30 @@ class Comm:
         self.mpi.Gatherv(rows, [out, counts, displs, MPI.DOUBLE], root=root)
         return out
 
+    def gather_array(self, rows: np.ndarray, root: int = 0) -> np.ndarray | None:
+        """Concatenation of every process's rows (any dtype, structured too) on ``root``;
+        None elsewhere.  The rows travel as bytes."""
+        rows = np.ascontiguousarray(rows)
+        if self.mpi is None:
+            return rows
+        from mpi4py import MPI
+        counts = self.allgather_float(float(len(rows))).astype(np.int64)
+        item = rows.dtype.itemsize * int(np.prod(rows.shape[1:], dtype=np.int64))
+        flat = rows.view(np.uint8).reshape(-1) if rows.size else np.empty(0, np.uint8)
+        if self.rank != root:
+            self.mpi.Gatherv([flat, MPI.BYTE], None, root=root)
+            return None
+        out = np.empty((int(counts.sum()),) + rows.shape[1:], rows.dtype)
+        sizes = counts * item
+        displs = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        self.mpi.Gatherv([flat, MPI.BYTE], [out.view(np.uint8).reshape(-1), sizes, displs,
+                                            MPI.BYTE], root=root)
+        return out
+
+    def allgather(self, obj: Any) -> list[Any]:
+        """Every process's (small, picklable) ``obj``, in rank order."""
+        return [obj] if self.mpi is None else self.mpi.allgather(obj)
+
     def bcast(self, obj: Any, root: int = 0) -> Any:
         return obj if self.mpi is None else self.mpi.bcast(obj, root=root)
 
@@ -89,6 +118,47 @@ class Comm:
         self.mpi.Alltoallv([send.view(np.uint8).reshape(-1), sc, sd, MPI.BYTE],
                            [recv.view(np.uint8).reshape(-1), rc, rd, MPI.BYTE])
         return recv
+
+    def ialltoallv(self, send: np.ndarray, counts: np.ndarray) -> "Pending":
+        """:meth:`alltoallv` without waiting: returns a :class:`Pending` whose ``wait()``
+        gives the received rows (the counts are exchanged first, blocking)."""
+        return _ialltoallv(self, send, counts)
+
+
+class Pending:
+    """A non-blocking exchange in flight (:meth:`Comm.ialltoallv`): :meth:`wait` returns
+    the received rows; the send buffer stays referenced until then."""
+
+    def __init__(self, result: np.ndarray, request: Any = None, keep: Any = None):
+        self._result, self._request, self._keep = result, request, keep
+
+    def test(self) -> bool:
+        """Whether it has arrived (and a chance for MPI to progress it)."""
+        return self._request is None or bool(self._request.Test())
+
+    def wait(self) -> np.ndarray:
+        if self._request is not None:
+            self._request.Wait()
+            self._request, self._keep = None, None
+        return self._result
+
+
+def _ialltoallv(comm: "Comm", send: np.ndarray, counts: np.ndarray) -> Pending:
+    send = np.ascontiguousarray(send)
+    counts = np.asarray(counts, dtype=np.int64)
+    if comm.mpi is None:
+        return Pending(send[: counts[0]].copy())
+    from mpi4py import MPI
+    recv_counts = np.empty(comm.size, np.int64)
+    comm.mpi.Alltoall(counts, recv_counts)          # a few bytes: blocking is fine
+    item = send.dtype.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
+    recv = np.empty((int(recv_counts.sum()),) + send.shape[1:], send.dtype)
+    sc, rc = counts * item, recv_counts * item
+    sd = np.concatenate([[0], np.cumsum(sc)[:-1]])
+    rd = np.concatenate([[0], np.cumsum(rc)[:-1]])
+    sbuf = [send.view(np.uint8).reshape(-1), sc, sd, MPI.BYTE]
+    req = comm.mpi.Ialltoallv(sbuf, [recv.view(np.uint8).reshape(-1), rc, rd, MPI.BYTE])
+    return Pending(recv, req, (send, sbuf))
 
 
 def world() -> Comm:

@@ -1,0 +1,158 @@
+"""``hybridtree run`` under mpiexec: parallel snapshots (one gathered file, or one file
+per process), restart with any number of processes, breakdown in the diagnostics, and
+errors reported once with every process stopped (MPICH from PyPI, oversubscribed)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from hybridtree.diagnostics import read_diagnostics
+from hybridtree.io.snapshot import SnapshotError, read_snapshot
+
+from test_mpi import ROOT, _mpiexec
+
+N = 800
+DT = 1 / 64
+CONFIG = f"""
+[ics]
+kind = "plummer"
+n = {N}
+seed = 5
+[gravity]
+eps = 0.02
+theta = 0.5
+n_leaf = 8
+[time]
+dt = {DT}
+t_end = {8 * DT}
+[output]
+dir = "out"
+snapshot_dt = {4 * DT}
+diag_every = 2
+"""
+
+
+def hybridtree(k: int, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "hybridtree", *args]
+    if k > 1:
+        cmd = [_mpiexec(), "-n", str(k), *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+
+
+def ok(proc: subprocess.CompletedProcess) -> None:
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def by_id(path: Path) -> dict:
+    s = read_snapshot(path)
+    order = np.argsort(s.particles.ids)
+    p = s.particles
+    return {"ids": p.ids[order], "pos": p.pos[order], "vel": p.vel[order],
+            "mass": p.mass[order], "time": s.time, "state": s.run_state}
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory):
+    """One run on three processes, snapshots one file per process."""
+    here = tmp_path_factory.mktemp("k3")
+    (here / "c.toml").write_text(CONFIG)
+    ok(hybridtree(3, ["run", "c.toml", "--set", 'output.snapshot_files="per_process"',
+                      "--quiet"], here))
+    return here
+
+
+def test_per_process_snapshots_form_a_complete_set(three):
+    out = three / "out"
+    names = sorted(p.name for p in out.glob("snapshot_*"))
+    assert names == [f"snapshot_{n:04d}.{k}.hdf5" for n in range(3) for k in range(3)]
+    counts = []
+    for k in range(3):
+        with h5py.File(out / f"snapshot_0002.{k}.hdf5", "r") as f:
+            h = f["Header"].attrs
+            assert h["NumFilesPerSnapshot"] == 3 and h["NumPart_Total"][1] == N
+            counts.append(int(h["NumPart_ThisFile"][1]))
+            assert len(f["PartType1/ParticleIDs"]) == counts[-1]
+    assert sum(counts) == N and min(counts) > 0
+    s = by_id(out / "snapshot_0002.1.hdf5")        # any part names the whole set
+    assert np.array_equal(s["ids"], np.arange(1, N + 1))
+    assert s["mass"].sum() == pytest.approx(1.0, rel=1e-12)
+    rows = read_diagnostics(out / "diagnostics.csv")
+    assert [int(r["step"]) for r in rows] == [0, 2, 4, 6, 8]
+    last = rows[-1]
+    assert int(last["processes"]) == 3 and float(last["imbalance"]) >= 1.0
+    for col in ("t_decompose", "t_exchange", "t_let_select", "t_let_comm", "t_build",
+                "t_walk", "t_integrate"):
+        assert float(last[col]) > 0, col
+    assert float(last["let_soft_entries"]) > 0 and float(last["let_soft_bytes"]) > 0
+    assert abs(float(last["rel_energy_error"])) < 1e-3
+
+
+@pytest.mark.parametrize("k", [2, 1])
+def test_a_three_process_snapshot_restarts_with_k(three, k, tmp_path):
+    """Restart the middle snapshot with K = 2 and 1: every particle kept once, and the
+    end state agrees with the three-process run's to the tree's accuracy."""
+    out = tmp_path / f"again{k}"
+    ok(hybridtree(k, ["run", "--restart", str(three / "out" / "snapshot_0001.0.hdf5"),
+                      "--set", f"output.dir={out}", "--quiet"], tmp_path))
+    end = sorted(out.glob("snapshot_0002*"))
+    assert len(end) == k          # the restart keeps the layout setting: K files
+    a, b = by_id(end[0]), by_id(three / "out" / "snapshot_0002.0.hdf5")
+    assert np.array_equal(a["ids"], b["ids"]) and a["time"] == b["time"] == 8 * DT
+    assert a["state"]["Step"] == 8 and a["state"]["Processes"] == k
+    scale = np.abs(b["pos"]).max()
+    # 4 steps from the same state: only the force errors (~1e-4 relative) differ
+    assert np.max(np.abs(a["pos"] - b["pos"])) < 1e-6 * scale
+    assert np.max(np.abs(a["vel"] - b["vel"])) < 1e-4 * np.abs(b["vel"]).max()
+
+
+def test_gathered_snapshot_equals_the_one_process_initial_state(tmp_path):
+    (tmp_path / "c.toml").write_text(CONFIG.replace(f"t_end = {8 * DT}", f"t_end = {2 * DT}"))
+    ok(hybridtree(2, ["run", "c.toml", "--quiet"], tmp_path))
+    ok(hybridtree(1, ["run", "c.toml", "--quiet", "--set", "output.dir=one"], tmp_path))
+    two, one = by_id(tmp_path / "out" / "snapshot_0000.hdf5"), by_id(
+        tmp_path / "one" / "snapshot_0000.hdf5")
+    assert np.array_equal(two["ids"], one["ids"])
+    np.testing.assert_allclose(two["pos"], one["pos"], rtol=0, atol=1e-14)
+    np.testing.assert_allclose(two["vel"], one["vel"], rtol=0, atol=1e-14)
+    with h5py.File(tmp_path / "out" / "snapshot_0000.hdf5", "r") as f:
+        assert f["Header"].attrs["NumFilesPerSnapshot"] == 1
+        assert np.all(np.diff(f["PartType1/ParticleIDs"][...].astype(np.int64)) == 1)
+
+
+def test_more_processes_than_particles_run(tmp_path):
+    (tmp_path / "c.toml").write_text(CONFIG.replace(f"n = {N}", "n = 5"))
+    ok(hybridtree(4, ["run", "c.toml", "--quiet", "--set", 'output.snapshot_files="per_process"'],
+                  tmp_path))
+    s = by_id(tmp_path / "out" / "snapshot_0002.0.hdf5")
+    assert np.array_equal(s["ids"], np.arange(1, 6))
+    assert np.all(np.isfinite(s["pos"]))
+
+
+def test_a_set_with_a_missing_part_is_refused(three, tmp_path):
+    for k in range(3):
+        (tmp_path / f"snapshot_0001.{k}.hdf5").write_bytes(
+            (three / "out" / f"snapshot_0001.{k}.hdf5").read_bytes())
+    (tmp_path / "snapshot_0001.2.hdf5").unlink()
+    with pytest.raises(SnapshotError, match="snapshot_0001.2.hdf5.*missing"):
+        read_snapshot(tmp_path / "snapshot_0001.0.hdf5")
+    proc = hybridtree(2, ["run", "--restart", str(tmp_path / "snapshot_0001.0.hdf5"),
+                          "--set", f"output.dir={tmp_path / 'x'}"], tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.count("hybridtree: error:") == 1, proc.stderr     # reported once
+    assert "missing" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_user_errors_under_mpiexec_are_reported_once(tmp_path):
+    (tmp_path / "c.toml").write_text(CONFIG)
+    proc = hybridtree(2, ["run", "c.toml", "--set", "parallel.grid=3x1x1"], tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.count("hybridtree: error:") == 1, proc.stderr
+    assert "3 domains but 2 processes" in proc.stderr
+    assert not (tmp_path / "out").exists()
