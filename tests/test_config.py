@@ -48,7 +48,7 @@ def test_shipped_configs_exist():
     ("[gravity]\nmethod = \"treee\"\n", "gravity.method must be one of tree, direct; got "
                                           "'treee'; did you mean 'tree'?"),
     ("[gravity]\nprecise = 1\n", "gravity.precise must be true or false, got 1"),
-    ("[ics]\nn = 0\n", "ics.n must be >= 1, got 0"),
+    ("[ics]\nn = 0\n", "ics.n must be 1 <= n <= 2^40, got 0"),
     ("[ics]\nn = true\n", "ics.n must be an integer, got True"),
     ("[ics]\nkind = \"file\"\n", "ics.kind = 'file' needs ics.file"),
     ("[time]\ndt = 0\n", "time.dt must be > 0, got 0.0"),

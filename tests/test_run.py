@@ -120,7 +120,8 @@ def test_restart_is_bit_for_bit(here, capsys):
 
 def test_interrupted_run_restarts_to_the_same_end(here, capsys, monkeypatch):
     assert main(["run", "small.toml", "--quiet", "--set", "output.dir=full"]) == 0
-    real, calls = simulation.kdk_step, []
+    from hybridtree import stepper
+    real, calls = stepper.kdk_step, []
 
     def interrupt_at_step_8(*args, **kwargs):
         calls.append(1)
@@ -128,9 +129,9 @@ def test_interrupted_run_restarts_to_the_same_end(here, capsys, monkeypatch):
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(simulation, "kdk_step", interrupt_at_step_8)
+    monkeypatch.setattr(stepper, "kdk_step", interrupt_at_step_8)
     assert main(["run", "small.toml", "--quiet", "--set", "output.dir=cut"]) == 130
-    monkeypatch.setattr(simulation, "kdk_step", real)
+    monkeypatch.setattr(stepper, "kdk_step", real)
     assert sorted(p.name for p in (here / "cut").glob("*.hdf5")) == [
         "snapshot_0000.hdf5", "snapshot_0001.hdf5"]
     assert main(["run", "--restart", "cut/snapshot_0001.hdf5", "--quiet"]) == 0
@@ -183,7 +184,7 @@ def test_bad_input_exit_2_one_line_no_output(here, capsys, case):
         "no device": (["run", "small.toml", "--device", "no-such-device-xyz"],
                       ["no-such-device-xyz"]),
         "nan ics": (["run", "small.toml", "--set", "ics.kind=file", "--set",
-                     "ics.file=nan.hdf5"], ["positions[3] is not finite"]),
+                     "ics.file=nan.hdf5"], ["nan.hdf5: PartType1/Coordinates[3] is not finite"]),
         "missing ics": (["run", "small.toml", "--set", "ics.kind=file", "--set",
                          "ics.file=gone.hdf5"], ["gone.hdf5: no such file"]),
         "missing restart": (["run", "--restart", "out/snapshot_0001.hdf5"], ["no such file"]),
