@@ -65,12 +65,14 @@ def lagrangian_radii_across(comm, pos: np.ndarray, mass: np.ndarray,
     if tot[0] <= 0:
         return [float("nan")] * len(fractions)
     r = np.linalg.norm(pos - tot[1:] / tot[0], axis=1)
-    hi = np.full(len(fractions), comm.allreduce(r.max() if len(r) else 0.0, "max")[0])
+    order = np.argsort(r)
+    r, below_r = r[order], np.concatenate([[0.0], np.cumsum(mass[order])])  # mass within r[:i]
+    hi = np.full(len(fractions), comm.allreduce(r[-1] if len(r) else 0.0, "max")[0])
     lo = np.zeros(len(fractions))
     want = np.asarray(fractions) * tot[0]
     for _ in range(60):
         mid = 0.5 * (lo + hi)
-        inside = comm.allreduce(np.array([mass[r <= m].sum() for m in mid]))
+        inside = comm.allreduce(below_r[np.searchsorted(r, mid, side="right")])
         below = inside < want
         lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
     return [float(h) for h in hi]

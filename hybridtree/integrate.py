@@ -117,11 +117,13 @@ class HybridModel(GravityModel):
     steps_on_device: bool = True
 
     @classmethod
-    def from_settings(cls, g, h) -> "HybridModel":
+    def from_settings(cls, g, h, **extra) -> "HybridModel":
+        """From the ``[gravity]`` and ``[hybrid]`` settings; ``extra``: a subclass's own
+        fields."""
         if g.method != "tree":
             raise ValueError("hybrid.enabled needs gravity.method = 'tree'")
         return super().from_settings(g, changeover=Changeover(h.r_in, h.r_out, h.changeover),
-                                     n_hard=h.n_hard)
+                                     n_hard=h.n_hard, **extra)
 
     def parts(self, pos: np.ndarray, mass: np.ndarray, parts: tuple[str, ...]
               ) -> dict[str, tuple[np.ndarray, np.ndarray]]:

@@ -40,7 +40,7 @@ from .integrate import GravityModel, HybridModel
 from .io.snapshot import (SNAPSHOT_RE, Particles, Snapshot, SnapshotError, latest_snapshot,
                           snapshot_name)
 from .opencl import get_runtime, set_device_slot
-from .parallel.comm import CollectiveError, Comm, node_local_rank
+from .parallel.comm import Comm, node_local_rank
 from .parallel.snapshots import agree, read_particles_share, read_run_share, write_run_snapshot
 from .stepper import SerialStepper
 from .units import Units
@@ -117,11 +117,7 @@ def initial_conditions(settings: Settings, units: Units, comm: Comm | None = Non
     t0 = 0.0
     if c.kind == "file":
         try:
-            if comm.size == 1:
-                from .io.snapshot import read_particles
-                p, t0, _ = read_particles(c.file, c.types, units)
-            else:
-                p, t0, _ = read_particles_share(comm, c.file, c.types, units)
+            p, t0, _ = read_particles_share(comm, c.file, c.types, units)
         except SnapshotError as exc:
             raise RunError(f"initial conditions: {exc}") from None
     else:
@@ -150,11 +146,7 @@ def check_particles(p: Particles, what: str, comm: Comm | None = None) -> None:
         validate_particles(p.vel, p.mass, "velocities")
     except ValueError as exc:
         error = f"{what}: {exc}"
-    if comm.size > 1:
-        errors = [e for e in comm.allgather(error) if e]
-        error = errors[0] if errors else None
-    if error:
-        raise RunError(error)
+    agree(comm, error, RunError)
     count, total = comm.allreduce(np.array([len(p), p.mass.sum()]))
     if count == 0:
         raise RunError(f"{what}: no particles")
@@ -310,10 +302,9 @@ def _check_parallel(settings: Settings, size: int) -> None:
     if settings.gravity.method != "tree":
         raise RunError("gravity.method = 'direct' runs as one process; use the tree method "
                        "under mpiexec")
-    if settings.parallel.grid and _grid(settings) is not None:
-        shape = _grid(settings)
-        if int(np.prod(shape)) != size:
-            raise RunError(f"parallel.grid = {settings.parallel.grid!r} has "
+    shape = _grid(settings)
+    if shape is not None and int(np.prod(shape)) != size:
+        raise RunError(f"parallel.grid = {settings.parallel.grid!r} has "
                            f"{int(np.prod(shape))} domains but {size} processes run")
 
 
@@ -422,6 +413,11 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
             diag.close()
         raise _StartupFailure() from exc
 
+    def last_snapshot() -> Path:
+        """The path that names the newest snapshot written (part 0 of a set)."""
+        parts = comm.size > 1 and settings.output.snapshot_files == "per_process"
+        return out / snapshot_name(number - 1, 0 if parts else None)
+
     wall0 = time.perf_counter()
     signals = Signals()
     try:
@@ -429,8 +425,9 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
             while step < last:
                 stepper.step(dt)
                 step += 1
-                inject("step", step, comm.rank, stepper.particles)      # tests only
-                caught = check_step(comm, stepper.particles, step, signals.caught)
+                p = stepper.particles
+                inject("step", step, comm.rank, p)      # tests only
+                caught = check_step(comm, p, step, signals.caught)
                 wrote = False
                 if step % every_diag == 0 or step == last:
                     report(step)
@@ -443,16 +440,14 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
                     if settings.output.snapshot_on_signal and not wrote:
                         snapshot(step, number)
                         number += 1
-                        wrote = True
                     name = signal.Signals(caught).name
-                    then = (f"continue with: hybridtree run --restart "
-                            f"{out / snapshot_name(number - 1, 0 if _parts(comm, settings) else None)}")
+                    then = f"continue with: hybridtree run --restart {last_snapshot()}"
                     reporter.message(f"{name} at step {step}: stopped after the step; {then}")
                     raise RunInterrupted(f"stopped by {name} after step {step}; {then}",
                                          128 + caught)
     except KeyboardInterrupt:
         reporter.message(f"interrupted at step {step}; continue with: hybridtree run --restart "
-                         f"{out / snapshot_name(number - 1, 0 if _parts(comm, settings) else None)}")
+                         f"{last_snapshot()}")
         raise
     finally:
         if diag is not None:
@@ -466,7 +461,3 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
         reporter.close()
     return out
 
-
-def _parts(comm: Comm, settings: Settings) -> bool:
-    """Whether this run's snapshots are multi-file sets."""
-    return comm.size > 1 and settings.output.snapshot_files == "per_process"

@@ -275,15 +275,17 @@ def _rows(path: Path, g: h5py.Group, key: str, lo: int, hi: int, n: int,
 
 
 def _header_counts(header: Any, key: str) -> np.ndarray | None:
-    if key not in header:
+    """Per-type counts of ``Header/key`` (``NumPart_Total`` with its high word), or None
+    if absent or malformed."""
+    low = np.asarray(header[key], np.uint64).reshape(-1) if key in header else None
+    if low is None or len(low) != N_TYPES:
         return None
-    low = np.asarray(header[key], np.uint64).reshape(-1)
-    high = np.asarray(header.get(key + "_HighWord", np.zeros_like(low)), np.uint64).reshape(-1)
-    if key == "NumPart_ThisFile":
-        high = np.zeros_like(low)
-    if len(low) != N_TYPES or len(high) != N_TYPES:
-        return None
-    return (low + (high << np.uint64(32))).astype(np.int64)
+    if key == "NumPart_Total" and "NumPart_Total_HighWord" in header:
+        high = np.asarray(header["NumPart_Total_HighWord"], np.uint64).reshape(-1)
+        if len(high) != N_TYPES:
+            return None
+        low = low + (high << np.uint64(32))
+    return low.astype(np.int64)
 
 
 def _read_set(path: Path, types: str, share: tuple[int, int], extra: tuple[str, ...] = ()

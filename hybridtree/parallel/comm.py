@@ -55,18 +55,7 @@ class Comm:
 
     def gather_rows(self, rows: np.ndarray, root: int = 0) -> np.ndarray | None:
         """Concatenation of every process's float64 rows (n_k, m) on ``root``."""
-        rows = np.ascontiguousarray(rows, dtype=np.float64)
-        if self.mpi is None:
-            return rows
-        from mpi4py import MPI
-        counts = self.allgather_float(float(rows.size)).astype(np.int64)
-        if self.rank != root:
-            self.mpi.Gatherv(rows, None, root=root)
-            return None
-        out = np.empty((int(counts.sum()) // max(rows.shape[1], 1), rows.shape[1]))
-        displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        self.mpi.Gatherv(rows, [out, counts, displs, MPI.DOUBLE], root=root)
-        return out
+        return self.gather_array(np.ascontiguousarray(rows, dtype=np.float64), root)
 
     def gather_array(self, rows: np.ndarray, root: int = 0) -> np.ndarray | None:
         """Concatenation of every process's rows (any dtype, structured too) on ``root``;
@@ -103,26 +92,26 @@ class Comm:
         """Send rows ``send[sum(counts[:j]) : sum(counts[:j+1])]`` to process j; returns the
         rows received from every process, in rank order.  ``send`` is any numpy array
         (structured dtypes included): it travels as bytes."""
+        return self.ialltoallv(send, counts).wait()
+
+    def ialltoallv(self, send: np.ndarray, counts: np.ndarray) -> "Pending":
+        """:meth:`alltoallv` without waiting: returns a :class:`Pending` whose ``wait()``
+        gives the received rows (the counts are exchanged first, blocking)."""
         send = np.ascontiguousarray(send)
         counts = np.asarray(counts, dtype=np.int64)
         if self.mpi is None:
-            return send[: counts[0]].copy()
+            return Pending(send[: counts[0]].copy())
         from mpi4py import MPI
         recv_counts = np.empty(self.size, np.int64)
-        self.mpi.Alltoall(counts, recv_counts)
+        self.mpi.Alltoall(counts, recv_counts)          # a few bytes: blocking is fine
         item = send.dtype.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
         recv = np.empty((int(recv_counts.sum()),) + send.shape[1:], send.dtype)
         sc, rc = counts * item, recv_counts * item
         sd = np.concatenate([[0], np.cumsum(sc)[:-1]])
         rd = np.concatenate([[0], np.cumsum(rc)[:-1]])
-        self.mpi.Alltoallv([send.view(np.uint8).reshape(-1), sc, sd, MPI.BYTE],
-                           [recv.view(np.uint8).reshape(-1), rc, rd, MPI.BYTE])
-        return recv
-
-    def ialltoallv(self, send: np.ndarray, counts: np.ndarray) -> "Pending":
-        """:meth:`alltoallv` without waiting: returns a :class:`Pending` whose ``wait()``
-        gives the received rows (the counts are exchanged first, blocking)."""
-        return _ialltoallv(self, send, counts)
+        sbuf = [send.view(np.uint8).reshape(-1), sc, sd, MPI.BYTE]
+        req = self.mpi.Ialltoallv(sbuf, [recv.view(np.uint8).reshape(-1), rc, rd, MPI.BYTE])
+        return Pending(recv, req, (send, sbuf))
 
 
 class Pending:
@@ -141,24 +130,6 @@ class Pending:
             self._request.Wait()
             self._request, self._keep = None, None
         return self._result
-
-
-def _ialltoallv(comm: "Comm", send: np.ndarray, counts: np.ndarray) -> Pending:
-    send = np.ascontiguousarray(send)
-    counts = np.asarray(counts, dtype=np.int64)
-    if comm.mpi is None:
-        return Pending(send[: counts[0]].copy())
-    from mpi4py import MPI
-    recv_counts = np.empty(comm.size, np.int64)
-    comm.mpi.Alltoall(counts, recv_counts)          # a few bytes: blocking is fine
-    item = send.dtype.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
-    recv = np.empty((int(recv_counts.sum()),) + send.shape[1:], send.dtype)
-    sc, rc = counts * item, recv_counts * item
-    sd = np.concatenate([[0], np.cumsum(sc)[:-1]])
-    rd = np.concatenate([[0], np.cumsum(rc)[:-1]])
-    sbuf = [send.view(np.uint8).reshape(-1), sc, sd, MPI.BYTE]
-    req = comm.mpi.Ialltoallv(sbuf, [recv.view(np.uint8).reshape(-1), rc, rd, MPI.BYTE])
-    return Pending(recv, req, (send, sbuf))
 
 
 def world() -> Comm:

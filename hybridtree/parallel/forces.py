@@ -5,7 +5,8 @@ are cells of the one-process tree restricted to its particles; it sends each oth
 process the LET for that process's particle box (:mod:`.let`) with one Alltoallv; it
 builds one tree of its own particles plus everything received (pseudo-particles act as
 point masses, as in FDPS) and walks it for its own particles, or (``overlap``) walks its
-local tree while the LETs travel (non-blocking) and then the tree of what arrived.  Units: G = 1, the caller's length and mass units.
+local tree while the LETs travel (non-blocking) and then the tree of what arrived.
+Units: G = 1, the caller's length and mass units.
 """
 
 from __future__ import annotations

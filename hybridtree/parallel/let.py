@@ -4,9 +4,9 @@ A process walks its local tree against the bounding box of another process's par
 with the walk's own opening test (the smallest distance from the box to a cell's centre
 of mass against S_eff): accepted cells travel as pseudo-particles (mass at the centre of
 mass; with quadrupoles, six point masses that carry the cell's quadrupole, see
-:func:`quadrupole_points`), the particles of opened leaves travel as they are.  Every sink group of the
-receiver lies inside that box, so it would accept every cell the box accepts: the LET is
-conservative.  For the hard force (:mod:`hybridtree.splitting`) cells whose bounding
+:func:`quadrupole_points`), the particles of opened leaves travel as they are.  Every
+sink group of the receiver lies inside that box, so it would accept every cell the box
+accepts: the LET is conservative.  For the hard force (:mod:`hybridtree.splitting`) cells whose bounding
 sphere lies farther than r_out from the box are not sent at all (the hard walk skips
 them), so hard LETs are much smaller.  Lengths: the caller's units.
 """

@@ -49,17 +49,17 @@ def _rows(p: Particles) -> np.ndarray:
     return rows
 
 
-def agree(comm: Comm, error: str | None) -> None:
-    """Collective: raise CollectiveError on every process if any process reports an
-    error (the first one, naming its process), so that no process waits for the others
-    in a later collective call."""
+def agree(comm: Comm, error: str | None, exc: type[Exception] = CollectiveError) -> None:
+    """Collective: raise ``exc`` on every process if any process reports an ``error``
+    (the first one, naming its process when the processes disagree), so that no process
+    waits for the others in a later collective call."""
     errors = comm.allgather(error)
     found = [(rank, e) for rank, e in enumerate(errors) if e is not None]
     if found:
         rank, e = found[0]
         same = len(found) == comm.size and all(x == e for _, x in found)
         where = "" if same or comm.size == 1 else f" (process {rank} of {comm.size})"
-        raise CollectiveError(f"{e}{where}")
+        raise exc(f"{e}{where}")
 
 
 def write_run_snapshot(comm: Comm, folder: Path, number: int, p: Particles, time: float,
@@ -132,22 +132,18 @@ def check_unique_ids_across(comm: Comm, ids: np.ndarray, where: str) -> None:
         check_unique_ids(mine, where)
     except SnapshotError as exc:
         error = str(exc)
-    errors = [e for e in comm.allgather(error) if e]
-    if errors:
-        raise SnapshotError(errors[0])
+    agree(comm, error, SnapshotError)
 
 
 def _share(comm: Comm, read, *args):
     """Run a reader on every process for its share; any reader's SnapshotError is
-    raised on every process."""
+    raised on every process.  One process: the reader checks the IDs itself."""
     result, error = None, None
     try:
         result = read(*args, share=(comm.rank, comm.size))
     except SnapshotError as exc:
         error = str(exc)
-    errors = [e for e in comm.allgather(error) if e]
-    if errors:
-        raise SnapshotError(errors[0])
+    agree(comm, error, SnapshotError)
     return result
 
 
@@ -155,7 +151,8 @@ def read_run_share(comm: Comm, path: str | Path) -> Snapshot:
     """Collective: this process's share of a run snapshot (one file or a set, written by
     any number of processes)."""
     snap = _share(comm, read_snapshot, path)
-    check_unique_ids_across(comm, snap.particles.ids, str(path))
+    if comm.size > 1:           # one reader has checked its IDs already
+        check_unique_ids_across(comm, snap.particles.ids, str(path))
     return snap
 
 
@@ -163,5 +160,6 @@ def read_particles_share(comm: Comm, path: str | Path, types: str, units: Units
                          ) -> tuple[Particles, float, Units | None]:
     """Collective: this process's share of the particles of a GADGET-style file (ICs)."""
     p, t, u = _share(comm, read_particles, path, types, units)
-    check_unique_ids_across(comm, p.ids, str(path))
+    if comm.size > 1:           # one reader has checked its IDs already
+        check_unique_ids_across(comm, p.ids, str(path))
     return p, t, u

@@ -16,7 +16,6 @@ import numpy as np
 
 from ..integrate import HybridModel, hybrid_step, kdk_step
 from ..io.snapshot import Particles
-from ..splitting import Changeover
 from .comm import Comm
 from .domain import decompose, exchange
 from .forces import parallel_accelerations
@@ -45,10 +44,10 @@ class ParallelModel(HybridModel):
     @classmethod
     def from_settings(cls, g, h=None, **extra) -> "ParallelModel":
         """From the ``[gravity]`` and (hybrid runs) ``[hybrid]`` settings; ``extra``:
-        comm, grid, samples."""
+        comm, grid, samples, overlap."""
         if h is not None and h.enabled:
-            extra.update(changeover=Changeover(h.r_in, h.r_out, h.changeover), n_hard=h.n_hard)
-        return super(HybridModel, cls).from_settings(g, **extra)
+            return super().from_settings(g, h, **extra)
+        return super(HybridModel, cls).from_settings(g, **extra)     # the normal tree
 
     def _force(self, pos, mass, part: str):
         t0 = time.perf_counter()
@@ -180,9 +179,11 @@ class ParallelStepper:
 
     @property
     def particles(self) -> Particles:
+        """This process's particles as views of the state (as the serial stepper's are
+        the state itself); ``acc`` is the sum of the two parts."""
         p = self.p
-        return Particles(p["pos"].copy(), p["vel"].copy(), p["mass"].copy(), p["id"].copy(),
-                         p["acc_hard"] + p["acc_soft"], p["pot"].copy())
+        return Particles(p["pos"], p["vel"], p["mass"], p["id"], p["acc_hard"] + p["acc_soft"],
+                         p["pot"])
 
     def start(self, reuse: bool) -> None:
         model = self.model
