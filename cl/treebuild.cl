@@ -203,6 +203,99 @@ __kernel void fill_leaves(const int n, __global const uint *leaf_size,
     if (leaf_size[i] > 0) leaves[offset[i]] = (int2)(i, (int)leaf_size[i]);
 }
 
+/* Level of the parent cell of the leaf [s, s + c) of a split (-1: the leaf is the root):
+   the parent holds more particles than the leaf, contiguous with it in key order, so it
+   is the deepest cell the leaf shares with particle s - 1 or s + c.  MAXL: a
+   pseudo-child (a chunk of a clump of equal keys). */
+inline int leaf_parent_level(const int2 leaf, const int n, __global const ulong *keys)
+{
+    int pl = -1;
+    if (leaf.x > 0)
+        pl = common_digits(keys[leaf.x - 1], keys[leaf.x]);
+    if (leaf.x + leaf.y < n)
+        pl = max(pl, common_digits(keys[leaf.x + leaf.y - 1], keys[leaf.x + leaf.y]));
+    return pl;
+}
+
+/* Whether leaves a and b (a before b) are children of the same cell, at level pl of a's parent. */
+inline int siblings(const int2 a, const int pl, const int2 b, const int n,
+                    __global const ulong *keys)
+{
+    if (pl >= MAXL || leaf_parent_level(b, n, keys) != pl)
+        return 0;
+    return pl <= 0 || (keys[a.x] >> (3 * (MAXL - pl))) == (keys[b.x] >> (3 * (MAXL - pl)));
+}
+
+/* Integer key-coordinate box of the particles of a leaf. */
+inline void leaf_box(const int2 leaf, __global const ulong *keys, int4 *lo, int4 *hi)
+{
+    *lo = (int4)(INT_MAX);
+    *hi = (int4)(INT_MIN);
+    for (int p = leaf.x; p < leaf.x + leaf.y; p++) {
+        const ulong k = keys[p];
+        const int4 c = (int4)((int)compact3(k >> 2), (int)compact3(k >> 1), (int)compact3(k), 0);
+        *lo = min(*lo, c);
+        *hi = max(*hi, c);
+    }
+}
+
+/* Size of a box for packing: the sum of its three sides. */
+inline int box_side(const int4 lo, const int4 hi)
+{
+    return (hi.x - lo.x) + (hi.y - lo.y) + (hi.z - lo.z);
+}
+
+/* Sink groups from the leaves of a split with at most nmax per leaf: consecutive siblings
+   merged greedily while the group holds at most nmax particles and its key box (sum of
+   sides) stays within spread.x / spread.y times that of its largest leaf box
+   (hybridtree.tree.octree.packed_leaf_ranges does the same on the host).  The first leaf of every run of siblings (at most 8;
+   pseudo-children stand alone) sets group_flag for its run: 1 where a group starts. */
+__kernel void pack_leaves(const int n_leaves, __global const int2 *leaves, const int n,
+                          __global const ulong *keys, const int nmax, const int2 spread,
+                          __global uint *group_flag)
+{
+    const int i = get_global_id(0);
+    if (i >= n_leaves) return;
+    const int2 leaf = leaves[i];
+    const int pl = leaf_parent_level(leaf, n, keys);
+    if (i > 0) {
+        const int2 prev = leaves[i - 1];
+        if (siblings(prev, leaf_parent_level(prev, n, keys), leaf, n, keys))
+            return;             /* not the first of its run */
+    }
+    group_flag[i] = 1;
+    int fill = leaf.y;
+    int4 glo, ghi;
+    leaf_box(leaf, keys, &glo, &ghi);
+    int gside = box_side(glo, ghi);
+    for (int j = i + 1; j < n_leaves && siblings(leaf, pl, leaves[j], n, keys); j++) {
+        const int c = leaves[j].y;
+        int4 lo, hi;
+        leaf_box(leaves[j], keys, &lo, &hi);
+        const int4 nlo = min(glo, lo), nhi = max(ghi, hi);
+        const int nside = max(gside, box_side(lo, hi));
+        const int start = fill + c > nmax || spread.y * box_side(nlo, nhi) > spread.x * nside;
+        group_flag[j] = start;
+        fill = start ? c : fill + c;
+        glo = start ? lo : nlo;
+        ghi = start ? hi : nhi;
+        gside = start ? box_side(lo, hi) : nside;
+    }
+}
+
+/* (first particle, count) of every group: leaves from a flagged one to the next flag. */
+__kernel void fill_groups(const int n_leaves, __global const int2 *leaves,
+                          __global const uint *group_flag, __global const uint *offset,
+                          __global int2 *groups)
+{
+    const int i = get_global_id(0);
+    if (i >= n_leaves || !group_flag[i]) return;
+    int count = leaves[i].y;
+    for (int j = i + 1; j < n_leaves && !group_flag[j]; j++)
+        count += leaves[j].y;
+    groups[offset[i]] = (int2)(leaves[i].x, count);
+}
+
 /* a + b as an unevaluated float pair (Knuth's TwoSum, no ordering assumption). */
 inline float2 two_sum(const float a, const float b)
 {

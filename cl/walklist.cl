@@ -13,20 +13,31 @@
  *   stored; the host sees it in list_info and runs the batch again with room for it.
  * eval_lists: one work-group of WG work-items per group, the direct kernel's pattern:
  *   the list is staged through local memory TILE entries at a time (gathered, made
- *   relative to the group centre) and every work-item sums the tile for its own sink.
- *   Each tile's sum is a partial sum added into the total (Chamomile).
+ *   relative to the group centre) and every work-item sums the tile for its SINKS
+ *   sinks (sinks q * WG + lid of the group), so that one local load serves SINKS
+ *   interactions.  Each tile's sum is a partial sum added into the total (Chamomile).
+ *   The sink's own particle is not tested for per entry: its zero-separation term is
+ *   taken out of the potential once at the end (ZERO_GUARD = 1, for eps = 0, makes
+ *   every zero-distance pair contribute nothing instead).
  *
  * The interactions, and the opening test, are those of tree_walk; results agree to
  * float32 summation order.  Groups are processed in batches (g0 = first group) so
  * that the lists fit the device's memory.
  *
  * Defines: those of walkcommon.cl (WG, QUAD, SPLIT, ...), TILE (entries per staging
- * step, a multiple of WG).
+ * step, a multiple of WG), SINKS (sinks per work-item: groups of up to WG * SINKS),
+ * ZERO_GUARD (1 when eps = 0).
  */
 #include "walkcommon.cl"
 
 #ifndef TILE
 #define TILE WG
+#endif
+#ifndef SINKS
+#define SINKS 1
+#endif
+#ifndef ZERO_GUARD
+#define ZERO_GUARD 1
 #endif
 
 __kernel void walk_lists(const int n_cells,
@@ -71,6 +82,57 @@ __kernel void walk_lists(const int n_cells,
     list_info[g] = (int2)(n, nc);
 }
 
+/* Interaction of list entry e (group frame; quadrupole Q for cells, 0 for particles)
+   with the sink at (sx, sy, sz), added to the partial sums (pax, pay, paz, ppot). */
+inline void interact(const float4 e,
+#if QUAD
+                     const float8 Q,
+#endif
+                     const float sx, const float sy, const float sz, const float eps2,
+                     float *pax, float *pay, float *paz, float *ppot)
+{
+    const float dx = e.x - sx, dy = e.y - sy, dz = e.z - sz;
+    const float d2 = dx * dx + dy * dy + dz * dz;
+    const float r2 = d2 + eps2;
+#if ZERO_GUARD
+    const float rinv = r2 > 0.0f ? RSQRT(r2) : 0.0f;
+#else
+    const float rinv = RSQRT(r2);
+#endif
+    const float mr = e.w * rinv;
+    const float rinv2 = rinv * rinv;
+#if SPLIT
+    const float wgt = WEIGHT(CO_Y(d2));
+    const float mr3 = mr * rinv2 * wgt;
+#else
+    const float mr3 = mr * rinv2;
+#endif
+#if QUAD
+    /* d = source - sink; phi = -M/r - (d.Q.d)/(2 r^5);
+       a = M d/r^3 - Q.d/r^5 + 5/2 (d.Q.d) d/r^7   (Q = 0 for particles) */
+    const float rinv5p = rinv2 * rinv2 * rinv;       /* potential: never weighted */
+#if SPLIT
+    const float rinv5 = rinv5p * wgt;
+#else
+    const float rinv5 = rinv5p;
+#endif
+    const float qx = Q.s0 * dx + Q.s3 * dy + Q.s4 * dz;
+    const float qy = Q.s3 * dx + Q.s1 * dy + Q.s5 * dz;
+    const float qz = Q.s4 * dx + Q.s5 * dy + Q.s2 * dz;
+    const float dqd = dx * qx + dy * qy + dz * qz;
+    const float f = mr3 + 2.5f * dqd * rinv5 * rinv2;
+    *pax += f * dx - rinv5 * qx;
+    *pay += f * dy - rinv5 * qy;
+    *paz += f * dz - rinv5 * qz;
+    *ppot -= mr + 0.5f * dqd * rinv5p;
+#else
+    *pax += mr3 * dx;
+    *pay += mr3 * dy;
+    *paz += mr3 * dz;
+    *ppot -= mr;
+#endif
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
 #if QUAD
@@ -88,7 +150,6 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
                 __global float4 *out, __global int2 *counts)
 {
     __local float4 tile[TILE];
-    __local int tidx[TILE];
 #if QUAD
     __local float8 tquad[TILE];
 #endif
@@ -97,47 +158,76 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
     const int lid = get_local_id(0);
     const int2 gr = group_range[g];
     const float4 gch = group_hi[g], gcl = group_lo[g];
-    const int si = gr.x + min(lid, gr.y - 1);
-    const float4 sp = REL(sink_hi[si], sink_lo[si]);
-    const int self = sink_self[si];
     const int2 info = list_info[g];
     const int n = min(info.x, list_max);
     __global const int *list = lists + (size_t)b * (size_t)list_max;
 
-    float ax = 0.0f, ay = 0.0f, az = 0.0f, pot = 0.0f;
-    int n_self = 0;
+    /* sink q of this work-item: the group's sink q * WG + lid */
+    float sx[SINKS], sy[SINKS], sz[SINKS];
+    float ax[SINKS], ay[SINKS], az[SINKS], pot[SINKS];
+    #pragma unroll
+    for (int q = 0; q < SINKS; q++) {
+        const int si = gr.x + min(q * WG + lid, gr.y - 1);
+        const float4 sp = REL(sink_hi[si], sink_lo[si]);
+        sx[q] = sp.x; sy[q] = sp.y; sz[q] = sp.z;
+        ax[q] = ay[q] = az[q] = pot[q] = 0.0f;
+    }
     for (int base = 0; base < n; base += TILE) {
         const int m = min(TILE, n - base);
         for (int t = lid; t < m; t += WG) {
             const int e = list[base + t];
             if (e >= 0) {
                 tile[t] = REL(src_hi[e], src_lo[e]);
-                tidx[t] = e;
 #if QUAD
                 tquad[t] = (float8)(0.0f);
 #endif
             } else {
                 const int c = -1 - e;
                 tile[t] = REL(cell_hi[c], cell_lo[c]);     /* w: the cell's mass */
-                tidx[t] = CELL_ENTRY;
 #if QUAD
                 tquad[t] = cell_quad[c];
 #endif
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        int ns = 0;
-        const float4 part = eval_list(tile, tidx,
+        float pax[SINKS], pay[SINKS], paz[SINKS], ppot[SINKS];
+        #pragma unroll
+        for (int q = 0; q < SINKS; q++)
+            pax[q] = pay[q] = paz[q] = ppot[q] = 0.0f;
+        for (int k = 0; k < m; k++) {
+            const float4 e = tile[k];
 #if QUAD
-                                      tquad,
+            const float8 Q = tquad[k];
 #endif
-                                      m, self, sp, eps2, &ns);
-        ax += part.x; ay += part.y; az += part.z; pot += part.w;
-        n_self += ns;
+            #pragma unroll
+            for (int q = 0; q < SINKS; q++)
+                interact(e,
+#if QUAD
+                         Q,
+#endif
+                         sx[q], sy[q], sz[q], eps2, &pax[q], &pay[q], &paz[q], &ppot[q]);
+        }
+        #pragma unroll
+        for (int q = 0; q < SINKS; q++) {
+            ax[q] += pax[q]; ay[q] += pay[q]; az[q] += paz[q]; pot[q] += ppot[q];
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (lid < gr.y) {
-        out[si] = (float4)(ax, ay, az, pot);
-        counts[si] = (int2)(info.x - info.y - n_self, info.y);
+    #pragma unroll
+    for (int q = 0; q < SINKS; q++) {
+        if (q * WG + lid < gr.y) {
+            const int si = gr.x + q * WG + lid;
+            const int self = sink_self[si];
+            /* A sink's own particle is always in its list (its leaf lies in the group box,
+               so it is never accepted as a cell nor skipped): it added nothing to the
+               acceleration (zero separation) and -m / eps to the potential, removed here.
+               With eps = 0 (ZERO_GUARD) it added nothing at all. */
+#if !ZERO_GUARD
+            if (self >= 0)
+                pot[q] += sink_hi[si].w * RSQRT(eps2);
+#endif
+            out[si] = (float4)(ax[q], ay[q], az[q], pot[q]);
+            counts[si] = (int2)(info.x - info.y - (self >= 0), info.y);
+        }
     }
 }

@@ -12,6 +12,9 @@ from .opencl import Runtime, pack4, split_hi_lo
 #: Work-group size (= j-tile size) per device kind; measured, see docs/benchmarks.md.
 DEFAULT_WG = {"gpu": 512, "cpu": 64}
 
+#: Sinks per work-item (the kernel's NI) per device kind; measured, docs/benchmarks.md.
+DEFAULT_NI = {"gpu": 2, "cpu": 1}
+
 
 def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_pos: np.ndarray,
                   eps: float, self_skip: bool, work_group: int | None = None,
@@ -26,15 +29,18 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
     rounding limits the relative error of small accelerations (seen: 1e-5 at the
     centre of a 4096-particle Plummer sphere, against 5e-7 with split;
     docs/benchmarks.md).
-    ``options``: extra kernel defines (tuning, e.g. ``{"RSQRT(x)": "native_rsqrt(x)"}``).
+    ``options``: extra kernel defines (tuning, e.g. ``{"RSQRT(x)": "native_rsqrt(x)"}``
+    or ``{"NI": 2}``, the sinks per work-item).
     Returns (acc, pot, timings in seconds).
     """
     t0 = time.perf_counter()
     wg = int(work_group or DEFAULT_WG.get(rt.info.kind, 64))
     centre = np.median(src_pos, axis=0)
-    knl = rt.kernel("direct.cl", "direct_force", {"WG": wg, "SPLIT": int(split),
-                                                     "ZERO_GUARD": int(np.float32(eps * eps) == 0),
-                                                     **(options or {})})
+    defines = {"WG": wg, "NI": DEFAULT_NI.get(rt.info.kind, 1), "SPLIT": int(split),
+               "SELF_BRANCH": int(rt.info.kind == "gpu"), "FULL_TILE": int(rt.info.kind == "gpu"),
+               "ZERO_GUARD": int(np.float32(eps * eps) == 0), **(options or {})}
+    knl = rt.kernel("direct.cl", "direct_force", defines)
+    per_group = wg * int(defines["NI"])
     n_i, n_j = len(sink_pos), len(src_pos)
     xj_hi, xj_lo = split_hi_lo(src_pos - centre)
     xi_hi, xi_lo = split_hi_lo(sink_pos - centre)
@@ -46,7 +52,7 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
             np.float32(eps * eps), np.int32(bool(self_skip)), out]
     rt.queue.finish()
     t1 = time.perf_counter()
-    n_groups = -(-n_i // wg)
+    n_groups = -(-n_i // per_group)
     knl(rt.queue, (n_groups * wg,), (wg,), *args)
     rt.queue.finish()
     t2 = time.perf_counter()

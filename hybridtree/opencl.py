@@ -189,10 +189,13 @@ class Runtime:
         """Build ``cl/<source_name>`` with ``-D`` defines, once per context.
 
         ``fast_math`` adds ``-cl-fast-relaxed-math``; the accuracy tests decide where
-        that is allowed (it is for the force kernels: errors stay < 1e-5).
+        that is allowed (it is for the force kernels: errors stay < 1e-5).  The
+        environment variable ``HYBRIDTREE_CL_OPTIONS`` adds compiler options to every
+        build (a tuning aid, e.g. ``-cl-denorms-are-zero``).
         """
         defines = dict(defines or {})
-        key = (source_name, tuple(sorted(defines.items())), fast_math)
+        extra = tuple(os.environ.get("HYBRIDTREE_CL_OPTIONS", "").split())
+        key = (source_name, tuple(sorted(defines.items())), fast_math, extra)
         prg = self._programs.get(key)
         if prg is not None:
             return prg
@@ -200,6 +203,7 @@ class Runtime:
         opts.append("-cl-std=CL1.2")
         if fast_math:
             opts.append("-cl-fast-relaxed-math")
+        opts += extra
         try:
             prg = cl.Program(self.context, kernel_source(source_name)).build(options=opts)
         except cl.RuntimeError as exc:  # build failure: the message carries the log

@@ -10,6 +10,8 @@ import pyopencl as cl
 from .opencl import Runtime, pack4, split_hi_lo
 from .splitting import Changeover
 from .tree import Octree, integer_coords, leaf_ranges, morton_keys
+from .tree.octree import packed_leaf_ranges
+from .transfer import download, scratch
 from .tree.device_build import DeviceTree, device_groups, launch
 
 #: Interaction-list capacity in local memory (entries).
@@ -21,7 +23,11 @@ LIST_WALK = "walk_lists"
 #: Walk kernel and its defines per device kind (see cl/treewalk.cl); chosen by
 #: measurement, docs/benchmarks.md.  "KERNEL" is not a define.
 WALK_SETTINGS = {"cpu": {"KERNEL": "tree_walk_simd", "VEC": 8},
-                 "gpu": {"KERNEL": LIST_WALK}}
+                 "gpu": {"KERNEL": LIST_WALK, "SINKS": 2}}
+
+#: Merge consecutive sibling leaves into fuller sink groups (tree.octree.packed_leaf_ranges):
+#: without it groups are about 30 % full and most of a GPU work-group idles.
+PACK_GROUPS = True
 
 #: Default group size (sinks per walk) per device kind.
 DEFAULT_GROUP = {"cpu": 128, "gpu": 128}
@@ -41,7 +47,10 @@ PROFILE = False
 
 
 def sink_groups(keys_sorted: np.ndarray, n_group: int) -> tuple[np.ndarray, np.ndarray]:
-    """Groups of at most ``n_group`` Morton-consecutive sinks that share a tree cell."""
+    """Groups of at most ``n_group`` Morton-consecutive sinks: the cells of a split with at
+    most ``n_group`` per cell, consecutive siblings merged where :data:`PACK_GROUPS`."""
+    if PACK_GROUPS:
+        return packed_leaf_ranges(keys_sorted, n_group)
     return leaf_ranges(keys_sorted, n_group)
 
 
@@ -107,23 +116,25 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
     args = [np.int32(len(gstart)),
             rt.to_device(np.stack([gstart, gcount], axis=1).astype(np.int32)),
             rt.to_device(pack4(g_hi)), rt.to_device(pack4(g_lo)), rt.to_device(pack4(half32)),
-            rt.to_device(pack4(snk_hi)), rt.to_device(pack4(snk_lo)), rt.to_device(self_idx)]
+            # w = the sink's own mass (list walk: its self term is removed at the end)
+            rt.to_device(pack4(snk_hi, tree.mass if sinks is None else 0.0)),
+            rt.to_device(pack4(snk_lo)), rt.to_device(self_idx)]
     return args, sorder, len(gstart)
 
 
 def _device_sinks(tree: DeviceTree, n_group: int) -> tuple[list, int]:
     """Sink groups of a device tree's own particles, formed on the device."""
-    g = device_groups(tree, n_group)
+    g = device_groups(tree, n_group, PACK_GROUPS)
     self_idx = tree.rt.empty(4 * tree.n)
     launch(tree.rt, "iota", tree.n, np.int32(tree.n), self_idx)
     return [np.int32(g.n_groups), g.ranges, g.hi, g.lo, g.half, tree.src_hi, tree.src_lo,
             self_idx], g.n_groups
 
 
-def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, n_group: int,
+def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, wg: int,
                quad: bool) -> dict:
-    """Enqueue walk_lists + eval_lists over batches of groups (arguments as for tree_walk);
-    returns kernel times when :data:`PROFILE` is set."""
+    """Enqueue walk_lists + eval_lists over batches of groups (arguments as for tree_walk;
+    ``wg``: eval_lists's work-group size); returns kernel times when :data:`PROFILE` is set."""
     nq = int(quad)
     n_cells, cell_hi, cell_lo, link = args[:4]
     src_hi, src_lo = args[4 + nq:6 + nq]
@@ -149,14 +160,14 @@ def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, n_gr
 
     for _attempt in range(2):
         batch = max(1, min(n_groups, budget // (4 * room)))
-        lists = rt.empty(4 * batch * room)
+        lists = scratch(rt, "walk_lists", 4 * batch * room)
         for g0 in range(0, n_groups, batch):
             nb = min(batch, n_groups - g0)
             t = lap(None, 0.0)
             walk_knl(rt.queue, (-(-nb // 64) * 64,), (64,), n_cells, cell_hi, cell_lo, link,
                      np.int32(g0), np.int32(nb), g_hi, g_lo, g_half, np.int32(room), lists, info)
             t = lap("list_walk", t)
-            eval_knl(rt.queue, (nb * n_group,), (n_group,), cell_hi, cell_lo,
+            eval_knl(rt.queue, (nb * wg,), (wg,), cell_hi, cell_lo,
                      *([args[4]] if quad else []), src_hi, src_lo, np.int32(g0), ranges, g_hi,
                      g_lo, sink_hi, sink_lo, self_idx, np.int32(room), lists, info, eps2,
                      out, counts)
@@ -191,10 +202,20 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     defines = _walk_defines(rt, n_group, tree.n_leaf, quad, options, split, part)
     name = defines.pop("KERNEL")
     per_group = name == "tree_walk_simd"     # one work-item per group
+    wg = n_group
+    if name == LIST_WALK:
+        sinks_per_item = int(defines.get("SINKS", 1))
+        if n_group % sinks_per_item:
+            if "SINKS" in (options or {}):
+                raise ValueError(f"n_group = {n_group} is not a multiple of "
+                                 f"SINKS = {sinks_per_item}")
+            sinks_per_item = defines["SINKS"] = 1       # the device default does not fit
+        wg = defines["WG"] = n_group // sinks_per_item
+        defines["ZERO_GUARD"] = int(np.float32(eps * eps) == 0)
     source = "walklist.cl" if name == LIST_WALK else "treewalk.cl"
     knl = rt.kernel(source, "eval_lists" if name == LIST_WALK else name, defines)
     max_wg = rt.max_work_group_size(knl)
-    if n_group > max_wg and not per_group:
+    if wg > max_wg and not per_group:
         raise ValueError(f"n_group = {n_group} exceeds the device's work-group limit "
                          f"{max_wg} for the walk kernel")
     on_device = isinstance(tree, DeviceTree) and sinks is None
@@ -205,14 +226,14 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     else:
         sink_args, sorder, n_groups = _host_sinks(rt, tree, sinks, n_group)
         n = len(sorder)
-    out = rt.empty(16 * n)
-    counts = rt.empty(8 * n)
+    out = scratch(rt, "walk_out", 16 * n)
+    counts = scratch(rt, "walk_counts", 8 * n)
     args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
     rt.queue.finish()
     t1 = time.perf_counter()
     prof = {}
     if name == LIST_WALK:
-        prof = _list_walk(rt, defines, knl, args, n_group, quad)
+        prof = _list_walk(rt, defines, knl, args, wg, quad)
     elif per_group:
         knl(rt.queue, (n_groups,), (1,), *args)   # private arrays: keep work-groups small
     else:
@@ -221,7 +242,11 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     if resident and not wide:
         raise ValueError("resident results need a device tree's own sinks and cl_khr_fp64")
     if wide:        # back into the caller's order, as float64, before the download
-        acc_buf, pot_buf, cnt_buf = rt.empty(24 * n), rt.empty(8 * n), rt.empty(8 * n)
+        if resident:        # these stay with the caller
+            acc_buf, pot_buf = rt.empty(24 * n), rt.empty(8 * n)
+        else:
+            acc_buf, pot_buf = scratch(rt, "walk_acc", 24 * n), scratch(rt, "walk_pot", 8 * n)
+        cnt_buf = scratch(rt, "walk_cnt", 8 * n)
         knl64 = rt.kernel("prepare.cl", "unsort64", fast_math=False)
         wg = min(256, rt.max_work_group_size(knl64))
         knl64(rt.queue, (-(-n // wg) * wg,), (wg,), np.int32(n), tree.order, out, counts,
@@ -235,10 +260,8 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     cnt = np.empty((n, 2), np.int32)
     if wide:
         acc, pot = (acc_buf, pot_buf) if resident else (np.empty((n, 3)), np.empty(n))
-        if not resident:
-            cl.enqueue_copy(rt.queue, acc, acc_buf)
-            cl.enqueue_copy(rt.queue, pot, pot_buf)
-        cl.enqueue_copy(rt.queue, cnt, cnt_buf)
+        download(rt, [(cnt_buf, cnt)] if resident else
+                 [(acc_buf, acc), (pot_buf, pot), (cnt_buf, cnt)])
         n_pp, n_pc = cnt[:, 0], cnt[:, 1]     # int32 views: no copy of 2 x 8 bytes per sink
     else:
         res = np.empty((n, 4), np.float32)

@@ -69,6 +69,64 @@ case $R in
   echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"
   cp "$D/run1m/diagnostics.csv" "$D/run1m/run.log" "$D/" 2>/dev/null; rm -rf "$D/run1m"
   ;;
+6)  # session 5: sinks per work-item (direct NI, list-walk SINKS), pinned staging (issue 6)
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -x -p no:cacheprovider tests/test_direct.py \
+      tests/test_transfer.py tests/test_treewalk.py tests/test_hybrid.py -k "direct or sinks or any_n or transfer or round_trip or scratch or list_walk or plain"
+  py transfer 90 scripts/bench_transfer.py --device nvidia --n 4194304 16777216 --chunk-mb 4 16 64
+  py tune_direct 150 scripts/tune_direct.py --device nvidia --n 1048576 --wg 128 256 512 1024 --ni 1 2 4 --split 0 1
+  HYBRIDTREE_CL_OPTIONS=-cl-denorms-are-zero py tune_direct_daz 60 scripts/tune_direct.py --device nvidia \
+      --n 1048576 --wg 256 512 --ni 1 2 4 --split 0
+  py tune_walk 200 scripts/tune_walk.py --device nvidia --n 1048576 4194304 16777216 --kernels walk_lists \
+      --n-group 64 128 256 --sinks 1 2 4 --tile 1 2 --profile
+  py grav 120 scripts/bench_gravity.py --device nvidia --n 1048576 4194304 16777216 --direct-n --phases
+  ;;
+7)  # session 5: packed sink groups, unrolled direct tiles, PTX (issue 6)
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -x -p no:cacheprovider tests/test_direct.py \
+      tests/test_device_build.py tests/test_treewalk.py -k "direct or sinks or groups or list_walk or any_n or plain"
+  py tune_walk 200 scripts/tune_walk.py --device nvidia --n 1048576 4194304 16777216 --kernels walk_lists \
+      --n-group 64 128 256 --sinks 1 2 4 --profile
+  py tune_direct 120 scripts/tune_direct.py --device nvidia --n 1048576 --wg 256 512 1024 --ni 1 2 4 \
+      --unroll 0 4 8 --split 0
+  py ptx_direct 30 scripts/dump_ptx.py --device nvidia --source direct.cl --out "$D/direct.ptx" \
+      --define WG=512 NI=1 SPLIT=0 ZERO_GUARD=0
+  py ptx_eval 30 scripts/dump_ptx.py --device nvidia --source walklist.cl --out "$D/walklist.ptx" \
+      --define WG=128 SINKS=1 TILE=128 ZERO_GUARD=0 QUAD=0
+  py grav 120 scripts/bench_gravity.py --device nvidia --n 1048576 4194304 16777216 --direct-n --phases
+  ;;
+8)  # session 5 final: packed groups (box-limited), defaults SINKS=2 and NI=2; the issue 6 table
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 100 -m pytest -q -x -p no:cacheprovider tests/test_device_build.py \
+      tests/test_treewalk.py -k "groups or list_walk or equals"
+  py tune_walk 150 scripts/tune_walk.py --device nvidia --n 1048576 4194304 16777216 --kernels walk_lists \
+      --n-group 128 256 --sinks 1 2 --pack 0 1 --profile
+  py grav 200 scripts/bench_gravity.py --device nvidia --n 1048576 4194304 16777216 --direct-n 1048576 \
+      --phases --peer-cuda --json "$D/grav.json"
+  py scaling 120 scripts/bench_gravity.py --device nvidia --n 1024 4096 16384 65536 262144 \
+      --direct-n 1024 4096 16384 65536 262144 --repeat 3 --sample 200 --json "$D/scaling.json"
+  py grav_pocl 120 scripts/bench_gravity.py --device cpu --n 1048576 --direct-n 65536 --phases --repeat 1 \
+      --json "$D/pocl.json"
+  (nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$D/mem_trace.txt" 2>&1 &)
+  py grav_64m 150 scripts/bench_gravity.py --device nvidia --n 67108864 --direct-n --phases --repeat 1 --sample 200
+  pkill -f "nvidia-smi --query"; sort -n "$D/mem_trace.txt" | tail -1 > "$D/mem_max.txt"
+  ;;
+9)  # session 5: the direct kernel on PoCL 5 (an abort in round 8), the H100's direct row at 2^20
+  echo "== pocl_build" >> "$O/index.txt"; bash scripts/check_pocl_build.sh > "$D/pocl_build.txt" 2>&1
+  py grav_pocl 120 scripts/bench_gravity.py --device cpu --n 1048576 --direct-n 65536 --phases --repeat 1
+  py grav_direct 150 scripts/bench_gravity.py --device nvidia --n 16777216 --n-group 256 --direct-n 1048576 \
+      --phases --repeat 2 --sample 300
+  ;;
+10) # session 5: the direct kernel without the per-tile branch on PoCL 5 (SELF_BRANCH=0 on CPUs)
+  echo "== pocl_build" >> "$O/index.txt"; bash scripts/check_pocl_build.sh > "$D/pocl_build.txt" 2>&1
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 60 -m pytest -q -x -p no:cacheprovider tests/test_direct.py
+  py grav_pocl 120 scripts/bench_gravity.py --device cpu --n 1048576 --direct-n 65536 --phases --repeat 1
+  ;;
+11) # session 5: radix-sort sizes on the GPU (never measured), then the force with the fastest
+  py tune_sort 80 scripts/tune_sort.py --device nvidia --n 4194304 16777216 --tuning 256,16,8,4 \
+      128,16,8,4 256,8,8,4 256,16,8,5 128,32,8,6 128,16,8,6 64,32,8,8 64,16,8,8 32,64,8,8
+  best=$(grep "N=  4194304" "$D/tune_sort.txt" | grep "order ok" | sort -k4 -g | head -1 | awk '{print $3}')
+  echo "best sort tuning at 2^22: $best" >> "$O/index.txt"
+  HYBRIDTREE_SORT_TUNING=$best py grav_sort 90 scripts/bench_gravity.py --device nvidia \
+      --n 4194304 16777216 --direct-n --phases --repeat 3
+  ;;
 *) shift; py custom 580 "$@" ;;
 esac
 tar czf "$O/results.tgz" -C "$D" .

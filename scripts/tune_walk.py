@@ -1,4 +1,4 @@
-"""Walk-kernel tuning sweep (a benchmark, not a test): kernel x group size x tile.
+"""Walk-kernel tuning sweep (a benchmark, not a test): kernel x group size x tile x sinks.
 
 One device-built tree per N; every variant walks it (one warm-up, best of ``--repeat``).
 Errors on ``--sample`` sinks against the device's hi/lo direct kernel (about 1e-6).
@@ -10,6 +10,7 @@ Errors on ``--sample`` sinks against the device's hi/lo direct kernel (about 1e-
 from __future__ import annotations
 
 import argparse
+import itertools
 
 import numpy as np
 
@@ -27,7 +28,14 @@ def main() -> None:
     p.add_argument("--n", type=int, nargs="+", default=[1 << 20])
     p.add_argument("--kernels", nargs="+", default=["tree_walk", "walk_lists"])
     p.add_argument("--n-group", type=int, nargs="+", default=[64, 128])
-    p.add_argument("--tile", type=int, nargs="+", default=[1], help="walk_lists TILE / WG")
+    p.add_argument("--tile", type=int, nargs="+", default=[1],
+                   help="walk_lists TILE / n_group")
+    p.add_argument("--sinks", type=int, nargs="+", default=[1],
+                   help="walk_lists sinks per work-item (SINKS)")
+    p.add_argument("--pack", type=int, nargs="+", default=[1],
+                   help="merge sibling leaves into fuller sink groups (treewalk.PACK_GROUPS)")
+    p.add_argument("--define", nargs="*", default=[], metavar="KEY=VALUE",
+                   help="extra kernel defines for every variant")
     p.add_argument("--theta", type=float, default=0.5)
     p.add_argument("--multipole", default="monopole")
     p.add_argument("--eps", type=float, default=0.01)
@@ -37,6 +45,7 @@ def main() -> None:
                    help="time walk_lists and eval_lists apart (waits between them)")
     args = p.parse_args()
     treewalk.PROFILE = args.profile
+    extra = dict(d.split("=", 1) for d in args.define)
     rt = get_runtime(args.device)
     print(f"# {rt.info.label}  theta={args.theta} {args.multipole} eps={args.eps}", flush=True)
     for n in args.n:
@@ -47,19 +56,26 @@ def main() -> None:
         tree = build_device_tree(rt, pos, mass, args.theta, 16, args.multipole)
         for kernel in args.kernels:
             for g in args.n_group:
-                for tile in (args.tile if kernel == "walk_lists" else [1]):
-                    opts = {"KERNEL": kernel} | ({"TILE": tile * g} if kernel == "walk_lists" else {})
+                lists = kernel == "walk_lists"
+                for tile, sinks, pack in itertools.product(args.tile if lists else [1],
+                                                           args.sinks if lists else [1], args.pack):
+                    treewalk.PACK_GROUPS = bool(pack)
+                    opts = {"KERNEL": kernel, **extra}
+                    if lists:
+                        opts |= {"TILE": tile * g, "SINKS": sinks}
                     try:
                         tree_forces(rt, tree, args.eps, g, options=opts)
                         runs = [tree_forces(rt, tree, args.eps, g, options=opts)
                                 for _ in range(args.repeat)]
                     except Exception as exc:        # a variant the device cannot run
-                        print(f"{n:9d} {kernel:11s} group={g:4d} tile={tile}: {exc!r:.120}")
+                        print(f"{n:9d} {kernel:11s} group={g:4d} tile={tile} sinks={sinks}: "
+                              f"{exc!r:.120}")
                         continue
                     acc, _, n_pp, n_pc, t = min(runs, key=lambda r: r[4]["walk"])
                     inter = float(n_pp.sum() + n_pc.sum())
                     err = np.linalg.norm(acc[idx] - ref, axis=1) / np.linalg.norm(ref, axis=1)
-                    print(f"{n:9d} {kernel:11s} group={g:4d} tile={tile} walk {t['walk']:.4f} s "
+                    print(f"{n:9d} {kernel:11s} group={g:4d} tile={tile} sinks={sinks} "
+                          f"pack={pack} groups {t['n_groups']:7d} walk {t['walk']:.4f} s "
                           f"inter/sink {inter / n:7.1f} {inter / t['walk']:.3e}/s  median "
                           f"{np.median(err):.2e} p99 {np.percentile(err, 99):.2e}"
                           + (f"  (lists {t['list_walk']:.4f} s, eval {t['list_eval']:.4f} s)"

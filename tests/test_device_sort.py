@@ -122,3 +122,15 @@ def test_exclusive_scan_other_tunings(runtime, tuning):
     rng = np.random.default_rng(7)
     for n in (1, 17, 300_001):
         _check_scan(runtime, rng.integers(0, 1000, n), tuning=tuning)
+
+
+def test_tuning_from_the_environment(runtime, monkeypatch):
+    keys = np.random.default_rng(5).integers(0, 2**63, 5000, dtype=np.uint64)
+    monkeypatch.setenv("HYBRIDTREE_SORT_TUNING", "8,16,8,6")
+    _, order = radix_sort(runtime, runtime.to_device(keys), len(keys), 63)
+    got = np.empty(len(keys), np.uint32)
+    cl.enqueue_copy(runtime.queue, got, order)
+    assert np.array_equal(got, np.argsort(keys, kind="stable"))
+    monkeypatch.setenv("HYBRIDTREE_SORT_TUNING", "8,16,8,9")
+    with pytest.raises(ValueError, match="HYBRIDTREE_SORT_TUNING.*radix_bits"):
+        radix_sort(runtime, runtime.to_device(keys), len(keys), 63)

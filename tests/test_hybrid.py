@@ -104,11 +104,14 @@ def test_list_walk_splits_like_the_simd_walk(sphere, multipole):
     for part in ("soft", "hard"):
         a = tree_forces(rt, tree, 0.01, 64, options={"KERNEL": "tree_walk_simd", "VEC": 8},
                         split=co, part=part)
-        b = tree_forces(rt, tree, 0.01, 64, options={"KERNEL": "walk_lists"}, split=co,
-                        part=part)
-        assert np.array_equal(a[2], b[2]) and np.array_equal(a[3], b[3])
-        scale = np.linalg.norm(a[0], axis=1).max()      # hard parts vanish for many sinks
-        assert np.abs(a[0] - b[0]).max() < 2e-5 * scale
+        for sinks_per_item in (1, 4):
+            b = tree_forces(rt, tree, 0.01, 64, split=co, part=part,
+                            options={"KERNEL": "walk_lists", "SINKS": sinks_per_item})
+            assert np.array_equal(a[2], b[2]) and np.array_equal(a[3], b[3])
+            scale = np.linalg.norm(a[0], axis=1).max()      # hard parts vanish for many sinks
+            assert np.abs(a[0] - b[0]).max() < 2e-5 * scale
+            if part == "soft":          # the full potential, own term taken out at the end
+                assert np.allclose(a[1], b[1], rtol=1e-5)
 
 
 def test_tiny_r_out_gives_the_full_force_as_soft(sphere):

@@ -72,23 +72,33 @@ def test_both_walk_kernels_agree(runtime, multipole):
     assert np.allclose(p1, p2, rtol=1e-5)
 
 
-@pytest.mark.parametrize("multipole", ["monopole", "quadrupole"])
-def test_list_walk_matches_the_simd_walk(runtime, multipole, monkeypatch):
-    """walk_lists + eval_lists (cl/walklist.cl, the GPU walk) against the CPU walk, on both
-    builds, starting with list room too small so that the regrow path runs."""
+@pytest.mark.parametrize("multipole, eps, sinks_per_item",
+                         [("monopole", EPS, 1), ("quadrupole", EPS, 2), ("monopole", 0.0, 4)])
+def test_list_walk_matches_the_simd_walk(runtime, multipole, eps, sinks_per_item, monkeypatch):
+    """walk_lists + eval_lists (cl/walklist.cl, the GPU walk, with 1, 2 or 4 sinks per
+    work-item) against the CPU walk, on both builds, starting with list room too small
+    so that the regrow path runs; eps = 0 takes the zero-distance guard."""
     monkeypatch.setattr(treewalk, "LIST_START", 512)
     monkeypatch.setattr(treewalk, "_list_room", {})
     pos, _, mass = plummer(20_000, seed=9)
     for build in ("host", "device"):
         tree = _build(runtime, build, pos, mass, 0.5, 16, multipole)
-        a1, p1, pp1, pc1, _ = tree_forces(runtime, tree, EPS, 64,
+        a1, p1, pp1, pc1, _ = tree_forces(runtime, tree, eps, 64,
                                           options={"KERNEL": "tree_walk_simd", "VEC": 8})
-        a2, p2, pp2, pc2, _ = tree_forces(runtime, tree, EPS, 64,
-                                          options={"KERNEL": "walk_lists", "TILE": 128})
+        a2, p2, pp2, pc2, _ = tree_forces(runtime, tree, eps, 64,
+                                          options={"KERNEL": "walk_lists", "TILE": 128,
+                                                   "SINKS": sinks_per_item})
         assert (pp1 == pp2).all() and (pc1 == pc2).all()
         assert rel_err(a2, a1).max() < 2e-5
         assert np.allclose(p1, p2, rtol=1e-5)
     assert treewalk._list_room[id(runtime.context)] > 512      # the lists did outgrow it
+
+
+def test_list_walk_needs_whole_sinks_per_item(runtime):
+    pos, _, mass = plummer(1000, seed=9)
+    tree = build_tree(pos, mass, 0.5, 16)
+    with pytest.raises(ValueError, match="multiple of SINKS"):
+        tree_forces(runtime, tree, EPS, 60, options={"KERNEL": "walk_lists", "SINKS": 8})
 
 
 def test_sinks_differ_from_sources():

@@ -18,9 +18,10 @@ import numpy as np
 import pyopencl as cl
 
 from ..opencl import Runtime, pack4, split_hi_lo
+from ..transfer import upload
 from .device_sort import exclusive_scan, radix_sort
 from .morton import BITS, MAX_LEVEL, Cube, bounding_cube, extent_cube
-from .octree import check_build_args
+from .octree import PACK_SPREAD, check_build_args
 
 __all__ = ["DeviceGroups", "DeviceTree", "build_device_tree", "device_cube", "device_groups"]
 
@@ -51,7 +52,7 @@ class DeviceTree:
     cell_lo: cl.Buffer          # float4 (C,) centre of mass lo, S_eff
     cell_quad: cl.Buffer | None  # float8 (C,) traceless Q (xx yy zz xy xz yz) about the com
     timings: dict = field(default_factory=dict)
-    groups: dict = field(default_factory=dict)   # n_group -> DeviceGroups (several walks)
+    groups: dict = field(default_factory=dict)   # (n_group, pack) -> DeviceGroups
 
     def to_host(self) -> dict[str, np.ndarray]:
         """Copies of the device arrays (tests and debugging); positions relative to the cube
@@ -140,8 +141,8 @@ def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray
     if resident:
         d_pos, d_mass = pos.pos, pos.mass
     else:
-        d_pos = rt.to_device(np.ascontiguousarray(pos, np.float64))
-        d_mass = rt.to_device(np.ascontiguousarray(mass, np.float64))
+        d_pos, d_mass = upload(rt, [np.asarray(pos, np.float64), np.asarray(mass, np.float64)],
+                               ["upload_pos", "upload_mass"])
     if cube is None:
         wg = 256 if rt.info.kind == "gpu" else 64
         knl = rt.kernel("prepare.cl", "extent", {"WG": wg}, fast_math=False)
@@ -219,12 +220,13 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
                       cell_lo=cell_lo, cell_quad=cell_quad, timings=t)
 
 
-def device_groups(tree: DeviceTree, n_group: int) -> DeviceGroups:
-    """Groups of at most ``n_group`` Morton-consecutive particles that share a cell (the
-    leaves of a split with ``n_group`` per leaf, as :func:`hybridtree.tree.leaf_ranges`);
-    computed once per tree and group size."""
-    if n_group in tree.groups:
-        return tree.groups[n_group]
+def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGroups:
+    """Groups of at most ``n_group`` Morton-consecutive particles: the leaves of a split
+    with ``n_group`` per leaf (:func:`hybridtree.tree.leaf_ranges`), with ``pack``
+    consecutive siblings merged (:func:`hybridtree.tree.octree.packed_leaf_ranges`);
+    computed once per tree, group size and packing."""
+    if (n_group, pack) in tree.groups:
+        return tree.groups[n_group, pack]
     rt, n = tree.rt, tree.n
     i32 = np.int32
     n_start, flag, size = rt.empty(4 * n), rt.empty(4 * n), rt.empty(4 * n)
@@ -232,8 +234,16 @@ def device_groups(tree: DeviceTree, n_group: int) -> DeviceGroups:
     offset, n_groups = exclusive_scan(rt, flag, n)
     ranges = rt.empty(8 * n_groups)
     launch(rt, "fill_leaves", n, i32(n), size, offset, ranges)
+    if pack:
+        n_leaves, leaves = n_groups, ranges
+        gflag = rt.empty(4 * n_leaves)
+        launch(rt, "pack_leaves", n_leaves, i32(n_leaves), leaves, i32(n), tree.keys,
+               i32(n_group), np.array(PACK_SPREAD, np.int32).view(cl.cltypes.int2)[0], gflag)
+        offset, n_groups = exclusive_scan(rt, gflag, n_leaves)
+        ranges = rt.empty(8 * n_groups)
+        launch(rt, "fill_groups", n_leaves, i32(n_leaves), leaves, gflag, offset, ranges)
     g_hi, g_lo, g_half = rt.empty(16 * n_groups), rt.empty(16 * n_groups), rt.empty(16 * n_groups)
     launch(rt, "group_boxes", n_groups, i32(n_groups), ranges, tree.src_hi, tree.src_lo,
            g_hi, g_lo, g_half)
-    tree.groups[n_group] = DeviceGroups(int(n_groups), ranges, g_hi, g_lo, g_half)
-    return tree.groups[n_group]
+    tree.groups[n_group, pack] = DeviceGroups(int(n_groups), ranges, g_hi, g_lo, g_half)
+    return tree.groups[n_group, pack]

@@ -9,6 +9,8 @@ values of a scan must sum to less than 2^32 (the sum wraps otherwise).
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -48,6 +50,18 @@ class Tuning:
 #: measured on a GPU.
 TUNING = {"gpu": Tuning(wg=256, items=16, scan_items=8, radix_bits=4),
           "cpu": Tuning(wg=4, items=1024, scan_items=256, radix_bits=8)}
+
+def _env_tuning() -> Tuning | None:
+    """HYBRIDTREE_SORT_TUNING="wg,items,scan_items,radix_bits" (a tuning aid: it
+    overrides ``TUNING`` for every device)."""
+    spec = os.environ.get("HYBRIDTREE_SORT_TUNING")
+    if not spec:
+        return None
+    try:
+        return Tuning(*(int(v) for v in spec.split(",")))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"HYBRIDTREE_SORT_TUNING={spec!r}: {exc}") from exc
+
 
 _SOURCE = "sort.cl"
 _KERNELS = ("radix_histogram", "radix_scatter", "scan_reduce", "scan_block_sums", "scan_add")
@@ -95,7 +109,7 @@ def _kernels(rt: Runtime, tuning: Tuning | None = None) -> _Kernels:
     work-item while the work-group is too large, then half the items while the
     local memory does not fit.
     """
-    t = tuning or TUNING.get(rt.info.kind, TUNING["gpu"])
+    t = tuning or _env_tuning() or TUNING.get(rt.info.kind, TUNING["gpu"])
     while True:
         defines = {"WG": t.wg, "ITEMS": t.items, "SCAN_ITEMS": t.scan_items,
                    "RADIX_BITS": t.radix_bits}

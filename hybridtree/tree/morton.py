@@ -63,6 +63,23 @@ def _spread(v: np.ndarray) -> np.ndarray:
     return v
 
 
+def _compact(v: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`_spread`: every third bit, compacted."""
+    v = v & np.uint64(0x1249249249249249)
+    v = (v | (v >> np.uint64(2))) & np.uint64(0x10C30C30C30C30C3)
+    v = (v | (v >> np.uint64(4))) & np.uint64(0x100F00F00F00F00F)
+    v = (v | (v >> np.uint64(8))) & np.uint64(0x1F0000FF0000FF)
+    v = (v | (v >> np.uint64(16))) & np.uint64(0x1F00000000FFFF)
+    v = (v | (v >> np.uint64(32))) & np.uint64(0x1FFFFF)
+    return v
+
+
+def key_coords(keys: np.ndarray) -> np.ndarray:
+    """(N, 3) int64 integer coordinates of Morton keys (inverse of :func:`morton_keys`)."""
+    return np.stack([_compact(keys >> np.uint64(2)), _compact(keys >> np.uint64(1)),
+                     _compact(keys)], axis=1).astype(np.int64)
+
+
 def morton_keys(icoords: np.ndarray) -> np.ndarray:
     """Interleave (x, y, z) integer coordinates into 63-bit keys (x most significant)."""
     return (_spread(icoords[:, 0]) << np.uint64(2)) | (_spread(icoords[:, 1]) << np.uint64(1)) \

@@ -1,0 +1,162 @@
+"""Host <-> device copies through page-locked (pinned) staging memory.
+
+A GPU copies pageable host memory through the driver's own small bounce buffers, at a
+fraction of the bus's speed (on the H100 machine: docs/benchmarks.md).  Here every
+runtime keeps one page-locked host area (an ``ALLOC_HOST_PTR`` buffer, mapped once) and
+copies pass through it in chunks: host threads copy chunk k between the caller's array
+and the pinned area while the device's DMA engine moves chunk k - 1, so a transfer
+costs about the larger of the two, not their sum.
+
+Used where :func:`use_staging` says so (GPUs by default); on CPU devices the "device"
+memory is host memory and the plain copy is as fast.  The results are the same bytes
+either way (tested on the CPU device with staging forced on).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pyopencl as cl
+
+from .opencl import Runtime
+
+__all__ = ["STAGING", "download", "scratch", "upload", "use_staging"]
+
+#: Bytes per pipelined chunk.
+CHUNK = 16 << 20
+
+#: Staging policy: "auto" (GPUs only), "always" or "never"; the environment variable
+#: HYBRIDTREE_STAGING overrides it.
+STAGING = "auto"
+
+_pool: ThreadPoolExecutor | None = None
+
+
+def _threads() -> ThreadPoolExecutor:
+    """Host threads for the chunk copies (numpy releases the GIL while it copies)."""
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1)),
+                                   thread_name_prefix="hybridtree-copy")
+    return _pool
+
+
+def use_staging(rt: Runtime) -> bool:
+    """Whether copies to and from ``rt``'s device go through pinned staging memory."""
+    policy = os.environ.get("HYBRIDTREE_STAGING", STAGING)
+    if policy not in ("auto", "always", "never"):
+        raise ValueError(f"HYBRIDTREE_STAGING must be auto, always or never, got {policy!r}")
+    return policy == "always" or (policy == "auto" and rt.info.kind == "gpu")
+
+
+class _Staging:
+    """One runtime's pinned host area, grown on demand, and the copies still using it."""
+
+    def __init__(self) -> None:
+        self.buffer: cl.Buffer | None = None
+        self.mapping = None                  # pyopencl MemoryMap of the area
+        self.host: np.ndarray = np.empty(0, np.uint8)
+        self.pending: list[cl.Event] = []
+
+    def area(self, rt: Runtime, nbytes: int) -> np.ndarray:
+        """The pinned area (uint8, at least ``nbytes``) once no earlier copy uses it."""
+        if self.pending:
+            cl.wait_for_events(self.pending)
+            self.pending = []
+        if len(self.host) < nbytes:
+            if self.mapping is not None:
+                self.mapping.release(rt.queue)     # unmap before the old area goes
+                rt.queue.finish()
+            size = max(nbytes, 2 * len(self.host))
+            mf = cl.mem_flags
+            self.buffer = cl.Buffer(rt.context, mf.READ_WRITE | mf.ALLOC_HOST_PTR, size)
+            self.host, _ = cl.enqueue_map_buffer(
+                rt.queue, self.buffer, cl.map_flags.READ | cl.map_flags.WRITE, 0, (size,),
+                np.uint8, is_blocking=True)
+            self.mapping = self.host.base
+        return self.host
+
+
+_staging: dict[int, _Staging] = {}
+_scratch: dict[tuple[int, str], cl.Buffer] = {}
+
+
+def scratch(rt: Runtime, name: str, nbytes: int) -> cl.Buffer:
+    """A device buffer of at least ``nbytes`` kept per runtime and ``name`` (grown, never
+    shrunk), for data consumed by the kernels enqueued right after it is filled: the
+    in-order queue runs those before any later use of the same name."""
+    key = (id(rt.context), name)
+    buf = _scratch.get(key)
+    if buf is None or buf.size < nbytes:
+        buf = _scratch[key] = rt.empty(max(int(nbytes), 4))
+    return buf
+
+
+def _bytes(a: np.ndarray) -> np.ndarray:
+    return a.reshape(-1).view(np.uint8)
+
+
+def _chunks(sizes: list[int]):
+    """(item, offset in item, offset in staging, length) over all items, CHUNK at a time."""
+    at = 0
+    for i, size in enumerate(sizes):
+        for off in range(0, size, CHUNK):
+            n = min(CHUNK, size - off)
+            yield i, off, at + off, n
+        at += size
+
+
+def upload(rt: Runtime, arrays: list[np.ndarray], names: list[str]) -> list[cl.Buffer]:
+    """Device copies of C-contiguous ``arrays``, in :func:`scratch` buffers ``names``.
+
+    The copies are enqueued, not waited for: kernels enqueued next see the data.
+    """
+    arrays = [np.ascontiguousarray(a) for a in arrays]
+    bufs = [scratch(rt, name, a.nbytes) for a, name in zip(arrays, names)]
+    if not use_staging(rt):
+        for a, b in zip(arrays, bufs):
+            if a.nbytes:
+                cl.enqueue_copy(rt.queue, b, a, is_blocking=False)
+        rt.queue.finish()        # the caller may change its arrays after we return
+        return bufs
+    state = _staging.setdefault(id(rt.context), _Staging())
+    area = state.area(rt, sum(a.nbytes for a in arrays))
+    src = [_bytes(a) for a in arrays]
+    plan = list(_chunks([a.nbytes for a in arrays]))
+    pool = _threads()
+    copies = [pool.submit(np.copyto, area[s:s + n], src[i][o:o + n]) for i, o, s, n in plan]
+    for (i, o, s, n), done in zip(plan, copies):
+        done.result()
+        state.pending.append(cl.enqueue_copy(rt.queue, bufs[i], area[s:s + n], dst_offset=o,
+                                             is_blocking=False))
+    rt.queue.flush()
+    return bufs
+
+
+def download(rt: Runtime, pairs: list[tuple[cl.Buffer, np.ndarray]]) -> None:
+    """Copy each device buffer into its C-contiguous host array (all bytes of the array)."""
+    pairs = [(b, a) for b, a in pairs if a.nbytes]
+    for _, a in pairs:
+        if not a.flags.c_contiguous:
+            raise ValueError("download needs C-contiguous host arrays")
+    if not use_staging(rt):
+        for b, a in pairs:
+            cl.enqueue_copy(rt.queue, a, b)
+        return
+    state = _staging.setdefault(id(rt.context), _Staging())
+    area = state.area(rt, sum(a.nbytes for _, a in pairs))
+    dst = [_bytes(a) for _, a in pairs]
+    plan = list(_chunks([a.nbytes for _, a in pairs]))
+    events = [cl.enqueue_copy(rt.queue, area[s:s + n], pairs[i][0], src_offset=o,
+                              is_blocking=False) for i, o, s, n in plan]
+    rt.queue.flush()
+
+    def land(ev: cl.Event, i: int, o: int, s: int, n: int) -> None:
+        ev.wait()
+        np.copyto(dst[i][o:o + n], area[s:s + n])
+
+    pool = _threads()
+    for job in [pool.submit(land, ev, *c) for ev, c in zip(events, plan)]:
+        job.result()

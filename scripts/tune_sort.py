@@ -1,0 +1,58 @@
+#!/usr/bin/env python
+"""Radix-sort tuning sweep (a benchmark, not a test): work-group size x keys per item x
+digit bits, on random 63-bit keys; each tuning's order is checked against numpy's stable
+argsort.
+
+    PYTHONPATH=. python scripts/tune_sort.py --device nvidia --n 4194304 16777216 \\
+        --tuning 256,16,8,4 64,32,8,8 128,32,8,6
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pyopencl as cl
+
+from hybridtree.opencl import get_runtime
+from hybridtree.tree.device_sort import Tuning, radix_sort
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", default=None)
+    p.add_argument("--n", type=int, nargs="+", default=[1 << 20])
+    p.add_argument("--tuning", nargs="+", default=["256,16,8,4"],
+                   metavar="WG,ITEMS,SCAN_ITEMS,BITS")
+    p.add_argument("--repeat", type=int, default=3)
+    args = p.parse_args()
+    rt = get_runtime(args.device)
+    print(f"# {rt.info.label}")
+    for n in args.n:
+        keys = np.random.default_rng(0).integers(0, 2**63, n, dtype=np.uint64)
+        want = np.argsort(keys, kind="stable")
+        d_keys = rt.to_device(keys)
+        for spec in args.tuning:
+            t = Tuning(*(int(v) for v in spec.split(",")))
+            try:
+                _, order = radix_sort(rt, d_keys, n, 63, tuning=t)
+                got = np.empty(n, np.uint32)
+                cl.enqueue_copy(rt.queue, got, order)
+                ok = np.array_equal(got, want)
+                best = np.inf
+                for _ in range(args.repeat):
+                    rt.queue.finish()
+                    t0 = time.perf_counter()
+                    radix_sort(rt, d_keys, n, 63, tuning=t)
+                    rt.queue.finish()
+                    best = min(best, time.perf_counter() - t0)
+            except Exception as exc:          # a tuning the device cannot build or run
+                print(f"N={n:9d} {spec:14s} failed: {exc!r:.150}", flush=True)
+                continue
+            print(f"N={n:9d} {spec:14s} {best * 1e3:8.2f} ms  {n / best / 1e9:6.2f} Gkeys/s  "
+                  f"order {'ok' if ok else 'WRONG'}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
