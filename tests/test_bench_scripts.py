@@ -1,0 +1,42 @@
+"""The benchmark scripts that docs/benchmarks.md quotes still run (small N, CPU device)."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+
+import bench_gpu  # noqa: E402
+import plot_scaling  # noqa: E402
+
+
+def test_bench_gpu_prints_the_target_table(tmp_path, capsys):
+    out = tmp_path / "b.json"
+    bench_gpu.main(["--device", "cpu", "--cpu-device", "cpu", "--quick", "--repeat", "1",
+                    "--sample", "50", "--json", str(out)])
+    text = capsys.readouterr().out
+    assert "| target | measured | met? |" in text
+    data = json.loads(out.read_text())
+    names = [t["target"] for t in data["targets"]]
+    assert any(n.startswith("direct kernel") for n in names)
+    assert any(n.startswith("build share") for n in names)
+    tree = [r for r in data["rows"] if r["method"] == "tree/device"]
+    assert tree and all(r["median_err"] < 1e-3 for r in tree)
+
+
+def test_crossover_of_two_power_laws(tmp_path):
+    # direct ~ N^2, tree ~ N: equal where 1e-9 N^2 = 1e-5 N, at N = 1e4
+    lines = []
+    for n in (1000, 4000, 16000, 64000):
+        tree, direct = 1e-5 * n, 1e-9 * n * n
+        lines.append(f"{n} tree/device 0.50 monopole - 0:0 gpu 0.001 {tree} {tree} 1 1 1 1 1 1")
+        lines.append(f"{n} direct - - False 0:0 gpu - {direct} {direct} 1 1 1 1 - 1")
+    path = tmp_path / "t.txt"
+    path.write_text("# header\n" + "\n".join(lines) + "\n")
+    rows = plot_scaling.read_rows([str(path)])
+    x = plot_scaling.crossover({n: t[1] for n, t in rows["tree"].items()},
+                               {n: t[1] for n, t in rows["direct, plain"].items()})
+    assert x == pytest.approx(1e4, rel=1e-9)
