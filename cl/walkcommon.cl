@@ -36,6 +36,12 @@
 #endif
 #endif
 
+/* ZERO_GUARD = 1: a pair at zero distance (eps = 0) contributes nothing instead of inf;
+   with eps > 0 the host sets 0 and the test is dropped. */
+#ifndef ZERO_GUARD
+#define ZERO_GUARD 1
+#endif
+
 #define CELL_ENTRY (-2)   /* index of a list entry that is a cell (never a sink's own) */
 
 /* Position of a float4 hi/lo pair relative to the group centre (gch, gcl); w kept. */
@@ -58,6 +64,57 @@ inline int decide(const float4 rel, const float s_eff, const int leaf_count, con
     return (d2 > s_eff) ? 1 : (leaf_count > 0 ? 2 : 0);
 }
 
+/* Interaction of list entry e (group frame; quadrupole Q for cells, 0 for particles)
+   with the sink at (sx, sy, sz), added to the partial sums (pax, pay, paz, ppot). */
+inline void interact(const float4 e,
+#if QUAD
+                     const float8 Q,
+#endif
+                     const float sx, const float sy, const float sz, const float eps2,
+                     float *pax, float *pay, float *paz, float *ppot)
+{
+    const float dx = e.x - sx, dy = e.y - sy, dz = e.z - sz;
+    const float d2 = dx * dx + dy * dy + dz * dz;
+    const float r2 = d2 + eps2;
+#if ZERO_GUARD
+    const float rinv = r2 > 0.0f ? RSQRT(r2) : 0.0f;
+#else
+    const float rinv = RSQRT(r2);
+#endif
+    const float mr = e.w * rinv;
+    const float rinv2 = rinv * rinv;
+#if SPLIT
+    const float wgt = WEIGHT(CO_Y(d2));
+    const float mr3 = mr * rinv2 * wgt;
+#else
+    const float mr3 = mr * rinv2;
+#endif
+#if QUAD
+    /* d = source - sink; phi = -M/r - (d.Q.d)/(2 r^5);
+       a = M d/r^3 - Q.d/r^5 + 5/2 (d.Q.d) d/r^7   (Q = 0 for particles) */
+    const float rinv5p = rinv2 * rinv2 * rinv;       /* potential: never weighted */
+#if SPLIT
+    const float rinv5 = rinv5p * wgt;
+#else
+    const float rinv5 = rinv5p;
+#endif
+    const float qx = Q.s0 * dx + Q.s3 * dy + Q.s4 * dz;
+    const float qy = Q.s3 * dx + Q.s1 * dy + Q.s5 * dz;
+    const float qz = Q.s4 * dx + Q.s5 * dy + Q.s2 * dz;
+    const float dqd = dx * qx + dy * qy + dz * qz;
+    const float f = mr3 + 2.5f * dqd * rinv5 * rinv2;
+    *pax += f * dx - rinv5 * qx;
+    *pay += f * dy - rinv5 * qy;
+    *paz += f * dz - rinv5 * qz;
+    *ppot -= mr + 0.5f * dqd * rinv5p;
+#else
+    *pax += mr3 * dx;
+    *pay += mr3 * dy;
+    *paz += mr3 * dz;
+    *ppot -= mr;
+#endif
+}
+
 /* Partial sums (ax, ay, az, pot) of the first n list entries for a sink at sp
    (group frame) whose own source index is self (-1: none). */
 inline float4 eval_list(__local const float4 *list, __local const int *idx,
@@ -67,50 +124,19 @@ inline float4 eval_list(__local const float4 *list, __local const int *idx,
                         const int n, const int self, const float4 sp, const float eps2,
                         int *n_self)
 {
-    const float sx = sp.x, sy = sp.y, sz = sp.z;
     float ax = 0.0f, ay = 0.0f, az = 0.0f, pot = 0.0f;
     int ns = 0;
     for (int k = 0; k < n; k++) {
-        const float4 e = list[k];
-        const float dx = e.x - sx, dy = e.y - sy, dz = e.z - sz;
-        const float d2 = dx * dx + dy * dy + dz * dz;
-        const float r2 = d2 + eps2;
-        const int is_self = idx[k] == self;
-        ns += is_self;
-        const float rinv = (!is_self && r2 > 0.0f) ? RSQRT(r2) : 0.0f;
-        const float mr = e.w * rinv;
-        const float rinv2 = rinv * rinv;
-#if SPLIT
-        const float wgt = WEIGHT(CO_Y(d2));
-        const float mr3 = mr * rinv2 * wgt;
-        const float rinv5 = rinv2 * rinv2 * rinv * wgt;   /* quadrupole acc terms, weighted */
-        const float rinv5p = rinv2 * rinv2 * rinv;         /* potential: never weighted */
-#else
-        const float mr3 = mr * rinv2;
-        const float rinv5 = rinv2 * rinv2 * rinv;
-        const float rinv5p = rinv5;
-#endif
+        if (idx[k] == self) {
+            ns++;
+            continue;
+        }
+        interact(list[k],
 #if QUAD
-        /* d = source - sink; phi = -M/r - (d.Q.d)/(2 r^5);
-           a = M d/r^3 - Q.d/r^5 + 5/2 (d.Q.d) d/r^7   (Q = 0 for particles) */
-        const float8 Q = quad[k];
-        const float qx = Q.s0 * dx + Q.s3 * dy + Q.s4 * dz;
-        const float qy = Q.s3 * dx + Q.s1 * dy + Q.s5 * dz;
-        const float qz = Q.s4 * dx + Q.s5 * dy + Q.s2 * dz;
-        const float dqd = dx * qx + dy * qy + dz * qz;
-        const float f = mr3 + 2.5f * dqd * rinv5 * rinv2;
-        ax += f * dx - rinv5 * qx;
-        ay += f * dy - rinv5 * qy;
-        az += f * dz - rinv5 * qz;
-        pot -= mr + 0.5f * dqd * rinv5p;
-#else
-        ax += mr3 * dx;
-        ay += mr3 * dy;
-        az += mr3 * dz;
-        pot -= mr;
+                 quad[k],
 #endif
+                 sp.x, sp.y, sp.z, eps2, &ax, &ay, &az, &pot);
     }
     *n_self = ns;
     return (float4)(ax, ay, az, pot);
 }
-

@@ -36,9 +36,7 @@
 #ifndef SINKS
 #define SINKS 1
 #endif
-#ifndef ZERO_GUARD
-#define ZERO_GUARD 1
-#endif
+
 
 __kernel void walk_lists(const int n_cells,
                          __global const float4 *cell_hi, __global const float4 *cell_lo,
@@ -80,57 +78,6 @@ __kernel void walk_lists(const int n_cells,
         p = link.x;              /* accepted, leaf or skipped (3): past the subtree */
     }
     list_info[g] = (int2)(n, nc);
-}
-
-/* Interaction of list entry e (group frame; quadrupole Q for cells, 0 for particles)
-   with the sink at (sx, sy, sz), added to the partial sums (pax, pay, paz, ppot). */
-inline void interact(const float4 e,
-#if QUAD
-                     const float8 Q,
-#endif
-                     const float sx, const float sy, const float sz, const float eps2,
-                     float *pax, float *pay, float *paz, float *ppot)
-{
-    const float dx = e.x - sx, dy = e.y - sy, dz = e.z - sz;
-    const float d2 = dx * dx + dy * dy + dz * dz;
-    const float r2 = d2 + eps2;
-#if ZERO_GUARD
-    const float rinv = r2 > 0.0f ? RSQRT(r2) : 0.0f;
-#else
-    const float rinv = RSQRT(r2);
-#endif
-    const float mr = e.w * rinv;
-    const float rinv2 = rinv * rinv;
-#if SPLIT
-    const float wgt = WEIGHT(CO_Y(d2));
-    const float mr3 = mr * rinv2 * wgt;
-#else
-    const float mr3 = mr * rinv2;
-#endif
-#if QUAD
-    /* d = source - sink; phi = -M/r - (d.Q.d)/(2 r^5);
-       a = M d/r^3 - Q.d/r^5 + 5/2 (d.Q.d) d/r^7   (Q = 0 for particles) */
-    const float rinv5p = rinv2 * rinv2 * rinv;       /* potential: never weighted */
-#if SPLIT
-    const float rinv5 = rinv5p * wgt;
-#else
-    const float rinv5 = rinv5p;
-#endif
-    const float qx = Q.s0 * dx + Q.s3 * dy + Q.s4 * dz;
-    const float qy = Q.s3 * dx + Q.s1 * dy + Q.s5 * dz;
-    const float qz = Q.s4 * dx + Q.s5 * dy + Q.s2 * dz;
-    const float dqd = dx * qx + dy * qy + dz * qz;
-    const float f = mr3 + 2.5f * dqd * rinv5 * rinv2;
-    *pax += f * dx - rinv5 * qx;
-    *pay += f * dy - rinv5 * qy;
-    *paz += f * dz - rinv5 * qz;
-    *ppot -= mr + 0.5f * dqd * rinv5p;
-#else
-    *pax += mr3 * dx;
-    *pay += mr3 * dy;
-    *paz += mr3 * dz;
-    *ppot -= mr;
-#endif
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
