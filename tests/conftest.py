@@ -20,3 +20,26 @@ def plummer_1e5():
 
 def rel_err(a: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return np.linalg.norm(a - ref, axis=1) / np.linalg.norm(ref, axis=1)
+
+
+def run_config(n: int, seed: int, theta: float, steps: int, snapshot_every: int,
+               diag_every: int, dt: float = 1 / 64) -> str:
+    """TOML of a small Plummer run for the driver tests (eps 0.02, n_leaf 8, output in
+    "out"): ``steps`` steps of ``dt``, a snapshot every ``snapshot_every`` steps."""
+    return f"""
+[ics]
+kind = "plummer"
+n = {n}
+seed = {seed}
+[gravity]
+eps = 0.02
+theta = {theta}
+n_leaf = 8
+[time]
+dt = {dt}
+t_end = {steps * dt}
+[output]
+dir = "out"
+snapshot_dt = {snapshot_every * dt}
+diag_every = {diag_every}
+"""

@@ -15,6 +15,7 @@ import h5py
 import numpy as np
 import pytest
 
+from conftest import run_config
 from hybridtree.cli import main
 from hybridtree.diagnostics import read_diagnostics
 from hybridtree.io.snapshot import SNAPSHOT_RE, latest_snapshot, read_snapshot
@@ -24,23 +25,7 @@ from test_mpi import _mpiexec
 ROOT = Path(__file__).resolve().parents[1]
 DT = 1 / 64
 STEPS = 40
-CONFIG = f"""
-[ics]
-kind = "plummer"
-n = 500
-seed = 9
-[gravity]
-eps = 0.02
-theta = 0.6
-n_leaf = 8
-[time]
-dt = {DT}
-t_end = {STEPS * DT}
-[output]
-dir = "out"
-snapshot_dt = {4 * DT}
-diag_every = 4
-"""
+CONFIG = run_config(500, 9, 0.6, STEPS, 4, 4, DT)
 
 
 def start(here: Path, args: list[str], fault: str | None = None, k: int = 1) -> subprocess.Popen:

@@ -11,6 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
+from conftest import run_config
 from hybridtree.diagnostics import read_diagnostics
 from hybridtree.io.snapshot import SnapshotError, read_snapshot
 
@@ -18,23 +19,7 @@ from test_mpi import ROOT, _mpiexec
 
 N = 800
 DT = 1 / 64
-CONFIG = f"""
-[ics]
-kind = "plummer"
-n = {N}
-seed = 5
-[gravity]
-eps = 0.02
-theta = 0.5
-n_leaf = 8
-[time]
-dt = {DT}
-t_end = {8 * DT}
-[output]
-dir = "out"
-snapshot_dt = {4 * DT}
-diag_every = 2
-"""
+CONFIG = run_config(N, 5, 0.5, 8, 4, 2, DT)
 
 
 def hybridtree(k: int, args: list[str], cwd: Path) -> subprocess.CompletedProcess:

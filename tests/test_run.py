@@ -10,6 +10,7 @@ import h5py
 import numpy as np
 import pytest
 
+from conftest import run_config
 from hybridtree import simulation
 from hybridtree.cli import main
 from hybridtree.diagnostics import read_diagnostics
@@ -17,23 +18,7 @@ from hybridtree.diagnostics import read_diagnostics
 ROOT = Path(__file__).resolve().parents[1]
 DT = 1 / 64
 
-SMALL = f"""
-[ics]
-kind = "plummer"
-n = 600
-seed = 4
-[gravity]
-eps = 0.02
-theta = 0.6
-n_leaf = 8
-[time]
-dt = {DT}
-t_end = {10 * DT}
-[output]
-dir = "out"
-snapshot_dt = {5 * DT}
-diag_every = 2
-"""
+SMALL = run_config(600, 4, 0.6, 10, 5, 2, DT)
 
 
 @pytest.fixture
