@@ -25,6 +25,7 @@ import pyopencl as cl
 from .gravity import Forces
 from .integrate import HybridModel, Timers
 from .opencl import Runtime, get_runtime
+from .transfer import download, upload
 from .tree.device_build import DeviceArrays, build_device_tree
 from .treewalk import tree_forces
 
@@ -39,22 +40,9 @@ class DeviceParticles:
     vel: cl.Buffer
     mass: cl.Buffer
 
-    @classmethod
-    def upload(cls, rt: Runtime, pos: np.ndarray, vel: np.ndarray,
-               mass: np.ndarray) -> "DeviceParticles":
-        def dev(a: np.ndarray) -> cl.Buffer:
-            return cl.Buffer(rt.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                             hostbuf=np.ascontiguousarray(a, np.float64))
-        return cls(rt, len(pos), dev(pos), dev(vel), dev(mass))
-
     @property
     def arrays(self) -> DeviceArrays:
         return DeviceArrays(self.pos, self.mass, self.n)
-
-    def download(self, pos: np.ndarray, vel: np.ndarray) -> None:
-        """Copy the state into the host arrays ``pos`` and ``vel`` (n, 3) float64."""
-        cl.enqueue_copy(self.rt.queue, pos, self.pos)
-        cl.enqueue_copy(self.rt.queue, vel, self.vel)
 
     def _run(self, name: str, *args, defines: dict | None = None) -> None:
         knl = self.rt.kernel("resident.cl", name, defines, fast_math=False)
@@ -74,6 +62,10 @@ class DeviceParticles:
         return _weighted_mean(self.rt, self.n, self.mass, acc)
 
 
+def _f64(a: np.ndarray) -> np.ndarray:
+    return np.asarray(a, np.float64)
+
+
 def _weighted_mean(rt: Runtime, n: int, mass: cl.Buffer, acc: cl.Buffer) -> np.ndarray:
     wg = 256 if rt.info.kind == "gpu" else 64
     knl = rt.kernel("resident.cl", "weighted_sum", {"WG": wg}, fast_math=False)
@@ -90,9 +82,8 @@ def hard_net_acceleration(rt: Runtime, acc: np.ndarray, mass: np.ndarray) -> np.
     """The net hard acceleration as the device steps compute it (the same sums in the
     same order), for hard forces computed on the host side: a run that restarts from a
     snapshot then continues bit for bit."""
-    dev = [cl.Buffer(rt.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-                     hostbuf=np.ascontiguousarray(a, np.float64)) for a in (mass, acc)]
-    return _weighted_mean(rt, len(mass), dev[0], dev[1])
+    d_mass, d_acc = upload(rt, [_f64(mass), _f64(acc)], [None, None])
+    return _weighted_mean(rt, len(mass), d_mass, d_acc)
 
 
 def can_keep_on_device(model: HybridModel) -> bool:
@@ -144,9 +135,9 @@ def hybrid_step_on_device(pos: np.ndarray, vel: np.ndarray, acc_hard: np.ndarray
     h = dt / n_hard
     vel += (0.5 * dt) * acc_soft
     rt = get_runtime(model.device or None)
-    p = DeviceParticles.upload(rt, pos, vel, mass)
-    acc_h = cl.Buffer(rt.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-                      hostbuf=np.ascontiguousarray(acc_hard, np.float64))
+    d_pos, d_vel, d_mass, acc_h = upload(rt, [_f64(a) for a in (pos, vel, mass, acc_hard)],
+                                         [None] * 4)
+    p = DeviceParticles(rt, len(pos), d_pos, d_vel, d_mass)
     shift = np.zeros(3)            # acc_hard arrives with its net force already removed
     pot = None
     for k in range(n_hard):
@@ -161,9 +152,8 @@ def hybrid_step_on_device(pos: np.ndarray, vel: np.ndarray, acc_hard: np.ndarray
         t0 = time.perf_counter()
         p.kick(acc_h, 0.5 * h, shift)
     acc_hard = np.empty((p.n, 3))
-    cl.enqueue_copy(rt.queue, acc_hard, acc_h)
+    download(rt, [(acc_h, acc_hard), (p.pos, pos), (p.vel, vel)])
     acc_hard -= shift
-    p.download(pos, vel)
     vel += (0.5 * dt) * acc_soft
     if timers is not None:
         timers.integrate += t_int + time.perf_counter() - t0

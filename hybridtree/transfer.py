@@ -108,13 +108,16 @@ def _chunks(sizes: list[int]):
         at += size
 
 
-def upload(rt: Runtime, arrays: list[np.ndarray], names: list[str]) -> list[cl.Buffer]:
-    """Device copies of C-contiguous ``arrays``, in :func:`scratch` buffers ``names``.
+def upload(rt: Runtime, arrays: list[np.ndarray], names: list[str | None]) -> list[cl.Buffer]:
+    """Device copies of ``arrays`` (made C-contiguous), in :func:`scratch` buffers
+    ``names``, or in new buffers of the caller's where a name is None.
 
-    The copies are enqueued, not waited for: kernels enqueued next see the data.
+    The copies are enqueued, not waited for: kernels enqueued next see the data, and
+    the caller may change its arrays as soon as this returns.
     """
     arrays = [np.ascontiguousarray(a) for a in arrays]
-    bufs = [scratch(rt, name, a.nbytes) for a, name in zip(arrays, names)]
+    bufs = [rt.empty(a.nbytes) if name is None else scratch(rt, name, a.nbytes)
+            for a, name in zip(arrays, names)]
     if not use_staging(rt):
         for a, b in zip(arrays, bufs):
             if a.nbytes:

@@ -48,6 +48,10 @@ def test_cl_buffer_contents_match_after_upload(runtime, monkeypatch):
     monkeypatch.setenv("HYBRIDTREE_STAGING", "always")
     x = np.arange(12345, dtype=np.float64)
     (buf,) = transfer.upload(runtime, [x], ["test_plain"])
-    y = np.empty_like(x)
-    cl.enqueue_copy(runtime.queue, y, buf)
-    assert np.array_equal(x, y)
+    (own,) = transfer.upload(runtime, [2 * x], [None])      # a new buffer of the caller's
+    (own2,) = transfer.upload(runtime, [3 * x], [None])
+    assert own is not own2 and own is not buf
+    for b, want in ((buf, x), (own, 2 * x), (own2, 3 * x)):
+        y = np.empty_like(x)
+        cl.enqueue_copy(runtime.queue, y, b)
+        assert np.array_equal(want, y)
