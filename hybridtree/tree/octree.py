@@ -124,12 +124,17 @@ def split_cells(keys: np.ndarray, n_leaf: int, max_level: int = MAX_LEVEL):
     return start, count, lev, parent, is_leaf
 
 
+def _leaves(keys: np.ndarray, n_max: int) -> tuple[np.ndarray, ...]:
+    """(start, count, parent, level) of the leaves of a split with at most ``n_max`` per
+    leaf, in key order."""
+    start, count, level, parent, is_leaf = split_cells(keys, n_max)
+    o = np.argsort(start[is_leaf], kind="stable")
+    return tuple(a[is_leaf][o] for a in (start, count, parent, level))
+
+
 def leaf_ranges(keys: np.ndarray, n_max: int) -> tuple[np.ndarray, np.ndarray]:
     """(start, count) of the leaves of a split with at most ``n_max`` per leaf, in key order."""
-    start, count, _, _, is_leaf = split_cells(keys, n_max)
-    s, c = start[is_leaf], count[is_leaf]
-    o = np.argsort(s, kind="stable")
-    return s[o], c[o]
+    return _leaves(keys, n_max)[:2]
 
 
 #: A merged sink group's box (the sum of its sides, in key coordinates) may be at most
@@ -152,10 +157,7 @@ def packed_leaf_ranges(keys: np.ndarray, n_max: int) -> tuple[np.ndarray, np.nda
     small children).  Pseudo-children (clumps of equal keys) are not merged.  Boxes are
     integer key-coordinate boxes, so the device build's ``pack_leaves`` kernel gives
     exactly these groups."""
-    start, count, level, parent, is_leaf = split_cells(keys, n_max)
-    o = np.argsort(start[is_leaf], kind="stable")
-    s, c = start[is_leaf][o], count[is_leaf][o]
-    par, lev = parent[is_leaf][o], level[is_leaf][o]
+    s, c, par, lev = _leaves(keys, n_max)
     m = len(s)
     first = np.ones(m, bool)            # first leaf of a run of siblings
     first[1:] = (par[1:] != par[:-1]) | (lev[1:] > MAX_LEVEL)
