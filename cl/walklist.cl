@@ -24,9 +24,20 @@
  * float32 summation order.  Groups are processed in batches (g0 = first group) so
  * that the lists fit the device's memory.
  *
+ * Two measures for the GPU's memory system and its idle lanes:
+ * - LBUF (walk_lists): entries are gathered LBUF at a time in local memory and written
+ *   as whole int4 vectors, so that a list reaches global memory in full 32-byte sectors
+ *   instead of one scattered 4-byte store per entry (the lists of one warp lie
+ *   list_max entries apart).  0: one store per entry.  The lists are the same.
+ * - REPLICATE (eval_lists): a group with few sinks leaves work-items idle (packed
+ *   groups are about half full).  Up to REPLICATE copies of the group's sinks are then
+ *   spread over the work-group; copy r sums the list entries k = r, r + R, ... and the
+ *   copies' partial sums are added in copy order at the end (deterministic).
+ *
  * Defines: those of walkcommon.cl (WG, QUAD, SPLIT, ...), TILE (entries per staging
  * step, a multiple of WG), SINKS (sinks per work-item: groups of up to WG * SINKS),
- * ZERO_GUARD (1 when eps = 0).
+ * ZERO_GUARD (1 when eps = 0), LBUF (0 or a multiple of 4), REPLICATE (>= 1), LWG
+ * (walk_lists work-group size, 64).
  */
 #include "walkcommon.cl"
 
@@ -36,24 +47,59 @@
 #ifndef SINKS
 #define SINKS 1
 #endif
+#ifndef LBUF
+#define LBUF 0
+#endif
+#ifndef REPLICATE
+#define REPLICATE 1
+#endif
+#ifndef LWG
+#define LWG 64
+#endif
+#if LBUF % 4
+#error "LBUF must be a multiple of 4"
+#endif
+
+#if LBUF
+/* Entry e at position n of this work-item's list; a full buffer goes out as LBUF / 4
+   int4 stores (list_max is a multiple of LBUF, so they stay aligned and in room). */
+#define APPEND(e) do {                                                              \
+        buf[((n) % LBUF) * LWG + lid] = (e);                                        \
+        if (++(n) % LBUF == 0 && (n) <= list_max)                                    \
+            for (int v = 0; v < LBUF / 4; v++)                                      \
+                vlist[((n) - LBUF) / 4 + v] = (int4)(buf[(4 * v) * LWG + lid],      \
+                    buf[(4 * v + 1) * LWG + lid], buf[(4 * v + 2) * LWG + lid],     \
+                    buf[(4 * v + 3) * LWG + lid]);                                  \
+    } while (0)
+#else
+#define APPEND(e) do { if ((n) < list_max) list[n] = (e); (n)++; } while (0)
+#endif
 
 
-__kernel void walk_lists(const int n_cells,
-                         __global const float4 *cell_hi, __global const float4 *cell_lo,
-                         __global const int4 *cell_link,
-                         const int g0, const int n_batch,
-                         __global const float4 *group_hi, __global const float4 *group_lo,
-                         __global const float4 *group_half,
-                         const int list_max,
-                         __global int *lists,          /* n_batch x list_max */
-                         __global int2 *list_info)     /* per group: entries, cells */
+__kernel __attribute__((reqd_work_group_size(LWG, 1, 1)))
+void walk_lists(const int n_cells,
+                __global const float4 *cell_hi, __global const float4 *cell_lo,
+                __global const int4 *cell_link,
+                const int g0, const int n_batch,
+                __global const float4 *group_hi, __global const float4 *group_lo,
+                __global const float4 *group_half,
+                const int list_max,
+                __global int *lists,          /* n_batch x list_max */
+                __global int2 *list_info)     /* per group: entries, cells */
 {
     const int b = get_global_id(0);
+#if LBUF
+    __local int buf[LBUF * LWG];      /* entry k of work-item i at k * LWG + i: no conflicts */
+    const int lid = get_local_id(0);
+#endif
     if (b >= n_batch)
-        return;
+        return;                       /* no barriers below */
     const int g = g0 + b;
     const float4 gch = group_hi[g], gcl = group_lo[g], gh = group_half[g];
     __global int *list = lists + (size_t)b * (size_t)list_max;
+#if LBUF
+    __global int4 *vlist = (__global int4 *)list;
+#endif
     int n = 0, nc = 0, p = 0;
     while (p < n_cells) {
         const float4 lo = cell_lo[p];
@@ -65,18 +111,18 @@ __kernel void walk_lists(const int n_cells,
             continue;
         }
         if (d == 1) {
-            if (n < list_max)
-                list[n] = -1 - p;
-            n++;
+            APPEND(-1 - p);
             nc++;
         } else if (d == 2) {
             for (int q = 0; q < link.z; q++)
-                if (n + q < list_max)
-                    list[n + q] = link.y + q;
-            n += link.z;
+                APPEND(link.y + q);
         }
         p = link.x;              /* accepted, leaf or skipped (3): past the subtree */
     }
+#if LBUF
+    for (int k = n - n % LBUF; k < min(n, list_max); k++)    /* the partial buffer */
+        list[k] = buf[(k % LBUF) * LWG + lid];
+#endif
     list_info[g] = (int2)(n, nc);
 }
 
@@ -100,6 +146,9 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
 #if QUAD
     __local float8 tquad[TILE];
 #endif
+#if REPLICATE > 1
+    __local float4 part[WG * SINKS];      /* partial sums of copies 1 ... R - 1 */
+#endif
     const int b = get_group_id(0);
     const int g = g0 + b;
     const int lid = get_local_id(0);
@@ -109,12 +158,22 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
     const int n = min(info.x, list_max);
     __global const int *list = lists + (size_t)b * (size_t)list_max;
 
-    /* sink q of this work-item: the group's sink q * WG + lid */
+    /* w work-items hold one copy of the group's sinks (SINKS each); R copies fit. */
+#if REPLICATE > 1
+    const int w = (gr.y + SINKS - 1) / SINKS;
+    const int R = clamp(WG / w, 1, REPLICATE);
+    const int rep = lid / w, slot = lid - rep * w;
+#else
+    const int w = WG, R = 1, rep = 0, slot = lid;
+#endif
+    const int k0 = rep < R ? rep : TILE;  /* first entry of each tile; idle items: none */
+
+    /* sink q of this work-item: the group's sink q * w + slot */
     float sx[SINKS], sy[SINKS], sz[SINKS];
     float ax[SINKS], ay[SINKS], az[SINKS], pot[SINKS];
     #pragma unroll
     for (int q = 0; q < SINKS; q++) {
-        const int si = gr.x + min(q * WG + lid, gr.y - 1);
+        const int si = gr.x + min(q * w + slot, gr.y - 1);
         const float4 sp = REL(sink_hi[si], sink_lo[si]);
         sx[q] = sp.x; sy[q] = sp.y; sz[q] = sp.z;
         ax[q] = ay[q] = az[q] = pot[q] = 0.0f;
@@ -141,7 +200,7 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
         #pragma unroll
         for (int q = 0; q < SINKS; q++)
             pax[q] = pay[q] = paz[q] = ppot[q] = 0.0f;
-        for (int k = 0; k < m; k++) {
+        for (int k = k0; k < m; k += R) {
             const float4 e = tile[k];
 #if QUAD
             const float8 Q = tquad[k];
@@ -160,10 +219,27 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+#if REPLICATE > 1
+    if (rep > 0 && rep < R) {
+        #pragma unroll
+        for (int q = 0; q < SINKS; q++)
+            part[((rep - 1) * SINKS + q) * w + slot] = (float4)(ax[q], ay[q], az[q], pot[q]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);         /* unconditional: PoCL wants barriers at top level */
+    if (rep == 0) {
+        for (int r = 1; r < R; r++) {
+            #pragma unroll
+            for (int q = 0; q < SINKS; q++) {
+                const float4 t = part[((r - 1) * SINKS + q) * w + slot];
+                ax[q] += t.x; ay[q] += t.y; az[q] += t.z; pot[q] += t.w;
+            }
+        }
+    }
+#endif
     #pragma unroll
     for (int q = 0; q < SINKS; q++) {
-        if (q * WG + lid < gr.y) {
-            const int si = gr.x + q * WG + lid;
+        if (rep == 0 && q * w + slot < gr.y) {
+            const int si = gr.x + q * w + slot;
             const int self = sink_self[si];
             /* A sink's own particle is always in its list (its leaf lies in the group box,
                so it is never accepted as a cell nor skipped): it added nothing to the

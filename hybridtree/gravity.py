@@ -113,7 +113,7 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: floa
     pos: (N, 3) source positions; mass: (N,) or scalar; eps: Plummer softening.
     method: "tree" (group walk, opening angle ``theta``, ``multipole`` moments,
     leaves of at most ``n_leaf`` particles, groups of at most ``n_group`` sinks,
-    default per device kind: :data:`hybridtree.treewalk.DEFAULT_GROUP`)
+    default per device kind and N: :func:`hybridtree.treewalk.default_group`)
     or "direct" (exact O(N^2) Chamomile kernel; ``precise=False`` trades the
     hi + lo coordinates for speed, see :func:`hybridtree.direct.direct_forces`).  ``device``: see
     :mod:`hybridtree.opencl`.  ``build``: where the tree is built (:data:`BUILDS`).

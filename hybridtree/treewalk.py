@@ -23,7 +23,7 @@ LIST_WALK = "walk_lists"
 #: Walk kernel and its defines per device kind (see cl/treewalk.cl); chosen by
 #: measurement, docs/benchmarks.md.  "KERNEL" is not a define.
 WALK_SETTINGS = {"cpu": {"KERNEL": "tree_walk_simd", "VEC": 8},
-                 "gpu": {"KERNEL": LIST_WALK, "SINKS": 2}}
+                 "gpu": {"KERNEL": LIST_WALK, "SINKS": 2, "LBUF": 8, "REPLICATE": 4}}
 
 #: Merge consecutive sibling leaves into fuller sink groups (tree.octree.packed_leaf_ranges):
 #: without it groups are about 30 % full and most of a GPU work-group idles.
@@ -31,6 +31,19 @@ PACK_GROUPS = True
 
 #: Default group size (sinks per walk) per device kind.
 DEFAULT_GROUP = {"cpu": 128, "gpu": 128}
+
+#: From how many sinks a device kind takes larger groups, and their size.  H100
+#: (docs/benchmarks.md, session 6): groups of 256 walk 2^24 sinks 10 % faster than
+#: groups of 128 (fewer lists to build), 2^22 as fast, 2^20 10 % slower.
+LARGE_GROUP = {"gpu": (1 << 23, 256)}
+
+
+def default_group(kind: str, n_sinks: int) -> int:
+    """Sinks per group when the caller gives none, for a device kind and sink count."""
+    large = LARGE_GROUP.get(kind)
+    if large is not None and n_sinks >= large[0]:
+        return large[1]
+    return DEFAULT_GROUP.get(kind, 64)
 
 
 #: First room per group list (entries); grown to the largest list seen on overflow.
@@ -141,6 +154,8 @@ def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, wg: 
     n_groups, ranges, g_hi, g_lo, g_half, sink_hi, sink_lo, self_idx = args[6 + nq:14 + nq]
     eps2, out, counts = args[14 + nq:]
     walk_knl = rt.kernel("walklist.cl", "walk_lists", defines)
+    lwg = int(defines.get("LWG", 64))
+    lbuf = int(defines.get("LBUF", 0))
     n_groups = int(n_groups)
     info = rt.empty(8 * n_groups)
     dev = rt.device
@@ -159,12 +174,13 @@ def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, wg: 
         return now
 
     for _attempt in range(2):
+        assert lbuf == 0 or room % lbuf == 0, "list room must hold whole LBUF blocks"
         batch = max(1, min(n_groups, budget // (4 * room)))
         lists = scratch(rt, "walk_lists", 4 * batch * room)
         for g0 in range(0, n_groups, batch):
             nb = min(batch, n_groups - g0)
             t = lap(None, 0.0)
-            walk_knl(rt.queue, (-(-nb // 64) * 64,), (64,), n_cells, cell_hi, cell_lo, link,
+            walk_knl(rt.queue, (-(-nb // lwg) * lwg,), (lwg,), n_cells, cell_hi, cell_lo, link,
                      np.int32(g0), np.int32(nb), g_hi, g_lo, g_half, np.int32(room), lists, info)
             t = lap("list_walk", t)
             eval_knl(rt.queue, (nb * wg,), (wg,), cell_hi, cell_lo,
@@ -177,7 +193,7 @@ def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, wg: 
         longest = int(sizes[:, 0].max()) if n_groups else 0
         if longest <= room:
             return prof if PROFILE else {}
-        room = _list_room[id(rt.context)] = 1 << (longest - 1).bit_length()   # again, with room
+        room = _list_room[id(rt.context)] = max(64, 1 << (longest - 1).bit_length())   # again
     raise AssertionError("interaction lists outgrew the room made for them")
 
 
@@ -197,7 +213,9 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     stay on the device, returned as float64 buffers in the caller's order.
     """
     t0 = time.perf_counter()
-    n_group = int(n_group or DEFAULT_GROUP.get(rt.info.kind, 64))
+    n_sinks = (tree.n if isinstance(tree, DeviceTree) else len(tree.pos)) if sinks is None \
+        else len(sinks)
+    n_group = int(n_group or default_group(rt.info.kind, n_sinks))
     quad = (tree.cell_quad if isinstance(tree, DeviceTree) else tree.quad) is not None
     defines = _walk_defines(rt, n_group, tree.n_leaf, quad, options, split, part)
     name = defines.pop("KERNEL")

@@ -127,6 +127,31 @@ case $R in
   HYBRIDTREE_SORT_TUNING=$best py grav_sort 90 scripts/bench_gravity.py --device nvidia \
       --n 4194304 16777216 --direct-n --phases --repeat 3
   ;;
+12) # session 6: buffered list writes (LBUF), copies of small groups (REPLICATE), 4 MB chunks; memory
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 120 -m pytest -q -x -p no:cacheprovider tests/test_treewalk.py \
+      tests/test_transfer.py -k "list_walk or buffered or copies or release or round_trip"
+  py tune_walk 200 scripts/tune_walk.py --device nvidia --n 1048576 4194304 16777216 --kernels walk_lists \
+      --n-group 128 256 --sinks 2 --profile --variants LBUF=0,REPLICATE=1 LBUF=8,REPLICATE=1 \
+      LBUF=16,REPLICATE=1 LBUF=8,REPLICATE=2 LBUF=8,REPLICATE=4 LBUF=8,REPLICATE=8
+  py memory 250 scripts/bench_memory.py --device nvidia --n 67108864 134217728 201326592 268435456 \
+      --timeout 120 --json "$D/memory.json"
+  ;;
+13) # session 6: the issue 6 table in one run with the new defaults; hybrid steps re-measured
+  py dbg 80 dbg_gpu.py nvidia     # a one-off script (not kept): list walk against the SIMD walk, per LBUF
+  py bench_gpu 330 scripts/bench_gpu.py --device nvidia --cpu-device cpu --peer-cuda --json "$D/bench_gpu.json"
+  py hybrid_1m 100 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json
+  ;;
+14) # session 6: explicit fma in the opening test; the issue 6 table in one run
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 50 -m pytest -q -x -p no:cacheprovider tests/test_treewalk.py \
+      -k "list_walk or buffered or copies or both_walk"
+  py bench_gpu 520 scripts/bench_gpu.py --device nvidia --cpu-device cpu --peer-cuda --json "$D/bench_gpu.json"
+  ;;
+15) # session 6: the final code's GPU tests, hybrid steps and 2^26 with the new defaults
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 120 -m pytest -q -p no:cacheprovider tests/test_treewalk.py \
+      tests/test_transfer.py tests/test_hybrid.py -k "list_walk or buffered or copies or release or on_device or round_trip"
+  py hybrid_1m 60 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json
+  py grav_64m 200 scripts/bench_gravity.py --device nvidia --n 67108864 --direct-n --phases --repeat 1 --sample 200
+  ;;
 *) shift; py custom 580 "$@" ;;
 esac
 tar czf "$O/results.tgz" -C "$D" .

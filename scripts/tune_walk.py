@@ -36,6 +36,8 @@ def main() -> None:
                    help="merge sibling leaves into fuller sink groups (treewalk.PACK_GROUPS)")
     p.add_argument("--define", nargs="*", default=[], metavar="KEY=VALUE",
                    help="extra kernel defines for every variant")
+    p.add_argument("--variants", nargs="*", default=[""], metavar="KEY=V,KEY=V",
+                   help="define sets to compare, one per variant (after --define)")
     p.add_argument("--theta", type=float, default=0.5)
     p.add_argument("--multipole", default="monopole")
     p.add_argument("--eps", type=float, default=0.01)
@@ -57,10 +59,12 @@ def main() -> None:
         for kernel in args.kernels:
             for g in args.n_group:
                 lists = kernel == "walk_lists"
-                for tile, sinks, pack in itertools.product(args.tile if lists else [1],
-                                                           args.sinks if lists else [1], args.pack):
+                for tile, sinks, pack, var in itertools.product(
+                        args.tile if lists else [1], args.sinks if lists else [1], args.pack,
+                        args.variants):
                     treewalk.PACK_GROUPS = bool(pack)
-                    opts = {"KERNEL": kernel, **extra}
+                    opts = {"KERNEL": kernel, **extra,
+                            **dict(d.split("=", 1) for d in var.split(",") if d)}
                     if lists:
                         opts |= {"TILE": tile * g, "SINKS": sinks}
                     try:
@@ -75,7 +79,7 @@ def main() -> None:
                     inter = float(n_pp.sum() + n_pc.sum())
                     err = np.linalg.norm(acc[idx] - ref, axis=1) / np.linalg.norm(ref, axis=1)
                     print(f"{n:9d} {kernel:11s} group={g:4d} tile={tile} sinks={sinks} "
-                          f"pack={pack} groups {t['n_groups']:7d} walk {t['walk']:.4f} s "
+                          f"pack={pack} {var or '-'} groups {t['n_groups']:7d} walk {t['walk']:.4f} s "
                           f"inter/sink {inter / n:7.1f} {inter / t['walk']:.3e}/s  median "
                           f"{np.median(err):.2e} p99 {np.percentile(err, 99):.2e}"
                           + (f"  (lists {t['list_walk']:.4f} s, eval {t['list_eval']:.4f} s)"

@@ -4,6 +4,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
@@ -40,3 +41,14 @@ def test_crossover_of_two_power_laws(tmp_path):
     x = plot_scaling.crossover({n: t[1] for n, t in rows["tree"].items()},
                                {n: t[1] for n, t in rows["direct, plain"].items()})
     assert x == pytest.approx(1e4, rel=1e-9)
+
+
+def test_bench_memory_runs_and_its_particles_are_plummer(capsys):
+    import bench_memory
+    pos = bench_memory.plummer_positions(100_000, seed=3)
+    r = np.linalg.norm(pos, axis=1)
+    a = 3 * np.pi / 16           # Hénon units: the half-mass radius is 1.305 a
+    assert abs(np.median(r) / (a / np.sqrt(0.4995 ** (-2 / 3) - 1)) - 1) < 0.02
+    assert abs(pos.mean(axis=0)).max() < 0.02
+    bench_memory.main(["--device", "cpu", "--n", "3000"])
+    assert "| 3000 | yes |" in capsys.readouterr().out

@@ -31,6 +31,18 @@ def test_scratch_buffers_are_kept_and_grown(runtime):
     assert transfer.scratch(runtime, "test_other", 100) is not b
 
 
+def test_release_drops_kept_buffers_and_copies_go_on(runtime, monkeypatch):
+    monkeypatch.setenv("HYBRIDTREE_STAGING", "always")
+    a = transfer.scratch(runtime, "test_release", 100)
+    (d,) = transfer.upload(runtime, [np.arange(10.0)], ["test_release_up"])
+    transfer.release(runtime)
+    assert transfer.scratch(runtime, "test_release", 100) is not a
+    (d,) = transfer.upload(runtime, [np.arange(10.0)], ["test_release_up"])
+    back = np.empty(10)
+    transfer.download(runtime, [(d, back)])            # a fresh pinned area
+    assert np.array_equal(back, np.arange(10.0))
+
+
 def test_download_refuses_strided_arrays(runtime):
     buf = runtime.empty(64)
     with pytest.raises(ValueError, match="C-contiguous"):
