@@ -279,12 +279,8 @@ def run(config: str | None = None, overrides: list[str] | None = None,
     out = Path(settings.output.dir)
     in_place = snap is not None and out.resolve() == Path(restart).parent.resolve()
     keep = start.snapshot - 1 if in_place else None
-    if comm.size == 1:
-        created = _prepare_output(out, overwrite, keep)
-    else:
-        created = together(comm, lambda: _prepare_output(out, overwrite, keep)
-                           if comm.rank == 0 else None)
-        created = comm.bcast(created)
+    created = comm.bcast(together(comm, lambda: _prepare_output(out, overwrite, keep)
+                                  if comm.rank == 0 else None))
     made: list[Path] = []
     try:
         return _loop(settings, units, start, n_left, out, made, rt.info.label,

@@ -61,15 +61,25 @@ class _Staging:
         self.host: np.ndarray = np.empty(0, np.uint8)
         self.pending: list[cl.Event] = []
 
-    def area(self, rt: Runtime, nbytes: int) -> np.ndarray:
-        """The pinned area (uint8, at least ``nbytes``) once no earlier copy uses it."""
+    def idle(self) -> None:
+        """Wait until no enqueued copy uses the area."""
         if self.pending:
             cl.wait_for_events(self.pending)
             self.pending = []
+
+    def unmap(self, rt: Runtime) -> None:
+        """Unmap the area (before it is dropped or replaced)."""
+        self.idle()
+        if self.mapping is not None:
+            self.mapping.release(rt.queue)
+            rt.queue.finish()
+            self.mapping = None
+
+    def area(self, rt: Runtime, nbytes: int) -> np.ndarray:
+        """The pinned area (uint8, at least ``nbytes``) once no earlier copy uses it."""
+        self.idle()
         if len(self.host) < nbytes:
-            if self.mapping is not None:
-                self.mapping.release(rt.queue)     # unmap before the old area goes
-                rt.queue.finish()
+            self.unmap(rt)
             size = max(nbytes, 2 * len(self.host))
             mf = cl.mem_flags
             self.buffer = cl.Buffer(rt.context, mf.READ_WRITE | mf.ALLOC_HOST_PTR, size)
@@ -102,11 +112,8 @@ def release(rt: Runtime) -> None:
     for key in [k for k in _scratch if k[0] == id(rt.context)]:
         del _scratch[key]
     st = _staging.pop(id(rt.context), None)
-    if st is not None and st.mapping is not None:
-        if st.pending:
-            cl.wait_for_events(st.pending)
-        st.mapping.release(rt.queue)
-        rt.queue.finish()
+    if st is not None:
+        st.unmap(rt)
 
 
 def _bytes(a: np.ndarray) -> np.ndarray:

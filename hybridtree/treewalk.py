@@ -270,7 +270,7 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
         knl64(rt.queue, (-(-n // wg) * wg,), (wg,), np.int32(n), tree.order, out, counts,
               acc_buf, pot_buf, cnt_buf)
     elif on_device:
-        res_buf, cnt_buf = rt.empty(16 * n), rt.empty(8 * n)
+        res_buf, cnt_buf = scratch(rt, "walk_res", 16 * n), scratch(rt, "walk_cnt", 8 * n)
         launch(rt, "unsort", n, np.int32(n), tree.order, out, counts, res_buf, cnt_buf)
         out, counts = res_buf, cnt_buf
     rt.queue.finish()
@@ -283,8 +283,7 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
         n_pp, n_pc = cnt[:, 0], cnt[:, 1]     # int32 views: no copy of 2 x 8 bytes per sink
     else:
         res = np.empty((n, 4), np.float32)
-        cl.enqueue_copy(rt.queue, res, out)
-        cl.enqueue_copy(rt.queue, cnt, counts)
+        download(rt, [(out, res), (counts, cnt)])
     if on_device and not wide:
         acc = res[:, :3].astype(np.float64)
         pot = res[:, 3].astype(np.float64)

@@ -35,20 +35,6 @@ TARGETS = {"direct": 2.0e12, "walk": 1.0e12, "force_24": 0.10, "median_24": 3e-4
            "build_share_22": 0.20}
 
 
-_references: dict[tuple[int, int], np.ndarray] = {}
-_reference_acc = bg.reference_acc
-
-
-def _cached_reference(pos: np.ndarray, mass: np.ndarray, eps: float, idx: np.ndarray,
-                      device: str | None = None) -> np.ndarray:
-    """bench_gravity.reference_acc, once per (N, sample): every row here uses the same
-    Plummer seed, sample seed and eps, and the float64 reference at 2^20 takes a minute."""
-    key = (len(pos), len(idx))
-    if key not in _references:
-        _references[key] = _reference_acc(pos, mass, eps, idx, device)
-    return _references[key]
-
-
 _t0 = time.perf_counter()
 
 
@@ -63,12 +49,18 @@ def _namespace(args: argparse.Namespace, device: str) -> argparse.Namespace:
                               sample=args.sample)
 
 
-def tree_rows(ns: argparse.Namespace, sizes: list[int], label: str, ptg) -> list[bg.Row]:
+def tree_rows(ns: argparse.Namespace, sizes: list[int], label: str, ptg,
+              refs: dict[int, np.ndarray]) -> list[bg.Row]:
+    """Tree rows (and the peer's) per N; ``refs``: float64 references on the sampled sinks
+    by N, filled here and shared by every row of this run (same seeds, same eps: the
+    reference at 2^20 takes a minute)."""
     rows = []
     for n in sizes:
         pos, _, mass = plummer(n, seed=bg.PLUMMER_SEED)
         idx = bg.sample_indices(n, ns.sample)
-        ref = bg.reference_acc(pos, mass, ns.eps, idx, device=ns.device)
+        if n not in refs:
+            refs[n] = bg.reference_acc(pos, mass, ns.eps, idx, device=ns.device)
+        ref = refs[n]
         rows.append(bg.bench_tree(pos, mass, idx, ref, 0.5, ns, label, "device"))
         print(bg.format_row(rows[-1]), flush=True)
         _elapsed()
@@ -126,8 +118,6 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sample", type=int, default=1000)
     p.add_argument("--json", metavar="PATH")
     args = p.parse_args(argv)
-    bg.reference_acc = _cached_reference
-    _references.clear()
     if args.quick:
         tree_n, n_direct, n_force, n_share, cpu_tree, cpu_direct = \
             [4096, 16384], 4096, 16384, 4096, 4096, 2048
@@ -142,21 +132,22 @@ def main(argv: list[str] | None = None) -> None:
     ns = _namespace(args, args.device)
     builds: dict[int, float] = {}
     gpu = []
-    for r in tree_rows(ns, tree_n, args.device, ptg):
+    refs: dict[int, np.ndarray] = {}
+    for r in tree_rows(ns, tree_n, args.device, ptg, refs):
         gpu.append(r)
         if r.method == "tree/device":
             builds[r.n] = r.build_s
     for precise in (False, True):
-        gpu.append(bg.bench_direct(n_direct, precise, ns, args.device))
+        gpu.append(bg.bench_direct(n_direct, precise, ns, args.device, refs.get(n_direct)))
         print(bg.format_row(gpu[-1]), flush=True)
         _elapsed()
     cns = _namespace(args, args.cpu_device)
     cns.repeat = 1
-    cpu = tree_rows(cns, [cpu_tree], args.cpu_device, None)
-    cpu.append(bg.bench_direct(cpu_direct, True, cns, args.cpu_device))
+    cpu = tree_rows(cns, [cpu_tree], args.cpu_device, None, refs)
+    cpu.append(bg.bench_direct(cpu_direct, True, cns, args.cpu_device, refs.get(cpu_direct)))
     print(bg.format_row(cpu[-1]), flush=True)
     if cpu_direct != n_direct:      # the GPU's row at the CPU's direct N, for the ratio
-        gpu.append(bg.bench_direct(cpu_direct, True, ns, args.device))
+        gpu.append(bg.bench_direct(cpu_direct, True, ns, args.device, refs.get(cpu_direct)))
         print(bg.format_row(gpu[-1]), flush=True)
     lines = targets(gpu, cpu, n_direct, n_force, n_share, builds)
     print("\n| target | measured | met? |\n|---|---|---|")

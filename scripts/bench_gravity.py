@@ -144,13 +144,18 @@ def bench_tree(pos: np.ndarray, mass: np.ndarray, idx: np.ndarray, ref: np.ndarr
                float(np.median(err)), float(np.percentile(err, 99)), float(err.max()))
 
 
-def bench_direct(n: int, precise: bool, args: argparse.Namespace, device: str) -> Row:
+def bench_direct(n: int, precise: bool, args: argparse.Namespace, device: str,
+                 ref: np.ndarray | None = None) -> Row:
+    """Direct kernel on the Plummer sphere of n; ``ref``: its float64 reference
+    accelerations on the sampled sinks, if the caller has them already."""
     pos, _, mass = plummer(n, seed=PLUMMER_SEED)
     idx = sample_indices(n, args.sample)
     f = best_of(lambda: accelerations(pos, mass, args.eps, method="direct",
                                       device=args.device, precise=precise),
                 args.repeat, lambda r: r.timings["total"])
-    err = rel_errors(f.acc[idx], reference_acc(pos, mass, args.eps, idx))
+    if ref is None:
+        ref = reference_acc(pos, mass, args.eps, idx)
+    err = rel_errors(f.acc[idx], ref)
     t = f.timings
     return Row(n, "direct", None, None, precise, device, None, t["kernel"], t["total"],
                float(n - 1), n * (n - 1) / t["kernel"],
