@@ -23,14 +23,17 @@ __all__ = ["COLUMNS", "DiagnosticsFile", "Reporter", "breakdown_record", "energi
 
 COLUMNS = ("step", "time", "kinetic", "potential", "total", "rel_energy_error",
            "px", "py", "pz", "lx", "ly", "lz", "virial_ratio", "r10", "r50", "r90",
-           "wall_build", "wall_force", "wall_integrate", "wall_io", "interactions_per_s",
+           "wall_build", "wall_force", "wall_integrate", "wall_io", "wall_transfer",
+           "wall_reduce", "interactions_per_s",
            "step_s", "soft_force_s", "hard_force_s", "soft_interactions", "hard_interactions",
            "processes", "imbalance", "t_decompose", "t_exchange", "t_let_select", "t_let_comm",
-           "t_build", "t_walk", "t_integrate", "let_soft_entries", "let_hard_entries",
-           "let_soft_bytes", "let_hard_bytes")
+           "t_build", "t_walk", "t_transfer", "t_integrate", "t_reduce", "t_output",
+           "let_soft_entries", "let_hard_entries", "let_soft_bytes", "let_hard_bytes")
 
-#: per-step phases of a run on several processes (seconds, mean over the processes)
-PHASES = ("decompose", "exchange", "let_select", "let_comm", "build", "walk", "integrate")
+#: per-step phases (seconds per step, mean over the processes; hybridtree.clock says
+#: what each one holds)
+PHASES = ("decompose", "exchange", "let_select", "let_comm", "build", "walk", "transfer",
+          "integrate", "reduce", "output")
 #: LET volumes per step, summed over the processes (entries: cells + particles sent)
 VOLUMES = ("let_soft_entries", "let_hard_entries", "let_soft_bytes", "let_hard_bytes")
 
@@ -42,13 +45,15 @@ def energies(vel: np.ndarray, mass: np.ndarray, pot: np.ndarray | None = None
     return kin, (0.5 * float(mass @ pot) if pot is not None else 0.0)
 
 
-def lagrangian_radii(pos: np.ndarray, mass: np.ndarray,
-                     fractions=(0.1, 0.5, 0.9)) -> list[float]:
-    """Radii around the centre of mass that enclose the given mass fractions."""
+def lagrangian_radii(pos: np.ndarray, mass: np.ndarray, fractions=(0.1, 0.5, 0.9),
+                     centre: np.ndarray | None = None) -> list[float]:
+    """Radii around ``centre`` (default: the centre of mass) that enclose the given mass
+    fractions: the radius of the particle at which the cumulative mass, in order of
+    radius, first reaches the fraction."""
     m_tot = mass.sum()
     if len(mass) == 0 or m_tot <= 0:
         return [float("nan")] * len(fractions)
-    com = mass @ pos / m_tot
+    com = mass @ pos / m_tot if centre is None else np.asarray(centre)
     r = np.linalg.norm(pos - com, axis=1)
     order = np.argsort(r)
     cum = np.cumsum(mass[order]) / m_tot
@@ -78,70 +83,82 @@ def lagrangian_radii_across(comm, pos: np.ndarray, mass: np.ndarray,
     return [float(h) for h in hi]
 
 
-def _per(now: dict, prev: dict, key: str, count: str) -> float:
-    n = now[count] - prev[count]
-    return (now[key] - prev[key]) / n if n > 0 else 0.0
-
-
-def measure(step: int, t: float, pos: np.ndarray, vel: np.ndarray, mass: np.ndarray,
-            pot: np.ndarray, e0: float | None, timers: dict[str, float],
-            prev: dict[str, float], comm=None) -> dict[str, Any]:
+def measure(step: int, t: float, mom: dict, radii: list[float], e0: float | None,
+            now: dict, prev: dict, comm=None) -> dict[str, Any]:
     """One diagnostics record (a row of diagnostics.csv).  ``e0``: initial total energy.
 
-    ``timers``/``prev``: cumulative counters (:class:`hybridtree.integrate.Timers`
-    plus ``step`` and ``wall``) now and at the previous report; the rates and
-    per-step/per-force figures are over the interval between them.  Wall columns
-    are cumulative seconds of this process.
+    ``mom``: sums over all particles (:func:`hybridtree.reduce.host_moments`: kinetic,
+    potential, momentum, angular_momentum); ``radii``: 10/50/90 % Lagrangian radii.
+    ``now``/``prev``: the run's counters now and at the previous report: ``seconds``
+    (cumulative per phase, :class:`hybridtree.clock.Clock`), ``counts`` (interactions and
+    forces per part), ``step`` and ``wall``.  Rates and per-step figures are over the
+    interval between them (phases: mean over the processes); wall columns are this
+    process's cumulative seconds.
     """
-    force_s = (timers["force"] + timers["build"]) - (prev["force"] + prev["build"])
-    rate = (timers["interactions"] - prev["interactions"]) / force_s if force_s > 0 else 0.0
-    kin, epot = energies(vel, mass, pot)
-    p = mass @ vel
-    ang = mass @ np.cross(pos, vel) if len(mass) else np.zeros(3)
-    if comm is not None and comm.size > 1:     # sums over all processes' particles
-        sums = comm.allreduce(np.concatenate([[kin, epot], p, ang]))
-        kin, epot, p, ang = float(sums[0]), float(sums[1]), sums[2:5], sums[5:8]
-        r10, r50, r90 = lagrangian_radii_across(comm, pos, mass)
-    else:
-        r10, r50, r90 = lagrangian_radii(pos, mass)
+    sec, psec = now["seconds"], prev["seconds"]
+    cnt, pcnt = now["counts"], prev["counts"]
+    steps = now["step"] - prev["step"]
+    diff = np.array([sec.get(k, 0.0) - psec.get(k, 0.0) for k in PHASES])
+    size = 1 if comm is None else comm.size
+    if size > 1:
+        diff = comm.allreduce(diff) / size
+    per_step = {f"t_{k}": (float(v / steps) if steps > 0 else float("nan"))
+                for k, v in zip(PHASES, diff)}
+    force_s = diff[PHASES.index("build")] + diff[PHASES.index("walk")]
+    inter = cnt.get("interactions", 0) - pcnt.get("interactions", 0)
+    if size > 1:
+        inter = float(comm.allreduce(float(inter))[0])
+        force_s = force_s * size       # the processes' force seconds, summed
+    rate = inter / force_s if force_s > 0 else 0.0
+    kin, epot = float(mom["kinetic"]), float(mom["potential"])
+    p, ang = mom["momentum"], mom["angular_momentum"]
     tot = kin + epot
     ref = tot if e0 is None else e0
+    walls = {"soft": "walk_soft", "hard": "walk_hard"}
+    part_s = {}
+    for part, key in walls.items():
+        forces = cnt.get(f"{part}_forces", 0) - pcnt.get(f"{part}_forces", 0)
+        if part == "soft":          # a plain run's whole force stands for the soft one
+            forces += cnt.get("full_forces", 0) - pcnt.get("full_forces", 0)
+            secs = sum(sec.get(k, 0.0) - psec.get(k, 0.0) for k in ("walk_soft", "walk_full"))
+            n_int = sum(cnt.get(k, 0) - pcnt.get(k, 0)
+                        for k in ("soft_interactions", "full_interactions"))
+        else:
+            secs = sec.get(key, 0.0) - psec.get(key, 0.0)
+            n_int = cnt.get("hard_interactions", 0) - pcnt.get("hard_interactions", 0)
+        part_s[f"{part}_force_s"] = secs / forces if forces else 0.0
+        part_s[f"{part}_interactions"] = n_int / forces if forces else 0.0
     return {"step": int(step), "time": float(t), "kinetic": kin, "potential": epot,
             "total": tot, "rel_energy_error": (tot - ref) / abs(ref) if ref else 0.0,
             "px": float(p[0]), "py": float(p[1]), "pz": float(p[2]),
             "lx": float(ang[0]), "ly": float(ang[1]), "lz": float(ang[2]),
             "virial_ratio": 2 * kin / abs(epot) if epot else float("nan"),
-            "r10": r10, "r50": r50, "r90": r90,
-            "wall_build": timers["build"], "wall_force": timers["force"],
-            "wall_integrate": timers["integrate"], "wall_io": timers["io"],
+            "r10": radii[0], "r50": radii[1], "r90": radii[2],
+            "wall_build": sec.get("build", 0.0), "wall_force": sec.get("walk", 0.0),
+            "wall_integrate": sec.get("integrate", 0.0), "wall_io": sec.get("output", 0.0),
+            "wall_transfer": sec.get("transfer", 0.0), "wall_reduce": sec.get("reduce", 0.0),
             "interactions_per_s": float(rate),
-            "step_s": _per(timers, prev, "wall", "step"),
-            "soft_force_s": _per(timers, prev, "soft_s", "soft_forces"),
-            "hard_force_s": _per(timers, prev, "hard_s", "hard_forces"),
-            "soft_interactions": _per(timers, prev, "soft_interactions", "soft_forces"),
-            "hard_interactions": _per(timers, prev, "hard_interactions", "hard_forces")}
+            "step_s": (now["wall"] - prev["wall"]) / steps if steps > 0 else 0.0,
+            **part_s, "processes": size, **per_step}
 
 
 def breakdown_record(comm, now: dict[str, float], prev: dict[str, float]) -> dict[str, Any]:
-    """The parallel columns of a diagnostics row (collective): per soft step over the
-    interval between two reports, each phase's seconds as the mean over the processes,
-    LET volumes summed over them, ``imbalance`` = max / mean force time (mean over the
-    steps).  ``now``/``prev``: a stepper's cumulative :meth:`breakdown`.  NaN where
-    there is nothing to say (one process; no step since the last report)."""
+    """The LET columns of a diagnostics row (collective): per soft step over the interval
+    between two reports, LET volumes summed over the processes, ``imbalance`` = max /
+    mean force time (mean over the steps).  ``now``/``prev``: a stepper's cumulative
+    :meth:`breakdown`.  NaN where there is nothing to say (one process; no step since
+    the last report)."""
     size = 1 if comm is None else comm.size
     steps = now.get("steps", 0.0) - prev.get("steps", 0.0)
-    keys = PHASES + VOLUMES + ("imbalance",)
-    rec: dict[str, Any] = {"processes": size, "imbalance": float("nan")}
-    rec.update({f"t_{k}": float("nan") for k in PHASES})
+    keys = VOLUMES + ("imbalance",)
+    rec: dict[str, Any] = {"imbalance": float("nan")}
     rec.update({k: float("nan") for k in VOLUMES})
     if size == 1:
         return rec
     tot = comm.allreduce(np.array([now.get(k, 0.0) - prev.get(k, 0.0) for k in keys]))
     if steps <= 0:
         return rec
-    for i, k in enumerate(PHASES):
-        rec[f"t_{k}"] = float(tot[i] / size / steps)
-    for i, k in enumerate(VOLUMES, len(PHASES)):
+    for i, k in enumerate(VOLUMES):
         rec[k] = float(tot[i] / steps)
     rec["imbalance"] = float(tot[-1] / size / steps)
     return rec

@@ -5,8 +5,12 @@ environment variable ``HYBRIDTREE_FAULT`` is set.
 ``RANK`` only, default every process) do ``KIND``:
 
 - ``raise``: raise RuntimeError("injected fault (POINT, step STEP)") (a failing process);
-- ``nan``: put NaN into the first particle's velocity (a numerical blow-up);
-- ``kill``: SIGKILL this process (a node lost, a batch limit, ``kill -9``).
+- ``nan``: put NaN into the first particle's velocity (a numerical blow-up; ``target``
+  is the run's stepper, whose ``poison()`` does it where the state lives);
+- ``kill``: SIGKILL this process (a node lost, a batch limit, ``kill -9``);
+- ``kill_after``: wait until the run has finished step ``STEP + 1`` (so that a write
+  at ``POINT`` is known to run in the background while the run steps on), then
+  SIGKILL; RuntimeError if the run does not get there within 30 s.
 
 Points: ``step`` (after the step's integration), ``write`` (inside a snapshot write,
 after the data, before the file gets its final name).
@@ -16,11 +20,13 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from typing import Any
 
 __all__ = ["inject"]
 
 _SPEC: tuple[str, str, int, int | None] | None | bool = False     # False: not read yet
+_STEPS_DONE = 0          # the last step the run's thread passed the "step" point of
 
 
 def _spec() -> tuple[str, str, int, int | None] | None:
@@ -36,17 +42,28 @@ def _spec() -> tuple[str, str, int, int | None] | None:
     return _SPEC
 
 
-def inject(point: str, step: int, rank: int = 0, particles: Any = None) -> None:
+def inject(point: str, step: int, rank: int = 0, target: Any = None) -> None:
     """Do the configured fault if it is due here (see the module docstring)."""
+    global _STEPS_DONE
     spec = _spec()
     if spec is None:
         return
+    if point == "step":
+        _STEPS_DONE = max(_STEPS_DONE, step)
     kind, at, when, who = spec
     if at != point or when != step or (who is not None and who != rank):
         return
     if kind == "raise":
         raise RuntimeError(f"injected fault ({point}, step {step})")
-    if kind == "nan" and particles is not None:
-        particles.vel[0, 0] = float("nan")
+    if kind == "nan" and target is not None:
+        target.poison()
     elif kind == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif kind == "kill_after":
+        deadline = time.monotonic() + 30.0
+        while _STEPS_DONE <= step:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"injected fault: the run did not pass step {step + 1} "
+                                   f"while {point} was in progress")
+            time.sleep(0.005)
         os.kill(os.getpid(), signal.SIGKILL)

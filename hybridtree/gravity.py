@@ -14,12 +14,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import pyopencl as cl
+
+from .clock import Clock
 from .direct import direct_forces
 from .opencl import get_runtime
+from .reduce import reducer
+from .transfer import Workspace, download, upload
 from .splitting import Changeover
 from .tree import MULTIPOLES, Cube, build_tree
-from .tree.device_build import build_device_tree
-from .treewalk import tree_forces
+from .tree.device_build import DeviceArrays, build_device_tree
+from .treewalk import tree_forces, walk_into
 
 METHODS = ("tree", "direct")
 
@@ -34,17 +39,41 @@ __all__ = ["BUILDS", "Forces", "METHODS", "accelerations", "direct_reference",
 
 @dataclass
 class Forces:
-    """Result of a force computation (float64, caller's order, G = 1)."""
+    """Result of a force computation (float64, caller's order, G = 1).
+
+    ``n_pp``/``n_pc``: interactions per sink.  On the device-resident path they stay on
+    the device until first read (a download of 8 bytes per sink that most callers never
+    need); ``interactions`` is their total, summed on the device.
+    """
 
     acc: np.ndarray                  # (n, 3) acceleration
     pot: np.ndarray                  # (n,) potential
-    n_pp: np.ndarray                 # (n,) particle-particle interactions per sink
-    n_pc: np.ndarray                 # (n,) particle-cell interactions per sink
+    _n_pp: np.ndarray | None = None  # (n,) particle-particle interactions per sink
+    _n_pc: np.ndarray | None = None  # (n,) particle-cell interactions per sink
     device: str = ""
     timings: dict = field(default_factory=dict)   # seconds (and a few counts)
+    _total: int | None = None
+    _fetch: object = None            # () -> (n_pp, n_pc), for counts still on the device
+
+    def _counts(self) -> None:
+        if self._n_pp is None:
+            self._n_pp, self._n_pc = self._fetch()
+            self._fetch = None
+
+    @property
+    def n_pp(self) -> np.ndarray:
+        self._counts()
+        return self._n_pp
+
+    @property
+    def n_pc(self) -> np.ndarray:
+        self._counts()
+        return self._n_pc
 
     @property
     def interactions(self) -> int:
+        if self._total is not None:
+            return self._total
         return int(self.n_pp.sum() + self.n_pc.sum())
 
 
@@ -73,6 +102,68 @@ def validate_particles(pos, mass, name: str = "positions") -> tuple[np.ndarray, 
         raise ValueError(f"mass[{bad[0]}] = {mass[bad[0]]!r} is negative or not finite "
                          f"({len(bad)} bad particle(s))")
     return pos, mass
+
+
+def _shaped(pos, mass) -> tuple[np.ndarray, np.ndarray]:
+    """float64 positions (N, 3) and masses (N,) (no copy where they are already), or
+    ValueError for wrong shapes; the values are checked elsewhere."""
+    pos = np.asarray(pos, dtype=np.float64)
+    mass = np.asarray(mass, dtype=np.float64)
+    if pos.ndim != 2 or pos.shape[1] != 3:
+        raise ValueError(f"positions must have shape (N, 3), got {pos.shape}")
+    if mass.ndim == 0:
+        mass = np.full(len(pos), float(mass))
+    if mass.shape != (len(pos),):
+        raise ValueError(f"masses must have shape ({len(pos)},), got {mass.shape}")
+    return pos, mass
+
+
+_WORK: dict[int, Workspace] = {}
+
+
+def _resident_forces(rt, pos: np.ndarray, mass: np.ndarray, eps: float, theta: float,
+                     n_leaf: int, n_group: int | None, multipole: str) -> Forces:
+    """The tree force of particles on themselves through the device path of the run's
+    force engine: one upload (pinned on GPUs), the values checked on the device, the
+    tree built in kept buffers, results widened to float64 on the device, one download
+    of acc and pot; interaction counts summed on the device (per sink: on demand).
+    ``timings``: device seconds of upload, build, walk, download (device markers) and
+    ``total`` (the host's clock from the upload on)."""
+    n = len(pos)
+    work = _WORK.get(id(rt.context))
+    if work is None:
+        work = _WORK[id(rt.context)] = Workspace(rt)
+    clock = Clock(rt)
+    red = reducer(rt)
+    t0 = time.perf_counter()
+    with clock.device("upload"):
+        d_pos, d_mass = upload(rt, [pos, mass], ["upload_pos", "upload_mass"])
+    if not (red.all_finite(n, (d_pos, 3 * n), (d_mass, n)) and float(mass.min()) >= 0.0):
+        validate_particles(pos, mass)         # names the first bad particle
+    with clock.device("build"):
+        tree = build_device_tree(rt, DeviceArrays(d_pos, d_mass, n), None, theta=theta,
+                                 n_leaf=n_leaf, multipole=multipole, alloc=work)
+    acc_b, pot_b = work("api_acc", 24 * n), work("api_pot", 8 * n)
+    with clock.device("walk"):
+        counts, n_groups, _ = walk_into(rt, tree, eps, acc_b, pot_b, n_group)
+        total = sum(red.count_sum(n, counts))
+        # per-sink counts in the caller's order, kept for a later read (walk_into left
+        # them in the workspace, which the next call overwrites)
+        kept = rt.empty(8 * n)
+        cl.enqueue_copy(rt.queue, kept, work("walk_cnt", 8 * n), byte_count=8 * n)
+    acc, pot = np.empty((n, 3)), np.empty(n)
+    with clock.device("download"):
+        download(rt, [(acc_b, acc), (pot_b, pot)])
+    t = clock.snapshot()
+    t["total"] = time.perf_counter() - t0
+    t["n_groups"] = n_groups
+
+    def fetch() -> tuple[np.ndarray, np.ndarray]:
+        cnt = np.empty((n, 2), np.int32)
+        download(rt, [(kept, cnt)])
+        return cnt[:, 0], cnt[:, 1]
+
+    return Forces(acc, pot, device=rt.info.label, timings=t, _total=total, _fetch=fetch)
 
 
 def _check_eps(eps: float) -> float:
@@ -121,9 +212,14 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: floa
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     _check_tree_knobs(n_leaf, n_group, multipole, theta if method == "tree" else None, build)
-    pos, mass = validate_particles(pos, mass)
     eps = _check_eps(eps)
     self_sinks = sinks is None
+    rt = get_runtime(device)
+    resident = method == "tree" and build == "device" and self_sinks and rt.has_fp64
+    if resident:
+        pos, mass = _shaped(pos, mass)        # values: checked on the device
+    else:
+        pos, mass = validate_particles(pos, mass)
     if not self_sinks:
         sinks, _ = validate_particles(sinks, np.zeros(len(np.asarray(sinks))), "sinks")
     n_sink = len(pos) if self_sinks else len(sinks)
@@ -131,7 +227,8 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: floa
         z = np.zeros(n_sink, np.int64)
         return Forces(np.zeros((n_sink, 3)), np.zeros(n_sink), z, z.copy())
 
-    rt = get_runtime(device)
+    if resident:
+        return _resident_forces(rt, pos, mass, eps, theta, n_leaf, n_group, multipole)
     t0 = time.perf_counter()
     if method == "direct":
         sink_pos = pos if self_sinks else sinks

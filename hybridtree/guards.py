@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from .io.snapshot import Particles
 from .parallel.comm import Comm
 
 __all__ = ["NumericalError", "RunInterrupted", "Signals", "check_step"]
@@ -54,20 +53,14 @@ class Signals:
             signal.signal(sig, old)
 
 
-def check_step(comm: Comm, p: Particles, step: int, caught: int) -> int:
+def check_step(comm: Comm, stepper: Any, step: int, caught: int) -> int:
     """NumericalError (on every process) if any particle's position, velocity or
-    acceleration is not finite after ``step``; returns the signal any process caught
+    acceleration is not finite after ``step`` (the stepper's :meth:`bad_ids`: a flag on
+    the device, IDs fetched only when it trips); returns the signal any process caught
     (0: none), so that all stop after the same step."""
-    ok = np.isfinite(p.pos).all() and np.isfinite(p.vel).all() and (
-        p.acc is None or np.isfinite(p.acc).all())
-    bad_ids: list[int] = []
-    n_bad = 0
-    if not ok:
-        rows = ~(np.isfinite(p.pos).all(axis=1) & np.isfinite(p.vel).all(axis=1))
-        if p.acc is not None:
-            rows |= ~np.isfinite(p.acc).all(axis=1)
-        n_bad = int(rows.sum())
-        bad_ids = [int(i) for i in p.ids[rows][:10]]
+    bad = stepper.bad_ids()
+    bad_ids = sorted(bad or [])[:10]
+    n_bad = len(bad or [])
     if comm.size > 1:
         flags = comm.allreduce(np.array([n_bad, caught]), "max")
         if flags[0] > 0:

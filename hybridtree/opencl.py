@@ -244,15 +244,26 @@ class Runtime:
 _RUNTIMES: dict[tuple[int, int], Runtime] = {}
 
 
+_CHOSEN: dict[tuple, DeviceInfo] = {}
+
+
 def get_runtime(device: str | None = None) -> Runtime:
-    """The process's runtime for the chosen device (created once, then reused)."""
-    info = choose_device(device)
+    """The process's runtime for the chosen device (created once, then reused; the
+    choice itself is remembered per request, environment and slot, so that a call in a
+    hot path enumerates no platforms)."""
+    key = (device, os.environ.get("HYBRIDTREE_DEVICE"), os.environ.get("PYOPENCL_CTX"), _SLOT)
+    info = _CHOSEN.get(key)
+    if info is None:
+        info = _CHOSEN[key] = choose_device(device)
     key = (info.platform_index, info.device_index)
     rt = _RUNTIMES.get(key)
     if rt is None:
         dev = cl.get_platforms()[info.platform_index].get_devices()[info.device_index]
         ctx = cl.Context([dev])
-        rt = Runtime(info, ctx, cl.CommandQueue(ctx))
+        # profiling on: the run's phase timers read device timestamps of markers
+        # (hybridtree.clock) instead of waiting for the queue at every phase boundary
+        queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        rt = Runtime(info, ctx, queue)
         _RUNTIMES[key] = rt
     return rt
 

@@ -32,17 +32,18 @@ import numpy as np
 
 from . import __version__, ics
 from .config import ConfigError, Settings, load_config, parse_overrides, settings_from_flat
-from .diagnostics import DiagnosticsFile, Reporter, breakdown_record, energies, measure
+from .diagnostics import DiagnosticsFile, Reporter, breakdown_record, measure
 from .faults import inject
 from .gravity import validate_particles
 from .guards import NumericalError, RunInterrupted, Signals, check_step
-from .integrate import GravityModel, HybridModel
+from .engine import GravitySettings
+from .io.background import BackgroundWriter
 from .io.snapshot import (SNAPSHOT_RE, Particles, Snapshot, SnapshotError, latest_snapshot,
                           snapshot_name)
 from .opencl import get_runtime, set_device_slot
 from .parallel.comm import Comm, node_local_rank
 from .parallel.snapshots import agree, read_particles_share, read_run_share, write_run_snapshot
-from .stepper import SerialStepper
+from .stepper import SerialStepper, Stepper
 from .units import Units
 
 __all__ = ["NumericalError", "RunError", "RunInterrupted", "initial_conditions", "run"]
@@ -283,7 +284,7 @@ def run(config: str | None = None, overrides: list[str] | None = None,
                                   if comm.rank == 0 else None))
     made: list[Path] = []
     try:
-        return _loop(settings, units, start, n_left, out, made, rt.info.label,
+        return _loop(settings, units, start, n_left, out, made, rt,
                      quiet, log_json, progress, in_place, comm)
     except _StartupFailure as exc:
         # nothing useful was written: leave no partial output behind
@@ -313,26 +314,18 @@ class _StartupFailure(Exception):
     pass
 
 
-def _model(settings: Settings, comm: Comm) -> GravityModel:
-    """The run's gravity: one process (plain or hybrid), or the parallel model."""
-    g, h = settings.gravity, settings.hybrid
+def _stepper(settings: Settings, p: Particles, comm: Comm, rt) -> "Stepper":
+    """The run's stepper: one process (state on the device where it can be), or many."""
+    g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
     if comm.size == 1:
-        return (HybridModel.from_settings(g, h) if h.enabled else GravityModel.from_settings(g))
-    from .parallel.stepping import ParallelModel
-    return ParallelModel.from_settings(g, h, comm=comm, grid=_grid(settings),
-                                       samples=settings.parallel.samples,
-                                       overlap=settings.parallel.overlap)
-
-
-def _stepper(model: GravityModel, p: Particles, comm: Comm):
-    if comm.size == 1:
-        return SerialStepper(model, p)
+        return SerialStepper(g, p, rt)
     from .parallel.stepping import ParallelStepper
-    return ParallelStepper(model, p)
+    return ParallelStepper(g, p, rt, comm=comm, grid=_grid(settings),
+                           samples=settings.parallel.samples, overlap=settings.parallel.overlap)
 
 
 def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Path,
-          made: list[Path], device: str, quiet: bool, log_json: bool,
+          made: list[Path], rt, quiet: bool, log_json: bool,
           progress: bool | None, in_place: bool, comm: Comm) -> Path:
     dt = settings.time.dt
     every_snap = round(settings.output.snapshot_dt / dt)
@@ -341,14 +334,15 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
     step, last = start.step, start.step + n_left
     number = start.snapshot
     diag = None
+    # one process writes its snapshots in the background; under MPI the write is a
+    # collective of its own and stays in the run's thread
+    writer = BackgroundWriter(made.extend) if comm.size == 1 else None
 
     def time_at(step: int) -> float:
         # from the start point, not accumulated: no drift, and a restart agrees exactly
         return start.time + (step - start.step) * dt
 
     try:
-        gravity = _model(settings, comm)
-        timers = gravity.timers
         if root:
             made.append(out / "run.log")
             reporter = Reporter(out / "run.log", quiet, log_json, progress, append=in_place)
@@ -357,51 +351,68 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
                                    keep_until_step=step if in_place else None)
         else:
             reporter = Reporter(None, quiet=True, progress=False)
-        reporter.event("start", version=__version__, device=device,
-                       particles=int(comm.allreduce(float(len(start.particles)))[0]),
+        p0 = start.particles
+        stepper = _stepper(settings, p0, comm, rt)
+        clock = stepper.clock
+        reporter.event("start", version=__version__, device=rt.info.label,
+                       particles=int(comm.allreduce(float(len(p0)))[0]),
                        processes=comm.size, steps=n_left, dt=dt, t_start=start.time,
+                       state=getattr(stepper, "backend", "host"),
                        config=settings.source, output=str(out))
         # a plain run continues with the stored accelerations (bit for bit); a hybrid
         # run recomputes its two parts, which is deterministic for the same positions
-        p0 = start.particles
         reuse = (start.restart is not None and p0.acc is not None and p0.pot is not None
                  and _gravity_keys(settings.flat()) == _gravity_keys(start.restart.parameters))
-        stepper = _stepper(gravity, p0, comm)
+        del p0
+        start.particles = None          # the state holds the particles now
         stepper.start(reuse)
         e0 = start.e0
         if e0 is None:
-            p = stepper.particles
-            e0 = float(comm.allreduce(sum(energies(p.vel, p.mass, p.pot)))[0])
+            mom = stepper.moments()
+            e0 = float(mom["kinetic"] + mom["potential"])
         params = settings.flat()
         layout = settings.output.snapshot_files
 
-        def snapshot(step: int, number: int) -> None:
-            t_io = time.perf_counter()
+        def snapshot(step: int, number: int, wait: bool = False) -> None:
             state = {"Step": step, "SnapshotNumber": number, "InitialEnergy": e0,
                      "Version": __version__, "Processes": comm.size}
-            made.extend(write_run_snapshot(comm, out, number, stepper.particles, time_at(step),
-                                           units, params, state, layout))
-            timers.io += time.perf_counter() - t_io
+            particles = stepper.particles()              # timed as "transfer"
 
-        prev = {**timers.as_dict(), "step": step, "wall": time.perf_counter()}
+            def write() -> list[Path]:
+                return write_run_snapshot(comm, out, number, particles, time_at(step), units,
+                                          params, state, layout)
+
+            with clock.host("output"):
+                if writer is None:
+                    made.extend(write())
+                else:
+                    writer.submit(write)
+                    if wait:
+                        writer.wait()
+
+        def counters(step: int) -> dict:
+            return {"seconds": clock.snapshot(), "counts": dict(stepper.counts), "step": step,
+                    "wall": time.perf_counter()}
+
+        prev = counters(step)
         prev_bd = stepper.breakdown()
 
         def report(step: int) -> None:
             nonlocal prev, prev_bd
-            t_io = time.perf_counter()
-            now = {**timers.as_dict(), "step": step, "wall": t_io}
+            mom = stepper.moments()
+            radii = stepper.lagrangian_radii(mom["com"], mom["mass"])
+            now = counters(step)
             now_bd = stepper.breakdown()
-            p = stepper.particles
-            rec = measure(step, time_at(step), p.pos, p.vel, p.mass, p.pot, e0, now, prev, comm)
+            rec = measure(step, time_at(step), mom, radii, e0, now, prev, comm)
             rec.update(breakdown_record(comm, now_bd, prev_bd))
             prev, prev_bd = now, now_bd
-            if diag is not None:
-                diag.write(rec)
-            reporter.report(rec)
-            timers.io += time.perf_counter() - t_io
+            with clock.host("output"):
+                if diag is not None:
+                    diag.write(rec)
+                reporter.report(rec)
 
         if start.restart is None:
-            snapshot(step, number)
+            snapshot(step, number, wait=True)
             number += 1
             report(step)
     except (OSError, ValueError, RuntimeError) as exc:
@@ -421,9 +432,10 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
             while step < last:
                 stepper.step(dt)
                 step += 1
-                p = stepper.particles
-                inject("step", step, comm.rank, p)      # tests only
-                caught = check_step(comm, p, step, signals.caught)
+                inject("step", step, comm.rank, stepper)      # tests only
+                caught = check_step(comm, stepper, step, signals.caught)
+                if writer is not None:
+                    writer.check()
                 wrote = False
                 if step % every_diag == 0 or step == last:
                     report(step)
@@ -436,24 +448,48 @@ def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Pat
                     if settings.output.snapshot_on_signal and not wrote:
                         snapshot(step, number)
                         number += 1
+                    if writer is not None:      # the restart point must exist before we say so
+                        writer.wait()
                     name = signal.Signals(caught).name
                     then = f"continue with: hybridtree run --restart {last_snapshot()}"
                     reporter.message(f"{name} at step {step}: stopped after the step; {then}")
                     raise RunInterrupted(f"stopped by {name} after step {step}; {then}",
                                          128 + caught)
+            if writer is not None:
+                with clock.host("output"):
+                    writer.wait()
     except KeyboardInterrupt:
+        _finish_writes(writer)
         reporter.message(f"interrupted at step {step}; continue with: hybridtree run --restart "
                          f"{last_snapshot()}")
+        raise
+    except BaseException:
+        _finish_writes(writer)
         raise
     finally:
         if diag is not None:
             diag.close()
         if step == last:
             wall = time.perf_counter() - wall0
+            sec = clock.snapshot()
             reporter.event("end", steps=n_left, wall_s=round(wall, 3),
-                           build_s=round(timers.build, 3), force_s=round(timers.force, 3),
-                           integrate_s=round(timers.integrate, 3), io_s=round(timers.io, 3),
-                           interactions=timers.interactions)
+                           **{f"{k}_s": round(sec.get(k, 0.0), 3) for k in
+                              ("build", "walk", "transfer", "integrate", "reduce", "output")},
+                           interactions=stepper.counts.get("interactions", 0),
+                           **({"snapshots_in_background": writer.writes,
+                               "background_write_s": round(writer.seconds, 3)}
+                              if writer is not None else {}))
         reporter.close()
     return out
+
+
+def _finish_writes(writer: BackgroundWriter | None) -> None:
+    """Let a background snapshot write finish (its error, if any, is reported by the
+    exception already on its way)."""
+    if writer is None:
+        return
+    try:
+        writer.wait()
+    except OSError:
+        pass
 

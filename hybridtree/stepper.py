@@ -1,27 +1,31 @@
-"""What the run driver advances: the particles of this process and their forces.
+"""What the run driver advances: this process's state, its scheme and its forces.
 
-:class:`SerialStepper` is the one-process run (:mod:`hybridtree.integrate`);
-:class:`hybridtree.parallel.stepping.ParallelStepper` has the same interface for runs
-on many processes.  Units: internal (G = 1).
+:class:`SerialStepper` is a one-process run; :class:`hybridtree.parallel.stepping.
+ParallelStepper` has the same interface for runs on many processes.  The driver
+(:mod:`hybridtree.simulation`) only calls these methods: it decides when to step,
+report and write, and does no array arithmetic.  Units: internal (G = 1).
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from .integrate import GravityModel, HybridModel, hybrid_step, kdk_step
+import numpy as np
+
+from .clock import Clock
+from .engine import ForceEngine, GravitySettings
 from .io.snapshot import Particles
+from .opencl import Runtime
+from .schemes import scheme_for
+from .state import make_state, state_backend
 
 __all__ = ["Stepper", "SerialStepper"]
 
 
 class Stepper(Protocol):
-    """Particles of this process with the accelerations of their positions."""
+    """This process's particles with the forces of their positions."""
 
-    model: GravityModel
-
-    @property
-    def particles(self) -> Particles: ...
+    clock: Clock
 
     def start(self, reuse: bool) -> None:
         """Forces at the start (``reuse``: keep a restart snapshot's accelerations)."""
@@ -29,41 +33,66 @@ class Stepper(Protocol):
     def step(self, dt: float) -> None:
         """One (soft) step of ``dt``."""
 
+    def particles(self) -> Particles:
+        """Host copies of this process's particles (for a snapshot)."""
+
+    def moments(self) -> dict:
+        """Sums over all processes' particles (:func:`hybridtree.reduce.host_moments`)."""
+
+    def lagrangian_radii(self, centre: np.ndarray, total_mass: float) -> list[float]:
+        """10/50/90 % Lagrangian radii of all processes' particles around ``centre``."""
+
+    def bad_ids(self) -> list[int] | None:
+        """None if every value is finite, else (up to) the IDs of bad particles."""
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Cumulative interactions and forces per part."""
+
     def breakdown(self) -> dict[str, float]:
-        """Cumulative seconds and LET volumes per phase (empty for one process)."""
+        """Cumulative per-step figures of many processes (empty for one)."""
 
 
 class SerialStepper:
-    """One process: leapfrog or hybrid steps of all particles."""
+    """One process: the state on the device where it can be (:mod:`hybridtree.state`)."""
 
-    def __init__(self, model: GravityModel, p: Particles):
-        self.model, self._p = model, p
-        self.hybrid = isinstance(model, HybridModel) and model.changeover is not None
-        self.acc_hard = self.acc_soft = None
+    def __init__(self, g: GravitySettings, p: Particles, rt: Runtime):
+        self.clock = Clock(rt)
+        backend = state_backend(rt, g.method, g.build)
+        self.state = make_state(p, g.parts, backend, rt, self.clock)
+        self.engine = ForceEngine(g, rt, self.clock)
+        self.scheme = scheme_for(g, self.engine)
 
     @property
-    def particles(self) -> Particles:
-        return self._p
+    def backend(self) -> str:
+        return self.state.backend
 
     def start(self, reuse: bool) -> None:
-        p = self._p
-        if self.hybrid:
-            # a hybrid run recomputes its two parts, deterministic for the same positions
-            r = self.model.parts(p.pos, p.mass, ("hard", "soft"))
-            self.acc_hard, (self.acc_soft, p.pot) = r["hard"][0], r["soft"]
-            p.acc = self.acc_hard + self.acc_soft
-        elif not reuse:
-            p.acc, p.pot = self.model(p.pos, p.mass)
+        self.scheme.start(self.state, reuse)
 
     def step(self, dt: float) -> None:
-        p, timers = self._p, self.model.timers
-        if self.hybrid:
-            p.pos, p.vel, self.acc_hard, self.acc_soft, p.pot = hybrid_step(
-                p.pos, p.vel, self.acc_hard, self.acc_soft, p.mass, dt, self.model, timers)
-            p.acc = self.acc_hard + self.acc_soft
-        else:
-            p.pos, p.vel, p.acc, p.pot = kdk_step(p.pos, p.vel, p.acc, p.mass, dt,
-                                                  self.model, timers)
+        self.scheme.step(self.state, dt)
+
+    def particles(self) -> Particles:
+        return self.state.download()
+
+    def moments(self) -> dict:
+        return self.state.moments()
+
+    def lagrangian_radii(self, centre: np.ndarray, total_mass: float) -> list[float]:
+        return self.state.lagrangian_radii(centre, total_mass=total_mass)
+
+    def bad_ids(self) -> list[int] | None:
+        if self.state.finite():
+            return None
+        return [int(i) for i in self.state.bad_ids()]
+
+    def poison(self) -> None:
+        self.state.poison()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return self.engine.counts
 
     def breakdown(self) -> dict[str, float]:
         return {}

@@ -22,7 +22,8 @@ import pyopencl as cl
 
 from .opencl import Runtime
 
-__all__ = ["STAGING", "download", "release", "scratch", "upload", "use_staging"]
+__all__ = ["STAGING", "Workspace", "download", "fresh", "release", "scratch", "upload",
+           "use_staging"]
 
 #: Bytes per pipelined chunk (H100 machine, docs/benchmarks.md: 4 MB moved 29.6 GB/s up
 #: at N = 2^22 against 21.1 GB/s for 16 MB, and the same at 2^24).
@@ -103,6 +104,32 @@ def scratch(rt: Runtime, name: str, nbytes: int) -> cl.Buffer:
     if buf is None or buf.size < nbytes:
         buf = _scratch[key] = rt.empty(max(int(nbytes), 4))
     return buf
+
+
+class Workspace:
+    """Named device buffers owned by one user (a force engine), grown on demand and
+    never shrunk: a step that needs the same sizes as the last allocates nothing.
+    Call it like :func:`scratch`: ``work(name, nbytes)``."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.buffers: dict[str, cl.Buffer] = {}
+
+    def __call__(self, name: str, nbytes: int) -> cl.Buffer:
+        buf = self.buffers.get(name)
+        if buf is None or buf.size < nbytes:
+            buf = self.buffers[name] = self.rt.empty(max(int(nbytes), 4))
+        return buf
+
+    @property
+    def nbytes(self) -> int:
+        return sum(b.size for b in self.buffers.values())
+
+
+def fresh(rt: Runtime):
+    """An allocator with :class:`Workspace`'s call signature that makes a new buffer each
+    time (for trees that must outlive the next build)."""
+    return lambda name, nbytes: rt.empty(nbytes)
 
 
 def release(rt: Runtime) -> None:

@@ -11,7 +11,7 @@ from .opencl import Runtime, pack4, split_hi_lo
 from .splitting import Changeover
 from .tree import Octree, integer_coords, leaf_ranges, morton_keys
 from .tree.octree import packed_leaf_ranges
-from .transfer import download, scratch
+from .transfer import download, fresh, scratch
 from .tree.device_build import DeviceTree, device_groups, launch
 
 #: Interaction-list capacity in local memory (entries).
@@ -138,7 +138,7 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
 def _device_sinks(tree: DeviceTree, n_group: int) -> tuple[list, int]:
     """Sink groups of a device tree's own particles, formed on the device."""
     g = device_groups(tree, n_group, PACK_GROUPS)
-    self_idx = tree.rt.empty(4 * tree.n)
+    self_idx = (tree.alloc or fresh(tree.rt))("self_idx", 4 * tree.n)
     launch(tree.rt, "iota", tree.n, np.int32(tree.n), self_idx)
     return [np.int32(g.n_groups), g.ranges, g.hi, g.lo, g.half, tree.src_hi, tree.src_lo,
             self_idx], g.n_groups
@@ -157,7 +157,7 @@ def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, wg: 
     lwg = int(defines.get("LWG", 64))
     lbuf = int(defines.get("LBUF", 0))
     n_groups = int(n_groups)
-    info = rt.empty(8 * n_groups)
+    info = scratch(rt, "walk_info", 8 * n_groups)
     dev = rt.device
     budget = min(dev.max_mem_alloc_size, dev.global_mem_size // LIST_MEMORY_SHARE)
     room = _list_room.get(id(rt.context), LIST_START)
@@ -197,29 +197,12 @@ def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, wg: 
     raise AssertionError("interaction lists outgrew the room made for them")
 
 
-def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int | None = None,
-                sinks: np.ndarray | None = None, options: dict | None = None,
-                split: Changeover | None = None, part: str = "full", resident: bool = False):
-    """Walk ``tree`` (host-built or device-built) for every sink; float64 results in the
-    sinks' own order.
-
-    ``sinks=None``: the sinks are the tree's own particles (in the caller's order,
-    with no self-interaction).  ``options``: extra kernel defines (tuning).
-    ``split`` and ``part`` ("full", "soft" or "hard"): the hybrid tree's force parts
-    (:mod:`hybridtree.splitting`); the potential is always the full one, except for
-    "hard", whose walk skips distant cells and whose potential is meaningless.
-    Returns (acc (n, 3), pot (n,), n_pp (n,), n_pc (n,), timings in seconds).
-    ``resident`` (a device tree's own particles, double-precision device): acc and pot
-    stay on the device, returned as float64 buffers in the caller's order.
-    """
-    t0 = time.perf_counter()
-    n_sinks = (tree.n if isinstance(tree, DeviceTree) else len(tree.pos)) if sinks is None \
-        else len(sinks)
+def _walk_kernel(rt: Runtime, n_sinks: int, n_group: int | None, n_leaf: int, quad: bool,
+                 eps: float, options: dict | None, split: Changeover | None, part: str):
+    """(kernel name, evaluation kernel, defines, work-group size, n_group) of a walk."""
     n_group = int(n_group or default_group(rt.info.kind, n_sinks))
-    quad = (tree.cell_quad if isinstance(tree, DeviceTree) else tree.quad) is not None
-    defines = _walk_defines(rt, n_group, tree.n_leaf, quad, options, split, part)
+    defines = _walk_defines(rt, n_group, n_leaf, quad, options, split, part)
     name = defines.pop("KERNEL")
-    per_group = name == "tree_walk_simd"     # one work-item per group
     wg = n_group
     if name == LIST_WALK:
         sinks_per_item = int(defines.get("SINKS", 1))
@@ -233,9 +216,74 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     source = "walklist.cl" if name == LIST_WALK else "treewalk.cl"
     knl = rt.kernel(source, "eval_lists" if name == LIST_WALK else name, defines)
     max_wg = rt.max_work_group_size(knl)
-    if wg > max_wg and not per_group:
+    if wg > max_wg and name != "tree_walk_simd":
         raise ValueError(f"n_group = {n_group} exceeds the device's work-group limit "
                          f"{max_wg} for the walk kernel")
+    return name, knl, defines, wg, n_group
+
+
+def _enqueue_walk(rt: Runtime, name: str, knl, defines: dict, args: list, wg: int,
+                  n_groups: int, n_group: int, quad: bool) -> dict:
+    """Enqueue the walk kernel(s); the list walk's kernel times with :data:`PROFILE`."""
+    if name == LIST_WALK:
+        return _list_walk(rt, defines, knl, args, wg, quad)
+    if name == "tree_walk_simd":
+        knl(rt.queue, (n_groups,), (1,), *args)   # private arrays: keep work-groups small
+    else:
+        knl(rt.queue, (n_groups * n_group,), (n_group,), *args)
+    return {}
+
+
+def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl.Buffer,
+              n_group: int | None = None, split: Changeover | None = None,
+              part: str = "full", options: dict | None = None) -> tuple[cl.Buffer, int, dict]:
+    """Walk a device tree for its own particles (double-precision device) and write the
+    results as float64, in the caller's particle order, into ``acc`` (n x 3) and
+    ``pot`` (n); nothing is read back but the list sizes.  Units: the tree's.
+
+    Returns (interaction counts per particle, int2 in tree order: particle-particle,
+    particle-cell; the number of groups; timings of the list kernels with
+    :data:`PROFILE`).  ``split``/``part`` as for :func:`tree_forces`.
+    """
+    if not rt.has_fp64:
+        raise ValueError("walk_into writes float64 results: the device needs cl_khr_fp64")
+    n = tree.n
+    quad = tree.cell_quad is not None
+    name, knl, defines, wg, n_group = _walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps,
+                                                   options, split, part)
+    sink_args, n_groups = _device_sinks(tree, n_group)
+    alloc = tree.alloc or fresh(rt)
+    out, counts = alloc("walk_out", 16 * n), alloc("walk_counts", 8 * n)
+    args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
+    prof = _enqueue_walk(rt, name, knl, defines, args, wg, n_groups, n_group, quad)
+    cnt = alloc("walk_cnt", 8 * n)       # the kernel writes counts in caller order too
+    knl64 = rt.kernel("prepare.cl", "unsort64", fast_math=False)
+    wg64 = min(256, rt.max_work_group_size(knl64))
+    knl64(rt.queue, (-(-n // wg64) * wg64,), (wg64,), np.int32(n), tree.order, out, counts,
+          acc, pot, cnt)
+    return counts, n_groups, prof
+
+
+def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int | None = None,
+                sinks: np.ndarray | None = None, options: dict | None = None,
+                split: Changeover | None = None, part: str = "full"):
+    """Walk ``tree`` (host-built or device-built) for every sink; float64 results in the
+    sinks' own order, on the host.
+
+    ``sinks=None``: the sinks are the tree's own particles (in the caller's order,
+    with no self-interaction).  ``options``: extra kernel defines (tuning).
+    ``split`` and ``part`` ("full", "soft" or "hard"): the hybrid tree's force parts
+    (:mod:`hybridtree.splitting`); the potential is always the full one, except for
+    "hard", whose walk skips distant cells and whose potential is meaningless.
+    Returns (acc (n, 3), pot (n,), n_pp (n,), n_pc (n,), timings in seconds).
+    Results that stay on the device: :func:`walk_into`.
+    """
+    t0 = time.perf_counter()
+    n_sinks = (tree.n if isinstance(tree, DeviceTree) else len(tree.pos)) if sinks is None \
+        else len(sinks)
+    quad = (tree.cell_quad if isinstance(tree, DeviceTree) else tree.quad) is not None
+    name, knl, defines, wg, n_group = _walk_kernel(rt, n_sinks, n_group, tree.n_leaf, quad,
+                                                   eps, options, split, part)
     on_device = isinstance(tree, DeviceTree) and sinks is None
     if on_device:
         sink_args, n_groups = _device_sinks(tree, n_group)
@@ -249,21 +297,10 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
     rt.queue.finish()
     t1 = time.perf_counter()
-    prof = {}
-    if name == LIST_WALK:
-        prof = _list_walk(rt, defines, knl, args, wg, quad)
-    elif per_group:
-        knl(rt.queue, (n_groups,), (1,), *args)   # private arrays: keep work-groups small
-    else:
-        knl(rt.queue, (n_groups * n_group,), (n_group,), *args)
+    prof = _enqueue_walk(rt, name, knl, defines, args, wg, n_groups, n_group, quad)
     wide = on_device and rt.has_fp64
-    if resident and not wide:
-        raise ValueError("resident results need a device tree's own sinks and cl_khr_fp64")
     if wide:        # back into the caller's order, as float64, before the download
-        if resident:        # these stay with the caller
-            acc_buf, pot_buf = rt.empty(24 * n), rt.empty(8 * n)
-        else:
-            acc_buf, pot_buf = scratch(rt, "walk_acc", 24 * n), scratch(rt, "walk_pot", 8 * n)
+        acc_buf, pot_buf = scratch(rt, "walk_acc", 24 * n), scratch(rt, "walk_pot", 8 * n)
         cnt_buf = scratch(rt, "walk_cnt", 8 * n)
         knl64 = rt.kernel("prepare.cl", "unsort64", fast_math=False)
         wg = min(256, rt.max_work_group_size(knl64))
@@ -277,9 +314,8 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     t2 = time.perf_counter()
     cnt = np.empty((n, 2), np.int32)
     if wide:
-        acc, pot = (acc_buf, pot_buf) if resident else (np.empty((n, 3)), np.empty(n))
-        download(rt, [(cnt_buf, cnt)] if resident else
-                 [(acc_buf, acc), (pot_buf, pot), (cnt_buf, cnt)])
+        acc, pot = np.empty((n, 3)), np.empty(n)
+        download(rt, [(acc_buf, acc), (pot_buf, pot), (cnt_buf, cnt)])
         n_pp, n_pc = cnt[:, 0], cnt[:, 1]     # int32 views: no copy of 2 x 8 bytes per sink
     else:
         res = np.empty((n, 4), np.float32)

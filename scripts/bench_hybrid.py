@@ -19,10 +19,14 @@ import time
 
 import numpy as np
 
-from hybridtree.diagnostics import energies
+from hybridtree.clock import Clock
+from hybridtree.engine import ForceEngine, GravitySettings
 from hybridtree.ics import plummer
-from hybridtree.integrate import GravityModel, HybridModel, hybrid_step, kdk_step
+from hybridtree.io.snapshot import Particles
+from hybridtree.opencl import get_runtime
+from hybridtree.schemes import scheme_for
 from hybridtree.splitting import Changeover
+from hybridtree.state import make_state, state_backend
 
 
 def core_spacing(n: int) -> float:
@@ -31,8 +35,20 @@ def core_spacing(n: int) -> float:
     return (n * 3 / (4 * math.pi * a ** 3)) ** (-1 / 3)
 
 
-def energy(vel, mass, pot) -> float:
-    return sum(energies(vel, mass, pot))
+def energy(state) -> float:
+    m = state.moments()
+    return m["kinetic"] + m["potential"]
+
+
+def stepper(g: GravitySettings, p: Particles, backend: str):
+    """(state, scheme, engine, clock) of a run of ``p``, forces at the start computed."""
+    rt = get_runtime(g.device or None)
+    clock = Clock(rt)
+    state = make_state(p, g.parts, backend, rt, clock)
+    engine = ForceEngine(g, rt, clock)
+    scheme = scheme_for(g, engine)
+    scheme.start(state)
+    return state, scheme, engine, clock
 
 
 def main() -> None:
@@ -53,7 +69,7 @@ def main() -> None:
     ap.add_argument("--build", choices=("device", "host"), default="device",
                     help="where the tree is built")
     ap.add_argument("--host-steps", action="store_true",
-                    help="hard steps on the host (default: on the device where it can)")
+                    help="the state on the host (default: on the device where it can be)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     r_out = a.r_out or 3 * core_spacing(a.n)
@@ -65,51 +81,50 @@ def main() -> None:
     dt_soft = a.dt_hard * a.n_hard
     n_soft = round(a.t_end / dt_soft)
 
-    normal = GravityModel(**kw)
-    hybrid = HybridModel(**kw, changeover=co, n_hard=a.n_hard, steps_on_device=not a.host_steps)
-    hybrid.parts(pos0, m, ("hard", "soft", "full"))        # build the kernels first
-    wp, wv = pos0.copy(), vel0.copy()                       # ... and those of the step
-    w = hybrid.parts(wp, m, ("hard", "soft"))
-    hybrid_step(wp, wv, w["hard"][0], w["soft"][0], m, dt_soft, hybrid)
-    normal(pos0, m)
+    p0 = Particles(pos0, vel0, m, np.arange(1, a.n + 1, dtype=np.uint64))
+    normal_g = GravitySettings(**kw)
+    hybrid_g = GravitySettings(**kw, changeover=co, n_hard=a.n_hard)
+    rt = get_runtime(a.device)
+    backend = "host" if a.host_steps else state_backend(rt, "tree", a.build)
+    for g, dt in ((normal_g, a.dt_hard), (hybrid_g, dt_soft)):      # build the kernels first
+        state, scheme, _, _ = stepper(g, p0, backend)
+        scheme.step(state, dt)
 
-    pos, vel = pos0.copy(), vel0.copy()
-    acc, pot = normal(pos, m)
-    e0 = energy(vel, m, pot)
-    normal.timers.__init__()
-    t0 = time.perf_counter()
-    for _ in range(n_soft * a.n_hard):
-        pos, vel, acc, pot = kdk_step(pos, vel, acc, m, a.dt_hard, normal, normal.timers)
-    t_normal = time.perf_counter() - t0
-    err_normal = (energy(vel, m, pot) - e0) / abs(e0)
+    results = {}
+    for name, g, dt, steps in (("normal", normal_g, a.dt_hard, n_soft * a.n_hard),
+                               ("hybrid", hybrid_g, dt_soft, n_soft)):
+        state, scheme, engine, clock = stepper(g, p0, backend)
+        e0 = energy(state)
+        before, counts0 = clock.snapshot(), dict(engine.counts)
+        rt.queue.finish()
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            scheme.step(state, dt)
+        rt.queue.finish()
+        wall = time.perf_counter() - t0
+        sec = {k: v - before.get(k, 0.0) for k, v in clock.snapshot().items()}
+        cnt = {k: v - counts0.get(k, 0) for k, v in engine.counts.items()}
+        results[name] = (wall, (energy(state) - e0) / abs(e0), sec, cnt)
+    (t_normal, err_normal, nsec, ncnt), (t_hybrid, err_hybrid, hsec, hcnt) = (
+        results["normal"], results["hybrid"])
 
-    pos, vel = pos0.copy(), vel0.copy()
-    r = hybrid.parts(pos, m, ("hard", "soft"))
-    ah, (asoft, pot) = r["hard"][0], r["soft"]
-    e0h = energy(vel, m, pot)
-    hybrid.timers.__init__()
-    t0 = time.perf_counter()
-    for _ in range(n_soft):
-        pos, vel, ah, asoft, pot = hybrid_step(pos, vel, ah, asoft, m, dt_soft, hybrid,
-                                               hybrid.timers)
-    t_hybrid = time.perf_counter() - t0
-    err_hybrid = (energy(vel, m, pot) - e0h) / abs(e0h)
+    def per(sec, cnt, walk, part):
+        return sec.get(walk, 0.0) / max(cnt.get(f"{part}_forces", 0), 1)
 
-    nt, ht = normal.timers, hybrid.timers
     res = {
-        "n": a.n, "device": normal.last.device, "build": a.build, "theta": a.theta, "eps": a.eps,
+        "n": a.n, "device": rt.info.label, "build": a.build, "theta": a.theta, "eps": a.eps,
         "multipole": a.multipole, "r_in": r_in, "r_out": r_out, "changeover": a.changeover,
-        "n_hard": a.n_hard, "dt_hard": a.dt_hard, "steps_on_device": not a.host_steps,
+        "n_hard": a.n_hard, "dt_hard": a.dt_hard, "state": backend,
         "t_end": n_soft * dt_soft,
         "normal_steps": n_soft * a.n_hard, "soft_steps": n_soft,
         "t_normal_s": t_normal, "t_hybrid_s": t_hybrid, "time_ratio": t_hybrid / t_normal,
-        "normal_force_s": nt.soft_s / max(nt.soft_forces, 1),
-        "hard_force_s": ht.hard_s / max(ht.hard_forces, 1),
-        "soft_force_s": ht.soft_s / max(ht.soft_forces, 1),
-        "build_s_per_tree_normal": nt.build / max(nt.soft_forces, 1),
-        "hard_interactions": ht.hard_interactions / max(ht.hard_forces, 1),
-        "soft_interactions": ht.soft_interactions / max(ht.soft_forces, 1),
-        "normal_interactions": nt.soft_interactions / max(nt.soft_forces, 1),
+        "normal_force_s": per(nsec, ncnt, "walk_full", "full"),
+        "hard_force_s": per(hsec, hcnt, "walk_hard", "hard"),
+        "soft_force_s": per(hsec, hcnt, "walk_soft", "soft"),
+        "build_s_per_tree_normal": nsec.get("build", 0.0) / max(ncnt.get("full_forces", 0), 1),
+        "hard_interactions": hcnt.get("hard_interactions", 0) / max(hcnt.get("hard_forces", 0), 1),
+        "soft_interactions": hcnt.get("soft_interactions", 0) / max(hcnt.get("soft_forces", 0), 1),
+        "normal_interactions": ncnt.get("full_interactions", 0) / max(ncnt.get("full_forces", 0), 1),
         "energy_error_normal": err_normal, "energy_error_hybrid": err_hybrid,
     }
     res["hard_soft_ratio"] = res["hard_interactions"] / res["soft_interactions"]

@@ -152,6 +152,42 @@ case $R in
   py hybrid_1m 60 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json
   py grav_64m 200 scripts/bench_gravity.py --device nvidia --n 67108864 --direct-n --phases --repeat 1 --sample 200
   ;;
+16) # issue 17, the whole run on the device: state/reduce/run tests, bench_step with jz-fmm beside
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -p no:cacheprovider tests/test_state.py \
+      tests/test_reduce.py tests/test_run.py tests/test_hybrid.py -k "not energy_error"
+  ls .device/jz/*.whl > /dev/null 2>&1 && python -m pip install -q --no-index --no-deps \
+      --root-user-action=ignore .device/jz/*.whl > "$D/jz_install.txt" 2>&1
+  py bench_step 420 scripts/bench_step.py --device nvidia --peer --n 4194304 16777216 \
+      --schemes plain-mono hybrid-mono --tmp /tmp/bs --json "$D/bench_step.json"
+  ;;
+17) # issue 17: the other schemes, 2^20, 2^26, and the largest run that steps (cold sphere, 2^27)
+  py bench_step 330 scripts/bench_step.py --device nvidia --n 1048576 4194304 16777216 \
+      --schemes plain-quad hybrid-quad --tmp /tmp/bs --json "$D/bench_step2.json"
+  py bench_step_small 60 scripts/bench_step.py --device nvidia --n 1048576 \
+      --schemes plain-mono hybrid-mono --tmp /tmp/bs --json "$D/bench_step3.json"
+  (nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 > "$D/mem_trace.txt" 2>&1 &)
+  echo "== run_2e27" >> "$O/index.txt"; t0=$(date +%s)
+  timeout 240 python -m hybridtree run configs/plummer_1m.toml --device nvidia --quiet --overwrite \
+      --set ics.kind=cold_sphere --set ics.n=134217728 --set time.t_end=0.0078125 \
+      --set time.dt=0.001953125 --set output.diag_every=1 --set output.snapshot_dt=0.0078125 \
+      --set gravity.multipole=monopole --set gravity.eps=0.01 --set output.dir=/tmp/r27 > "$D/run_2e27.txt" 2>&1
+  echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"
+  pkill -f "nvidia-smi --query"; sort -n "$D/mem_trace.txt" | tail -1 > "$D/mem_max.txt"
+  cp /tmp/r27/diagnostics.csv "$D/diag_2e27.csv" 2>/dev/null; ls -la /tmp/r27 > "$D/r27_ls.txt" 2>&1
+  ;;
+18) # issue 17: cost of the diagnostics at 2^22; snapshots in the background at 2^24
+  py bench_diag8 120 scripts/bench_step.py --device nvidia --n 4194304 --schemes plain-mono \
+      --steps 48 --diag-every 8 --tmp /tmp/bs --json "$D/diag8.json"
+  py bench_diag48 120 scripts/bench_step.py --device nvidia --n 4194304 --schemes plain-mono \
+      --steps 48 --diag-every 48 --tmp /tmp/bs --json "$D/diag48.json"
+  echo "== run_snap_2e24" >> "$O/index.txt"; t0=$(date +%s)
+  timeout 200 python -m hybridtree run configs/plummer_1m.toml --device nvidia --overwrite \
+      --set ics.n=16777216 --set time.t_end=0.0625 --set output.diag_every=8 \
+      --set output.snapshot_dt=0.015625 --set gravity.multipole=monopole --set gravity.eps=0.01 \
+      --set output.dir=/tmp/s24 > "$D/run_snap_2e24.txt" 2>&1
+  echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"
+  cp /tmp/s24/diagnostics.csv "$D/diag_snap_2e24.csv" 2>/dev/null; ls -la /tmp/s24 > "$D/s24_ls.txt" 2>&1
+  ;;
 *) shift; py custom 580 "$@" ;;
 esac
 tar czf "$O/results.tgz" -C "$D" .

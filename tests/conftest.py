@@ -43,3 +43,21 @@ dir = "out"
 snapshot_dt = {snapshot_every * dt}
 diag_every = {diag_every}
 """
+
+
+def stepping(pos, vel, mass, g, backend: str = "host"):
+    """(state, scheme) of particles with gravity settings ``g``
+    (:class:`hybridtree.engine.GravitySettings`) on the session's device, forces computed
+    at the start; ``backend``: "host" or "device" state."""
+    from hybridtree.clock import Clock
+    from hybridtree.engine import ForceEngine
+    from hybridtree.io.snapshot import Particles
+    from hybridtree.schemes import scheme_for
+    from hybridtree.state import make_state
+    rt = get_runtime()
+    clock = Clock(rt)
+    p = Particles(pos, vel, mass, np.arange(1, len(mass) + 1, dtype=np.uint64))
+    state = make_state(p, g.parts, backend, rt, clock)
+    scheme = scheme_for(g, ForceEngine(g, rt, clock))
+    scheme.start(state)
+    return state, scheme

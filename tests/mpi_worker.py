@@ -12,7 +12,10 @@ import numpy as np
 
 from hybridtree.ics import plummer
 from hybridtree.parallel import PARTICLE_DTYPE, decompose, exchange, parallel_accelerations, world
-from hybridtree.parallel.stepping import STATE_DTYPE, ParallelModel, global_energy, parallel_steps
+from hybridtree.engine import GravitySettings
+from hybridtree.io.snapshot import Particles
+from hybridtree.opencl import get_runtime
+from hybridtree.parallel.stepping import ParallelStepper
 from hybridtree.splitting import Changeover
 
 
@@ -21,16 +24,25 @@ def run(n: int, out: str, opts: dict) -> None:
     comm = world()
     pos, vel, mass = plummer(n, seed=7)
     mine = np.flatnonzero(np.arange(n) % comm.size == comm.rank)
-    p = np.zeros(len(mine), STATE_DTYPE)
-    p["pos"], p["vel"], p["mass"], p["id"] = pos[mine], vel[mine], mass[mine], mine
+    p = Particles(pos[mine], vel[mine], mass[mine], mine.astype(np.uint64))
     split = Changeover(opts["r_in"], opts["r_out"], "dll") if opts.get("hybrid") else None
-    model = ParallelModel(eps=0.01, theta=0.5, changeover=split, n_hard=opts.get("n_hard", 4),
-                          comm=comm)
-    p, _ = parallel_steps(model, p, opts["dt"], 0)
-    e0 = sum(global_energy(comm, p))
-    p, steps = parallel_steps(model, p, opts["dt"], opts["steps"], start=False)
-    e1 = sum(global_energy(comm, p))
-    count = comm.allreduce(float(len(p)))[0]
+    g = GravitySettings(eps=0.01, theta=0.5, changeover=split, n_hard=opts.get("n_hard", 4))
+    stepper = ParallelStepper(g, p, get_runtime(), comm)
+    stepper.start(False)
+
+    def energy() -> float:
+        m = stepper.moments()
+        return m["kinetic"] + m["potential"]
+
+    e0 = energy()
+    steps = []
+    for _ in range(opts["steps"]):
+        before = stepper.breakdown()
+        stepper.step(opts["dt"])
+        after = stepper.breakdown()
+        steps.append({k: after.get(k, 0.0) - before.get(k, 0.0) for k in after})
+    e1 = energy()
+    count = comm.allreduce(float(stepper.state.n))[0]
     if comm.rank == 0:
         np.savez(out, e0=e0, e1=e1, count=count,
                  imbalance=np.array([s["imbalance"] for s in steps]),

@@ -52,3 +52,27 @@ def test_bench_memory_runs_and_its_particles_are_plummer(capsys):
     assert abs(pos.mean(axis=0)).max() < 0.02
     bench_memory.main(["--device", "cpu", "--n", "3000"])
     assert "| 3000 | yes |" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_bench_step_quick_runs_real_steps(tmp_path, capsys):
+    """scripts/bench_step.py (issue 17's benchmark) runs real `hybridtree run` steps and
+    reads their per-step breakdown from diagnostics.csv."""
+    import bench_step
+    out = tmp_path / "s.json"
+    bench_step.main(["--quick", "--device", "cpu", "--json", str(out), "--tmp", str(tmp_path)])
+    text = capsys.readouterr().out
+    assert "| N | scheme | step s | build | walk |" in text
+    assert "| N | public API caller s |" in text
+    rows = json.loads(out.read_text())["rows"]
+    runs = {r["scheme"]: r for r in rows if r["kind"] == "run"}
+    assert set(runs) == {"plain-mono", "hybrid-mono"}
+    for r in runs.values():
+        assert r["error"] is None and r["reports"] == 3 and r["step_s"] > 0
+        assert abs(r["energy_error"]) < 1e-3
+        for k in ("t_build", "t_walk", "t_integrate", "t_reduce"):
+            assert r[k] is not None and r[k] > 0, k
+        assert r["step_over_force"] >= 1.0
+    api = next(r for r in rows if r["kind"] == "api")
+    assert api["caller_s"] > 0 and api["internal_total_s"] > 0 and api["ratio"] >= 1.0
+    assert not any(r["kind"] == "peer" for r in rows)         # --quick never runs the peer

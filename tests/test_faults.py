@@ -108,6 +108,20 @@ def test_sigkill_during_a_snapshot_write(here, reference):
     assert not any(p.name.endswith(".tmp") for p in (here / "out").iterdir())
 
 
+def test_sigkill_during_a_background_snapshot_write(here, reference):
+    """The snapshot of step 12 is written by a background thread; the run steps on, and
+    the process is killed (from that thread) once step 13 is done and the write is
+    complete but not yet renamed: only complete snapshots remain, and the restart ends
+    bit for bit.  (The fault raises instead if the write blocked the run.)"""
+    rc, err = finish(start(here, ["run", "c.toml", "--quiet"], fault="kill_after@write:12"))
+    assert rc == -signal.SIGKILL, err
+    names = [p.name for p in complete_snapshots(here / "out")]
+    assert names == ["snapshot_0000.hdf5", "snapshot_0001.hdf5", "snapshot_0002.hdf5"]
+    assert any(p.name.startswith(".snapshot_0003") for p in (here / "out").iterdir())
+    restart_to_the_end(here, reference)
+    assert not any(p.name.endswith(".tmp") for p in (here / "out").iterdir())
+
+
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_stops_after_the_step_with_a_restart_snapshot(here, reference, sig, code):
     proc = start(here, ["run", "c.toml", "--quiet"])

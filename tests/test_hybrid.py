@@ -7,12 +7,14 @@ from hybridtree.config import validate
 from hybridtree.diagnostics import read_diagnostics
 from hybridtree.gravity import accelerations, split_accelerations
 from hybridtree.ics import plummer
-from hybridtree.integrate import GravityModel, HybridModel, hybrid_step, kdk_step
+from hybridtree.engine import GravitySettings
 from hybridtree.opencl import get_runtime
 from hybridtree.simulation import run
 from hybridtree.splitting import Changeover, soft_potential
 from hybridtree.tree import build_tree
 from hybridtree.treewalk import tree_forces
+
+from conftest import stepping
 
 SHAPES = ("dll", "poly7")
 
@@ -127,51 +129,17 @@ def test_tiny_r_out_gives_the_full_force_as_soft(sphere):
 
 def test_n_hard_1_follows_the_plain_leapfrog():
     pos0, vel0, m = plummer(3000, seed=4)
-    plain = GravityModel(eps=0.01)
-    hyb = HybridModel(eps=0.01, changeover=Changeover(0.01, 0.1), n_hard=1)
+    plain, s1 = stepping(pos0, vel0, m, GravitySettings(eps=0.01))
+    hyb, s2 = stepping(pos0, vel0, m, GravitySettings(eps=0.01, changeover=Changeover(0.01, 0.1),
+                                                       n_hard=1))
     dt = 1 / 64
-    p1, v1 = pos0.copy(), vel0.copy()
-    a1, _ = plain(p1, m)
-    p2, v2 = pos0.copy(), vel0.copy()
-    r = hyb.parts(p2, m, ("hard", "soft"))
-    ah, as_ = r["hard"][0], r["soft"][0]
     for _ in range(20):
-        p1, v1, a1, _ = kdk_step(p1, v1, a1, m, dt, plain)
-        p2, v2, ah, as_, _ = hybrid_step(p2, v2, ah, as_, m, dt, hyb)
+        s1.step(plain, dt)
+        s2.step(hyb, dt)
     scale = np.abs(pos0).max()
-    assert np.abs(p1 - p2).max() < 1e-6 * scale
-    assert np.abs(v1 - v2).max() < 1e-6 * np.abs(vel0).max()
-    assert np.abs(p1 - pos0).max() > 1e-3 * scale       # they did move
-
-
-@pytest.mark.parametrize("remove_net_force", [True, False])
-def test_steps_on_device_equal_steps_on_the_host(remove_net_force):
-    """hybridtree.resident keeps the state on the device for the hard steps; its float64
-    kicks and drifts are the host's, so only the net-force sum's order may differ."""
-    if not get_runtime().has_fp64:
-        pytest.skip("no double precision on this device: the host steps are the only ones")
-    pos0, vel0, m = plummer(5000, seed=3)
-    co = Changeover(0.005, 0.05)
-    out = []
-    for on_device in (False, True):
-        model = HybridModel(eps=0.01, changeover=co, n_hard=4, steps_on_device=on_device,
-                            remove_net_force=remove_net_force)
-        pos, vel = pos0.copy(), vel0.copy()
-        r = model.parts(pos, m, ("hard", "soft"))
-        ah, as_ = r["hard"][0], r["soft"][0]
-        for _ in range(3):
-            pos, vel, ah, as_, pot = hybrid_step(pos, vel, ah, as_, m, 1 / 64, model,
-                                                 model.timers)
-        out.append((pos, vel, ah, as_, pot, model.timers))
-    (p1, v1, h1, s1, u1, t1), (p2, v2, h2, s2, u2, t2) = out
-    assert np.abs(p1 - p2).max() <= 1e-13 * np.abs(p1).max()
-    assert np.abs(v1 - v2).max() <= 1e-13 * np.abs(v1).max()
-    assert np.abs(h1 - h2).max() <= 1e-12 * np.abs(h1).max()
-    assert np.array_equal(s1, s2) and np.array_equal(u1, u2)
-    assert np.abs(p1 - pos0).max() > 1e-3            # they did move
-    # the same forces were counted (the first parts() call included)
-    assert (t1.hard_forces, t1.soft_forces) == (t2.hard_forces, t2.soft_forces) == (13, 4)
-    assert t1.hard_interactions == t2.hard_interactions > 0
+    assert np.abs(plain.pos - hyb.pos).max() < 1e-6 * scale
+    assert np.abs(plain.vel - hyb.vel).max() < 1e-6 * np.abs(vel0).max()
+    assert np.abs(plain.pos - pos0).max() > 1e-3 * scale       # they did move
 
 
 def test_hybrid_config_is_validated():

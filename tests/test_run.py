@@ -105,8 +105,8 @@ def test_restart_is_bit_for_bit(here, capsys):
 
 def test_interrupted_run_restarts_to_the_same_end(here, capsys, monkeypatch):
     assert main(["run", "small.toml", "--quiet", "--set", "output.dir=full"]) == 0
-    from hybridtree import stepper
-    real, calls = stepper.kdk_step, []
+    from hybridtree.stepper import SerialStepper
+    real, calls = SerialStepper.step, []
 
     def interrupt_at_step_8(*args, **kwargs):
         calls.append(1)
@@ -114,9 +114,9 @@ def test_interrupted_run_restarts_to_the_same_end(here, capsys, monkeypatch):
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(stepper, "kdk_step", interrupt_at_step_8)
+    monkeypatch.setattr(SerialStepper, "step", interrupt_at_step_8)
     assert main(["run", "small.toml", "--quiet", "--set", "output.dir=cut"]) == 130
-    monkeypatch.setattr(stepper, "kdk_step", real)
+    monkeypatch.setattr(SerialStepper, "step", real)
     assert sorted(p.name for p in (here / "cut").glob("*.hdf5")) == [
         "snapshot_0000.hdf5", "snapshot_0001.hdf5"]
     assert main(["run", "--restart", "cut/snapshot_0001.hdf5", "--quiet"]) == 0
@@ -188,10 +188,11 @@ def test_bad_input_exit_2_one_line_no_output(here, capsys, case):
 
 
 def test_failure_before_the_first_snapshot_leaves_nothing(here, capsys, monkeypatch):
-    def broken(self, pos, mass):
+    def broken(self, state, parts):
         raise RuntimeError("kernel failed (simulated)")
 
-    monkeypatch.setattr(simulation.GravityModel, "__call__", broken)
+    from hybridtree.engine import ForceEngine
+    monkeypatch.setattr(ForceEngine, "compute", broken)
     assert main(["run", "small.toml", "--quiet"]) == 2
     one_error_line(capsys, "kernel failed (simulated)")
     assert not (here / "out").exists()

@@ -1,158 +1,102 @@
-"""Time stepping on many processes: the one-process integrators with parallel forces.
+"""Time stepping on many processes: the one-process scheme and state with parallel forces.
 
-Once per (soft) step the particles are redistributed (:mod:`.domain`, cost-weighted by
-each process's force time of the last step); the leapfrog and the hybrid tree's nested
-steps (:mod:`hybridtree.integrate`) then run unchanged on the local particles, with forces
-from :func:`.forces.parallel_accelerations`.  Units: G = 1, the caller's units.
+Each process holds its particles in a :class:`hybridtree.state.HostState` (the LET and
+the particle exchange still run on the host; moving them to the device is the next
+step) and steps them with the same scheme as one process
+(:class:`hybridtree.schemes.NestedLeapfrog`); :class:`ParallelEngine` computes the
+forces from the local tree and the other processes' LETs.  Once per (soft) step the
+particles are redistributed (:mod:`.domain`, cost-weighted by each process's force time
+of the last step).  Units: G = 1, the caller's units.
 """
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..integrate import HybridModel, hybrid_step, kdk_step
+from .. import reduce
+from ..clock import Clock
+from ..diagnostics import lagrangian_radii_across
+from ..engine import GravitySettings
 from ..io.snapshot import Particles
+from ..opencl import Runtime
+from ..schemes import scheme_for
+from ..state import HostState
 from .comm import Comm
 from .domain import decompose, exchange
 from .forces import parallel_accelerations
 
-__all__ = ["STATE_DTYPE", "ParallelModel", "ParallelStepper", "parallel_steps", "global_energy"]
+__all__ = ["ParallelEngine", "ParallelStepper", "STATE_DTYPE"]
 
-#: A particle with everything the integrators carry between steps.
+#: A particle with everything the scheme carries between steps, as it travels between
+#: processes.
 STATE_DTYPE = np.dtype([("pos", "f8", 3), ("vel", "f8", 3), ("mass", "f8"), ("id", "u8"),
-                        ("acc_hard", "f8", 3), ("acc_soft", "f8", 3), ("pot", "f8")])
+                        ("acc_full", "f8", 3), ("acc_hard", "f8", 3), ("acc_soft", "f8", 3),
+                        ("pot", "f8")])
 
 
-@dataclass
-class ParallelModel(HybridModel):
-    """Gravity settings plus a communicator; ``changeover=None``: the normal tree code.
+class ParallelEngine:
+    """The force engine of many processes (``compute(state, parts)`` as
+    :class:`hybridtree.engine.ForceEngine`): local tree plus LETs, net force removed
+    over all processes.  ``step`` collects the current step's force seconds and LET
+    volumes."""
 
-    ``breakdown`` sums seconds per phase (and LET volumes) since the last reset.
-    """
+    def __init__(self, g: GravitySettings, rt: Runtime, comm: Comm, clock: Clock,
+                 overlap: bool = False):
+        self.g, self.rt, self.comm, self.clock, self.overlap = g, rt, comm, clock, overlap
+        self.counts: dict[str, int] = defaultdict(int)
+        self.step: dict[str, float] = defaultdict(float)
 
-    comm: Comm = field(default_factory=Comm)
-    grid: tuple[int, int, int] | None = None       # None: the most cubic
-    samples: int = 2000                             # decomposition samples per process
-    overlap: bool = False                           # local walk while the LETs travel
-    breakdown: dict = field(default_factory=lambda: defaultdict(float))
-    steps_on_device: bool = False      # the forces need the other processes' LETs
-
-    @classmethod
-    def from_settings(cls, g, h=None, **extra) -> "ParallelModel":
-        """From the ``[gravity]`` and (hybrid runs) ``[hybrid]`` settings; ``extra``:
-        comm, grid, samples, overlap."""
-        if h is not None and h.enabled:
-            return super().from_settings(g, h, **extra)
-        return super(HybridModel, cls).from_settings(g, **extra)     # the normal tree
-
-    def _force(self, pos, mass, part: str):
-        t0 = time.perf_counter()
-        f = parallel_accelerations(self.comm, pos, mass, self.eps, self.theta, n_leaf=self.n_leaf,
-                                   n_group=self.n_group or None, multipole=self.multipole,
-                                   device=self.device or None, build=self.build,
-                                   split=self.changeover, part=part, overlap=self.overlap)
-        b = self.breakdown
-        for k, v in f.timings.items():
-            b[k] += v
-        key = "hard" if part == "hard" else "soft"
-        b[f"let_{key}_entries"] += f.let_sent["cells"] + f.let_sent["particles"]
-        b[f"let_{key}_bytes"] += f.let_sent["bytes"]
-        seconds = time.perf_counter() - t0
-        b["force"] += seconds
-        self._account(f, part, seconds, f.timings.get("build", 0.0))
-        return self._net(f.acc, mass), f.pot
-
-    def _net(self, acc: np.ndarray, mass: np.ndarray) -> np.ndarray:
-        if not self.remove_net_force:
-            return acc
-        tot = self.comm.allreduce(np.concatenate([[mass.sum()], mass @ acc if len(mass)
-                                                  else np.zeros(3)]))
-        return acc - tot[1:] / tot[0] if tot[0] > 0 else acc
-
-    def __call__(self, pos, mass):
-        return self._force(pos, mass, "full")
-
-    def parts(self, pos, mass, parts):
-        return {p: self._force(pos, mass, p) for p in parts}
+    def compute(self, state: HostState, parts: tuple[str, ...]) -> None:
+        g = self.g
+        for part in parts:
+            t0 = time.perf_counter()
+            f = parallel_accelerations(self.comm, state.pos, state.mass, g.eps, g.theta,
+                                       n_leaf=g.n_leaf, n_group=g.n_group or None,
+                                       multipole=g.multipole, device=g.device or None,
+                                       build=g.build, split=g.changeover, part=part,
+                                       overlap=self.overlap)
+            for k in ("let_select", "let_comm", "build", "walk"):
+                self.clock.add(k, f.timings.get(k, 0.0))
+            self.clock.add(f"walk_{part}", f.timings.get("walk", 0.0))
+            key = "hard" if part == "hard" else "soft"
+            self.step[f"let_{key}_entries"] += f.let_sent["cells"] + f.let_sent["particles"]
+            self.step[f"let_{key}_bytes"] += f.let_sent["bytes"]
+            self.step["force"] += time.perf_counter() - t0
+            self.counts["interactions"] += f.interactions
+            self.counts[f"{part}_interactions"] += f.interactions
+            self.counts[f"{part}_forces"] += 1
+            with self.clock.host("reduce"):
+                acc = f.acc
+                if g.remove_net_force:
+                    local = reduce.host_block_sum(np.column_stack(
+                        [state.mass[:, None] * acc, state.mass]))
+                    tot = self.comm.allreduce(local)
+                    if tot[3] > 0:
+                        acc -= tot[:3] / tot[3]
+                state.acc[part][:] = acc
+                if part != "hard":
+                    state.pot[:] = f.pot
 
 
-def global_energy(comm: Comm, p: np.ndarray) -> tuple[float, float]:
-    """(kinetic, potential) energy of all processes' particles (full potential in p)."""
-    k = 0.5 * float(np.sum(p["mass"] * np.einsum("ij,ij->i", p["vel"], p["vel"])))
-    w = 0.5 * float(np.sum(p["mass"] * p["pot"]))
-    tot = comm.allreduce(np.array([k, w]))
-    return float(tot[0]), float(tot[1])
+def _rows(state: HostState) -> np.ndarray:
+    rows = np.zeros(state.n, STATE_DTYPE)
+    rows["pos"], rows["vel"], rows["mass"], rows["id"] = (state.pos, state.vel, state.mass,
+                                                          state.ids)
+    for part, acc in state.acc.items():
+        rows[f"acc_{part}"] = acc
+    rows["pot"] = state.pot
+    return rows
 
 
-def redistribute(model: ParallelModel, p: np.ndarray, cost: float) -> np.ndarray:
-    """Decompose by cost and move particles to their owners (timed in the breakdown)."""
-    t0 = time.perf_counter()
-    dom = decompose(model.comm, p["pos"], cost, shape=model.grid,
-                    samples_per_process=model.samples)
-    t1 = time.perf_counter()
-    p = exchange(model.comm, p, dom.owner(p["pos"]))
-    model.breakdown["decompose"] += t1 - t0
-    model.breakdown["exchange"] += time.perf_counter() - t1
-    return p
-
-
-def _advance(model: ParallelModel, p: np.ndarray, dt: float) -> tuple[np.ndarray, dict]:
-    """One (soft) step of the local particles, then the redistribution; returns the
-    particles owned afterwards and the step's breakdown (seconds, LET volumes,
-    ``imbalance`` = max / mean force time over the processes)."""
-    model.breakdown.clear()
-    t0 = time.perf_counter()
-    pos, vel = p["pos"].copy(), p["vel"].copy()
-    if model.changeover is not None:
-        pos, vel, ah, asoft, pot = hybrid_step(pos, vel, p["acc_hard"].copy(),
-                                               p["acc_soft"].copy(), p["mass"], dt, model)
-        p["acc_hard"], p["acc_soft"] = ah, asoft
-    else:
-        pos, vel, acc, pot = kdk_step(pos, vel, p["acc_soft"].copy(), p["mass"], dt, model)
-        p["acc_soft"] = acc
-    p["pos"], p["vel"], p["pot"] = pos, vel, pot
-    total = time.perf_counter() - t0
-    force = model.breakdown["force"]
-    times = model.comm.allgather_float(force)
-    step = dict(model.breakdown)
-    step["integrate"] = total - force
-    model.timers.integrate += total - force
-    step["imbalance"] = float(times.max() / times.mean()) if times.mean() > 0 else 1.0
-    cost = force if force > 0 else float(len(p))
-    p = redistribute(model, p, cost)        # once per soft step
-    step["decompose"] = model.breakdown["decompose"]
-    step["exchange"] = model.breakdown["exchange"]
-    return p, step
-
-
-def _start(model: ParallelModel, p: np.ndarray) -> None:
-    """Forces at the current positions (both parts for a hybrid run)."""
-    if model.changeover is not None:
-        r = model.parts(p["pos"], p["mass"], ("hard", "soft"))
-        p["acc_hard"], (p["acc_soft"], p["pot"]) = r["hard"][0], r["soft"]
-    else:
-        p["acc_soft"], p["pot"] = model(p["pos"], p["mass"])
-
-
-def parallel_steps(model: ParallelModel, p: np.ndarray, dt: float, n_steps: int,
-                   start: bool = True) -> tuple[np.ndarray, list[dict]]:
-    """Advance the local particles ``p`` (STATE_DTYPE) by ``n_steps`` (soft) steps of ``dt``.
-
-    ``start``: compute the forces at the initial positions first.  Returns the particles
-    this process owns at the end and one breakdown per step (see :func:`_advance`).
-    """
-    p = redistribute(model, p, float(len(p)))
-    if start:
-        _start(model, p)
-    steps = []
-    for _ in range(n_steps):
-        p, step = _advance(model, p, dt)
-        steps.append(step)
-    return p, steps
+def _take(state: HostState, rows: np.ndarray) -> None:
+    """Make ``rows`` the state's particles (after an exchange)."""
+    state.pos, state.vel = rows["pos"].copy(), rows["vel"].copy()
+    state.mass, state.ids = rows["mass"].copy(), rows["id"].copy()
+    state.acc = {part: rows[f"acc_{part}"].copy() for part in state.parts}
+    state.pot = rows["pot"].copy()
 
 
 class ParallelStepper:
@@ -160,43 +104,73 @@ class ParallelStepper:
     :class:`hybridtree.stepper.SerialStepper`): this process's particles, redistributed
     once per soft step."""
 
-    def __init__(self, model: ParallelModel, p: Particles):
-        state = np.zeros(len(p), STATE_DTYPE)
-        state["pos"], state["vel"], state["mass"], state["id"] = p.pos, p.vel, p.mass, p.ids
-        if p.acc is not None:
-            state["acc_soft"] = p.acc
-        if p.pot is not None:
-            state["pot"] = p.pot
-        self.model = model
+    def __init__(self, g: GravitySettings, p: Particles, rt: Runtime, comm: Comm,
+                 grid: tuple[int, int, int] | None = None, samples: int = 2000,
+                 overlap: bool = False):
+        self.comm, self.grid, self.samples = comm, grid, samples
+        self.clock = Clock()
+        self.state = HostState(p, g.parts, self.clock)
+        self.engine = ParallelEngine(g, rt, comm, self.clock, overlap)
+        self.scheme = scheme_for(g, self.engine)
         self.totals: dict[str, float] = defaultdict(float)
-        model.breakdown.clear()
-        self.p = redistribute(model, state, float(len(state)))
-        self._add(dict(model.breakdown))
+        self._redistribute(float(self.state.n))
 
-    def _add(self, step: dict) -> None:
+    backend = "host"
+
+    def _redistribute(self, cost: float) -> None:
+        """Decompose by cost and move the particles to their owners."""
+        with self.clock.host("decompose"):
+            dom = decompose(self.comm, self.state.pos, cost, shape=self.grid,
+                            samples_per_process=self.samples)
+        with self.clock.host("exchange"):
+            _take(self.state, exchange(self.comm, _rows(self.state), dom.owner(self.state.pos)))
+
+    def _collect(self) -> None:
+        step, self.engine.step = self.engine.step, defaultdict(float)
         for k, v in step.items():
-            self.totals[k] += v
-
-    @property
-    def particles(self) -> Particles:
-        """This process's particles as views of the state (as the serial stepper's are
-        the state itself); ``acc`` is the sum of the two parts."""
-        p = self.p
-        return Particles(p["pos"], p["vel"], p["mass"], p["id"], p["acc_hard"] + p["acc_soft"],
-                         p["pot"])
+            if k != "force":
+                self.totals[k] += v
+        times = self.comm.allgather_float(step.get("force", 0.0))
+        self.totals["imbalance"] += float(times.max() / times.mean()) if times.mean() > 0 else 1.0
 
     def start(self, reuse: bool) -> None:
-        model = self.model
-        if reuse and model.changeover is None:
-            return
-        model.breakdown.clear()
-        _start(model, self.p)
-        self._add(dict(model.breakdown))
+        self.scheme.start(self.state, reuse)
+        self.engine.step.clear()
 
     def step(self, dt: float) -> None:
-        self.p, step = _advance(self.model, self.p, dt)
-        self._add(step)
+        self.scheme.step(self.state, dt)
+        force = self.engine.step.get("force", 0.0)
+        self._collect()
         self.totals["steps"] += 1
+        self._redistribute(force if force > 0 else float(self.state.n))
+
+    def particles(self) -> Particles:
+        return self.state.download()
+
+    def moments(self) -> dict:
+        m = self.state.moments()
+        local = np.concatenate([[m["mass"]], m["mass"] * m["com"], [m["kinetic"], m["potential"]],
+                                m["momentum"], m["angular_momentum"]])
+        tot = self.comm.allreduce(local)
+        com = tot[1:4] / tot[0] if tot[0] > 0 else np.zeros(3)
+        return {"mass": float(tot[0]), "com": com, "kinetic": float(tot[4]),
+                "potential": float(tot[5]), "momentum": tot[6:9], "angular_momentum": tot[9:12]}
+
+    def lagrangian_radii(self, centre: np.ndarray, total_mass: float) -> list[float]:
+        with self.clock.host("reduce"):
+            return lagrangian_radii_across(self.comm, self.state.pos, self.state.mass)
+
+    def bad_ids(self) -> list[int] | None:
+        if self.state.finite():
+            return None
+        return [int(i) for i in self.state.bad_ids()]
+
+    def poison(self) -> None:
+        self.state.poison()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return self.engine.counts
 
     def breakdown(self) -> dict[str, float]:
         return dict(self.totals)

@@ -19,7 +19,7 @@ import pyopencl as cl
 
 from ..opencl import Runtime, pack4, split_hi_lo
 from ..transfer import upload
-from .device_sort import exclusive_scan, radix_sort
+from .device_sort import _allocator, exclusive_scan, radix_sort
 from .morton import BITS, MAX_LEVEL, Cube, bounding_cube, extent_cube
 from .octree import PACK_SPREAD, check_build_args
 
@@ -53,6 +53,7 @@ class DeviceTree:
     cell_quad: cl.Buffer | None  # float8 (C,) traceless Q (xx yy zz xy xz yz) about the com
     timings: dict = field(default_factory=dict)
     groups: dict = field(default_factory=dict)   # (n_group, pack) -> DeviceGroups
+    alloc: object = None        # where this tree's buffers came from (its groups' too)
 
     def to_host(self) -> dict[str, np.ndarray]:
         """Copies of the device arrays (tests and debugging); positions relative to the cube
@@ -110,7 +111,7 @@ def launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) -
 
 @dataclass
 class DeviceArrays:
-    """Particles already on the device (hybridtree.resident): float64 positions (n x 3)
+    """Particles already on the device (hybridtree.state): float64 positions (n x 3)
     and masses (n), in the caller's order."""
 
     pos: cl.Buffer
@@ -119,7 +120,7 @@ class DeviceArrays:
 
 
 def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray | None,
-                   cube: Cube | None, on_device: bool | None = None
+                   cube: Cube | None, on_device: bool | None = None, alloc=None
                    ) -> tuple[Cube, cl.Buffer, cl.Buffer]:
     """(cube, hi, lo): float4 hi/lo positions relative to the cube centre, w = mass.
 
@@ -127,7 +128,9 @@ def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray
     float64 arrays as they are and find the extent and split on the device
     (cl/prepare.cl); otherwise on the host.  Both give the same bits.
     :class:`DeviceArrays` are used where they are (double precision needed).
+    ``alloc``: a :class:`hybridtree.transfer.Workspace` for the device buffers.
     """
+    alloc = _allocator(rt, alloc)
     resident = isinstance(pos, DeviceArrays)
     n = pos.n if resident else len(pos)
     if on_device is None:
@@ -147,12 +150,12 @@ def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray
         wg = 256 if rt.info.kind == "gpu" else 64
         knl = rt.kernel("prepare.cl", "extent", {"WG": wg}, fast_math=False)
         n_wg = max(1, min(-(-n // wg), 4 * rt.info.compute_units))
-        part = rt.empty(48 * n_wg)
+        part = alloc("extent", 48 * n_wg)
         knl(rt.queue, (n_wg * wg,), (wg,), np.int32(n), d_pos, part)
         ext = np.empty((n_wg, 6))
         cl.enqueue_copy(rt.queue, ext, part)
         cube = extent_cube(ext[:, :3].min(axis=0), ext[:, 3:].max(axis=0), power_of_two=True)
-    hi, lo = rt.empty(16 * n), rt.empty(16 * n)
+    hi, lo = alloc("in_hi", 16 * n), alloc("in_lo", 16 * n)
     knl = rt.kernel("prepare.cl", "split_sources", fast_math=False)
     wg = _local_size(rt, knl)
     c = cube.centre
@@ -164,14 +167,18 @@ def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray
 def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray | None,
                       theta: float = 0.5,
                       n_leaf: int = 16, multipole: str = "monopole",
-                      cube: Cube | None = None, prepare_on_device: bool | None = None
-                      ) -> DeviceTree:
+                      cube: Cube | None = None, prepare_on_device: bool | None = None,
+                      alloc=None) -> DeviceTree:
     """Build the octree of ``pos`` (N, 3) float64 with masses ``mass`` (N,) on ``rt``'s device.
 
     ``cube`` defaults to :func:`device_cube`; its side must be a power of two.
     ``prepare_on_device``: see :func:`upload_sources` (which also takes ``pos`` as
-    :class:`DeviceArrays`, with ``mass`` None).
+    :class:`DeviceArrays`, with ``mass`` None).  ``alloc``: a
+    :class:`hybridtree.transfer.Workspace` (no allocation when the sizes repeat; the
+    tree is then valid until the workspace's next build), default fresh buffers.
     """
+    work = alloc
+    alloc = _allocator(rt, alloc)
     n = pos.n if isinstance(pos, DeviceArrays) else len(pos)
     check_build_args(n, theta, n_leaf, multipole)
     if n >= 2**31 - 1:
@@ -180,33 +187,33 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     t0 = time.perf_counter()
     if cube is not None and not np.log2(cube.side).is_integer():
         raise ValueError(f"the device build needs a power-of-two cube side, got {cube.side}")
-    cube, in_hi, in_lo = upload_sources(rt, pos, mass, cube, prepare_on_device)
+    cube, in_hi, in_lo = upload_sources(rt, pos, mass, cube, prepare_on_device, work)
     rt.queue.finish()
     t1 = time.perf_counter()
     t["upload"] = t1 - t0
 
     i32 = np.int32
-    keys = rt.empty(8 * n)
+    keys = alloc("keys", 8 * n)
     launch(rt, "morton_keys", n, i32(n), in_hi, in_lo, np.float32(2.0**BITS / cube.side), keys)
-    skeys, order = radix_sort(rt, keys, n, key_bits=3 * BITS)
-    src_hi, src_lo = rt.empty(16 * n), rt.empty(16 * n)
+    skeys, order = radix_sort(rt, keys, n, key_bits=3 * BITS, alloc=work)
+    src_hi, src_lo = alloc("src_hi", 16 * n), alloc("src_lo", 16 * n)
     launch(rt, "gather", n, i32(n), order, in_hi, in_lo, src_hi, src_lo)
     rt.queue.finish()
     t2 = time.perf_counter()
     t["sort"] = t2 - t1
 
-    n_start = rt.empty(4 * n)
+    n_start = alloc("n_start", 4 * n)
     launch(rt, "count_cells", n, i32(n), skeys, i32(n_leaf), n_start, None, None)
-    offset, n_cells = exclusive_scan(rt, n_start, n)
-    info, link = rt.empty(16 * n_cells), rt.empty(16 * n_cells)
+    offset, n_cells = exclusive_scan(rt, n_start, n, alloc=work, name="cell_offset")
+    info, link = alloc("cell_info", 16 * n_cells), alloc("cell_link", 16 * n_cells)
     launch(rt, "fill_cells", n, i32(n), skeys, i32(n_leaf), offset, info, link)
     rt.queue.finish()
     t3 = time.perf_counter()
     t["cells"] = t3 - t2
 
     quad = multipole == "quadrupole"
-    cell_hi, cell_lo = rt.empty(16 * n_cells), rt.empty(16 * n_cells)
-    cell_quad = rt.empty(32 * n_cells) if quad else None
+    cell_hi, cell_lo = alloc("cell_hi", 16 * n_cells), alloc("cell_lo", 16 * n_cells)
+    cell_quad = alloc("cell_quad", 32 * n_cells) if quad else None
     defines = {"QUAD": int(quad)}
     for level in range(MAX_LEVEL + 1, -1, -1):
         args = [i32(n_cells), i32(level), np.float32(cube.side), np.float32(1.0 / theta), skeys,
@@ -217,7 +224,7 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     return DeviceTree(rt=rt, cube=cube, theta=float(theta), n_leaf=int(n_leaf),
                       multipole=multipole, n=n, n_cells=int(n_cells), order=order, keys=skeys,
                       src_hi=src_hi, src_lo=src_lo, info=info, link=link, cell_hi=cell_hi,
-                      cell_lo=cell_lo, cell_quad=cell_quad, timings=t)
+                      cell_lo=cell_lo, cell_quad=cell_quad, timings=t, alloc=work)
 
 
 def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGroups:
@@ -229,20 +236,27 @@ def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGr
         return tree.groups[n_group, pack]
     rt, n = tree.rt, tree.n
     i32 = np.int32
-    n_start, flag, size = rt.empty(4 * n), rt.empty(4 * n), rt.empty(4 * n)
+    work = tree.alloc
+    base = _allocator(rt, work)
+
+    def alloc(name: str, nbytes: int) -> cl.Buffer:   # groups of other sizes stay valid
+        return base(f"{name}_{n_group}_{int(pack)}", nbytes)
+
+    n_start, flag, size = alloc("g_start", 4 * n), alloc("g_flag", 4 * n), alloc("g_size", 4 * n)
     launch(rt, "count_cells", n, i32(n), tree.keys, i32(n_group), n_start, flag, size)
-    offset, n_groups = exclusive_scan(rt, flag, n)
-    ranges = rt.empty(8 * n_groups)
+    offset, n_groups = exclusive_scan(rt, flag, n, alloc=base, name="g_offset")
+    ranges = alloc("g_leaves", 8 * n_groups)
     launch(rt, "fill_leaves", n, i32(n), size, offset, ranges)
     if pack:
         n_leaves, leaves = n_groups, ranges
-        gflag = rt.empty(4 * n_leaves)
+        gflag = alloc("g_pack", 4 * n_leaves)
         launch(rt, "pack_leaves", n_leaves, i32(n_leaves), leaves, i32(n), tree.keys,
                i32(n_group), np.array(PACK_SPREAD, np.int32).view(cl.cltypes.int2)[0], gflag)
-        offset, n_groups = exclusive_scan(rt, gflag, n_leaves)
-        ranges = rt.empty(8 * n_groups)
+        offset, n_groups = exclusive_scan(rt, gflag, n_leaves, alloc=base, name="g_offset2")
+        ranges = alloc("g_ranges", 8 * n_groups)
         launch(rt, "fill_groups", n_leaves, i32(n_leaves), leaves, gflag, offset, ranges)
-    g_hi, g_lo, g_half = rt.empty(16 * n_groups), rt.empty(16 * n_groups), rt.empty(16 * n_groups)
+    g_hi, g_lo, g_half = (alloc("g_hi", 16 * n_groups), alloc("g_lo", 16 * n_groups),
+                          alloc("g_half", 16 * n_groups))
     launch(rt, "group_boxes", n_groups, i32(n_groups), ranges, tree.src_hi, tree.src_lo,
            g_hi, g_lo, g_half)
     tree.groups[n_group, pack] = DeviceGroups(int(n_groups), ranges, g_hi, g_lo, g_half)

@@ -154,24 +154,32 @@ def _enqueue_scan(rt: Runtime, k: _Kernels, values: cl.Buffer, n: int, out: cl.B
     k.launch(rt, "scan_add", n_blocks, values, np.uint32(n), sums, out)
 
 
+def _allocator(rt: Runtime, alloc):
+    """``alloc(name, nbytes)`` (a :class:`hybridtree.transfer.Workspace`) or fresh buffers."""
+    return alloc if alloc is not None else (lambda name, nbytes: rt.empty(nbytes))
+
+
 def exclusive_scan(rt: Runtime, values: cl.Buffer, n: int, out: cl.Buffer | None = None,
-                   *, tuning: Tuning | None = None) -> tuple[cl.Buffer, int]:
+                   *, tuning: Tuning | None = None, alloc=None,
+                   name: str = "scan") -> tuple[cl.Buffer, int]:
     """Exclusive prefix sum of n uint32 values; returns (out, total).
 
     ``out`` has n + 1 entries: out[i] = values[0] + ... + values[i - 1], out[n] = total.
     ``values`` is not modified and must not be ``out``.  A given ``out`` must hold at
     least n + 1 uint32.  The total is read back (blocking, the one host round trip);
     everything else stays on the device.  Sums wrap modulo 2^32.  ``tuning``
-    overrides ``TUNING[rt.info.kind]`` (tests, benchmarks).
+    overrides ``TUNING[rt.info.kind]`` (tests, benchmarks).  ``alloc``: where ``out``
+    (when not given) and the scratch come from, under names starting with ``name``.
     """
     n = _check_n(n)
+    alloc = _allocator(rt, alloc)
     if out is None:
-        out = rt.empty(4 * (n + 1))
+        out = alloc(name, 4 * (n + 1))
     if n == 0:
         cl.enqueue_copy(rt.queue, out, np.zeros(1, np.uint32))
         return out, 0
     k = _kernels(rt, tuning)
-    _enqueue_scan(rt, k, values, n, out, rt.empty(_scan_sums_nbytes(k, n)))
+    _enqueue_scan(rt, k, values, n, out, alloc(name + "_sums", _scan_sums_nbytes(k, n)))
     total = np.empty(1, np.uint32)
     cl.enqueue_copy(rt.queue, total, out, src_offset=4 * n)
     return out, int(total[0])
@@ -188,13 +196,13 @@ class _SortScratch:
     sums: cl.Buffer
 
     @classmethod
-    def allocate(cls, rt: Runtime, k: _Kernels, n: int, n_tiles: int) -> _SortScratch:
+    def allocate(cls, alloc, k: _Kernels, n: int, n_tiles: int) -> _SortScratch:
         n_hist = (1 << k.radix_bits) * n_tiles
-        return cls(keys=(rt.empty(8 * n), rt.empty(8 * n)),
-                   vals=(rt.empty(4 * n), rt.empty(4 * n)),
-                   hist=rt.empty(4 * n_hist),
-                   offsets=rt.empty(4 * (n_hist + 1)),
-                   sums=rt.empty(_scan_sums_nbytes(k, n_hist)))
+        return cls(keys=(alloc("sort_keys0", 8 * n), alloc("sort_keys1", 8 * n)),
+                   vals=(alloc("sort_vals0", 4 * n), alloc("sort_vals1", 4 * n)),
+                   hist=alloc("sort_hist", 4 * n_hist),
+                   offsets=alloc("sort_offsets", 4 * (n_hist + 1)),
+                   sums=alloc("sort_sums", _scan_sums_nbytes(k, n_hist)))
 
 
 def _digit_passes(key_bits: int, radix_bits: int) -> list[tuple[int, int]]:
@@ -204,7 +212,7 @@ def _digit_passes(key_bits: int, radix_bits: int) -> list[tuple[int, int]]:
 
 
 def radix_sort(rt: Runtime, keys: cl.Buffer, n: int, key_bits: int = 63,
-               *, tuning: Tuning | None = None) -> tuple[cl.Buffer, cl.Buffer]:
+               *, tuning: Tuning | None = None, alloc=None) -> tuple[cl.Buffer, cl.Buffer]:
     """Stable ascending sort of n ulong keys (only the low key_bits bits are used).
 
     Returns new buffers (sorted_keys ulong[n], order uint32[n]) with
@@ -216,7 +224,9 @@ def radix_sort(rt: Runtime, keys: cl.Buffer, n: int, key_bits: int = 63,
     launches each, all enqueued without waiting and with no read-back; the caller
     synchronises (reading the results does).  Device memory: 24 bytes per key
     during the sort (two ping-pong pairs), 12 of them kept as the results.
-    ``tuning`` overrides ``TUNING[rt.info.kind]`` (tests, benchmarks).
+    ``tuning`` overrides ``TUNING[rt.info.kind]`` (tests, benchmarks).  ``alloc``: a
+    :class:`hybridtree.transfer.Workspace` for every buffer (the results are then
+    workspace buffers too, valid until its next sort).
     """
     n = _check_n(n)
     key_bits = int(key_bits)
@@ -226,7 +236,7 @@ def radix_sort(rt: Runtime, keys: cl.Buffer, n: int, key_bits: int = 63,
         return rt.empty(0), rt.empty(0)
     k = _kernels(rt, tuning)
     n_tiles = _ceil_div(n, k.tile)
-    s = _SortScratch.allocate(rt, k, n, n_tiles)
+    s = _SortScratch.allocate(_allocator(rt, alloc), k, n, n_tiles)
     src_keys, src_vals = keys, s.vals[1]   # pass 0 makes its own payload, src_vals is unread
     for p, (shift, mask) in enumerate(_digit_passes(key_bits, k.radix_bits)):
         dst_keys, dst_vals = s.keys[p % 2], s.vals[p % 2]

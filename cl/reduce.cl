@@ -1,0 +1,225 @@
+/* Deterministic float64 reductions of particle state kept on the device (OpenCL C 1.2
+ * with cl_khr_fp64; hybridtree/reduce.py drives it and holds the numpy twins).
+ *
+ * Every sum has one fixed order that does not depend on the device, the work-group
+ * size or the scheduling: level 1 sums each block of BLOCK consecutive terms
+ * sequentially (s = t0, then s = s + t1, ...; terms past n are +0.0), each further
+ * level does the same to the previous level's rows, until one row is left.  numpy's
+ * cumsum over a zero-padded (rows, BLOCK, K) array is the same sequence of roundings,
+ * so the host gives the very same bits.
+ *
+ * Defines: BLOCK (terms per sequential block), NR (radii per enclosed-mass pass),
+ * WG (work-group size of count_sum).
+ */
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+/* no fused multiply-adds: every product must round on its own, as numpy's does */
+#pragma OPENCL FP_CONTRACT OFF
+
+#ifndef BLOCK
+#define BLOCK 64
+#endif
+#ifndef NR
+#define NR 45
+#endif
+#ifndef WG
+#define WG 64
+#endif
+
+/* The level step shared by every level-1 kernel: t[K] holds this index's terms
+   (already +0.0 past n); the first index starts the sums instead of adding to 0.0,
+   because 0.0 + (-0.0) would turn a -0.0 term into +0.0 where numpy keeps it. */
+#define ACCUMULATE(K, s, t, i)                       \
+    for (int k = 0; k < (K); k++)                    \
+        s[k] = (i) == 0 ? t[k] : s[k] + t[k]
+
+/* out (ceil(m / BLOCK) x K) = block sums of the rows of in (m x K): one level. */
+__kernel void reduce_rows(const int m, const int K, __global const double *in,
+                          __global double *out)
+{
+    const int j = get_global_id(0);
+    if (j >= (m + BLOCK - 1) / BLOCK)
+        return;
+    const size_t first = (size_t)j * BLOCK;
+    for (int k = 0; k < K; k++) {
+        double s = in[first * K + k];
+        for (int i = 1; i < BLOCK; i++) {
+            const size_t r = first + i;
+            s = s + (r < (size_t)m ? in[r * K + k] : 0.0);
+        }
+        out[(size_t)j * K + k] = s;
+    }
+}
+
+/* The same level with max instead of sum (exact, so any order would do; fmax skips
+   NaN).  Padding is -INFINITY. */
+__kernel void reduce_rows_max(const int m, const int K, __global const double *in,
+                              __global double *out)
+{
+    const int j = get_global_id(0);
+    if (j >= (m + BLOCK - 1) / BLOCK)
+        return;
+    const size_t first = (size_t)j * BLOCK;
+    for (int k = 0; k < K; k++) {
+        double s = -INFINITY;
+        for (int i = 0; i < BLOCK && first + i < (size_t)m; i++)
+            s = fmax(s, in[(first + i) * K + k]);
+        out[(size_t)j * K + k] = s;
+    }
+}
+
+/* Level 1 of the net force: m ax, m ay, m az, m. */
+__kernel void net_terms(const int n, __global const double *mass, __global const double *acc,
+                        __global double *out)
+{
+    const int j = get_global_id(0);
+    if (j >= (n + BLOCK - 1) / BLOCK)
+        return;
+    double s[4], t[4];
+    for (int i = 0; i < BLOCK; i++) {
+        const size_t p = (size_t)j * BLOCK + i;
+        for (int k = 0; k < 4; k++)
+            t[k] = 0.0;
+        if (p < (size_t)n) {
+            const double m = mass[p];
+            t[0] = m * acc[3 * p];
+            t[1] = m * acc[3 * p + 1];
+            t[2] = m * acc[3 * p + 2];
+            t[3] = m;
+        }
+        ACCUMULATE(4, s, t, i);
+    }
+    for (int k = 0; k < 4; k++)
+        out[(size_t)j * 4 + k] = s[k];
+}
+
+/* Level 1 of the moments: m, m x (3), kinetic, potential, m v (3), m (x cross v) (3).
+   pot may be NULL (has_pot 0): the potential terms are then 0.0. */
+__kernel void moment_terms(const int n, __global const double *pos, __global const double *vel,
+                           __global const double *mass, __global const double *pot,
+                           const int has_pot, __global double *out)
+{
+    const int j = get_global_id(0);
+    if (j >= (n + BLOCK - 1) / BLOCK)
+        return;
+    double s[12], t[12];
+    for (int i = 0; i < BLOCK; i++) {
+        const size_t p = (size_t)j * BLOCK + i;
+        for (int k = 0; k < 12; k++)
+            t[k] = 0.0;
+        if (p < (size_t)n) {
+            const double m = mass[p], h = 0.5 * m;
+            const double x = pos[3 * p], y = pos[3 * p + 1], z = pos[3 * p + 2];
+            const double vx = vel[3 * p], vy = vel[3 * p + 1], vz = vel[3 * p + 2];
+            t[0] = m;
+            t[1] = m * x;
+            t[2] = m * y;
+            t[3] = m * z;
+            t[4] = h * ((vx * vx + vy * vy) + vz * vz);
+            t[5] = has_pot ? h * pot[p] : 0.0;
+            t[6] = m * vx;
+            t[7] = m * vy;
+            t[8] = m * vz;
+            t[9] = m * (y * vz - z * vy);
+            t[10] = m * (z * vx - x * vz);
+            t[11] = m * (x * vy - y * vx);
+        }
+        ACCUMULATE(12, s, t, i);
+    }
+    for (int k = 0; k < 12; k++)
+        out[(size_t)j * 12 + k] = s[k];
+}
+
+static inline double radius(__global const double *pos, const size_t p, const double cx,
+                            const double cy, const double cz)
+{
+    const double dx = pos[3 * p] - cx, dy = pos[3 * p + 1] - cy, dz = pos[3 * p + 2] - cz;
+    return sqrt((dx * dx + dy * dy) + dz * dz);
+}
+
+/* Level 1 of the enclosed masses: term k of particle p is m_p where r_p <= radii[k].
+   (__constant: every work-item reads the same radius at the same time.) */
+__kernel void enclosed_terms(const int n, __global const double *pos, __global const double *mass,
+                             const double cx, const double cy, const double cz,
+                             __constant double *radii, __global double *out)
+{
+    const int j = get_global_id(0);
+    if (j >= (n + BLOCK - 1) / BLOCK)
+        return;
+    double s[NR];
+    for (int i = 0; i < BLOCK; i++) {
+        const size_t p = (size_t)j * BLOCK + i;
+        const int in = p < (size_t)n;
+        const double r = in ? radius(pos, p, cx, cy, cz) : 0.0;
+        const double m = in ? mass[p] : 0.0;
+        for (int k = 0; k < NR; k++) {
+            const double t = in && r <= radii[k] ? m : 0.0;
+            s[k] = i == 0 ? t : s[k] + t;
+        }
+    }
+    for (int k = 0; k < NR; k++)
+        out[(size_t)j * NR + k] = s[k];
+}
+
+/* Level 1 of the largest radius about (cx, cy, cz). */
+__kernel void max_radius(const int n, __global const double *pos, const double cx,
+                         const double cy, const double cz, __global double *out)
+{
+    const int j = get_global_id(0);
+    if (j >= (n + BLOCK - 1) / BLOCK)
+        return;
+    double s = -INFINITY;
+    for (size_t p = (size_t)j * BLOCK; p < (size_t)j * BLOCK + BLOCK && p < (size_t)n; p++)
+        s = fmax(s, radius(pos, p, cx, cy, cz));
+    out[j] = s;
+}
+
+/* acc[i][k] = acc[i][k] - shift[k]: numpy's acc -= shift */
+__kernel void subtract3(const int n, const double sx, const double sy, const double sz,
+                        __global double *acc)
+{
+    const int i = get_global_id(0);
+    if (i >= n)
+        return;
+    const size_t k = 3 * (size_t)i;
+    acc[k] = acc[k] - sx;
+    acc[k + 1] = acc[k + 1] - sy;
+    acc[k + 2] = acc[k + 2] - sz;
+}
+
+/* flag = 1 if any of the count values is NaN or infinite (writers race, all write 1). */
+__kernel void nonfinite(const int count, __global const double *x, __global int *flag)
+{
+    const int i = get_global_id(0);
+    if (i < count && !isfinite(x[i]))
+        *flag = 1;
+}
+
+/* Per work-group sums (64-bit) of both components of n int2 counts over a strided share:
+   out[2 g], out[2 g + 1].  Barriers stay outside every branch (PoCL 3.0 lost partial
+   sums with a barrier inside a work-group-uniform if). */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void count_sum(const int n, __global const int2 *counts, __global long *out)
+{
+    __local long l[2][WG];
+    const int lid = get_local_id(0);
+    long a = 0, b = 0;
+    for (int i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const int2 c = counts[i];
+        a += c.x;
+        b += c.y;
+    }
+    l[0][lid] = a;
+    l[1][lid] = b;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = WG / 2; h > 0; h >>= 1) {
+        if (lid < h) {
+            l[0][lid] += l[0][lid + h];
+            l[1][lid] += l[1][lid + h];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        out[2 * get_group_id(0)] = l[0][0];
+        out[2 * get_group_id(0) + 1] = l[1][0];
+    }
+}
