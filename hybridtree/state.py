@@ -26,6 +26,7 @@ import pyopencl as cl
 
 from . import reduce
 from .clock import Clock
+from .diagnostics import lagrangian_radii
 from .io.snapshot import Particles
 from .opencl import Runtime
 from .transfer import download, upload
@@ -96,7 +97,6 @@ class HostState:
 
     def lagrangian_radii(self, centre: np.ndarray, fractions=(0.1, 0.5, 0.9),
                          total_mass: float | None = None) -> list[float]:
-        from .diagnostics import lagrangian_radii
         with self.clock.host("reduce"):
             return lagrangian_radii(self.pos, self.mass, fractions, centre=centre)
 
@@ -138,10 +138,9 @@ class DeviceState:
                                                     (p.mass, np.float64), (p.ids, np.uint64),
                                                     (pot, np.float64))]
             self.pos, self.vel, self.mass, self.ids, self.pot = upload(rt, arrays, [None] * 5)
-            self.acc = {part: rt.empty(24 * n) for part in parts}
-            first = upload(rt, [np.asarray(acc, np.float64)], [None])[0]
-            self.acc[parts[0]] = first
+            self.acc = {parts[0]: upload(rt, [np.asarray(acc, np.float64)], [None])[0]}
             for part in parts[1:]:
+                self.acc[part] = rt.empty(24 * n)
                 cl.enqueue_fill_buffer(rt.queue, self.acc[part], np.float64(0), 0, 24 * n)
         self._axpy = rt.kernel("state.cl", "axpy", fast_math=False)
         self._wg = min(256, rt.max_work_group_size(self._axpy))

@@ -8,81 +8,53 @@ report and write, and does no array arithmetic.  Units: internal (G = 1).
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import numpy as np
 
 from .clock import Clock
 from .engine import ForceEngine, GravitySettings
 from .io.snapshot import Particles
 from .opencl import Runtime
-from .schemes import scheme_for
-from .state import make_state, state_backend
+from .schemes import NestedLeapfrog, scheme_for
+from .state import State, make_state, state_backend
 
 __all__ = ["Stepper", "SerialStepper"]
 
 
-class Stepper(Protocol):
-    """This process's particles with the forces of their positions."""
+class Stepper:
+    """This process's particles (``state``) with the forces of their positions, stepped by
+    ``scheme`` with ``engine``'s forces, timed by ``clock``.  Subclasses make them."""
 
+    state: State
+    scheme: NestedLeapfrog
+    engine: ForceEngine
     clock: Clock
-
-    def start(self, reuse: bool) -> None:
-        """Forces at the start (``reuse``: keep a restart snapshot's accelerations)."""
-
-    def step(self, dt: float) -> None:
-        """One (soft) step of ``dt``."""
-
-    def particles(self) -> Particles:
-        """Host copies of this process's particles (for a snapshot)."""
-
-    def moments(self) -> dict:
-        """Sums over all processes' particles (:func:`hybridtree.reduce.host_moments`)."""
-
-    def lagrangian_radii(self, centre: np.ndarray, total_mass: float) -> list[float]:
-        """10/50/90 % Lagrangian radii of all processes' particles around ``centre``."""
-
-    def bad_ids(self) -> list[int] | None:
-        """None if every value is finite, else (up to) the IDs of bad particles."""
-
-    @property
-    def counts(self) -> dict[str, int]:
-        """Cumulative interactions and forces per part."""
-
-    def breakdown(self) -> dict[str, float]:
-        """Cumulative per-step figures of many processes (empty for one)."""
-
-
-class SerialStepper:
-    """One process: the state on the device where it can be (:mod:`hybridtree.state`)."""
-
-    def __init__(self, g: GravitySettings, p: Particles, rt: Runtime):
-        self.clock = Clock(rt)
-        backend = state_backend(rt, g.method, g.build)
-        self.state = make_state(p, g.parts, backend, rt, self.clock)
-        self.engine = ForceEngine(g, rt, self.clock)
-        self.scheme = scheme_for(g, self.engine)
 
     @property
     def backend(self) -> str:
         return self.state.backend
 
     def start(self, reuse: bool) -> None:
+        """Forces at the start (``reuse``: keep a restart snapshot's accelerations)."""
         self.scheme.start(self.state, reuse)
 
     def step(self, dt: float) -> None:
+        """One (soft) step of ``dt``."""
         self.scheme.step(self.state, dt)
 
     def particles(self) -> Particles:
+        """Host copies of this process's particles (for a snapshot)."""
         return self.state.download()
 
     def moments(self) -> dict:
+        """Sums over all processes' particles (:func:`hybridtree.reduce.host_moments`)."""
         return self.state.moments()
 
     def lagrangian_radii(self, centre: np.ndarray, total_mass: float) -> list[float]:
+        """10/50/90 % Lagrangian radii of all processes' particles around ``centre``."""
         return self.state.lagrangian_radii(centre, total_mass=total_mass)
 
     def bad_ids(self) -> list[int] | None:
+        """None if every value is finite, else the IDs of this process's bad particles."""
         if self.state.finite():
             return None
         return [int(i) for i in self.state.bad_ids()]
@@ -92,7 +64,20 @@ class SerialStepper:
 
     @property
     def counts(self) -> dict[str, int]:
+        """Cumulative interactions and forces per part."""
         return self.engine.counts
 
     def breakdown(self) -> dict[str, float]:
+        """Cumulative per-step figures of many processes (empty for one)."""
         return {}
+
+
+class SerialStepper(Stepper):
+    """One process: the state on the device where it can be (:mod:`hybridtree.state`)."""
+
+    def __init__(self, g: GravitySettings, p: Particles, rt: Runtime):
+        self.clock = Clock(rt)
+        backend = state_backend(rt, g.method, g.build)
+        self.state = make_state(p, g.parts, backend, rt, self.clock)
+        self.engine = ForceEngine(g, rt, self.clock)
+        self.scheme = scheme_for(g, self.engine)

@@ -22,7 +22,7 @@ import pyopencl as cl
 
 from .opencl import Runtime
 
-__all__ = ["STAGING", "Workspace", "download", "fresh", "release", "scratch", "upload",
+__all__ = ["STAGING", "Workspace", "allocator", "download", "release", "scratch", "upload",
            "use_staging"]
 
 #: Bytes per pipelined chunk (H100 machine, docs/benchmarks.md: 4 MB moved 29.6 GB/s up
@@ -126,10 +126,11 @@ class Workspace:
         return sum(b.size for b in self.buffers.values())
 
 
-def fresh(rt: Runtime):
-    """An allocator with :class:`Workspace`'s call signature that makes a new buffer each
-    time (for trees that must outlive the next build)."""
-    return lambda name, nbytes: rt.empty(nbytes)
+def allocator(rt: Runtime, alloc=None):
+    """``alloc`` (a :class:`Workspace`) where given, else an allocator with its call
+    signature that makes a new buffer each time (for trees that must outlive the next
+    build)."""
+    return alloc if alloc is not None else (lambda name, nbytes: rt.empty(nbytes))
 
 
 def release(rt: Runtime) -> None:

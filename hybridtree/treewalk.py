@@ -11,7 +11,7 @@ from .opencl import Runtime, pack4, split_hi_lo
 from .splitting import Changeover
 from .tree import Octree, integer_coords, leaf_ranges, morton_keys
 from .tree.octree import packed_leaf_ranges
-from .transfer import download, fresh, scratch
+from .transfer import allocator, download, scratch
 from .tree.device_build import DeviceTree, device_groups, launch
 
 #: Interaction-list capacity in local memory (entries).
@@ -138,7 +138,7 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
 def _device_sinks(tree: DeviceTree, n_group: int) -> tuple[list, int]:
     """Sink groups of a device tree's own particles, formed on the device."""
     g = device_groups(tree, n_group, PACK_GROUPS)
-    self_idx = (tree.alloc or fresh(tree.rt))("self_idx", 4 * tree.n)
+    self_idx = allocator(tree.rt, tree.alloc)("self_idx", 4 * tree.n)
     launch(tree.rt, "iota", tree.n, np.int32(tree.n), self_idx)
     return [np.int32(g.n_groups), g.ranges, g.hi, g.lo, g.half, tree.src_hi, tree.src_lo,
             self_idx], g.n_groups
@@ -252,7 +252,7 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     name, knl, defines, wg, n_group = _walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps,
                                                    options, split, part)
     sink_args, n_groups = _device_sinks(tree, n_group)
-    alloc = tree.alloc or fresh(rt)
+    alloc = allocator(rt, tree.alloc)
     out, counts = alloc("walk_out", 16 * n), alloc("walk_counts", 8 * n)
     args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
     prof = _enqueue_walk(rt, name, knl, defines, args, wg, n_groups, n_group, quad)

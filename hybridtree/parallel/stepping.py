@@ -24,6 +24,7 @@ from ..io.snapshot import Particles
 from ..opencl import Runtime
 from ..schemes import scheme_for
 from ..state import HostState
+from ..stepper import Stepper
 from .comm import Comm
 from .domain import decompose, exchange
 from .forces import parallel_accelerations
@@ -99,9 +100,8 @@ def _take(state: HostState, rows: np.ndarray) -> None:
     state.pot = rows["pot"].copy()
 
 
-class ParallelStepper:
-    """The run driver's view of many processes (interface of
-    :class:`hybridtree.stepper.SerialStepper`): this process's particles, redistributed
+class ParallelStepper(Stepper):
+    """The run driver's view of many processes: this process's particles, redistributed
     once per soft step."""
 
     def __init__(self, g: GravitySettings, p: Particles, rt: Runtime, comm: Comm,
@@ -114,8 +114,6 @@ class ParallelStepper:
         self.scheme = scheme_for(g, self.engine)
         self.totals: dict[str, float] = defaultdict(float)
         self._redistribute(float(self.state.n))
-
-    backend = "host"
 
     def _redistribute(self, cost: float) -> None:
         """Decompose by cost and move the particles to their owners."""
@@ -134,18 +132,15 @@ class ParallelStepper:
         self.totals["imbalance"] += float(times.max() / times.mean()) if times.mean() > 0 else 1.0
 
     def start(self, reuse: bool) -> None:
-        self.scheme.start(self.state, reuse)
+        super().start(reuse)
         self.engine.step.clear()
 
     def step(self, dt: float) -> None:
-        self.scheme.step(self.state, dt)
+        super().step(dt)
         force = self.engine.step.get("force", 0.0)
         self._collect()
         self.totals["steps"] += 1
         self._redistribute(force if force > 0 else float(self.state.n))
-
-    def particles(self) -> Particles:
-        return self.state.download()
 
     def moments(self) -> dict:
         m = self.state.moments()
@@ -159,18 +154,6 @@ class ParallelStepper:
     def lagrangian_radii(self, centre: np.ndarray, total_mass: float) -> list[float]:
         with self.clock.host("reduce"):
             return lagrangian_radii_across(self.comm, self.state.pos, self.state.mass)
-
-    def bad_ids(self) -> list[int] | None:
-        if self.state.finite():
-            return None
-        return [int(i) for i in self.state.bad_ids()]
-
-    def poison(self) -> None:
-        self.state.poison()
-
-    @property
-    def counts(self) -> dict[str, int]:
-        return self.engine.counts
 
     def breakdown(self) -> dict[str, float]:
         return dict(self.totals)

@@ -18,8 +18,8 @@ import numpy as np
 import pyopencl as cl
 
 from ..opencl import Runtime, pack4, split_hi_lo
-from ..transfer import upload
-from .device_sort import _allocator, exclusive_scan, radix_sort
+from ..transfer import allocator, upload
+from .device_sort import exclusive_scan, radix_sort
 from .morton import BITS, MAX_LEVEL, Cube, bounding_cube, extent_cube
 from .octree import PACK_SPREAD, check_build_args
 
@@ -130,7 +130,7 @@ def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray
     :class:`DeviceArrays` are used where they are (double precision needed).
     ``alloc``: a :class:`hybridtree.transfer.Workspace` for the device buffers.
     """
-    alloc = _allocator(rt, alloc)
+    alloc = allocator(rt, alloc)
     resident = isinstance(pos, DeviceArrays)
     n = pos.n if resident else len(pos)
     if on_device is None:
@@ -178,7 +178,7 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     tree is then valid until the workspace's next build), default fresh buffers.
     """
     work = alloc
-    alloc = _allocator(rt, alloc)
+    alloc = allocator(rt, alloc)
     n = pos.n if isinstance(pos, DeviceArrays) else len(pos)
     check_build_args(n, theta, n_leaf, multipole)
     if n >= 2**31 - 1:
@@ -237,7 +237,7 @@ def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGr
     rt, n = tree.rt, tree.n
     i32 = np.int32
     work = tree.alloc
-    base = _allocator(rt, work)
+    base = allocator(rt, work)
 
     def alloc(name: str, nbytes: int) -> cl.Buffer:   # groups of other sizes stay valid
         return base(f"{name}_{n_group}_{int(pack)}", nbytes)

@@ -17,6 +17,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..opencl import DeviceError, Runtime
+from ..transfer import allocator
 
 __all__ = ["MAX_N", "Tuning", "exclusive_scan", "radix_sort"]
 
@@ -154,11 +155,6 @@ def _enqueue_scan(rt: Runtime, k: _Kernels, values: cl.Buffer, n: int, out: cl.B
     k.launch(rt, "scan_add", n_blocks, values, np.uint32(n), sums, out)
 
 
-def _allocator(rt: Runtime, alloc):
-    """``alloc(name, nbytes)`` (a :class:`hybridtree.transfer.Workspace`) or fresh buffers."""
-    return alloc if alloc is not None else (lambda name, nbytes: rt.empty(nbytes))
-
-
 def exclusive_scan(rt: Runtime, values: cl.Buffer, n: int, out: cl.Buffer | None = None,
                    *, tuning: Tuning | None = None, alloc=None,
                    name: str = "scan") -> tuple[cl.Buffer, int]:
@@ -172,7 +168,7 @@ def exclusive_scan(rt: Runtime, values: cl.Buffer, n: int, out: cl.Buffer | None
     (when not given) and the scratch come from, under names starting with ``name``.
     """
     n = _check_n(n)
-    alloc = _allocator(rt, alloc)
+    alloc = allocator(rt, alloc)
     if out is None:
         out = alloc(name, 4 * (n + 1))
     if n == 0:
@@ -236,7 +232,7 @@ def radix_sort(rt: Runtime, keys: cl.Buffer, n: int, key_bits: int = 63,
         return rt.empty(0), rt.empty(0)
     k = _kernels(rt, tuning)
     n_tiles = _ceil_div(n, k.tile)
-    s = _SortScratch.allocate(_allocator(rt, alloc), k, n, n_tiles)
+    s = _SortScratch.allocate(allocator(rt, alloc), k, n, n_tiles)
     src_keys, src_vals = keys, s.vals[1]   # pass 0 makes its own payload, src_vals is unread
     for p, (shift, mask) in enumerate(_digit_passes(key_bits, k.radix_bits)):
         dst_keys, dst_vals = s.keys[p % 2], s.vals[p % 2]
