@@ -5,17 +5,38 @@
 * :func:`cold_sphere`: uniform-density sphere at rest (cold collapse).
 
 Every generator returns ``(pos, vel, mass)`` with shapes (n, 3), (n, 3), (n,),
-equal masses 1/n, and the centre of mass at rest at the origin
-(:func:`to_com_frame`).
+equal masses 1/n, and the centre of mass at rest at the origin.
+
+Blocks: the particles of a model are drawn in blocks of :data:`BLOCK` consecutive
+IDs, block ``b`` (particle indices ``b·BLOCK .. (b+1)·BLOCK - 1``, IDs one higher)
+from its own random stream (:func:`block_rng`), so that any range of particles can
+be generated alone (:func:`generate_share`: each MPI process makes only its own
+share) and is the same whoever makes it.  The shift to the centre-of-mass frame
+comes from per-block moment sums (Σm, Σm·x, Σm·v, each block summed by one fixed
+numpy reduction) added exactly and rounded once (:func:`com_offsets`), so the
+particles are the same bits for any number of processes.  Block 0 draws from
+``default_rng(seed)`` in the order the generators always used, so a model of at
+most BLOCK particles is the one earlier versions gave (to the rounding of the
+centre-of-mass shift).
 """
 
 from __future__ import annotations
 
+import math
 import numbers
+from dataclasses import dataclass
+from typing import Callable, Iterable
 
 import numpy as np
 
 Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+#: particles per block of the generators (a fixed part of what a seed means: changing
+#: it changes every model of more than BLOCK particles)
+BLOCK = 1 << 16
+
+#: columns of a block-moment row: Σm, Σm·x, Σm·y, Σm·z, Σm·vx, Σm·vy, Σm·vz
+MOMENTS = 7
 
 
 def plummer(n: int, seed: int = 0, r_max: float = 100.0) -> Arrays:
@@ -25,9 +46,193 @@ def plummer(n: int, seed: int = 0, r_max: float = 100.0) -> Arrays:
     (scale radius 3π/16, total mass 1), centre of mass at rest at the origin.
     Radii beyond ``r_max`` Plummer radii are redrawn.
     """
+    return _whole("plummer", n, seed, r_max=r_max)
+
+
+def hernquist(n: int, seed: int = 0, r_max: float = 100.0) -> Arrays:
+    """Hernquist (1990) sphere of ``n`` equal masses 1/n with G = M = a = 1.
+
+    Density ρ(r) = a / (2π r (r + a)^3), potential Φ(r) = -1 / (r + a),
+    enclosed mass M(<r) = r^2 / (r + a)^2; lengths in units of the scale
+    radius a = 1 (half-mass radius (1 + √2) a), velocities in √(GM/a),
+    time in √(a^3/GM).  Radii are drawn from M(<r) truncated at ``r_max``
+    scale radii (the truncated CDF is inverted directly; the particles keep
+    total mass 1, so the mass inside r_max is scaled up by 1/M(<r_max), about
+    2 % for r_max = 100).  Velocities are isotropic, drawn from the model's
+    ergodic distribution function f(E) (Hernquist 1990 eq. 17) at each
+    particle's radius, see :func:`_hernquist_speeds`.  The truncation makes
+    the sample slightly non-virial: 2K/|W| ≈ 0.981 for r_max = 100.
+    The shift to the centre-of-mass frame moves the cusp off the origin by
+    about √(<r²>/n) ≈ 13 a/√n for r_max = 100 (dominated by the few outermost
+    particles), e.g. 0.04 a for n = 10⁵ and 0.4 a for n = 10³.
+
+    Returns (positions (n, 3), velocities (n, 3), masses (n,)), centre of mass
+    at rest at the origin.
+    """
+    return _whole("hernquist", n, seed, r_max=r_max)
+
+
+def cold_sphere(n: int, seed: int = 0, radius: float = 1.0) -> Arrays:
+    """Uniform-density sphere of total mass 1 and radius ``radius``, at rest.
+
+    Positions are uniform in the ball |x| <= radius; all velocities are zero.
+    With G = M = 1 the free-fall time is t_ff = (π/2) √(R^3 / 2), potential
+    energy W = -3/5 · 1/R (continuum; -(3/5)(1 - 1/n)/R expected for n points).
+    The shift to the centre-of-mass frame displaces the ball by the sample's
+    mean position, |Δ| ~ R √(3/(5n)), so radii measured from the origin reach
+    up to R + |Δ|; the density and the radius of the ball are not altered.
+
+    Returns (positions (n, 3), velocities (n, 3) of zeros, masses (n,)).
+    """
+    return _whole("cold_sphere", n, seed, radius=radius)
+
+
+@dataclass
+class Share:
+    """Particles ``lo .. hi - 1`` (0-based indices; IDs ``lo + 1 .. hi``) of a generated
+    model, in the model's own frame (not yet shifted to the centre of mass).
+
+    ``pos`` (hi - lo, 3) and ``vel`` (hi - lo, 3) in the model's units (see the
+    generators), ``mass`` (hi - lo,) = 1/n each.  ``sums`` (k, 7) holds the moments
+    Σm, Σm·x (3), Σm·v (3) of the k whole blocks whose first particle lies in
+    [lo, hi), blocks ``first_block .. first_block + k - 1``: the shares of any
+    partition of [0, n) into ranges hold every block exactly once.
+    """
+
+    lo: int
+    hi: int
+    pos: np.ndarray
+    vel: np.ndarray
+    mass: np.ndarray
+    first_block: int
+    sums: np.ndarray
+
+    @property
+    def ids(self) -> np.ndarray:
+        """Particle IDs lo + 1 .. hi (uint64)."""
+        return np.arange(self.lo + 1, self.hi + 1, dtype=np.uint64)
+
+
+def block_rng(seed: int, block: int) -> np.random.Generator:
+    """The random stream of block ``block`` of a model with seed ``seed``.
+
+    Block 0 draws from ``default_rng(seed)`` (the stream the generators used before
+    they worked in blocks); block b >= 1 from child b of ``SeedSequence(seed)``
+    (``SeedSequence(seed).spawn(b + 1)[b]``), a stream independent of every other.
+    """
+    if block == 0:
+        return np.random.default_rng(seed)
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(block,)))
+
+
+def generate_share(model: str, n: int, lo: int, hi: int, seed: int = 0,
+                   **params: float) -> Share:
+    """Particles ``lo .. hi - 1`` of the ``model`` ("plummer", "hernquist" or
+    "cold_sphere") of ``n`` particles with seed ``seed``, drawn alone: the same bits
+    as rows lo .. hi - 1 of the whole model before its centre-of-mass shift, and the
+    moments of the blocks that start in the range (:class:`Share`).
+
+    ``params``: ``r_max`` (plummer, hernquist; in scale radii, default 100) or
+    ``radius`` (cold_sphere; in length units, default 1).  Every block that overlaps
+    the range is generated whole (a block is one stream), so a share costs at most two
+    blocks more than its own particles.  To put the particles of every share in the
+    centre-of-mass frame, subtract :func:`com_offsets` of all the shares' ``sums``.
+    """
+    try:
+        block_fn, defaults = _MODELS[model]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown model {model!r}; expected one of {', '.join(_MODELS)}") from None
+    unknown = sorted(set(params) - set(defaults))
+    if unknown:
+        raise ValueError(f"{model} takes {', '.join(defaults)}, not {', '.join(unknown)}")
+    kw = {**defaults, **params}
+    for name, value in kw.items():
+        _check_positive(name, value, allow_inf=name == "r_max")
+    kw = {name: float(value) for name, value in kw.items()}
     n = _check_n(n)
-    _check_positive("r_max", r_max, allow_inf=True)
-    rng = np.random.default_rng(seed)
+    lo, hi = _check_range(lo, hi, n)
+    seed = _check_seed(seed)
+    pos = np.empty((hi - lo, 3))
+    vel = np.empty((hi - lo, 3))
+    m = 1.0 / n
+    first_block = -(-lo // BLOCK)           # the first block that starts at or after lo
+    sums = []
+    for b in range(lo // BLOCK, -(-hi // BLOCK) if hi > lo else 0):
+        start = b * BLOCK
+        size = min(BLOCK, n - start)
+        bp, bv = block_fn(block_rng(seed, b), size, **kw)
+        a, e = max(lo, start), min(hi, start + size)
+        pos[a - lo:e - lo] = bp[a - start:e - start]
+        vel[a - lo:e - lo] = bv[a - start:e - start]
+        if start >= lo:
+            sums.append(_block_moments(bp, bv, m))
+    sums_arr = np.array(sums, dtype=np.float64).reshape(len(sums), MOMENTS)
+    return Share(lo, hi, pos, vel, np.full(hi - lo, m), first_block, sums_arr)
+
+
+def exact_column_sums(rows: np.ndarray) -> np.ndarray:
+    """A few rows whose column sums are *exactly* those of ``rows`` (k, c) (any units).
+
+    Each column becomes a non-overlapping floating-point expansion (Shewchuk 1997), at
+    most ~40 terms and usually 2-3, padded with zeros.  A process sends these instead
+    of all its block moments: :func:`com_offsets` of every process's expansions gives
+    the same bits as of all the block moments, while the traffic stays O(processes).
+    """
+    rows = np.asarray(rows, dtype=np.float64)
+    if rows.ndim != 2:
+        raise ValueError(f"rows must be 2-D, got shape {rows.shape}")
+    if not np.all(np.isfinite(rows)):
+        raise ValueError("rows must be finite")
+    cols = [_expansion(rows[:, j].tolist()) for j in range(rows.shape[1])]
+    out = np.zeros((max((len(c) for c in cols), default=0), rows.shape[1]))
+    for j, c in enumerate(cols):
+        out[:len(c), j] = c
+    return out
+
+
+def com_offsets(tables: Iterable[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Centre-of-mass position (3,) and velocity (3,) (the model's units) from block
+    moment rows (k, 7) = (Σm, Σm·x, Σm·v), given as any number of tables
+    (:attr:`Share.sums` or :func:`exact_column_sums` of them).
+
+    Each column is summed exactly and rounded once (``math.fsum``), so the result does
+    not depend on how the rows are split into tables or ordered: any number of
+    processes gets the same bits.
+    """
+    rows = [np.asarray(t, dtype=np.float64).reshape(-1, MOMENTS) for t in tables]
+    allrows = np.concatenate(rows) if rows else np.empty((0, MOMENTS))
+    tot = np.array([math.fsum(allrows[:, j].tolist()) for j in range(MOMENTS)])
+    if not tot[0] > 0.0:
+        raise ValueError(f"total mass must be > 0, got {tot[0]}")
+    return tot[1:4] / tot[0], tot[4:7] / tot[0]
+
+
+def to_com_frame(pos: np.ndarray, vel: np.ndarray, mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return copies of ``pos`` and ``vel`` with the mass-weighted centre of
+    mass moved to the origin and its velocity to zero (any consistent units).
+    """
+    pos = np.asarray(pos, dtype=np.float64)
+    vel = np.asarray(vel, dtype=np.float64)
+    mass = np.asarray(mass, dtype=np.float64)
+    n = len(mass)
+    if mass.shape != (n,) or pos.shape != (n, 3) or vel.shape != (n, 3):
+        raise ValueError(
+            f"expected pos (n, 3), vel (n, 3), mass (n,); got {pos.shape}, {vel.shape}, {mass.shape}"
+        )
+    if not mass.sum() > 0.0:
+        raise ValueError(f"total mass must be > 0, got {mass.sum()}")
+    pos = pos - np.average(pos, axis=0, weights=mass)
+    vel = vel - np.average(vel, axis=0, weights=mass)
+    return pos, vel
+
+
+# --- one block of each model --------------------------------------------------------
+#
+# Each takes the block's stream and size and returns raw (pos, vel) (m, 3), in the
+# order of draws the whole-model generators always used, so block 0 is the old model.
+
+
+def _plummer_block(rng: np.random.Generator, n: int, r_max: float) -> tuple[np.ndarray, np.ndarray]:
     scale = 3.0 * np.pi / 16.0
     r = np.empty(n)
     todo = np.arange(n)
@@ -51,34 +256,10 @@ def plummer(n: int, seed: int = 0, r_max: float = 100.0) -> Arrays:
     vel = v[:, None] * _isotropic(rng, n)
     pos *= scale
     vel /= np.sqrt(scale)
-    mass = np.full(n, 1.0 / n)
-    pos, vel = to_com_frame(pos, vel, mass)
-    return pos, vel, mass
+    return pos, vel
 
 
-def hernquist(n: int, seed: int = 0, r_max: float = 100.0) -> Arrays:
-    """Hernquist (1990) sphere of ``n`` equal masses 1/n with G = M = a = 1.
-
-    Density ρ(r) = a / (2π r (r + a)^3), potential Φ(r) = -1 / (r + a),
-    enclosed mass M(<r) = r^2 / (r + a)^2; lengths in units of the scale
-    radius a = 1 (half-mass radius (1 + √2) a), velocities in √(GM/a),
-    time in √(a^3/GM).  Radii are drawn from M(<r) truncated at ``r_max``
-    scale radii (the truncated CDF is inverted directly; the particles keep
-    total mass 1, so the mass inside r_max is scaled up by 1/M(<r_max), about
-    2 % for r_max = 100).  Velocities are isotropic, drawn from the model's
-    ergodic distribution function f(E) (Hernquist 1990 eq. 17) at each
-    particle's radius, see :func:`_hernquist_speeds`.  The truncation makes
-    the sample slightly non-virial: 2K/|W| ≈ 0.981 for r_max = 100.
-    The shift to the centre-of-mass frame moves the cusp off the origin by
-    about √(<r²>/n) ≈ 13 a/√n for r_max = 100 (dominated by the few outermost
-    particles), e.g. 0.04 a for n = 10⁵ and 0.4 a for n = 10³.
-
-    Returns (positions (n, 3), velocities (n, 3), masses (n,)), centre of mass
-    at rest at the origin.
-    """
-    n = _check_n(n)
-    _check_positive("r_max", r_max, allow_inf=True)
-    rng = np.random.default_rng(seed)
+def _hernquist_block(rng: np.random.Generator, n: int, r_max: float) -> tuple[np.ndarray, np.ndarray]:
     m_cut = 1.0 / (1.0 + 1.0 / r_max) ** 2  # M(<r_max); 1 for r_max = inf
     u = rng.uniform(0.0, 1.0, n) * m_cut
     s = np.sqrt(u)  # s = r / (1 + r)
@@ -86,51 +267,58 @@ def hernquist(n: int, seed: int = 0, r_max: float = 100.0) -> Arrays:
     pos = r[:, None] * _isotropic(rng, n)
     v = _hernquist_speeds(rng, r)
     vel = v[:, None] * _isotropic(rng, n)
-    mass = np.full(n, 1.0 / n)
-    pos, vel = to_com_frame(pos, vel, mass)
-    return pos, vel, mass
+    return pos, vel
 
 
-def cold_sphere(n: int, seed: int = 0, radius: float = 1.0) -> Arrays:
-    """Uniform-density sphere of total mass 1 and radius ``radius``, at rest.
-
-    Positions are uniform in the ball |x| <= radius; all velocities are zero.
-    With G = M = 1 the free-fall time is t_ff = (π/2) √(R^3 / 2), potential
-    energy W = -3/5 · 1/R (continuum; -(3/5)(1 - 1/n)/R expected for n points).
-    The shift to the centre-of-mass frame displaces the ball by the sample's
-    mean position, |Δ| ~ R √(3/(5n)), so radii measured from the origin reach
-    up to R + |Δ|; the density and the radius of the ball are not altered.
-
-    Returns (positions (n, 3), velocities (n, 3) of zeros, masses (n,)).
-    """
-    n = _check_n(n)
-    _check_positive("radius", radius)
-    rng = np.random.default_rng(seed)
+def _cold_block(rng: np.random.Generator, n: int, radius: float) -> tuple[np.ndarray, np.ndarray]:
     r = radius * np.cbrt(rng.uniform(0.0, 1.0, n))
     pos = r[:, None] * _isotropic(rng, n)
-    vel = np.zeros((n, 3))
-    mass = np.full(n, 1.0 / n)
-    pos, vel = to_com_frame(pos, vel, mass)
-    return pos, vel, mass
+    return pos, np.zeros((n, 3))
 
 
-def to_com_frame(pos: np.ndarray, vel: np.ndarray, mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return copies of ``pos`` and ``vel`` with the mass-weighted centre of
-    mass moved to the origin and its velocity to zero (any consistent units).
-    """
-    pos = np.asarray(pos, dtype=np.float64)
-    vel = np.asarray(vel, dtype=np.float64)
-    mass = np.asarray(mass, dtype=np.float64)
-    n = len(mass)
-    if mass.shape != (n,) or pos.shape != (n, 3) or vel.shape != (n, 3):
-        raise ValueError(
-            f"expected pos (n, 3), vel (n, 3), mass (n,); got {pos.shape}, {vel.shape}, {mass.shape}"
-        )
-    if not mass.sum() > 0.0:
-        raise ValueError(f"total mass must be > 0, got {mass.sum()}")
-    pos = pos - np.average(pos, axis=0, weights=mass)
-    vel = vel - np.average(vel, axis=0, weights=mass)
-    return pos, vel
+_MODELS: dict[str, tuple[Callable[..., tuple[np.ndarray, np.ndarray]], dict[str, float]]] = {
+    "plummer": (_plummer_block, {"r_max": 100.0}),
+    "hernquist": (_hernquist_block, {"r_max": 100.0}),
+    "cold_sphere": (_cold_block, {"radius": 1.0}),
+}
+
+
+def _whole(model: str, n: int, seed: int, **params: float) -> Arrays:
+    """All n particles of ``model``, shifted to the centre-of-mass frame."""
+    s = generate_share(model, n, 0, _check_n(n), seed, **params)
+    x_cm, v_cm = com_offsets([s.sums])
+    s.pos -= x_cm
+    s.vel -= v_cm
+    return s.pos, s.vel, s.mass
+
+
+def _block_moments(pos: np.ndarray, vel: np.ndarray, m: float) -> list[float]:
+    """Σm, Σm·x, Σm·v of one whole block of equal masses m.  Contiguous 1-D numpy sums
+    (pairwise, no BLAS): one fixed order for a given block, whichever process sums it."""
+    mass = np.full(len(pos), m)
+    out = [float(np.sum(mass))]
+    for x in (pos, vel):
+        out += [float(np.sum(mass * x[:, k])) for k in range(3)]
+    return out
+
+
+def _expansion(values: list[float]) -> list[float]:
+    """Non-overlapping partials whose exact sum is the exact sum of ``values``
+    (Shewchuk's grow-expansion, as in the ``msum`` recipe behind ``math.fsum``)."""
+    partials: list[float] = []
+    for x in values:
+        i = 0
+        for y in partials:
+            if abs(x) < abs(y):
+                x, y = y, x
+            hi = x + y
+            lo = y - (hi - x)
+            if lo:
+                partials[i] = lo
+                i += 1
+            x = hi
+        partials[i:] = [x]
+    return partials
 
 
 # --- Hernquist distribution function -------------------------------------------------
@@ -221,6 +409,21 @@ def _check_n(n: int) -> int:
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     return int(n)
+
+
+def _check_range(lo: int, hi: int, n: int) -> tuple[int, int]:
+    for name, v in (("lo", lo), ("hi", hi)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+            raise ValueError(f"{name} must be an integer, got {v!r}")
+    if not 0 <= lo <= hi <= n:
+        raise ValueError(f"need 0 <= lo <= hi <= n, got lo = {lo}, hi = {hi}, n = {n}")
+    return int(lo), int(hi)
+
+
+def _check_seed(seed: int) -> int:
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    return int(seed)
 
 
 def _check_positive(name: str, value: float, allow_inf: bool = False) -> None:

@@ -111,8 +111,12 @@ class _Start:
 def initial_conditions(settings: Settings, units: Units, comm: Comm | None = None
                        ) -> tuple[Particles, float]:
     """Particles (internal units, centre of mass at rest at the origin) and start time;
-    with several processes, this process's share (every process makes or reads the
-    same particles and keeps an equal slice of them)."""
+    with several processes, this process's share: particles (IDs) N·r/K + 1 .. N·(r+1)/K
+    of a generated model, or an equal slice of a file's particles.
+
+    A generated model is the same bits for any number of processes K: each process
+    draws only the blocks of IDs its share touches (:func:`hybridtree.ics.generate_share`)
+    and the centre of mass comes from exact sums of every block's moments."""
     comm = comm or Comm(None)
     c = settings.ics
     t0 = 0.0
@@ -121,20 +125,24 @@ def initial_conditions(settings: Settings, units: Units, comm: Comm | None = Non
             p, t0, _ = read_particles_share(comm, c.file, c.types, units)
         except SnapshotError as exc:
             raise RunError(f"initial conditions: {exc}") from None
-    else:
-        make = {"plummer": lambda: ics.plummer(c.n, c.seed, r_max=c.r_max),
-                "hernquist": lambda: ics.hernquist(c.n, c.seed, r_max=c.r_max),
-                "cold_sphere": lambda: ics.cold_sphere(c.n, c.seed, radius=c.radius)}[c.kind]
-        pos, vel, mass = make()
-        lo, hi = len(mass) * comm.rank // comm.size, len(mass) * (comm.rank + 1) // comm.size
-        p = Particles(pos[lo:hi], vel[lo:hi], mass[lo:hi],
-                      np.arange(lo + 1, hi + 1, dtype=np.uint64))
-    check_particles(p, f"initial conditions ({c.file if c.kind == 'file' else c.kind})", comm)
-    if comm.size == 1:
-        p.pos, p.vel = ics.to_com_frame(p.pos, p.vel, p.mass)
-    else:
-        tot = comm.allreduce(np.concatenate([[p.mass.sum()], p.mass @ p.pos, p.mass @ p.vel]))
-        p.pos, p.vel = p.pos - tot[1:4] / tot[0], p.vel - tot[4:7] / tot[0]
+        check_particles(p, f"initial conditions ({c.file})", comm)
+        if comm.size == 1:
+            p.pos, p.vel = ics.to_com_frame(p.pos, p.vel, p.mass)
+        else:
+            tot = comm.allreduce(np.concatenate([[p.mass.sum()], p.mass @ p.pos,
+                                                 p.mass @ p.vel]))
+            p.pos, p.vel = p.pos - tot[1:4] / tot[0], p.vel - tot[4:7] / tot[0]
+        return p, t0
+    params = {"radius": c.radius} if c.kind == "cold_sphere" else {"r_max": c.r_max}
+    lo, hi = c.n * comm.rank // comm.size, c.n * (comm.rank + 1) // comm.size
+    share = ics.generate_share(c.kind, c.n, lo, hi, c.seed, **params)
+    # one process takes this same path, so K = 1 gives the bits K = 2, 3, ... give; the
+    # exact partial sums keep the traffic O(K) however many blocks there are
+    x_cm, v_cm = ics.com_offsets(comm.allgather(ics.exact_column_sums(share.sums)))
+    share.pos -= x_cm
+    share.vel -= v_cm
+    p = Particles(share.pos, share.vel, share.mass, share.ids)
+    check_particles(p, f"initial conditions ({c.kind})", comm)
     return p, t0
 
 

@@ -18,7 +18,8 @@ import pytest
 from scipy import integrate, stats
 from scipy.spatial.distance import pdist
 
-from hybridtree.ics import _hernquist_b, _hernquist_df, cold_sphere, hernquist, plummer, to_com_frame
+from hybridtree.ics import (BLOCK, _hernquist_b, _hernquist_df, block_rng, cold_sphere, com_offsets,
+                            exact_column_sums, generate_share, hernquist, plummer, to_com_frame)
 
 GENERATORS = [plummer, hernquist, cold_sphere]
 N_BIG = 100_000
@@ -234,6 +235,138 @@ def test_bad_radius_raises(radius):
 def test_numpy_integer_n_accepted():
     for gen in GENERATORS:
         assert gen(np.int64(4))[0].shape == (4, 3)
+
+
+# --- blocks and shares ---------------------------------------------------------------
+
+MODELS = {"plummer": (plummer, {"r_max": 100.0}), "hernquist": (hernquist, {"r_max": 30.0}),
+          "cold_sphere": (cold_sphere, {"radius": 2.0})}
+N_SHARE = 2 * BLOCK + 1234  # three blocks, the last one short
+
+
+def bits(a):
+    """Bit patterns, so that -0.0 and 0.0 (and NaNs) are told apart."""
+    return np.ascontiguousarray(a).view(np.uint64)
+
+
+@pytest.fixture(scope="module", params=list(MODELS))
+def whole_share(request):
+    name = request.param
+    gen, params = MODELS[name]
+    return name, gen, params, generate_share(name, N_SHARE, 0, N_SHARE, 4, **params)
+
+
+@pytest.mark.parametrize("lo, hi", [(0, 1), (BLOCK - 5, BLOCK + 5), (BLOCK, 2 * BLOCK),
+                                    (17, 2 * BLOCK + 3), (2 * BLOCK - 1, N_SHARE),
+                                    (N_SHARE - 1, N_SHARE), (BLOCK, BLOCK), (0, 0),
+                                    (N_SHARE, N_SHARE), (3, 4)])
+def test_share_is_the_slice_of_the_whole_model(whole_share, lo, hi):
+    name, _, params, whole = whole_share
+    s = generate_share(name, N_SHARE, lo, hi, 4, **params)
+    assert (s.lo, s.hi) == (lo, hi)
+    assert s.pos.shape == s.vel.shape == (hi - lo, 3) and s.mass.shape == (hi - lo,)
+    assert np.array_equal(bits(s.pos), bits(whole.pos[lo:hi]))
+    assert np.array_equal(bits(s.vel), bits(whole.vel[lo:hi]))
+    assert np.all(s.mass == 1.0 / N_SHARE)
+    assert s.ids.dtype == np.uint64 and np.array_equal(s.ids, np.arange(lo + 1, hi + 1))
+    # the moments of exactly the blocks that start in [lo, hi), as the whole model has them
+    starts = [b for b in range(3) if lo <= b * BLOCK < hi]
+    assert s.sums.shape == (len(starts), 7)
+    if starts:
+        assert s.first_block == starts[0]
+        assert np.array_equal(bits(s.sums), bits(whole.sums[starts[0]:starts[-1] + 1]))
+
+
+def test_block_moments_are_the_blocks_sums(whole_share):
+    name, _, _, whole = whole_share
+    assert whole.first_block == 0 and whole.sums.shape == (3, 7)
+    for b in range(3):
+        sl = slice(b * BLOCK, min((b + 1) * BLOCK, N_SHARE))
+        m = whole.mass[sl]
+        ref = np.concatenate([[m.sum()], m @ whole.pos[sl], m @ whole.vel[sl]])
+        np.testing.assert_allclose(whole.sums[b], ref, rtol=1e-12, atol=1e-15)
+    assert abs(whole.sums[:, 0].sum() - 1.0) < 1e-13
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 7])
+def test_any_partition_gives_the_same_bits_as_the_whole_model(whole_share, k):
+    """What initial_conditions does with K processes, in one: shares [N r/K, N (r+1)/K),
+    the exact partial sums of each share's block moments, one centre-of-mass shift."""
+    name, gen, params, _ = whole_share
+    pos, vel, mass = gen(N_SHARE, 4, **params)
+    shares = [generate_share(name, N_SHARE, N_SHARE * r // k, N_SHARE * (r + 1) // k, 4, **params)
+              for r in range(k)]
+    assert sum(len(s.sums) for s in shares) == 3          # every block once
+    x_cm, v_cm = com_offsets([exact_column_sums(s.sums) for s in shares])
+    assert np.array_equal(bits(np.concatenate([s.pos - x_cm for s in shares])), bits(pos))
+    assert np.array_equal(bits(np.concatenate([s.vel - v_cm for s in shares])), bits(vel))
+    assert np.array_equal(np.concatenate([s.mass for s in shares]), mass)
+
+
+def test_whole_model_is_in_the_com_frame(whole_share):
+    _, gen, params, _ = whole_share
+    pos, vel, mass = gen(N_SHARE, 4, **params)
+    # the shift is rounded once from exact sums: what is left is the rounding of pos - x_cm
+    assert np.all(np.abs(mass @ pos) < 1e-14 * np.abs(pos).max())
+    assert np.all(np.abs(mass @ vel) <= 1e-14 * np.abs(vel).max())
+
+
+def test_blocks_draw_from_their_own_streams():
+    assert block_rng(5, 0).uniform() == np.random.default_rng(5).uniform()
+    child = np.random.SeedSequence(5).spawn(3)[2]
+    assert block_rng(5, 2).uniform() == np.random.default_rng(child).uniform()
+    pos, _, _ = plummer(2 * BLOCK, seed=5)
+    r = np.linalg.norm(pos, axis=1)
+    assert not np.array_equal(np.sort(r[:BLOCK]), np.sort(r[BLOCK:]))
+    # full blocks do not depend on n: block 0 of a 2-block model is the 1-block model
+    a = generate_share("plummer", BLOCK, 0, BLOCK, 5)
+    b = generate_share("plummer", 2 * BLOCK, 0, BLOCK, 5)
+    assert np.array_equal(bits(a.pos), bits(b.pos)) and np.array_equal(bits(a.vel), bits(b.vel))
+
+
+def test_exact_column_sums_keep_the_exact_sum():
+    from fractions import Fraction
+    rng = np.random.default_rng(3)
+    rows = rng.normal(size=(500, 7)) * 10.0 ** rng.integers(-20, 20, size=(500, 7))
+    rows[::7] *= -1e16      # cancellation
+    ex = exact_column_sums(rows)
+    assert ex.shape[1] == 7 and 1 <= len(ex) <= 60
+    for j in range(7):
+        assert sum(map(Fraction, ex[:, j].tolist())) == sum(map(Fraction, rows[:, j].tolist()))
+    assert exact_column_sums(np.empty((0, 7))).shape == (0, 7)
+    # split into tables any way: the same offsets, bit for bit
+    rows[:, 0] = np.abs(rows[:, 0]) + 1.0
+    whole = com_offsets([rows])
+    for parts in (np.array_split(rows, 3), [exact_column_sums(p) for p in np.array_split(rows, 5)],
+                  [rows[::-1]]):
+        got = com_offsets(parts)
+        assert all(np.array_equal(bits(a), bits(b)) for a, b in zip(got, whole))
+
+
+@pytest.mark.parametrize("args, match", [
+    (("king", 10, 0, 10), "unknown model"),
+    (("plummer", 10, 0, 10, 0, {"radius": 1.0}), "plummer takes r_max, not radius"),
+    (("cold_sphere", 10, 0, 10, 0, {"radius": -1.0}), "radius"),
+    (("hernquist", 10, 0, 10, 0, {"r_max": 0.0}), "r_max"),
+    (("plummer", 10, -1, 5), "lo <= hi"),
+    (("plummer", 10, 6, 5), "lo <= hi"),
+    (("plummer", 10, 0, 11), "hi <= n"),
+    (("plummer", 10, 0.0, 5), "lo must be an integer"),
+    (("plummer", 0, 0, 0), "n must"),
+    (("plummer", 10, 0, 10, -1), "seed"),
+    (("plummer", 10, 0, 10, 1.5), "seed"),
+])
+def test_generate_share_rejects_bad_input(args, match):
+    params = args[5] if len(args) > 5 else {}
+    with pytest.raises(ValueError, match=match):
+        generate_share(*args[:5], **params)
+
+
+def test_com_offsets_rejects_no_mass():
+    with pytest.raises(ValueError, match="total mass"):
+        com_offsets([np.zeros((2, 7))])
+    with pytest.raises(ValueError, match="total mass"):
+        com_offsets([])
 
 
 # --- Hernquist: the distribution function itself ------------------------------------

@@ -3,6 +3,11 @@ otherwise one process with the same interface (so the code runs unchanged withou
 
 Only numpy buffers travel in the hot path (uppercase mpi4py calls); small control data
 (cuts, counts) may be pickled.
+
+Sizes: MPI counts and displacements are C ints, so rows travel as bytes in one collective
+(Alltoallv, Gatherv) only while the whole exchange, summed over every process, is at most
+:data:`CHUNK_BYTES`; a larger one goes as point-to-point messages of at most CHUNK_BYTES
+each (every process knows that total, so all take the same path without asking).
 """
 
 from __future__ import annotations
@@ -12,7 +17,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Comm", "CollectiveError", "Pending", "world", "node_local_rank"]
+__all__ = ["Comm", "CollectiveError", "Pending", "world", "node_local_rank", "CHUNK_BYTES"]
+
+#: most bytes of one MPI message, and most bytes of an exchange that travels as one
+#: collective (its counts and displacements are C ints: < 2^31); read at every call, so a
+#: test may lower it to force the point-to-point path
+CHUNK_BYTES = 1 << 30
+
+# tags of the point-to-point paths (no other point-to-point traffic uses the communicators)
+_TAG_ALLTOALLV = 0x6874
+_TAG_GATHER = 0x6875
 
 
 class CollectiveError(RuntimeError):
@@ -59,22 +73,40 @@ class Comm:
 
     def gather_array(self, rows: np.ndarray, root: int = 0) -> np.ndarray | None:
         """Concatenation of every process's rows (any dtype, structured too) on ``root``;
-        None elsewhere.  The rows travel as bytes."""
+        None elsewhere.  The rows travel as bytes, in messages of at most CHUNK_BYTES
+        when all of them together are more than that (see the module's docstring)."""
         rows = np.ascontiguousarray(rows)
         if self.mpi is None:
             return rows
         from mpi4py import MPI
         counts = self.allgather_float(float(len(rows))).astype(np.int64)
-        item = rows.dtype.itemsize * int(np.prod(rows.shape[1:], dtype=np.int64))
-        flat = rows.view(np.uint8).reshape(-1) if rows.size else np.empty(0, np.uint8)
-        if self.rank != root:
-            self.mpi.Gatherv([flat, MPI.BYTE], None, root=root)
-            return None
-        out = np.empty((int(counts.sum()),) + rows.shape[1:], rows.dtype)
+        item = _row_bytes(rows)
+        flat = _bytes(rows)
         sizes = counts * item
-        displs = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        self.mpi.Gatherv([flat, MPI.BYTE], [out.view(np.uint8).reshape(-1), sizes, displs,
-                                            MPI.BYTE], root=root)
+        limit = _chunk_bytes()
+        out = (np.empty((int(counts.sum()),) + rows.shape[1:], rows.dtype)
+               if self.rank == root else None)
+        if sizes.sum() <= limit:
+            if self.rank != root:
+                self.mpi.Gatherv([flat, MPI.BYTE], None, root=root)
+                return None
+            displs = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+            self.mpi.Gatherv([flat, MPI.BYTE], [_bytes(out), sizes, displs, MPI.BYTE],
+                             root=root)
+            return out
+        if self.rank != root:
+            MPI.Request.Waitall(_isend_pieces(self.mpi, flat, root, _TAG_GATHER, limit))
+            return None
+        dest = _bytes(out)
+        start = np.concatenate([[0], np.cumsum(sizes)])
+        reqs = []
+        for j in range(self.size):
+            piece = dest[start[j]:start[j + 1]]
+            if j == root:
+                piece[:] = flat
+            else:
+                reqs += _irecv_pieces(self.mpi, piece, j, _TAG_GATHER, limit)
+        MPI.Request.Waitall(reqs)
         return out
 
     def allgather(self, obj: Any) -> list[Any]:
@@ -96,40 +128,107 @@ class Comm:
 
     def ialltoallv(self, send: np.ndarray, counts: np.ndarray) -> "Pending":
         """:meth:`alltoallv` without waiting: returns a :class:`Pending` whose ``wait()``
-        gives the received rows (the counts are exchanged first, blocking)."""
+        gives the received rows (the counts are exchanged first, blocking).
+
+        An exchange of at most CHUNK_BYTES in all (summed over every process) is one
+        Ialltoallv; a larger one is point-to-point messages of at most CHUNK_BYTES,
+        all posted here, so it too runs while the caller works until ``wait()``."""
         send = np.ascontiguousarray(send)
         counts = np.asarray(counts, dtype=np.int64)
+        if counts.shape != (self.size,) or (self.size and counts.min() < 0) \
+                or counts.sum() > len(send):
+            raise ValueError(f"counts must be {self.size} numbers >= 0 adding up to at "
+                             f"most {len(send)} rows, got {counts.tolist()}")
         if self.mpi is None:
             return Pending(send[: counts[0]].copy())
         from mpi4py import MPI
-        recv_counts = np.empty(self.size, np.int64)
-        self.mpi.Alltoall(counts, recv_counts)          # a few bytes: blocking is fine
-        item = send.dtype.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
+        item = _row_bytes(send)
+        sc = counts * item
+        # with every count goes this process's total, so each process learns the total
+        # of the whole exchange and all of them choose the same path
+        head = np.column_stack([counts, np.full(self.size, sc.sum(), np.int64)])
+        got = np.empty_like(head)
+        self.mpi.Alltoall(head, got)                    # a few bytes: blocking is fine
+        recv_counts, total = got[:, 0], int(got[:, 1].sum())
         recv = np.empty((int(recv_counts.sum()),) + send.shape[1:], send.dtype)
-        sc, rc = counts * item, recv_counts * item
-        sd = np.concatenate([[0], np.cumsum(sc)[:-1]])
-        rd = np.concatenate([[0], np.cumsum(rc)[:-1]])
-        sbuf = [send.view(np.uint8).reshape(-1), sc, sd, MPI.BYTE]
-        req = self.mpi.Ialltoallv(sbuf, [recv.view(np.uint8).reshape(-1), rc, rd, MPI.BYTE])
-        return Pending(recv, req, (send, sbuf))
+        rc = recv_counts * item
+        sd = np.concatenate([[0], np.cumsum(sc)])
+        rd = np.concatenate([[0], np.cumsum(rc)])
+        sflat, rflat = _bytes(send), _bytes(recv)
+        limit = _chunk_bytes()
+        if total <= limit:
+            sbuf = [sflat, sc, sd[:-1], MPI.BYTE]
+            req = self.mpi.Ialltoallv(sbuf, [rflat, rc, rd[:-1], MPI.BYTE])
+            return Pending(recv, [req], (send, sbuf))
+        reqs = []
+        for j in range(self.size):                      # receives first: fewer unexpected
+            if j != self.rank:
+                reqs += _irecv_pieces(self.mpi, rflat[rd[j]:rd[j + 1]], j,
+                                      _TAG_ALLTOALLV, limit)
+        for j in range(self.size):
+            if j != self.rank:
+                reqs += _isend_pieces(self.mpi, sflat[sd[j]:sd[j + 1]], j,
+                                      _TAG_ALLTOALLV, limit)
+        me = self.rank
+        rflat[rd[me]:rd[me + 1]] = sflat[sd[me]:sd[me + 1]]
+        return Pending(recv, reqs, send)
 
 
 class Pending:
     """A non-blocking exchange in flight (:meth:`Comm.ialltoallv`): :meth:`wait` returns
     the received rows; the send buffer stays referenced until then."""
 
-    def __init__(self, result: np.ndarray, request: Any = None, keep: Any = None):
-        self._result, self._request, self._keep = result, request, keep
+    def __init__(self, result: np.ndarray, requests: list[Any] | None = None,
+                 keep: Any = None):
+        self._result, self._requests, self._keep = result, requests or [], keep
 
     def test(self) -> bool:
         """Whether it has arrived (and a chance for MPI to progress it)."""
-        return self._request is None or bool(self._request.Test())
+        if not self._requests:
+            return True
+        from mpi4py import MPI
+        return bool(MPI.Request.Testall(self._requests))
 
     def wait(self) -> np.ndarray:
-        if self._request is not None:
-            self._request.Wait()
-            self._request, self._keep = None, None
+        if self._requests:
+            from mpi4py import MPI
+            MPI.Request.Waitall(self._requests)
+            self._requests, self._keep = [], None
         return self._result
+
+
+def _chunk_bytes() -> int:
+    limit = int(CHUNK_BYTES)
+    if not 1 <= limit < 2**31:
+        raise ValueError(f"CHUNK_BYTES must be in [1, 2^31), got {CHUNK_BYTES}")
+    return limit
+
+
+def _row_bytes(a: np.ndarray) -> int:
+    """Bytes of one row of ``a`` (a[0])."""
+    return a.dtype.itemsize * int(np.prod(a.shape[1:], dtype=np.int64))
+
+
+def _bytes(a: np.ndarray) -> np.ndarray:
+    """The bytes of a C-contiguous array as a flat uint8 view (an empty one for no rows:
+    a view of a zero-size array of some shapes cannot be taken)."""
+    return a.view(np.uint8).reshape(-1) if a.size else np.empty(0, np.uint8)
+
+
+def _isend_pieces(mpi: Any, data: np.ndarray, dest: int, tag: int, limit: int) -> list[Any]:
+    """Non-blocking sends of ``data`` (flat bytes) to ``dest`` in pieces of <= limit bytes;
+    none for no bytes.  Pieces of one (source, tag) pair arrive in the order sent (MPI's
+    non-overtaking rule), so the receiver posts the same pieces in the same order."""
+    from mpi4py import MPI
+    return [mpi.Isend([data[a:a + limit], MPI.BYTE], dest=dest, tag=tag)
+            for a in range(0, len(data), limit)]
+
+
+def _irecv_pieces(mpi: Any, data: np.ndarray, source: int, tag: int, limit: int) -> list[Any]:
+    """The receives that match :func:`_isend_pieces` of the same length."""
+    from mpi4py import MPI
+    return [mpi.Irecv([data[a:a + limit], MPI.BYTE], source=source, tag=tag)
+            for a in range(0, len(data), limit)]
 
 
 def world() -> Comm:
