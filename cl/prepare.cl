@@ -64,15 +64,19 @@ __kernel void split_sources(const int n, __global const double *pos, __global co
 }
 
 /* The walk's results back into the caller's order, widened to the host's float64 (so
-   the host converts nothing): acc (n x 3), pot (n), counts (int2). */
-__kernel void unsort64(const int n, __global const uint *order, __global const float4 *res,
-                       __global const int2 *cnt, __global double *acc, __global double *pot,
-                       __global int2 *out_cnt)
+   the host converts nothing): acc (n x 3), pot (n), counts (int2); only the particles
+   with caller index < n_keep (a tree of this process's particles and a LET keeps the
+   first: the LET's entries were no sinks). */
+__kernel void unsort64(const int n, const int n_keep, __global const uint *order,
+                       __global const float4 *res, __global const int2 *cnt,
+                       __global double *acc, __global double *pot, __global int2 *out_cnt)
 {
     const int i = get_global_id(0);
     if (i >= n)
         return;
     const size_t j = order[i];
+    if (j >= (size_t)n_keep)
+        return;
     const float4 r = res[i];
     acc[3 * j] = r.x;
     acc[3 * j + 1] = r.y;

@@ -118,9 +118,10 @@ SCHEMA: dict[str, dict[str, Option]] = {
                         "better balance, more traffic to process 0)",
                         lambda v: 10 <= v <= 10_000_000, "10 <= samples <= 1e7"),
         "overlap": _opt(bool, False, "send the LETs without blocking and walk the local "
-                        "tree meanwhile, then the tree of what arrived (one more tree build; "
-                        "false: one tree of local + received particles, walked after the "
-                        "exchange, closest to the one-process forces)"),
+                        "tree meanwhile, then a tree of what arrived (false: one tree of "
+                        "local + received particles, walked by the local groups after the "
+                        "exchange; closest to the one-process forces, and faster on the "
+                        "H100, docs/benchmarks.md session 8)"),
         "spread_devices": _opt(bool, True, "processes on one node take different OpenCL "
                                "devices of those gravity.device matches (node-local rank "
                                "modulo their number); false: all take the same one"),

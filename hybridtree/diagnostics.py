@@ -145,7 +145,7 @@ def measure(step: int, t: float, mom: dict, radii: list[float], e0: float | None
 def breakdown_record(comm, now: dict[str, float], prev: dict[str, float]) -> dict[str, Any]:
     """The LET columns of a diagnostics row (collective): per soft step over the interval
     between two reports, LET volumes summed over the processes, ``imbalance`` = max /
-    mean force time (mean over the steps).  ``now``/``prev``: a stepper's cumulative
+    mean of the processes' work (interaction counts; mean over the steps).  ``now``/``prev``: a stepper's cumulative
     :meth:`breakdown`.  NaN where there is nothing to say (one process; no step since
     the last report)."""
     size = 1 if comm is None else comm.size

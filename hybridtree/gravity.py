@@ -140,10 +140,10 @@ def _resident_forces(rt, pos: np.ndarray, mass: np.ndarray, eps: float, theta: f
     with clock.device("walk"):
         counts, n_groups, _ = walk_into(rt, tree, eps, acc_b, pot_b, n_group)
         total = sum(red.count_sum(n, counts))
-        # per-sink counts in the caller's order, kept for a later read (walk_into left
-        # them in the workspace, which the next call overwrites)
+        # per-sink counts (caller's order), kept for a later read (walk_into left them in
+        # the workspace, which the next call overwrites)
         kept = rt.empty(8 * n)
-        cl.enqueue_copy(rt.queue, kept, work("walk_cnt", 8 * n), byte_count=8 * n)
+        cl.enqueue_copy(rt.queue, kept, counts, byte_count=8 * n)
     acc, pot = np.empty((n, 3)), np.empty(n)
     with clock.device("download"):
         download(rt, [(acc_b, acc), (pot_b, pot)])

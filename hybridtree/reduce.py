@@ -151,6 +151,11 @@ def host_lagrangian_radii(pos: np.ndarray, mass: np.ndarray, centre: np.ndarray,
     return _radii(fractions, total, rmax, enclosed, TRIALS)
 
 
+def _local(values: np.ndarray, op: str) -> np.ndarray:
+    """The reduction over one process: the values themselves."""
+    return values
+
+
 class Reducer:
     """The fixed-order reductions on one runtime's device (see :func:`reducer`)."""
 
@@ -196,9 +201,14 @@ class Reducer:
 
     def net_acceleration(self, n: int, mass: cl.Buffer, acc: cl.Buffer) -> np.ndarray:
         """Σ m a / Σ m (3,), acceleration units; zeros when Σ m = 0."""
+        return _net(self.net_sums(n, mass, acc))
+
+    def net_sums(self, n: int, mass: cl.Buffer, acc: cl.Buffer) -> np.ndarray:
+        """(Σ m a_x, Σ m a_y, Σ m a_z, Σ m): the terms of the net acceleration, for a sum
+        over processes."""
         if n == 0:
-            return np.zeros(3)
-        return _net(self._levels(self._knl("net_terms"), n, 4, mass, acc))
+            return np.zeros(4)
+        return self._levels(self._knl("net_terms"), n, 4, mass, acc)
 
     def subtract(self, n: int, acc: cl.Buffer, shift: np.ndarray) -> None:
         """acc -= shift in place (``shift`` (3,), e.g. the net acceleration)."""
@@ -218,26 +228,37 @@ class Reducer:
                                      np.int32(pot is not None)))
 
     def lagrangian_radii(self, n: int, pos: cl.Buffer, mass: cl.Buffer, centre: np.ndarray,
-                         fractions=(0.1, 0.5, 0.9), total_mass: float | None = None
-                         ) -> list[float]:
+                         fractions=(0.1, 0.5, 0.9), total_mass: float | None = None,
+                         combine=None) -> list[float]:
         """Radii (length units) about ``centre`` enclosing the mass ``fractions`` (each
         > 0) of ``total_mass`` (default Σ m): for each, the radius of the particle
         where the cumulative mass in radius order first reaches f * total (the largest
-        radius where it never does), found without sorting; NaN where total <= 0."""
-        if n == 0:
-            return [float("nan")] * len(fractions)
+        radius where it never does), found without sorting; NaN where total <= 0.
+
+        ``combine(values, op)`` (op "sum" or "max"): the reduction over processes (e.g.
+        :meth:`hybridtree.parallel.Comm.allreduce`) of every partial result, so that the
+        radii are those of all processes' particles; collective then (every process calls
+        it the same number of times, whatever its n)."""
+        if combine is None:
+            if n == 0:
+                return [float("nan")] * len(fractions)
+            combine = _local
         c = [np.float64(x) for x in centre]
         if total_mass is None:
-            total_mass = float(self.block_sum(n, 1, mass)[0])
-        rmax = float(self._levels(self._knl("max_radius"), n, 1, pos, *c,
-                                  op="reduce_rows_max")[0])
+            total_mass = float(combine(self.block_sum(n, 1, mass), "sum")[0])
+        rmax = self._levels(self._knl("max_radius"), n, 1, pos, *c, op="reduce_rows_max") \
+            if n else np.zeros(1)
+        rmax = float(combine(rmax, "max")[0])
         nr = len(fractions) * TRIALS
         knl = self._knl("enclosed_terms", nr)
         radii = scratch(self.rt, "reduce.radii", 8 * nr)
 
         def enclosed(r: np.ndarray) -> np.ndarray:
+            if n == 0:
+                return combine(np.zeros(r.size), "sum").reshape(r.shape)
             cl.enqueue_copy(self.rt.queue, radii, np.ascontiguousarray(r, np.float64))
-            return self._levels(knl, n, nr, pos, mass, *c, radii).reshape(r.shape)
+            return combine(self._levels(knl, n, nr, pos, mass, *c, radii), "sum"
+                           ).reshape(r.shape)
 
         return _radii(fractions, total_mass, rmax, enclosed, TRIALS)
 

@@ -141,7 +141,9 @@ class DeviceState:
             self.acc = {parts[0]: upload(rt, [np.asarray(acc, np.float64)], [None])[0]}
             for part in parts[1:]:
                 self.acc[part] = rt.empty(24 * n)
-                cl.enqueue_fill_buffer(rt.queue, self.acc[part], np.float64(0), 0, 24 * n)
+                if n:
+                    cl.enqueue_fill_buffer(rt.queue, self.acc[part], np.float64(0), 0, 24 * n)
+        self.capacity = n
         self._axpy = rt.kernel("state.cl", "axpy", fast_math=False)
         self._wg = min(256, rt.max_work_group_size(self._axpy))
         self._total: cl.Buffer | None = None
@@ -156,20 +158,24 @@ class DeviceState:
 
     def kick(self, part: str, dt: float) -> None:
         """vel += dt acc[part]"""
+        if self.n == 0:
+            return
         with self.clock.device("integrate"):
             self._axpy(self.rt.queue, *self._range(3 * self.n), np.int32(3 * self.n),
                        np.float64(dt), self.acc[part], self.vel)
 
     def drift(self, dt: float) -> None:
         """pos += dt vel"""
+        if self.n == 0:
+            return
         with self.clock.device("integrate"):
             self._axpy(self.rt.queue, *self._range(3 * self.n), np.int32(3 * self.n),
                        np.float64(dt), self.vel, self.pos)
 
     def _total_acc(self) -> cl.Buffer:
-        if len(self.parts) == 1:
+        if "full" in self.acc or self.n == 0:
             return self.acc[self.parts[0]]
-        if self._total is None:
+        if self._total is None or self._total.size < 24 * self.n:
             self._total = self.rt.empty(24 * self.n)
         knl = self.rt.kernel("state.cl", "add", fast_math=False)
         knl(self.rt.queue, *self._range(3 * self.n), np.int32(3 * self.n), self.acc["hard"],
@@ -193,10 +199,36 @@ class DeviceState:
                                                    self.pot)
 
     def lagrangian_radii(self, centre: np.ndarray, fractions=(0.1, 0.5, 0.9),
-                         total_mass: float | None = None) -> list[float]:
+                         total_mass: float | None = None, combine=None) -> list[float]:
+        """:meth:`hybridtree.reduce.Reducer.lagrangian_radii` (``combine``: over processes)."""
         with self.clock.device("reduce"):
             return reduce.reducer(self.rt).lagrangian_radii(self.n, self.pos, self.mass, centre,
-                                                            fractions, total_mass)
+                                                            fractions, total_mass, combine)
+
+    def columns(self) -> list[tuple[str, int, cl.Buffer]]:
+        """Every per-particle buffer as (name, 8-byte words per particle, buffer), in a
+        fixed order: what a particle carries when it moves to another process."""
+        return ([("pos", 3, self.pos), ("vel", 3, self.vel), ("mass", 1, self.mass),
+                 ("ids", 1, self.ids)] + [(f"acc_{p}", 3, self.acc[p]) for p in self.parts]
+                + [("pot", 1, self.pot)])
+
+    def reserve(self, n: int) -> None:
+        """Room for ``n`` particles (the first ``self.n`` kept): buffers grow by a quarter
+        more than asked, so that particles moving in and out of a domain rarely
+        reallocate."""
+        if n <= self.capacity:
+            return
+        cap = max(n, self.capacity + self.capacity // 4, 1)
+        for name, width, buf in self.columns():
+            new = self.rt.empty(8 * width * cap)
+            if self.n:
+                cl.enqueue_copy(self.rt.queue, new, buf, byte_count=8 * width * self.n)
+            if name.startswith("acc_"):
+                self.acc[name[4:]] = new
+            else:
+                setattr(self, name, new)
+        self.capacity = cap
+        self._total = None
 
     def finite(self) -> bool:
         n3 = 3 * self.n

@@ -12,7 +12,7 @@ from .splitting import Changeover
 from .tree import Octree, integer_coords, leaf_ranges, morton_keys
 from .tree.octree import packed_leaf_ranges
 from .transfer import allocator, download, scratch
-from .tree.device_build import DeviceTree, device_groups, launch
+from .tree.device_build import DeviceGroups, DeviceTree, device_groups, launch
 
 #: Interaction-list capacity in local memory (entries).
 LIST_CAPACITY = 256
@@ -135,9 +135,10 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
     return args, sorder, len(gstart)
 
 
-def _device_sinks(tree: DeviceTree, n_group: int) -> tuple[list, int]:
-    """Sink groups of a device tree's own particles, formed on the device."""
-    g = device_groups(tree, n_group, PACK_GROUPS)
+def _device_sinks(tree: DeviceTree, n_group: int, groups: DeviceGroups | None = None
+                  ) -> tuple[list, int]:
+    """Sink groups of a device tree's own particles, formed on the device (or ``groups``)."""
+    g = groups or device_groups(tree, n_group, PACK_GROUPS)
     self_idx = allocator(tree.rt, tree.alloc)("self_idx", 4 * tree.n)
     launch(tree.rt, "iota", tree.n, np.int32(tree.n), self_idx)
     return [np.int32(g.n_groups), g.ranges, g.hi, g.lo, g.half, tree.src_hi, tree.src_lo,
@@ -236,22 +237,27 @@ def _enqueue_walk(rt: Runtime, name: str, knl, defines: dict, args: list, wg: in
 
 def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl.Buffer,
               n_group: int | None = None, split: Changeover | None = None,
-              part: str = "full", options: dict | None = None) -> tuple[cl.Buffer, int, dict]:
+              part: str = "full", options: dict | None = None, n_sinks: int | None = None,
+              groups: DeviceGroups | None = None) -> tuple[cl.Buffer, int, dict]:
     """Walk a device tree for its own particles (double-precision device) and write the
     results as float64, in the caller's particle order, into ``acc`` (n x 3) and
     ``pot`` (n); nothing is read back but the list sizes.  Units: the tree's.
 
-    Returns (interaction counts per particle, int2 in tree order: particle-particle,
-    particle-cell; the number of groups; timings of the list kernels with
-    :data:`PROFILE`).  ``split``/``part`` as for :func:`tree_forces`.
+    ``n_sinks``: only the particles of caller index below it are sinks (default all: a
+    tree of local particles and received LET entries keeps the local ones first);
+    ``groups``: the sink groups to walk (default all groups of ``n_group``; they must
+    hold every sink).  Returns (interaction counts per sink, int2 in the caller's order:
+    particle-particle, particle-cell; the number of groups walked; timings of the list
+    kernels with :data:`PROFILE`).  ``split``/``part`` as for :func:`tree_forces`.
     """
     if not rt.has_fp64:
         raise ValueError("walk_into writes float64 results: the device needs cl_khr_fp64")
     n = tree.n
+    keep = n if n_sinks is None else int(n_sinks)
     quad = tree.cell_quad is not None
-    name, knl, defines, wg, n_group = _walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps,
+    name, knl, defines, wg, n_group = _walk_kernel(rt, keep, n_group, tree.n_leaf, quad, eps,
                                                    options, split, part)
-    sink_args, n_groups = _device_sinks(tree, n_group)
+    sink_args, n_groups = _device_sinks(tree, n_group, groups)
     alloc = allocator(rt, tree.alloc)
     out, counts = alloc("walk_out", 16 * n), alloc("walk_counts", 8 * n)
     args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
@@ -259,9 +265,41 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     cnt = alloc("walk_cnt", 8 * n)       # the kernel writes counts in caller order too
     knl64 = rt.kernel("prepare.cl", "unsort64", fast_math=False)
     wg64 = min(256, rt.max_work_group_size(knl64))
-    knl64(rt.queue, (-(-n // wg64) * wg64,), (wg64,), np.int32(n), tree.order, out, counts,
-          acc, pot, cnt)
-    return counts, n_groups, prof
+    knl64(rt.queue, (-(-n // wg64) * wg64,), (wg64,), np.int32(n), np.int32(keep), tree.order,
+          out, counts, acc, pot, cnt)
+    return cnt, n_groups, prof
+
+
+def walk_sinks_into(rt: Runtime, tree: DeviceTree, sinks: DeviceTree, eps: float,
+                    acc: cl.Buffer, pot: cl.Buffer, n_group: int | None = None,
+                    split: Changeover | None = None, part: str = "full"
+                    ) -> tuple[cl.Buffer, int]:
+    """Walk ``tree``'s sources for the particles of another device tree ``sinks`` built in
+    the same cube (its groups, no self term: e.g. the LET received from other processes
+    for the local particles), writing float64 results in the sinks' caller order into
+    ``acc`` and ``pot``.  Returns (counts per sink, int2 caller order; groups walked)."""
+    if not rt.has_fp64:
+        raise ValueError("walk_sinks_into writes float64 results: the device needs cl_khr_fp64")
+    assert np.array_equal(tree.cube.centre, sinks.cube.centre), "trees of different cubes"
+    n = sinks.n
+    quad = tree.cell_quad is not None
+    name, knl, defines, wg, n_group = _walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps,
+                                                   None, split, part)
+    g = device_groups(sinks, n_group, PACK_GROUPS)
+    alloc = allocator(rt, sinks.alloc)
+    no_self = alloc("no_self", 4 * n)
+    cl.enqueue_fill_buffer(rt.queue, no_self, np.int32(-1), 0, 4 * n)
+    sink_args = [np.int32(g.n_groups), g.ranges, g.hi, g.lo, g.half, sinks.src_hi,
+                 sinks.src_lo, no_self]
+    out, counts = alloc("xwalk_out", 16 * n), alloc("xwalk_counts", 8 * n)
+    args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
+    _enqueue_walk(rt, name, knl, defines, args, wg, g.n_groups, n_group, quad)
+    cnt = alloc("xwalk_cnt", 8 * n)
+    knl64 = rt.kernel("prepare.cl", "unsort64", fast_math=False)
+    wg64 = min(256, rt.max_work_group_size(knl64))
+    knl64(rt.queue, (-(-n // wg64) * wg64,), (wg64,), np.int32(n), np.int32(n), sinks.order,
+          out, counts, acc, pot, cnt)
+    return cnt, g.n_groups
 
 
 def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int | None = None,
@@ -304,8 +342,8 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
         cnt_buf = scratch(rt, "walk_cnt", 8 * n)
         knl64 = rt.kernel("prepare.cl", "unsort64", fast_math=False)
         wg = min(256, rt.max_work_group_size(knl64))
-        knl64(rt.queue, (-(-n // wg) * wg,), (wg,), np.int32(n), tree.order, out, counts,
-              acc_buf, pot_buf, cnt_buf)
+        knl64(rt.queue, (-(-n // wg) * wg,), (wg,), np.int32(n), np.int32(n), tree.order, out,
+              counts, acc_buf, pot_buf, cnt_buf)
     elif on_device:
         res_buf, cnt_buf = scratch(rt, "walk_res", 16 * n), scratch(rt, "walk_cnt", 8 * n)
         launch(rt, "unsort", n, np.int32(n), tree.order, out, counts, res_buf, cnt_buf)

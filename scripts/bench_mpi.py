@@ -10,6 +10,15 @@ LET entries sent (soft and hard, summed over processes, per force).
     python scripts/bench_mpi.py -n 100000 --steps 3
     python scripts/bench_mpi.py -n 200000 --device cpu --procs 1 2 4    # GPU machine's PoCL
     python scripts/bench_mpi.py -n 100000 --overlap     # local walk while the LETs travel
+    python scripts/bench_mpi.py -n 4194304 --device nvidia --procs 1 2 4 --json out.json
+
+With one process it also times the one-process stepper that ``hybridtree run`` uses
+without mpiexec (scheme names ``normal_serial``, ``hybrid_serial``), the baseline of
+"what parallelism costs".  With K > 1, ``normal_alone``: every process steps its N/K
+particles (every K-th) as a one-process run, with no communication and a barrier before
+each step: the cost of K processes time-sharing one GPU, without any parallel work.  ``energy_error``: relative change of the total energy over
+the timed steps (the hybrid run's soft step is n_hard normal steps, so equal errors mean
+a fair comparison per unit time).
 """
 
 from __future__ import annotations
@@ -39,24 +48,36 @@ def worker(a: argparse.Namespace) -> None:
     from hybridtree.parallel.stepping import ParallelStepper
     from hybridtree.splitting import Changeover
 
+    from hybridtree.stepper import SerialStepper
+
     comm = world()
     pos, vel, mass = plummer(a.n, seed=1)
     mine = np.flatnonzero(np.arange(a.n) % comm.size == comm.rank)
     spacing = (a.n * 3 / (4 * math.pi * (3 * math.pi / 16) ** 3)) ** (-1 / 3)
     out = {"procs": comm.size}
     rt = get_runtime(a.device)
-    for scheme in ("normal", "hybrid"):
+    schemes = ("normal", "hybrid") + (("normal_serial", "hybrid_serial") if comm.size == 1
+                                      else ("normal_alone",))
+    for scheme in schemes:
         p = Particles(pos[mine], vel[mine], mass[mine], mine.astype(np.uint64))
-        split = Changeover(0.3 * spacing, 3 * spacing, "dll") if scheme == "hybrid" else None
+        split = Changeover(0.3 * spacing, 3 * spacing, "dll") if scheme.startswith("hybrid") \
+            else None
         g = GravitySettings(eps=0.01, theta=0.5, changeover=split, n_hard=4,
                             device=a.device or "")
-        stepper = ParallelStepper(g, p, rt, comm, overlap=a.overlap)
-        dt = a.dt * (4 if scheme == "hybrid" else 1)
+        if scheme.endswith(("_serial", "_alone")):
+            stepper = SerialStepper(g, p, rt)
+        else:
+            stepper = ParallelStepper(g, p, rt, comm, overlap=a.overlap)
+        dt = a.dt * (4 if scheme.startswith("hybrid") else 1)
         stepper.start(False)
         stepper.step(dt)                          # warm-up (compilation)
+        alone = scheme.endswith("_alone")
+        m0 = stepper.moments() if not alone else {"kinetic": 0.0, "potential": 1.0}
         steps = []
         for _ in range(a.steps):
             t0, b0 = stepper.clock.snapshot(), stepper.breakdown()
+            if alone:
+                comm.barrier()
             w0 = time.perf_counter()
             stepper.step(dt)
             wall = time.perf_counter() - w0
@@ -65,13 +86,18 @@ def worker(a: argparse.Namespace) -> None:
             row.update({k: b1.get(k, 0.0) - b0.get(k, 0.0) for k in b1})
             row["step_s"] = wall
             steps.append(row)
-        row = {}
+        m1 = stepper.moments() if not alone else m0
+        e0, e1 = m0["kinetic"] + m0["potential"], m1["kinetic"] + m1["potential"]
+        row = {"energy_error": (e1 - e0) / abs(e0), "backend": stepper.backend}
         for ph in PHASES + ("step_s",):
             per_step = [comm.allreduce(s.get(ph, 0.0), "max")[0] for s in steps]
             row[ph] = float(np.mean(per_step))
         row["force"] = sum(row[k] for k in ("let_select", "let_comm", "build", "walk"))
-        row["imbalance"] = float(np.mean([s["imbalance"] for s in steps]))
-        n_hard_forces = 4 if scheme == "hybrid" else 0
+        row["imbalance"] = float(np.mean([s.get("imbalance", 1.0) for s in steps]))
+        row["let_select_share"] = row["let_select"] / row["step_s"]
+        row["migrants"] = float(np.mean([comm.allreduce(s.get("migrants", 0.0))[0]
+                                         for s in steps]))
+        n_hard_forces = 4 if scheme.startswith("hybrid") else 0
         for part, nf in (("soft", 1), ("hard", n_hard_forces)):
             tot = [comm.allreduce(s.get(f"let_{part}_entries", 0.0))[0] for s in steps]
             byt = [comm.allreduce(s.get(f"let_{part}_bytes", 0.0))[0] for s in steps]
@@ -91,6 +117,7 @@ def main() -> None:
     ap.add_argument("--device", default=None)
     ap.add_argument("--overlap", action="store_true",
                     help="non-blocking LET exchange with the local walk meanwhile")
+    ap.add_argument("--json", default=None, help="write every result here")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
@@ -101,8 +128,9 @@ def main() -> None:
           "(slowest process), LET entries per force summed over processes")
     cols = ("procs", "scheme") + PHASES + ("force", "step_s", "imbalance",
                                           "let_soft_entries_per_force",
-                                          "let_hard_entries_per_force")
+                                          "let_hard_entries_per_force", "energy_error")
     print(" | ".join(cols))
+    results = {}
     for k in a.procs:
         argv = [mpiexec, "-n", str(k), sys.executable, __file__, "--worker", "-n", str(a.n),
                 "--steps", str(a.steps), "--dt", str(a.dt)] + \
@@ -112,13 +140,17 @@ def main() -> None:
         if proc.returncode or not line:
             print(f"K = {k} failed:\n{proc.stderr[-2000:]}")
             continue
-        res = json.loads(line[0][7:])
-        for scheme in ("normal", "hybrid"):
+        res = results[k] = json.loads(line[0][7:])
+        for scheme in [x for x in res if x != "procs"]:
             r = res[scheme]
             cells = [str(k), scheme] + [f"{r[c]:.4f}" for c in PHASES + ("force", "step_s")] + \
                 [f"{r['imbalance']:.2f}", f"{r['let_soft_entries_per_force']:.0f}",
-                 f"{r['let_hard_entries_per_force']:.0f}"]
+                 f"{r['let_hard_entries_per_force']:.0f}", f"{r['energy_error']:.2e}"]
             print(" | ".join(cells), flush=True)
+    if a.json:
+        Path(a.json).write_text(json.dumps({"n": a.n, "steps": a.steps, "dt": a.dt,
+                                            "overlap": a.overlap, "results": results},
+                                           indent=1))
 
 
 if __name__ == "__main__":

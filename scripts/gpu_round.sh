@@ -188,6 +188,36 @@ case $R in
   echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"
   cp /tmp/s24/diagnostics.csv "$D/diag_snap_2e24.csv" 2>/dev/null; ls -la /tmp/s24 > "$D/s24_ls.txt" 2>&1
   ;;
+19) # issue 18: device LET and migration under mpiexec on one H100 (2^22, K = 1, 2, 4)
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -p no:cacheprovider \
+      tests/test_let_device.py tests/test_mpi.py -k "device or same_input or three"
+  py mpi_2e22 240 scripts/bench_mpi.py -n 4194304 --steps 3 --device nvidia --procs 1 2 4 \
+      --json "$D/mpi_2e22.json"
+  py mpi_2e22_overlap 150 scripts/bench_mpi.py -n 4194304 --steps 3 --device nvidia --procs 2 4 \
+      --overlap --json "$D/mpi_2e22_overlap.json"
+  ;;
+20) # issue 18: fewer waits in the LET selection; K processes alone on the GPU; 16-core CPU device
+  py mpi_2e22 240 scripts/bench_mpi.py -n 4194304 --steps 3 --device nvidia --procs 1 2 4 \
+      --json "$D/mpi_2e22.json"
+  py mpi_2e22_overlap 100 scripts/bench_mpi.py -n 4194304 --steps 3 --device nvidia --procs 4 \
+      --overlap --json "$D/mpi_2e22_overlap.json"
+  ;;
+22) # issue 18: the same on the machine's 16-core PoCL CPU device (2^20 took 4.7 s a step)
+  py mpi_pocl 400 scripts/bench_mpi.py -n 262144 --steps 2 --device cpu --procs 1 2 4 \
+      --json "$D/mpi_pocl.json"
+  ;;
+21) # issue 18: the beyond-one-node LET model (2^24, 2^26), on the machine's 16 cores
+  py let_model 560 scripts/let_model.py --n 16777216 67108864 --jobs 16 --out "$D/let_model.json" \
+      --plot "$D/let_model.png"
+  ;;
+23) # issue 18: hard LETs of the particles within r_out only, one net-force allreduce per force
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 120 -m pytest -q -p no:cacheprovider \
+      tests/test_let_device.py tests/test_mpi.py -k "device or agree"
+  py mpi_2e22 150 scripts/bench_mpi.py -n 4194304 --steps 3 --device nvidia --procs 1 2 4 \
+      --json "$D/mpi_2e22.json"
+  py let_model 330 scripts/let_model.py --n 16777216 67108864 --jobs 16 --out "$D/let_model.json" \
+      --plot "$D/let_model.png"
+  ;;
 *) shift; py custom 580 "$@" ;;
 esac
 tar czf "$O/results.tgz" -C "$D" .

@@ -12,6 +12,7 @@ space has exactly one owner.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -112,24 +113,32 @@ def cut_samples(samples: np.ndarray, shape: tuple[int, int, int]) -> Domains:
     return Domains(shape, x, y, z)
 
 
-def decompose(comm: Comm, pos: np.ndarray, cost: float, shape: tuple[int, int, int] | None = None,
-              samples_per_process: int = 2000, rng: np.random.Generator | None = None
-              ) -> Domains:
+def decompose(comm: Comm, pos: np.ndarray | int, cost: float,
+              shape: tuple[int, int, int] | None = None, samples_per_process: int = 2000,
+              rng: np.random.Generator | None = None,
+              take: Callable[[np.ndarray], np.ndarray] | None = None) -> Domains:
     """New boundaries from a cost-weighted sample of every process's particles.
 
-    ``cost``: this process's measured cost of the last step (seconds, or its particle
-    count before the first step); the sample counts are proportional to it.
+    ``pos``: this process's positions (n, 3), or its particle count n with ``take``
+    giving the positions (m, 3) of the particles at sorted indices (a device state's
+    gather).  ``cost``: this process's work in the last step (its interaction count;
+    its particle count before the first step); the sample counts are proportional to
+    it.  ``rng``: the sampling stream; a run passes the same generator every step, so
+    that new particles are drawn each time (default: a fresh stream per call).
     """
     shape = shape or grid_shape(comm.size)
     if int(np.prod(shape)) != comm.size:
         raise ValueError(f"domain grid {shape} does not match {comm.size} processes")
     rng = rng or np.random.default_rng(1234 + comm.rank)
+    n = pos if isinstance(pos, (int, np.integer)) else len(pos)
     costs = comm.allgather_float(float(max(cost, 0.0)))
     total = float(costs.sum())
     share = costs[comm.rank] / total if total > 0 else 1.0 / comm.size
     want = int(round(samples_per_process * comm.size * share))
-    take = rng.choice(len(pos), size=min(want, len(pos)), replace=False) if len(pos) else []
-    samples = comm.gather_rows(pos[take].reshape(-1, 3))
+    idx = np.sort(rng.choice(n, size=min(want, n), replace=False)) if n else \
+        np.empty(0, np.int64)
+    mine = take(idx) if take is not None else pos[idx]
+    samples = comm.gather_rows(np.asarray(mine).reshape(-1, 3))
     domains = cut_samples(samples, shape) if comm.rank == 0 else None
     return comm.bcast(domains)
 

@@ -6,9 +6,11 @@ of mass against S_eff): accepted cells travel as pseudo-particles (mass at the c
 mass; with quadrupoles, six point masses that carry the cell's quadrupole, see
 :func:`quadrupole_points`), the particles of opened leaves travel as they are.  Every
 sink group of the receiver lies inside that box, so it would accept every cell the box
-accepts: the LET is conservative.  For the hard force (:mod:`hybridtree.splitting`) cells whose bounding
-sphere lies farther than r_out from the box are not sent at all (the hard walk skips
-them), so hard LETs are much smaller.  Lengths: the caller's units.
+accepts: the LET is conservative.  For the hard force (:mod:`hybridtree.splitting`)
+cells whose bounding sphere lies farther than r_out from the box are not sent at all
+(the hard walk skips them), nor are the particles of opened leaves that lie farther than
+r_out from the box (their hard force on any sink in it is exactly zero), so hard LETs are
+much smaller.  Lengths: the caller's units.
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ def select_let(tree: Octree, lo: np.ndarray, hi: np.ndarray, r_out: float | None
                ) -> tuple[np.ndarray, np.ndarray]:
     """(accepted cells, particles of opened leaves in tree order) for the box [lo, hi].
 
-    ``r_out``: the hard part's cut-off (cells wholly beyond it are left out); None: all.
+    ``r_out``: the hard part's cut-off (cells wholly beyond it are left out, and of an
+    opened leaf the particles beyond it: their hard force on every sink in the box is
+    exactly zero); None: all.
     """
     d2 = box_distance2(lo, hi, tree.com)
     accept = d2 > tree.s_eff
@@ -52,7 +56,10 @@ def select_let(tree: Octree, lo: np.ndarray, hi: np.ndarray, r_out: float | None
     live = visited & ~skip
     cells = np.flatnonzero(live & accept)
     leaves = np.flatnonzero(live & ~accept & tree.is_leaf)
-    return cells, _concat_ranges(tree.start[leaves], tree.count[leaves])
+    particles = _concat_ranges(tree.start[leaves], tree.count[leaves])
+    if r_out is not None:       # beyond r_out of the box a particle's hard force is zero
+        particles = particles[box_distance2(lo, hi, tree.pos[particles]) <= r_out * r_out]
+    return cells, particles
 
 
 def quadrupole_points(mass: np.ndarray, com: np.ndarray, quad: np.ndarray

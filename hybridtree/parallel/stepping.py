@@ -1,85 +1,47 @@
 """Time stepping on many processes: the one-process scheme and state with parallel forces.
 
-Each process holds its particles in a :class:`hybridtree.state.HostState` (the LET and
-the particle exchange still run on the host; moving them to the device is the next
-step) and steps them with the same scheme as one process
-(:class:`hybridtree.schemes.NestedLeapfrog`); :class:`ParallelEngine` computes the
-forces from the local tree and the other processes' LETs.  Once per (soft) step the
-particles are redistributed (:mod:`.domain`, cost-weighted by each process's force time
-of the last step).  Units: G = 1, the caller's units.
+Each process holds its particles in a run state (:mod:`hybridtree.state`: on the device
+where the device has double precision, as for one process) and steps them with the same
+scheme as one process (:class:`hybridtree.schemes.NestedLeapfrog`);
+:class:`.engine.ParallelEngine` computes the forces from the local tree and the other
+processes' LETs.  Once per (soft) step the domains are cut anew from a sample of the
+particles weighted by each process's work in the step (its interaction count, which
+does not include time spent waiting for others), and the particles that changed domain
+move (:mod:`.migrate` on the device; the whole state through the host for a host
+state).  The sample is drawn from one random stream per process that advances from step
+to step; two runs of the same input on the same number of processes cut the same
+domains.  Units: G = 1, the caller's units.
 """
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 
 import numpy as np
 
-from .. import reduce
 from ..clock import Clock
 from ..diagnostics import lagrangian_radii_across
 from ..engine import GravitySettings
 from ..io.snapshot import Particles
 from ..opencl import Runtime
 from ..schemes import scheme_for
-from ..state import HostState
+from ..state import DeviceState, HostState, make_state, state_backend
 from ..stepper import Stepper
 from .comm import Comm
 from .domain import decompose, exchange
-from .forces import parallel_accelerations
+from .engine import ParallelEngine
+from .migrate import migrate, sample_positions
 
 __all__ = ["ParallelEngine", "ParallelStepper", "STATE_DTYPE"]
+
+#: Seed of the sampling streams (one per rank: [SAMPLE_SEED, rank]).
+SAMPLE_SEED = 1234
 
 #: A particle with everything the scheme carries between steps, as it travels between
 #: processes.
 STATE_DTYPE = np.dtype([("pos", "f8", 3), ("vel", "f8", 3), ("mass", "f8"), ("id", "u8"),
                         ("acc_full", "f8", 3), ("acc_hard", "f8", 3), ("acc_soft", "f8", 3),
                         ("pot", "f8")])
-
-
-class ParallelEngine:
-    """The force engine of many processes (``compute(state, parts)`` as
-    :class:`hybridtree.engine.ForceEngine`): local tree plus LETs, net force removed
-    over all processes.  ``step`` collects the current step's force seconds and LET
-    volumes."""
-
-    def __init__(self, g: GravitySettings, rt: Runtime, comm: Comm, clock: Clock,
-                 overlap: bool = False):
-        self.g, self.rt, self.comm, self.clock, self.overlap = g, rt, comm, clock, overlap
-        self.counts: dict[str, int] = defaultdict(int)
-        self.step: dict[str, float] = defaultdict(float)
-
-    def compute(self, state: HostState, parts: tuple[str, ...]) -> None:
-        g = self.g
-        for part in parts:
-            t0 = time.perf_counter()
-            f = parallel_accelerations(self.comm, state.pos, state.mass, g.eps, g.theta,
-                                       n_leaf=g.n_leaf, n_group=g.n_group or None,
-                                       multipole=g.multipole, device=g.device or None,
-                                       build=g.build, split=g.changeover, part=part,
-                                       overlap=self.overlap)
-            for k in ("let_select", "let_comm", "build", "walk"):
-                self.clock.add(k, f.timings.get(k, 0.0))
-            self.clock.add(f"walk_{part}", f.timings.get("walk", 0.0))
-            key = "hard" if part == "hard" else "soft"
-            self.step[f"let_{key}_entries"] += f.let_sent["cells"] + f.let_sent["particles"]
-            self.step[f"let_{key}_bytes"] += f.let_sent["bytes"]
-            self.step["force"] += time.perf_counter() - t0
-            self.counts["interactions"] += f.interactions
-            self.counts[f"{part}_interactions"] += f.interactions
-            self.counts[f"{part}_forces"] += 1
-            with self.clock.host("reduce"):
-                acc = f.acc
-                if g.remove_net_force:
-                    local = reduce.host_block_sum(np.column_stack(
-                        [state.mass[:, None] * acc, state.mass]))
-                    tot = self.comm.allreduce(local)
-                    if tot[3] > 0:
-                        acc -= tot[:3] / tot[3]
-                state.acc[part][:] = acc
-                if part != "hard":
-                    state.pot[:] = f.pot
 
 
 def _rows(state: HostState) -> np.ndarray:
@@ -108,28 +70,46 @@ class ParallelStepper(Stepper):
                  grid: tuple[int, int, int] | None = None, samples: int = 2000,
                  overlap: bool = False):
         self.comm, self.grid, self.samples = comm, grid, samples
-        self.clock = Clock()
-        self.state = HostState(p, g.parts, self.clock)
+        self.clock = Clock(rt)
+        backend = state_backend(rt, g.method, g.build)
+        self.state = make_state(p, g.parts, backend, rt, self.clock)
         self.engine = ParallelEngine(g, rt, comm, self.clock, overlap)
         self.scheme = scheme_for(g, self.engine)
         self.totals: dict[str, float] = defaultdict(float)
+        self.rng = np.random.default_rng([SAMPLE_SEED, comm.rank])
+        self.domains = None
         self._redistribute(float(self.state.n))
 
     def _redistribute(self, cost: float) -> None:
-        """Decompose by cost and move the particles to their owners."""
+        """Decompose by ``cost`` and move the particles to their owners."""
+        s = self.state
         with self.clock.host("decompose"):
-            dom = decompose(self.comm, self.state.pos, cost, shape=self.grid,
-                            samples_per_process=self.samples)
-        with self.clock.host("exchange"):
-            _take(self.state, exchange(self.comm, _rows(self.state), dom.owner(self.state.pos)))
+            if isinstance(s, DeviceState):
+                self.domains = decompose(self.comm, s.n, cost, shape=self.grid,
+                                         samples_per_process=self.samples, rng=self.rng,
+                                         take=lambda idx: sample_positions(s, idx,
+                                                                           self.engine.work))
+            else:
+                self.domains = decompose(self.comm, s.pos, cost, shape=self.grid,
+                                         samples_per_process=self.samples, rng=self.rng)
+        with self.clock.host("exchange", wait=True):
+            if isinstance(s, DeviceState):
+                self.totals["migrants"] += migrate(self.comm, s, self.domains,
+                                                   self.engine.work)
+            else:
+                _take(s, exchange(self.comm, _rows(s), self.domains.owner(s.pos)))
 
-    def _collect(self) -> None:
+    def _collect(self) -> float:
+        """Add this step's figures to the totals; returns this process's work."""
         step, self.engine.step = self.engine.step, defaultdict(float)
         for k, v in step.items():
-            if k != "force":
+            if k not in ("force", "work"):
                 self.totals[k] += v
-        times = self.comm.allgather_float(step.get("force", 0.0))
-        self.totals["imbalance"] += float(times.max() / times.mean()) if times.mean() > 0 else 1.0
+        work = step.get("work", 0.0)
+        works = self.comm.allgather_float(work)
+        self.totals["imbalance"] += float(works.max() / works.mean()) if works.mean() > 0 \
+            else 1.0
+        return work
 
     def start(self, reuse: bool) -> None:
         super().start(reuse)
@@ -137,10 +117,9 @@ class ParallelStepper(Stepper):
 
     def step(self, dt: float) -> None:
         super().step(dt)
-        force = self.engine.step.get("force", 0.0)
-        self._collect()
+        work = self._collect()
         self.totals["steps"] += 1
-        self._redistribute(force if force > 0 else float(self.state.n))
+        self._redistribute(work if work > 0 else float(self.state.n))
 
     def moments(self) -> dict:
         m = self.state.moments()
@@ -152,8 +131,12 @@ class ParallelStepper(Stepper):
                 "potential": float(tot[5]), "momentum": tot[6:9], "angular_momentum": tot[9:12]}
 
     def lagrangian_radii(self, centre: np.ndarray, total_mass: float) -> list[float]:
+        s = self.state
+        if isinstance(s, DeviceState):
+            return s.lagrangian_radii(centre, total_mass=total_mass,
+                                      combine=self.comm.allreduce)
         with self.clock.host("reduce"):
-            return lagrangian_radii_across(self.comm, self.state.pos, self.state.mass)
+            return lagrangian_radii_across(self.comm, s.pos, s.mass)
 
     def breakdown(self) -> dict[str, float]:
         return dict(self.totals)

@@ -23,7 +23,8 @@ from .device_sort import exclusive_scan, radix_sort
 from .morton import BITS, MAX_LEVEL, Cube, bounding_cube, extent_cube
 from .octree import PACK_SPREAD, check_build_args
 
-__all__ = ["DeviceGroups", "DeviceTree", "build_device_tree", "device_cube", "device_groups"]
+__all__ = ["DeviceGroups", "DeviceTree", "build_device_tree", "device_cube", "device_extent",
+           "device_groups"]
 
 
 def device_cube(pos: np.ndarray) -> Cube:
@@ -109,6 +110,23 @@ def launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) -
     knl(rt.queue, (-(-n // wg) * wg,), (wg,), *args)
 
 
+def device_extent(rt: Runtime, pos: cl.Buffer, n: int, alloc=None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) corner of the box around n float64 positions on the device (one
+    small read back); n = 0 gives (inf, -inf)."""
+    if n == 0:
+        return np.full(3, np.inf), np.full(3, -np.inf)
+    alloc = allocator(rt, alloc)
+    wg = 256 if rt.info.kind == "gpu" else 64
+    knl = rt.kernel("prepare.cl", "extent", {"WG": wg}, fast_math=False)
+    n_wg = max(1, min(-(-n // wg), 4 * rt.info.compute_units))
+    part = alloc("extent", 48 * n_wg)
+    knl(rt.queue, (n_wg * wg,), (wg,), np.int32(n), pos, part)
+    ext = np.empty((n_wg, 6))
+    cl.enqueue_copy(rt.queue, ext, part)
+    return ext[:, :3].min(axis=0), ext[:, 3:].max(axis=0)
+
+
 @dataclass
 class DeviceArrays:
     """Particles already on the device (hybridtree.state): float64 positions (n x 3)
@@ -147,14 +165,8 @@ def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray
         d_pos, d_mass = upload(rt, [np.asarray(pos, np.float64), np.asarray(mass, np.float64)],
                                ["upload_pos", "upload_mass"])
     if cube is None:
-        wg = 256 if rt.info.kind == "gpu" else 64
-        knl = rt.kernel("prepare.cl", "extent", {"WG": wg}, fast_math=False)
-        n_wg = max(1, min(-(-n // wg), 4 * rt.info.compute_units))
-        part = alloc("extent", 48 * n_wg)
-        knl(rt.queue, (n_wg * wg,), (wg,), np.int32(n), d_pos, part)
-        ext = np.empty((n_wg, 6))
-        cl.enqueue_copy(rt.queue, ext, part)
-        cube = extent_cube(ext[:, :3].min(axis=0), ext[:, 3:].max(axis=0), power_of_two=True)
+        lo, hi = device_extent(rt, d_pos, n, alloc)
+        cube = extent_cube(lo, hi, power_of_two=True)
     hi, lo = alloc("in_hi", 16 * n), alloc("in_lo", 16 * n)
     knl = rt.kernel("prepare.cl", "split_sources", fast_math=False)
     wg = _local_size(rt, knl)

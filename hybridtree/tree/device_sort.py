@@ -157,13 +157,15 @@ def _enqueue_scan(rt: Runtime, k: _Kernels, values: cl.Buffer, n: int, out: cl.B
 
 def exclusive_scan(rt: Runtime, values: cl.Buffer, n: int, out: cl.Buffer | None = None,
                    *, tuning: Tuning | None = None, alloc=None,
-                   name: str = "scan") -> tuple[cl.Buffer, int]:
+                   name: str = "scan", read_total: bool = True
+                   ) -> tuple[cl.Buffer, int | None]:
     """Exclusive prefix sum of n uint32 values; returns (out, total).
 
     ``out`` has n + 1 entries: out[i] = values[0] + ... + values[i - 1], out[n] = total.
     ``values`` is not modified and must not be ``out``.  A given ``out`` must hold at
-    least n + 1 uint32.  The total is read back (blocking, the one host round trip);
-    everything else stays on the device.  Sums wrap modulo 2^32.  ``tuning``
+    least n + 1 uint32.  The total is read back (blocking, the one host round trip;
+    ``read_total`` false: not read, None returned, nothing waits); everything else stays
+    on the device.  Sums wrap modulo 2^32.  ``tuning``
     overrides ``TUNING[rt.info.kind]`` (tests, benchmarks).  ``alloc``: where ``out``
     (when not given) and the scratch come from, under names starting with ``name``.
     """
@@ -176,6 +178,8 @@ def exclusive_scan(rt: Runtime, values: cl.Buffer, n: int, out: cl.Buffer | None
         return out, 0
     k = _kernels(rt, tuning)
     _enqueue_scan(rt, k, values, n, out, alloc(name + "_sums", _scan_sums_nbytes(k, n)))
+    if not read_total:
+        return out, None
     total = np.empty(1, np.uint32)
     cl.enqueue_copy(rt.queue, total, out, src_offset=4 * n)
     return out, int(total[0])

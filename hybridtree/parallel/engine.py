@@ -1,0 +1,221 @@
+"""The force engine of many processes: local tree, LETs, net force over all processes.
+
+``compute(state, parts)`` as :class:`hybridtree.engine.ForceEngine`.  With the state on
+the device (:class:`hybridtree.state.DeviceState`), per call:
+
+1. every process's particle box (one small read back) is gathered, and the global
+   power-of-two cube around them, so that every process's cells are cells of the
+   one-process tree restricted to its particles;
+2. the local tree is built on the device from the state's positions;
+3. the LET for every other process's box is selected and compacted on the device
+   (:mod:`.device_let`); only it is downloaded and sent (one Alltoallv).  A call for the
+   hard part alone sends the hard LET (cells beyond r_out of the box left out); a call
+   with the full or soft part sends the full LET, which both parts then share;
+4. a tree of the local particles plus what arrived is built, and walked only by the sink
+   groups that hold local particles (received entries are sources only); one tree
+   serves every part of the call (the hybrid tree's last substep walks it twice);
+5. the net force is removed with sums over all processes.
+
+``overlap``: the other way to treat the received entries.  The LET travels with a
+non-blocking Alltoallv while the local tree is walked for the local particles; then a
+tree of the received entries alone is built and walked by the local tree's groups, and
+the two forces are added.  One build of N + m particles becomes one of m, at the price
+of a second walk of every local group; measured against each other in
+docs/benchmarks.md (session 8).
+With a host state the forces come from :func:`.forces.parallel_accelerations` (host LET
+selection), the path of devices without double precision.  Units: G = 1, the caller's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+import numpy as np
+import pyopencl as cl
+
+from .. import reduce
+from ..clock import Clock
+from ..engine import GravitySettings
+from ..opencl import Runtime
+from ..state import DeviceState, HostState, State
+from ..transfer import Workspace, upload
+from ..tree.device_build import DeviceArrays, build_device_tree, device_extent
+from ..treewalk import default_group, walk_into, walk_sinks_into
+from .comm import Comm
+from .device_let import let_rows, local_sink_groups, select_on_device
+from .forces import global_cube, parallel_accelerations
+
+__all__ = ["ParallelEngine"]
+
+
+class ParallelEngine:
+    """Forces of a state on many processes (module docstring).  ``counts``: this
+    process's interactions and forces per part, cumulative; ``step``: this step's force
+    seconds, interactions (``work``) and LET volumes (entries, bytes sent)."""
+
+    def __init__(self, g: GravitySettings, rt: Runtime, comm: Comm, clock: Clock,
+                 overlap: bool = False):
+        self.g, self.rt, self.comm, self.clock, self.overlap = g, rt, comm, clock, overlap
+        self.counts: dict[str, int] = defaultdict(int)
+        self.step: dict[str, float] = defaultdict(float)
+        self.work = Workspace(rt)
+        self.remote_work = Workspace(rt)       # the received LET's tree (overlap)
+
+    def compute(self, state: State, parts: tuple[str, ...]) -> None:
+        t0 = time.perf_counter()
+        if isinstance(state, DeviceState):
+            self._on_device(state, parts)
+        else:
+            self._on_host(state, parts)
+        self.step["force"] += time.perf_counter() - t0
+        for part in parts:
+            self.counts[f"{part}_forces"] += 1
+
+    def _count(self, part: str, interactions: int) -> None:
+        self.counts["interactions"] += interactions
+        self.counts[f"{part}_interactions"] += interactions
+        self.step["work"] += interactions
+
+    def _sent(self, parts: tuple[str, ...], entries: int, nbytes: int) -> None:
+        key = "hard" if parts == ("hard",) else "soft"
+        self.step[f"let_{key}_entries"] += entries
+        self.step[f"let_{key}_bytes"] += nbytes
+
+    def _on_device(self, s: DeviceState, parts: tuple[str, ...]) -> None:
+        g, rt, comm, clock, work = self.g, self.rt, self.comm, self.clock, self.work
+        n = s.n
+        with clock.device("let_select"):
+            box = np.stack(device_extent(rt, s.pos, n, work))
+        with clock.host("let_comm"):
+            boxes = comm.allgather_float(box)
+        cube = global_cube(boxes)
+        others = [r for r in range(comm.size)
+                  if r != comm.rank and np.all(boxes[r][0] <= boxes[r][1])]
+        local = None
+        if n:
+            with clock.device("build"):
+                local = build_device_tree(rt, DeviceArrays(s.pos, s.mass, n), None,
+                                          theta=g.theta, n_leaf=g.n_leaf,
+                                          multipole=g.multipole, cube=cube, alloc=work)
+        send, counts = np.empty((0, 4)), np.zeros(comm.size, np.int64)
+        if local is not None and others:
+            r_out = g.changeover.r_out if parts == ("hard",) else None
+            rt.queue.finish()           # the host clock below times the selection alone
+            with clock.host("let_select", wait=True):
+                send, per_box = let_rows(select_on_device(local, s.pos, s.mass, boxes[others],
+                                                          r_out, work))
+            counts[others] = per_box
+        self._sent(parts, len(send), send.nbytes)
+        if self.overlap:
+            with clock.host("let_comm"):
+                pending = comm.ialltoallv(send, counts)
+            if n:
+                self._walk(s, parts, local, np.empty((0, 4)), cube)
+            with clock.host("let_comm", wait=True):
+                recv = pending.wait()
+            if n and len(recv):
+                self._walk_remote(s, parts, local, recv, cube)
+        else:
+            with clock.host("let_comm"):
+                recv = comm.alltoallv(send, counts)
+            if n:
+                self._walk(s, parts, local, recv, cube)
+        self._remove_net_force(s, parts)
+
+    def _walk_remote(self, s: DeviceState, parts: tuple[str, ...], local, recv: np.ndarray,
+                     cube) -> None:
+        """Add the forces of a tree of the received LET alone, walked by the local tree's
+        groups (``overlap``: the local walk ran while the LET travelled)."""
+        g, rt, clock, work = self.g, self.rt, self.clock, self.remote_work
+        n, m = s.n, len(recv)
+        n_group = g.n_group or default_group(rt.info.kind, n)
+        with clock.device("transfer"):
+            r_pos, r_mass = upload(rt, [recv[:, :3], recv[:, 3]], ["let_rpos", "let_rmass"])
+        with clock.device("build"):
+            remote = build_device_tree(rt, DeviceArrays(r_pos, r_mass, m), None, theta=g.theta,
+                                       n_leaf=g.n_leaf, multipole=g.multipole, cube=cube,
+                                       alloc=work)
+        red = reduce.reducer(rt)
+        acc, pot = work("x_acc", 24 * n), work("x_pot", 8 * n)
+        add = rt.kernel("state.cl", "add", fast_math=False)
+        wg = min(256, rt.max_work_group_size(add))
+        for part in parts:
+            with clock.device("walk", f"walk_{part}"):
+                cnt, _ = walk_sinks_into(rt, remote, local, g.eps, acc, pot, n_group,
+                                         g.changeover, part)
+                add(rt.queue, (-(-3 * n // wg) * wg,), (wg,), np.int32(3 * n), s.acc[part], acc,
+                    s.acc[part])
+                if part != "hard":
+                    add(rt.queue, (-(-n // wg) * wg,), (wg,), np.int32(n), s.pot, pot, s.pot)
+            with clock.device("reduce"):
+                self._count(part, sum(red.count_sum(n, cnt)))
+
+    def _walk(self, s: DeviceState, parts: tuple[str, ...], local, recv: np.ndarray,
+              cube) -> None:
+        """Walk the local tree, or the tree of local particles and ``recv`` (LET rows), for
+        the local particles; forces into the state."""
+        g, rt, clock, work = self.g, self.rt, self.clock, self.work
+        n, m = s.n, len(recv)
+        n_group = g.n_group or default_group(rt.info.kind, n)
+        tree, groups = local, None
+        if m:
+            pos, mass = work("let_pos", 24 * (n + m)), work("let_mass", 8 * (n + m))
+            with clock.device("transfer"):
+                cl.enqueue_copy(rt.queue, pos, s.pos, byte_count=24 * n)
+                cl.enqueue_copy(rt.queue, mass, s.mass, byte_count=8 * n)
+                r_pos, r_mass = upload(rt, [recv[:, :3], recv[:, 3]], ["let_rpos", "let_rmass"])
+                cl.enqueue_copy(rt.queue, pos, r_pos, byte_count=24 * m, dst_offset=24 * n)
+                cl.enqueue_copy(rt.queue, mass, r_mass, byte_count=8 * m, dst_offset=8 * n)
+            with clock.device("build"):
+                tree = build_device_tree(rt, DeviceArrays(pos, mass, n + m), None,
+                                         theta=g.theta, n_leaf=g.n_leaf,
+                                         multipole=g.multipole, cube=cube, alloc=work)
+                groups = local_sink_groups(tree, n, n_group)
+        red = reduce.reducer(rt)
+        for part in parts:
+            pot = work("pot_unused", 8 * n) if part == "hard" else s.pot
+            with clock.device("walk", f"walk_{part}"):
+                cnt, _, _ = walk_into(rt, tree, g.eps, s.acc[part], pot, n_group, g.changeover,
+                                      part, n_sinks=n, groups=groups)
+            with clock.device("reduce"):
+                self._count(part, sum(red.count_sum(n, cnt)))
+
+    def _remove_net_force(self, s: DeviceState, parts: tuple[str, ...]) -> None:
+        """Subtract every part's mass-weighted mean acceleration over all processes (one
+        allreduce for all parts: each is a wait for the slowest process)."""
+        if not self.g.remove_net_force:
+            return
+        red = reduce.reducer(self.rt)
+        with self.clock.device("reduce"):
+            tot = self.comm.allreduce(np.concatenate(
+                [red.net_sums(s.n, s.mass, s.acc[part]) for part in parts])).reshape(-1, 4)
+            for part, t in zip(parts, tot):
+                if t[3] > 0:
+                    red.subtract(s.n, s.acc[part], t[:3] / t[3])
+
+    def _on_host(self, state: HostState, parts: tuple[str, ...]) -> None:
+        g = self.g
+        for part in parts:
+            f = parallel_accelerations(self.comm, state.pos, state.mass, g.eps, g.theta,
+                                       n_leaf=g.n_leaf, n_group=g.n_group or None,
+                                       multipole=g.multipole, device=g.device or None,
+                                       build=g.build, split=g.changeover, part=part,
+                                       overlap=self.overlap)
+            for k in ("let_select", "let_comm", "build", "walk"):
+                self.clock.add(k, f.timings.get(k, 0.0))
+            self.clock.add(f"walk_{part}", f.timings.get("walk", 0.0))
+            self._sent((part,), f.let_sent["cells"] + f.let_sent["particles"],
+                       f.let_sent["bytes"])
+            self._count(part, f.interactions)
+            with self.clock.host("reduce"):
+                acc = f.acc
+                if g.remove_net_force:
+                    local = reduce.host_block_sum(np.column_stack(
+                        [state.mass[:, None] * acc, state.mass]))
+                    tot = self.comm.allreduce(local)
+                    if tot[3] > 0:
+                        acc -= tot[:3] / tot[3]
+                state.acc[part][:] = acc
+                if part != "hard":
+                    state.pot[:] = f.pot

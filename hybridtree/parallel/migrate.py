@@ -1,0 +1,92 @@
+"""Particles that change domain, moved between processes whose state is on the device.
+
+The owner of every particle is computed on the device from the domain cuts
+(cl/let.cl ``owners``: the same rule as :meth:`hybridtree.parallel.domain.Domains.owner`);
+only the migrants are packed, row by row with everything they carry (position, velocity,
+mass, ID, accelerations, potential, and their new owner), downloaded through pinned
+memory, sent with one Alltoallv, uploaded and appended; the particles that stay are
+compacted in place on the device, in their order, and never leave it.  The samples of
+the decomposition are gathered the same way (:func:`sample_positions`).
+Units: the state's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+
+from ..state import DeviceState
+from ..transfer import allocator, download, upload
+from ..tree.device_sort import exclusive_scan
+from .comm import Comm
+from .device_let import _launch
+from .domain import Domains
+
+__all__ = ["domain_cuts", "migrate", "sample_positions"]
+
+
+def domain_cuts(domains: Domains) -> np.ndarray:
+    """The inner boundaries of ``domains`` as the ``owners`` kernel reads them: x, then y
+    per slab, then z per column (float64)."""
+    return np.concatenate([domains.x[1:-1], domains.y[:, 1:-1].reshape(-1),
+                           domains.z[:, :, 1:-1].reshape(-1), [0.0]])   # never empty
+
+
+def migrate(comm: Comm, state: DeviceState, domains: Domains, alloc=None) -> int:
+    """Move the particles of ``state`` that ``domains`` gives to other processes there
+    (collective); returns how many left this process."""
+    rt, n = state.rt, state.n
+    alloc = allocator(rt, alloc)
+    nx, ny, nz = domains.shape
+    cols = state.columns() + [("owner", 1, alloc("mig_owner", 8 * max(n, 1)))]
+    stride = sum(w for _, w, _ in cols)
+    flag = alloc("mig_flag", 4 * max(n, 1))
+    cuts = np.ascontiguousarray(domain_cuts(domains))
+    d_cuts = alloc("mig_cuts", cuts.nbytes)
+    cl.enqueue_copy(rt.queue, d_cuts, cuts)
+    _launch(rt, "owners", n, np.int32(n), state.pos, np.int32(nx), np.int32(ny), np.int32(nz),
+            d_cuts, np.int32(comm.rank), cols[-1][2], flag)
+    off, n_out = exclusive_scan(rt, flag, n, alloc=alloc, name="mig_off")
+    rows = np.empty((n_out, stride), np.uint64)
+    if n_out:
+        packed = alloc("mig_packed", 8 * stride * n_out)
+        stay = alloc("mig_stay", 8 * 3 * n)
+        field = 0
+        for _name, width, buf in cols:
+            _launch(rt, "split_rows", n, np.int32(n), np.int32(width), flag, off, buf,
+                    np.int32(stride), np.int32(field), packed, stay)
+            if n > n_out:
+                cl.enqueue_copy(rt.queue, buf, stay, byte_count=8 * width * (n - n_out))
+            field += width
+        download(rt, [(packed, rows)])
+    owner = rows[:, -1].view(np.int64)
+    order = np.argsort(owner, kind="stable")
+    counts = np.bincount(owner, minlength=comm.size).astype(np.int64)
+    recv = comm.alltoallv(rows[order], counts)
+    state.n = n - n_out
+    m = len(recv)
+    if m:
+        state.reserve(state.n + m)
+        (d_recv,) = upload(rt, [recv], ["mig_recv"])
+        field = 0
+        for _name, width, buf in state.columns():
+            _launch(rt, "unpack_rows", m, np.int32(m), np.int32(width), d_recv,
+                    np.int32(stride), np.int32(field), buf, np.int32(state.n))
+            field += width
+        state.n += m
+    return n_out
+
+
+def sample_positions(state: DeviceState, idx: np.ndarray, alloc=None) -> np.ndarray:
+    """Positions (m, 3) of the particles ``idx`` of ``state``, gathered on the device."""
+    rt = state.rt
+    alloc = allocator(rt, alloc)
+    idx = np.ascontiguousarray(idx, np.int32)
+    out = np.empty((len(idx), 3))
+    if len(idx) == 0:
+        return out
+    d_idx, d_out = alloc("sample_idx", idx.nbytes), alloc("sample_pos", out.nbytes)
+    cl.enqueue_copy(rt.queue, d_idx, idx)
+    _launch(rt, "take_rows", len(idx), np.int32(len(idx)), np.int32(3), d_idx, state.pos, d_out)
+    cl.enqueue_copy(rt.queue, out, d_out)
+    return out
