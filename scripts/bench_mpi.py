@@ -68,6 +68,7 @@ def worker(a: argparse.Namespace) -> None:
             stepper = SerialStepper(g, p, rt)
         else:
             stepper = ParallelStepper(g, p, rt, comm, overlap=a.overlap)
+            stepper.engine.hard_second_tree = a.hard_tree == "second"
         dt = a.dt * (4 if scheme.startswith("hybrid") else 1)
         stepper.start(False)
         stepper.step(dt)                          # warm-up (compilation)
@@ -117,6 +118,8 @@ def main() -> None:
     ap.add_argument("--device", default=None)
     ap.add_argument("--overlap", action="store_true",
                     help="non-blocking LET exchange with the local walk meanwhile")
+    ap.add_argument("--hard-tree", choices=("second", "merged"), default="merged",
+                    help="hard substeps: received hard LET as a second tree, or merged")
     ap.add_argument("--json", default=None, help="write every result here")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -133,7 +136,7 @@ def main() -> None:
     results = {}
     for k in a.procs:
         argv = [mpiexec, "-n", str(k), sys.executable, __file__, "--worker", "-n", str(a.n),
-                "--steps", str(a.steps), "--dt", str(a.dt)] + \
+                "--steps", str(a.steps), "--dt", str(a.dt), "--hard-tree", a.hard_tree] + \
             (["--device", a.device] if a.device else []) + (["--overlap"] if a.overlap else [])
         proc = subprocess.run(argv, capture_output=True, text=True, env=os.environ)
         line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
@@ -149,7 +152,8 @@ def main() -> None:
             print(" | ".join(cells), flush=True)
     if a.json:
         Path(a.json).write_text(json.dumps({"n": a.n, "steps": a.steps, "dt": a.dt,
-                                            "overlap": a.overlap, "results": results},
+                                            "overlap": a.overlap, "hard_tree": a.hard_tree,
+                                            "results": results},
                                            indent=1))
 
 

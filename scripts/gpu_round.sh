@@ -218,6 +218,12 @@ case $R in
   py let_model 330 scripts/let_model.py --n 16777216 67108864 --jobs 16 --out "$D/let_model.json" \
       --plot "$D/let_model.png"
   ;;
+24) # issue 18: hard substeps with the hard LET as a second tree (default) against merged
+  py mpi_2e22 150 scripts/bench_mpi.py -n 4194304 --steps 3 --device nvidia --procs 1 2 4 \
+      --json "$D/mpi_2e22.json"
+  py mpi_2e22_merged 120 scripts/bench_mpi.py -n 4194304 --steps 3 --device nvidia --procs 2 4 \
+      --hard-tree merged --json "$D/mpi_2e22_merged.json"
+  ;;
 *) shift; py custom 580 "$@" ;;
 esac
 tar czf "$O/results.tgz" -C "$D" .

@@ -2,6 +2,8 @@
 (hybridtree.parallel.device_let), against a second code path: a sequential walk with the
 tree's next links over the same cells, on the host."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pyopencl as cl
 import pytest
@@ -10,7 +12,7 @@ from hybridtree.ics import plummer
 from hybridtree.io.snapshot import Particles
 from hybridtree.opencl import get_runtime
 from hybridtree.parallel.device_let import let_rows, local_sink_groups, select_on_device
-from hybridtree.parallel.let import quadrupole_points
+from hybridtree.parallel.let import quadrupole_points, select_let
 from hybridtree.state import DeviceState
 from hybridtree.transfer import upload
 from hybridtree.tree.device_build import DeviceArrays, build_device_tree
@@ -141,3 +143,34 @@ def test_reserve_keeps_the_particles(rt):
     q = s.download()
     np.testing.assert_array_equal(q.pos, pos)
     np.testing.assert_array_equal(q.ids, p.ids)
+
+
+def _host_view(h: dict, pos: np.ndarray, mass: np.ndarray) -> SimpleNamespace:
+    """The device tree's cells as the host selection reads an Octree (parents from the
+    pre-order levels, particles in tree order)."""
+    level = h["level"]
+    parent = np.full(len(level), -1)
+    stack: list[int] = []
+    for c, lv in enumerate(level):
+        del stack[lv:]
+        parent[c] = stack[-1] if stack else -1
+        stack.append(c)
+    return SimpleNamespace(com=h["com"], s_eff=h["s_eff"], radius=h["radius"].astype(np.float64),
+                           is_leaf=h["is_leaf"], level=level, parent=parent, start=h["start"],
+                           count=h["count"], n_cells=len(level), pos=pos[h["order"]],
+                           mass=mass[h["order"]])
+
+
+@pytest.mark.parametrize("r_out", [None, 0.2])
+def test_device_let_is_the_host_selection_it_replaces(rt, r_out):
+    """``let.select_let`` (the host selection of the host path) on the same cells."""
+    pos, _, mass = plummer(N, seed=3)
+    d_pos, d_mass = upload(rt, [pos, mass], [None, None])
+    tree = build_device_tree(rt, DeviceArrays(d_pos, d_mass, N), None, theta=0.5)
+    h = tree.to_host()
+    view = _host_view(h, pos, mass)
+    let = select_on_device(tree, d_pos, d_mass, BOXES, r_out)
+    for b, (lo, hi) in enumerate(BOXES):
+        cells, parts = select_let(view, lo, hi, r_out)
+        np.testing.assert_array_equal(let.cells[b][:, :3], h["com"][cells])
+        np.testing.assert_array_equal(let.particles[b][:, :3], view.pos[parts])

@@ -16,12 +16,12 @@ the device (:class:`hybridtree.state.DeviceState`), per call:
    serves every part of the call (the hybrid tree's last substep walks it twice);
 5. the net force is removed with sums over all processes.
 
-``overlap``: the other way to treat the received entries.  The LET travels with a
-non-blocking Alltoallv while the local tree is walked for the local particles; then a
-tree of the received entries alone is built and walked by the local tree's groups, and
-the two forces are added.  One build of N + m particles becomes one of m, at the price
-of a second walk of every local group; measured against each other in
-docs/benchmarks.md (session 8).
+``overlap`` (and hard substeps where :data:`HARD_SECOND_TREE` is set): the other way
+to treat the received entries.  The LET travels with a non-blocking Alltoallv while the
+local tree is walked for the local particles; then a tree of the received entries alone
+is built and walked by the local tree's groups, and the two forces are added.  One build
+of N + m particles becomes one of m, at the price of a second walk of every local group;
+measured slower (docs/benchmarks.md, session 8).
 With a host state the forces come from :func:`.forces.parallel_accelerations` (host LET
 selection), the path of devices without double precision.  Units: G = 1, the caller's.
 """
@@ -48,6 +48,12 @@ from .forces import global_cube, parallel_accelerations
 
 __all__ = ["ParallelEngine"]
 
+#: Whether hard substeps take the received hard LET as a second tree walked by the local
+#: groups (as ``overlap`` does) instead of one merged tree.  The hard LET is small, so its
+#: tree is cheap, but the merged tree was as fast at K = 2 and 10 % faster at K = 4
+#: (H100, 2^22, docs/benchmarks.md session 8), so it stays off.
+HARD_SECOND_TREE = False
+
 
 class ParallelEngine:
     """Forces of a state on many processes (module docstring).  ``counts``: this
@@ -61,6 +67,7 @@ class ParallelEngine:
         self.step: dict[str, float] = defaultdict(float)
         self.work = Workspace(rt)
         self.remote_work = Workspace(rt)       # the received LET's tree (overlap)
+        self.hard_second_tree = HARD_SECOND_TREE
 
     def compute(self, state: State, parts: tuple[str, ...]) -> None:
         t0 = time.perf_counter()
@@ -107,7 +114,7 @@ class ParallelEngine:
                                                           r_out, work))
             counts[others] = per_box
         self._sent(parts, len(send), send.nbytes)
-        if self.overlap:
+        if self.overlap or (parts == ("hard",) and self.hard_second_tree):
             with clock.host("let_comm"):
                 pending = comm.ialltoallv(send, counts)
             if n:
