@@ -104,9 +104,14 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(add_help=False)
+    top.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    # the commands' own --debug: no default, so an absent one does not reset a
+    # ``hybridtree --debug COMMAND`` given before the command
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true", help="show tracebacks of errors")
-    parser = _Parser(prog="hybridtree", parents=[common],
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show tracebacks of errors")
+    parser = _Parser(prog="hybridtree", parents=[top],
                      description="hybridtree: gravitational N-body tree code (OpenCL)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 

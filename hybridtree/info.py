@@ -8,26 +8,58 @@ import h5py
 import numpy as np
 
 from .diagnostics import energies, lagrangian_radii
-from .io.snapshot import SnapshotError, read_particles
+from .io.snapshot import SnapshotError, read_particles, snapshot_files
 from .units import GYR_S
 
 __all__ = ["describe"]
 
 
+def _resolve(path: Path) -> Path:
+    """``path`` itself, or for the stem of a snapshot (``out/snapshot_0002``) its file
+    ``BASE.hdf5`` or part 0 of its multi-file set ``BASE.0.hdf5``."""
+    if path.is_file():
+        return path
+    for name in (f"{path.name}.hdf5", f"{path.name}.0.hdf5"):
+        if path.with_name(name).is_file():
+            return path.with_name(name)
+    raise SnapshotError(f"{path}: no such file (nor {path.name}.hdf5 or {path.name}.0.hdf5)")
+
+
 def describe(path: str | Path) -> str:
     """Counts, time, units, mass, centre of mass, radii, energies (if potentials are
-    stored) and the run's settings, one item per line (internal units unless stated)."""
-    path = Path(path)
+    stored) and the run's settings, one item per line (internal units unless stated).
+
+    ``path``: a snapshot file, any part of a multi-file set (the whole set is described),
+    or the stem of either (``out/snapshot_0002``)."""
+    path = _resolve(Path(path))
+    files = snapshot_files(path)        # every part of a multi-file set, checked complete
     p, t, units = read_particles(path, "all")
     lines = [f"{path}"]
-    with h5py.File(path, "r") as f:
-        counts = [(name, len(f[name]["Coordinates"])) for name in sorted(f)
-                  if name.startswith("PartType")]
-        pot = (np.asarray(f["PartType1/Potential"][...]) if "PartType1/Potential" in f
-               and len(counts) == 1 else None)
-        params = dict(f["Parameters"].attrs) if "Parameters" in f else {}
-        state = dict(f["RunState"].attrs) if "RunState" in f else {}
-    lines.append("particles: " + ", ".join(f"{n} {name}" for name, n in counts)
+    if len(files) > 1:
+        lines.append(f"files: {len(files)} parts, {files[0].name} ... {files[-1].name}")
+    # read in the same order as read_particles: file by file, PartType by PartType
+    counts: dict[str, int] = {}
+    pots: list[np.ndarray] | None = []
+    params: dict = {}
+    state: dict = {}
+    for i, q in enumerate(files):
+        with h5py.File(q, "r") as f:
+            for name in sorted(f):
+                if name.startswith("PartType") and "Coordinates" in f[name]:
+                    counts[name] = counts.get(name, 0) + len(f[name]["Coordinates"])
+                    if pots is not None and "Potential" in f[name]:
+                        pots.append(np.asarray(f[name]["Potential"][...], np.float64))
+                    else:
+                        pots = None
+            if i == 0:
+                params = dict(f["Parameters"].attrs) if "Parameters" in f else {}
+                state = dict(f["RunState"].attrs) if "RunState" in f else {}
+    pot = None
+    if pots and list(counts) == ["PartType1"]:
+        pot = np.concatenate(pots)
+        if pot.shape != (len(p),):
+            pot = None
+    lines.append("particles: " + ", ".join(f"{n} {name}" for name, n in counts.items())
                  + f" (total {len(p)})")
     tline = f"time: {t:.6g}"
     if units is not None:

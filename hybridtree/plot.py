@@ -2,7 +2,8 @@
 
 ``diagnostics.png``: relative energy error and Lagrangian radii against time, from
 ``diagnostics.csv``.  ``snapshot_NNNN_xy.png``: a mass-weighted x-y projection of a
-snapshot (the last one unless told).  Either is skipped when its input is missing.
+snapshot (the last one unless told).  Either is skipped when its input is missing (a
+``diagnostics.csv`` without rows counts as missing); with neither, it is an error.
 """
 
 from __future__ import annotations
@@ -108,6 +109,14 @@ def plot_projection(snapshot: Path, out: Path, bins: int = 256) -> Path:
     return _save(fig, out)
 
 
+def _has_rows(csv_path: Path) -> bool:
+    """Whether ``diagnostics.csv`` has at least one row with a time to plot against."""
+    try:
+        return bool(np.isfinite(_column(read_diagnostics(csv_path), "time")).any())
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def plot_run(folder: str | Path, snapshot: str | Path | None = None) -> list[Path]:
     """Write ``diagnostics.png`` and ``<snapshot>_xy.png`` into ``folder``; return their
     paths.  ``snapshot`` (a path, or a name inside ``folder``) defaults to the last one."""
@@ -127,6 +136,12 @@ def plot_run(folder: str | Path, snapshot: str | Path | None = None) -> list[Pat
     if not have_csv and snap is None:
         raise FileNotFoundError(f"nothing to plot in {folder}: "
                                 "no diagnostics.csv and no snapshot_*.hdf5")
+    if have_csv and not _has_rows(csv_path):
+        # a run that stopped before its first report: its axes would be empty
+        if snap is None:
+            raise FileNotFoundError(f"nothing to plot in {folder}: no snapshot_*.hdf5 and "
+                                    "no rows in diagnostics.csv")
+        have_csv = False
     written = []
     if have_csv:
         written.append(plot_diagnostics(csv_path, folder / "diagnostics.png"))
