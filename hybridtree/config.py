@@ -24,7 +24,14 @@ MSUN_1E10_G = 1.98841e43               # 10^10 solar masses in g (IAU nominal so
 
 
 class ConfigError(ValueError):
-    """A mistake in a config file or a ``--set`` override (a user error)."""
+    """A mistake in a config file or a ``--set`` override (a user error).
+
+    ``keys``: the settings (``section.name``) the mistake is about, so that the caller
+    can say where it came from (the file, or a ``--set`` override)."""
+
+    def __init__(self, message: str, keys: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.keys = tuple(keys)
 
 
 @dataclass(frozen=True)
@@ -165,9 +172,30 @@ class Settings:
     def with_overrides(self, overrides: dict[str, Any]) -> "Settings":
         raw = {s: dict(opts) for s, opts in self.values.items()}
         for key, value in overrides.items():
-            s, k = _split_key(key)
+            try:
+                s, k = _split_key(key)
+            except ConfigError as exc:
+                raise ConfigError(f"{_set_text(key, value)}: {exc}") from None
             raw[s][k] = value
-        return validate(raw, self.source)
+        try:
+            return validate(raw, self.source)
+        except ConfigError as exc:
+            raise _located(exc, overrides, "") from None
+
+
+def _set_text(key: str, value: Any) -> str:
+    """How the user wrote an override: ``--set gravity.theta=-0.5``."""
+    text = (str(value).lower() if isinstance(value, bool) else
+            value if isinstance(value, str) else repr(value))
+    return f"--set {key}={text}"
+
+
+def _located(exc: ConfigError, overrides: dict[str, Any], source: str) -> ConfigError:
+    """``exc`` prefixed with where the mistake is: the ``--set`` overrides it is about,
+    else ``source`` (the config file or snapshot the other settings came from)."""
+    named = [_set_text(k, overrides[k]) for k in exc.keys if k in overrides]
+    where = ", ".join(named) or source
+    return ConfigError(f"{where}: {exc}" if where else str(exc), exc.keys)
 
 
 def _suggest(word: str, candidates) -> str:
@@ -195,25 +223,26 @@ def _coerce(key: str, opt: Option, value: Any) -> Any:
           str: isinstance(value, str)}[opt.kind]
     if not ok:
         names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
-        raise ConfigError(f"{key} must be {names[opt.kind]}, got {value!r}")
+        raise ConfigError(f"{key} must be {names[opt.kind]}, got {value!r}", (key,))
     if opt.kind is float:
         value = float(value)
         if not math.isfinite(value):
-            raise ConfigError(f"{key} must be finite, got {value!r}")
+            raise ConfigError(f"{key} must be finite, got {value!r}", (key,))
     if opt.choices and value not in opt.choices:
         raise ConfigError(f"{key} must be one of {', '.join(opt.choices)}; got {value!r}"
-                          f"{_suggest(value, opt.choices)}")
+                          f"{_suggest(value, opt.choices)}", (key,))
     if opt.check is not None and not opt.check(value):
-        raise ConfigError(f"{key} must be {opt.rule}, got {value!r}")
+        raise ConfigError(f"{key} must be {opt.rule}, got {value!r}", (key,))
     return value
 
 
-def _whole_steps(span: float, dt: float) -> bool:
+def _whole_steps(span: float, dt: float, at_least: int = 0) -> bool:
+    """``span`` is a whole number (>= ``at_least``) of steps ``dt``."""
     ratio = span / dt
     if not math.isfinite(ratio) or ratio > 2**53:     # overflow, or steps beyond counting
         return False
     n = round(ratio)
-    return abs(n * dt - span) <= 1e-9 * max(span, dt)
+    return n >= at_least and abs(n * dt - span) <= 1e-9 * max(span, dt)
 
 
 def validate(raw: dict[str, Any], source: str = "") -> Settings:
@@ -228,25 +257,33 @@ def validate(raw: dict[str, Any], source: str = "") -> Settings:
         given = raw.get(section, {})
         for name in given:
             if name not in opts:
-                raise ConfigError(f"unknown setting {section}.{name}{_suggest(name, opts)}")
+                raise ConfigError(f"unknown setting {section}.{name}{_suggest(name, opts)}",
+                                  (f"{section}.{name}",))
         values[section] = {name: _coerce(f"{section}.{name}", opt, given[name])
                            if name in given else opt.default for name, opt in opts.items()}
     v = values
     if v["ics"]["kind"] == "file" and not v["ics"]["file"]:
-        raise ConfigError("ics.kind = 'file' needs ics.file (the path of an HDF5 file)")
-    if not _whole_steps(v["time"]["t_end"], v["time"]["dt"]):
+        raise ConfigError("ics.kind = 'file' needs ics.file (the path of an HDF5 file)",
+                          ("ics.kind", "ics.file"))
+    dt = v["time"]["dt"]
+    if not _whole_steps(v["time"]["t_end"], dt):
         raise ConfigError(f"time.t_end ({v['time']['t_end']}) must be a whole number of steps "
-                          f"of time.dt ({v['time']['dt']})")
-    if not _whole_steps(v["output"]["snapshot_dt"], v["time"]["dt"]):
-        raise ConfigError(f"output.snapshot_dt ({v['output']['snapshot_dt']}) must be a whole "
-                          f"number of steps of time.dt ({v['time']['dt']})")
+                          f"of time.dt ({dt})", ("time.t_end", "time.dt"))
+    snap_dt = v["output"]["snapshot_dt"]
+    if snap_dt < dt * (1 - 1e-9):
+        raise ConfigError(f"output.snapshot_dt ({snap_dt}) must be at least one step: it is "
+                          f"smaller than time.dt ({dt})", ("output.snapshot_dt", "time.dt"))
+    if not _whole_steps(snap_dt, dt, at_least=1):
+        raise ConfigError(f"output.snapshot_dt ({snap_dt}) must be a whole number of steps "
+                          f"of time.dt ({dt})", ("output.snapshot_dt", "time.dt"))
     if v["hybrid"]["r_in"] >= v["hybrid"]["r_out"]:
         raise ConfigError(f"hybrid.r_in ({v['hybrid']['r_in']}) must be smaller than "
-                          f"hybrid.r_out ({v['hybrid']['r_out']})")
+                          f"hybrid.r_out ({v['hybrid']['r_out']})", ("hybrid.r_in", "hybrid.r_out"))
     if v["hybrid"]["enabled"] and v["gravity"]["method"] != "tree":
-        raise ConfigError("hybrid.enabled = true needs gravity.method = 'tree'")
+        raise ConfigError("hybrid.enabled = true needs gravity.method = 'tree'",
+                          ("hybrid.enabled", "gravity.method"))
     if not v["output"]["dir"]:
-        raise ConfigError("output.dir must not be empty")
+        raise ConfigError("output.dir must not be empty", ("output.dir",))
     return Settings(values, source)
 
 
@@ -262,7 +299,10 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
         key = key.strip()
         if not sep or not key:
             raise ConfigError(f"--set needs section.name=value, got {item!r}")
-        _split_key(key)
+        try:
+            _split_key(key)
+        except ConfigError as exc:
+            raise ConfigError(f"--set {item.strip()}: {exc}") from None
         try:
             value = tomllib.loads(f"v = {text.strip()}")["v"]
         except tomllib.TOMLDecodeError:
@@ -284,16 +324,20 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Se
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    for key, value in (overrides or {}).items():
-        s, k = _split_key(key)
+    overrides = overrides or {}
+    for key, value in overrides.items():
+        try:
+            s, k = _split_key(key)
+        except ConfigError as exc:
+            raise ConfigError(f"{_set_text(key, value)}: {exc}") from None
         section = raw.setdefault(s, {})
         if not isinstance(section, dict):
-            raise ConfigError(f"[{s}] must be a table of settings")
+            raise ConfigError(f"{path}: [{s}] must be a table of settings")
         section[k] = value
     try:
         settings = validate(raw, str(path))
     except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+        raise _located(exc, overrides, str(path)) from None
     if settings.ics.kind == "file":
         # a relative IC path is relative to the config file, so configs can travel with data
         f = Path(settings.ics.file)

@@ -20,6 +20,7 @@ Layout (what GADGET-4 writes for a non-cosmological run, so h5py, pynbody and yt
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from dataclasses import dataclass, field
@@ -32,7 +33,8 @@ import numpy as np
 from ..faults import inject
 from ..units import GYR_S, Units
 
-__all__ = ["SNAPSHOT_RE", "Particles", "Snapshot", "SnapshotError", "atomic_path",
+__all__ = ["SNAPSHOT_RE", "Particles", "Snapshot", "SnapshotError", "SnapshotWriteError",
+           "atomic_path",
            "check_unique_ids", "latest_snapshot", "read_snapshot", "read_particles", "snapshot_files",
            "snapshot_name", "write_snapshot"]
 
@@ -45,6 +47,34 @@ PART_RE = re.compile(r"^(.+)\.(\d+)\.hdf5$")             # BASE.K.hdf5: part K o
 
 class SnapshotError(ValueError):
     """A file that is missing, unreadable or not a usable snapshot (a user error)."""
+
+
+class SnapshotWriteError(OSError):
+    """Writing a snapshot failed (disk full, quota, I/O error); names the snapshot, not the
+    temporary file it was being written to (which is removed)."""
+
+    def __str__(self) -> str:
+        return f"writing {self.filename}: {self.strerror}"
+
+
+_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG)
+
+
+def _write_error(exc: BaseException, path: Path) -> SnapshotWriteError:
+    """The error of a failed write of ``path``, without HDF5's details (which name the
+    temporary file): its errno (from the exception, or HDF5's "errno = N") in words."""
+    code = exc.errno if isinstance(exc, OSError) else None
+    if not code:
+        m = re.search(r"errno = (\d+)", str(exc))
+        code = int(m.group(1)) if m else None
+    if code in _FULL:
+        what = f"the disk is full ({os.strerror(code)}); the snapshot was not written"
+    elif code:
+        what = f"the write failed ({os.strerror(code)}); the snapshot was not written"
+    else:
+        detail = " ".join(str(exc).replace(atomic_path(path).name, path.name).split())
+        what = f"the write failed ({detail or type(exc).__name__}); the snapshot was not written"
+    return SnapshotWriteError(code or errno.EIO, what, str(path))
 
 
 @dataclass
@@ -135,6 +165,25 @@ def write_snapshot(path: str | Path, particles: Particles, time: float, units: U
     totals = np.zeros(N_TYPES, np.uint64)
     totals[DM] = total
     try:
+        _write_file(tmp, path, particles, time, units, parameters, run_state, counts, totals,
+                    n_files)
+        inject("write", int((run_state or {}).get("Step", -1)))     # tests only
+        if not commit:
+            return tmp
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _write_file(tmp: Path, path: Path, particles: Particles, time: float, units: Units,
+                parameters: dict[str, Any] | None, run_state: dict[str, Any] | None,
+                counts: np.ndarray, totals: np.ndarray, n_files: int) -> None:
+    """The HDF5 file of :func:`write_snapshot` at ``tmp``; a failure (HDF5 reports a full
+    disk as OSError, or as RuntimeError when closing the file) is a
+    :class:`SnapshotWriteError` naming ``path``."""
+    try:
         with h5py.File(tmp, "w") as f:
             h = f.create_group("Header").attrs
             h["NumPart_ThisFile"] = counts
@@ -177,14 +226,11 @@ def write_snapshot(path: str | Path, particles: Particles, time: float, units: U
                 ra = f.create_group("RunState").attrs
                 for k, v in run_state.items():
                     ra[k] = v
-        inject("write", int((run_state or {}).get("Step", -1)))     # tests only
-        if not commit:
-            return tmp
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+    except (OSError, RuntimeError) as exc:
+        error = _write_error(exc, path)
+    else:
+        return
+    raise error         # outside the handler: no reference to HDF5's objects is kept
 
 
 def _attr(value: Any) -> Any:
