@@ -67,66 +67,72 @@ __kernel void reduce_rows_max(const int m, const int K, __global const double *i
     }
 }
 
-/* Level 1 of the net force: m ax, m ay, m az, m. */
+/* Level 1 of a sum of K terms per particle (a kernel's body): block j's sums, one row
+   of out; TERMS is a statement that fills t[0 .. K-1] for particle p < n (the other
+   terms stay +0.0). */
+#define LEVEL1(K, n, out, TERMS)                                    \
+    const int j = get_global_id(0);                                 \
+    if (j >= ((n) + BLOCK - 1) / BLOCK)                             \
+        return;                                                     \
+    double s[K], t[K];                                              \
+    for (int i = 0; i < BLOCK; i++) {                               \
+        const size_t p = (size_t)j * BLOCK + i;                     \
+        for (int k = 0; k < (K); k++)                               \
+            t[k] = 0.0;                                             \
+        if (p < (size_t)(n))                                        \
+            TERMS;                                                  \
+        ACCUMULATE(K, s, t, i);                                     \
+    }                                                               \
+    for (int k = 0; k < (K); k++)                                   \
+        out[(size_t)j * (K) + k] = s[k]
+
+/* The net force's terms of particle p: m ax, m ay, m az, m. */
+static inline void net_t(__global const double *mass, __global const double *acc,
+                         const size_t p, double *t)
+{
+    const double m = mass[p];
+    t[0] = m * acc[3 * p];
+    t[1] = m * acc[3 * p + 1];
+    t[2] = m * acc[3 * p + 2];
+    t[3] = m;
+}
+
+/* Level 1 of the net force. */
 __kernel void net_terms(const int n, __global const double *mass, __global const double *acc,
                         __global double *out)
 {
-    const int j = get_global_id(0);
-    if (j >= (n + BLOCK - 1) / BLOCK)
-        return;
-    double s[4], t[4];
-    for (int i = 0; i < BLOCK; i++) {
-        const size_t p = (size_t)j * BLOCK + i;
-        for (int k = 0; k < 4; k++)
-            t[k] = 0.0;
-        if (p < (size_t)n) {
-            const double m = mass[p];
-            t[0] = m * acc[3 * p];
-            t[1] = m * acc[3 * p + 1];
-            t[2] = m * acc[3 * p + 2];
-            t[3] = m;
-        }
-        ACCUMULATE(4, s, t, i);
-    }
-    for (int k = 0; k < 4; k++)
-        out[(size_t)j * 4 + k] = s[k];
+    LEVEL1(4, n, out, net_t(mass, acc, p, t));
 }
 
-/* Level 1 of the moments: m, m x (3), kinetic, potential, m v (3), m (x cross v) (3).
-   pot may be NULL (has_pot 0): the potential terms are then 0.0. */
+/* The moments' terms of particle p: m, m x (3), kinetic, potential, m v (3),
+   m (x cross v) (3). */
+static inline void moment_t(__global const double *pos, __global const double *vel,
+                            __global const double *mass, __global const double *pot,
+                            const int has_pot, const size_t p, double *t)
+{
+    const double m = mass[p], h = 0.5 * m;
+    const double x = pos[3 * p], y = pos[3 * p + 1], z = pos[3 * p + 2];
+    const double vx = vel[3 * p], vy = vel[3 * p + 1], vz = vel[3 * p + 2];
+    t[0] = m;
+    t[1] = m * x;
+    t[2] = m * y;
+    t[3] = m * z;
+    t[4] = h * ((vx * vx + vy * vy) + vz * vz);
+    t[5] = has_pot ? h * pot[p] : 0.0;
+    t[6] = m * vx;
+    t[7] = m * vy;
+    t[8] = m * vz;
+    t[9] = m * (y * vz - z * vy);
+    t[10] = m * (z * vx - x * vz);
+    t[11] = m * (x * vy - y * vx);
+}
+
+/* Level 1 of the moments.  pot may be NULL (has_pot 0): the potential terms are then 0.0. */
 __kernel void moment_terms(const int n, __global const double *pos, __global const double *vel,
                            __global const double *mass, __global const double *pot,
                            const int has_pot, __global double *out)
 {
-    const int j = get_global_id(0);
-    if (j >= (n + BLOCK - 1) / BLOCK)
-        return;
-    double s[12], t[12];
-    for (int i = 0; i < BLOCK; i++) {
-        const size_t p = (size_t)j * BLOCK + i;
-        for (int k = 0; k < 12; k++)
-            t[k] = 0.0;
-        if (p < (size_t)n) {
-            const double m = mass[p], h = 0.5 * m;
-            const double x = pos[3 * p], y = pos[3 * p + 1], z = pos[3 * p + 2];
-            const double vx = vel[3 * p], vy = vel[3 * p + 1], vz = vel[3 * p + 2];
-            t[0] = m;
-            t[1] = m * x;
-            t[2] = m * y;
-            t[3] = m * z;
-            t[4] = h * ((vx * vx + vy * vy) + vz * vz);
-            t[5] = has_pot ? h * pot[p] : 0.0;
-            t[6] = m * vx;
-            t[7] = m * vy;
-            t[8] = m * vz;
-            t[9] = m * (y * vz - z * vy);
-            t[10] = m * (z * vx - x * vz);
-            t[11] = m * (x * vy - y * vx);
-        }
-        ACCUMULATE(12, s, t, i);
-    }
-    for (int k = 0; k < 12; k++)
-        out[(size_t)j * 12 + k] = s[k];
+    LEVEL1(12, n, out, moment_t(pos, vel, mass, pot, has_pot, p, t));
 }
 
 static inline double radius(__global const double *pos, const size_t p, const double cx,

@@ -9,7 +9,9 @@ leapfrog; ``"hard"`` and ``"soft"`` for the hybrid tree) and the potential ``pot
   the run; the host sees them only when a snapshot is written (:meth:`download`).
   Needs double precision on the device (cl_khr_fp64).
 - :class:`HostState` keeps numpy arrays (devices without double precision, the direct
-  method, the numpy tree build, and every MPI run for now).
+  method, the numpy tree build).  Under MPI the device state grows and shrinks as
+  particles change domain (:meth:`DeviceState.reserve`,
+  :func:`hybridtree.parallel.migrate.migrate`).
 
 Both do the same float64 operations in the same order (kicks and drifts: one rounded
 multiply, one rounded add; sums in the fixed order of :mod:`hybridtree.reduce`), so

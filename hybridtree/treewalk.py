@@ -135,12 +135,16 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
     return args, sorder, len(gstart)
 
 
-def _device_sinks(tree: DeviceTree, n_group: int, groups: DeviceGroups | None = None
-                  ) -> tuple[list, int]:
-    """Sink groups of a device tree's own particles, formed on the device (or ``groups``)."""
+def _device_sinks(tree: DeviceTree, n_group: int, groups: DeviceGroups | None = None,
+                  own: bool = True) -> tuple[list, int]:
+    """Sink groups of a device tree's own particles, formed on the device (or ``groups``);
+    ``own``: the sinks are the walked tree's sources too (their self terms are removed)."""
     g = groups or device_groups(tree, n_group, PACK_GROUPS)
     self_idx = allocator(tree.rt, tree.alloc)("self_idx", 4 * tree.n)
-    launch(tree.rt, "iota", tree.n, np.int32(tree.n), self_idx)
+    if own:
+        launch(tree.rt, "iota", tree.n, np.int32(tree.n), self_idx)
+    elif tree.n:
+        cl.enqueue_fill_buffer(tree.rt.queue, self_idx, np.int32(-1), 0, 4 * tree.n)
     return [np.int32(g.n_groups), g.ranges, g.hi, g.lo, g.half, tree.src_hi, tree.src_lo,
             self_idx], g.n_groups
 
@@ -235,10 +239,21 @@ def _enqueue_walk(rt: Runtime, name: str, knl, defines: dict, args: list, wg: in
     return {}
 
 
+def _unsort64(rt: Runtime, n: int, keep: int, order: cl.Buffer, out: cl.Buffer,
+              counts: cl.Buffer, acc: cl.Buffer, pot: cl.Buffer, cnt: cl.Buffer) -> None:
+    """A walk's results (tree order) into the caller's order as float64, for the particles
+    of caller index below ``keep`` (cl/prepare.cl ``unsort64``)."""
+    knl = rt.kernel("prepare.cl", "unsort64", fast_math=False)
+    wg = min(256, rt.max_work_group_size(knl))
+    knl(rt.queue, (-(-n // wg) * wg,), (wg,), np.int32(n), np.int32(keep), order, out, counts,
+        acc, pot, cnt)
+
+
 def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl.Buffer,
               n_group: int | None = None, split: Changeover | None = None,
               part: str = "full", options: dict | None = None, n_sinks: int | None = None,
-              groups: DeviceGroups | None = None) -> tuple[cl.Buffer, int, dict]:
+              groups: DeviceGroups | None = None, sinks: DeviceTree | None = None
+              ) -> tuple[cl.Buffer, int, dict]:
     """Walk a device tree for its own particles (double-precision device) and write the
     results as float64, in the caller's particle order, into ``acc`` (n x 3) and
     ``pot`` (n); nothing is read back but the list sizes.  Units: the tree's.
@@ -246,60 +261,31 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     ``n_sinks``: only the particles of caller index below it are sinks (default all: a
     tree of local particles and received LET entries keeps the local ones first);
     ``groups``: the sink groups to walk (default all groups of ``n_group``; they must
-    hold every sink).  Returns (interaction counts per sink, int2 in the caller's order:
+    hold every sink).  ``sinks``: another device tree built in the same cube whose
+    particles are the sinks instead (its groups, no self term: e.g. the local particles
+    against a tree of the LET received from other processes); results in its caller
+    order.  Returns (interaction counts per sink, int2 in the caller's order:
     particle-particle, particle-cell; the number of groups walked; timings of the list
     kernels with :data:`PROFILE`).  ``split``/``part`` as for :func:`tree_forces`.
     """
     if not rt.has_fp64:
         raise ValueError("walk_into writes float64 results: the device needs cl_khr_fp64")
-    n = tree.n
+    own = sinks is None
+    sinks = tree if own else sinks
+    assert np.array_equal(tree.cube.centre, sinks.cube.centre), "trees of different cubes"
+    n = sinks.n
     keep = n if n_sinks is None else int(n_sinks)
     quad = tree.cell_quad is not None
     name, knl, defines, wg, n_group = _walk_kernel(rt, keep, n_group, tree.n_leaf, quad, eps,
                                                    options, split, part)
-    sink_args, n_groups = _device_sinks(tree, n_group, groups)
-    alloc = allocator(rt, tree.alloc)
+    sink_args, n_groups = _device_sinks(sinks, n_group, groups, own)
+    alloc = allocator(rt, sinks.alloc)
     out, counts = alloc("walk_out", 16 * n), alloc("walk_counts", 8 * n)
     args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
     prof = _enqueue_walk(rt, name, knl, defines, args, wg, n_groups, n_group, quad)
     cnt = alloc("walk_cnt", 8 * n)       # the kernel writes counts in caller order too
-    knl64 = rt.kernel("prepare.cl", "unsort64", fast_math=False)
-    wg64 = min(256, rt.max_work_group_size(knl64))
-    knl64(rt.queue, (-(-n // wg64) * wg64,), (wg64,), np.int32(n), np.int32(keep), tree.order,
-          out, counts, acc, pot, cnt)
+    _unsort64(rt, n, keep, sinks.order, out, counts, acc, pot, cnt)
     return cnt, n_groups, prof
-
-
-def walk_sinks_into(rt: Runtime, tree: DeviceTree, sinks: DeviceTree, eps: float,
-                    acc: cl.Buffer, pot: cl.Buffer, n_group: int | None = None,
-                    split: Changeover | None = None, part: str = "full"
-                    ) -> tuple[cl.Buffer, int]:
-    """Walk ``tree``'s sources for the particles of another device tree ``sinks`` built in
-    the same cube (its groups, no self term: e.g. the LET received from other processes
-    for the local particles), writing float64 results in the sinks' caller order into
-    ``acc`` and ``pot``.  Returns (counts per sink, int2 caller order; groups walked)."""
-    if not rt.has_fp64:
-        raise ValueError("walk_sinks_into writes float64 results: the device needs cl_khr_fp64")
-    assert np.array_equal(tree.cube.centre, sinks.cube.centre), "trees of different cubes"
-    n = sinks.n
-    quad = tree.cell_quad is not None
-    name, knl, defines, wg, n_group = _walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps,
-                                                   None, split, part)
-    g = device_groups(sinks, n_group, PACK_GROUPS)
-    alloc = allocator(rt, sinks.alloc)
-    no_self = alloc("no_self", 4 * n)
-    cl.enqueue_fill_buffer(rt.queue, no_self, np.int32(-1), 0, 4 * n)
-    sink_args = [np.int32(g.n_groups), g.ranges, g.hi, g.lo, g.half, sinks.src_hi,
-                 sinks.src_lo, no_self]
-    out, counts = alloc("xwalk_out", 16 * n), alloc("xwalk_counts", 8 * n)
-    args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
-    _enqueue_walk(rt, name, knl, defines, args, wg, g.n_groups, n_group, quad)
-    cnt = alloc("xwalk_cnt", 8 * n)
-    knl64 = rt.kernel("prepare.cl", "unsort64", fast_math=False)
-    wg64 = min(256, rt.max_work_group_size(knl64))
-    knl64(rt.queue, (-(-n // wg64) * wg64,), (wg64,), np.int32(n), np.int32(n), sinks.order,
-          out, counts, acc, pot, cnt)
-    return cnt, g.n_groups
 
 
 def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int | None = None,
@@ -340,10 +326,7 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     if wide:        # back into the caller's order, as float64, before the download
         acc_buf, pot_buf = scratch(rt, "walk_acc", 24 * n), scratch(rt, "walk_pot", 8 * n)
         cnt_buf = scratch(rt, "walk_cnt", 8 * n)
-        knl64 = rt.kernel("prepare.cl", "unsort64", fast_math=False)
-        wg = min(256, rt.max_work_group_size(knl64))
-        knl64(rt.queue, (-(-n // wg) * wg,), (wg,), np.int32(n), np.int32(n), tree.order, out,
-              counts, acc_buf, pot_buf, cnt_buf)
+        _unsort64(rt, n, n, tree.order, out, counts, acc_buf, pot_buf, cnt_buf)
     elif on_device:
         res_buf, cnt_buf = scratch(rt, "walk_res", 16 * n), scratch(rt, "walk_cnt", 8 * n)
         launch(rt, "unsort", n, np.int32(n), tree.order, out, counts, res_buf, cnt_buf)

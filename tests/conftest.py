@@ -61,3 +61,16 @@ def stepping(pos, vel, mass, g, backend: str = "host"):
     scheme = scheme_for(g, ForceEngine(g, rt, clock))
     scheme.start(state)
     return state, scheme
+
+
+def one_error_line(capsys, *needles: str) -> str:
+    """The command line's report of a user error: exactly one line on stderr, starting
+    "hybridtree: error: ", without a traceback, holding every one of ``needles``;
+    returns the message after that prefix."""
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("hybridtree: error: "), err
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in err, err
+    return err.strip()[len("hybridtree: error: "):]
+

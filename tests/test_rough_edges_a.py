@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import one_error_line
 from hybridtree.cli import main
 from hybridtree.gravity import validate_particles
 from hybridtree.io.snapshot import Particles, SnapshotError, write_snapshot
@@ -18,15 +19,6 @@ from hybridtree.units import Units
 ROOT = Path(__file__).resolve().parents[1]
 UNITS = Units(3.0856775814913673e21, 1.98841e43)
 N = 90
-
-
-def one_error_line(capsys, *needles) -> str:
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("hybridtree: error: "), err
-    assert "Traceback" not in err
-    for n in needles:
-        assert n in err, err
-    return err
 
 
 def particles(n: int = N, seed: int = 3) -> Particles:

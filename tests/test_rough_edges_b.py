@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_config
+from conftest import one_error_line, run_config
 from hybridtree.cli import main
 from hybridtree.config import ConfigError, load_config
 
@@ -18,12 +18,6 @@ def here(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "small.toml").write_text(SMALL)
     return tmp_path
-
-
-def one_error_line(capsys) -> str:
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("hybridtree: error: "), err
-    return err.strip()[len("hybridtree: error: "):]
 
 
 # --- 1. a --set mistake is reported as one of --set, not of the file -------------------

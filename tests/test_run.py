@@ -10,7 +10,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import run_config
+from conftest import one_error_line, run_config
 from hybridtree import simulation
 from hybridtree.cli import main
 from hybridtree.diagnostics import read_diagnostics
@@ -31,14 +31,6 @@ def here(tmp_path, monkeypatch):
 def particles(path):
     with h5py.File(path, "r") as f:
         return {k: f["PartType1"][k][...] for k in f["PartType1"]}, f["Header"].attrs["Time"]
-
-
-def one_error_line(capsys, *needles):
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("hybridtree: error: "), err
-    for n in needles:
-        assert n in err, err
-    return err
 
 
 def test_a_run_writes_snapshots_diagnostics_and_log(here, capsys):

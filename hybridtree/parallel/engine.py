@@ -41,7 +41,7 @@ from ..opencl import Runtime
 from ..state import DeviceState, HostState, State
 from ..transfer import Workspace, upload
 from ..tree.device_build import DeviceArrays, build_device_tree, device_extent
-from ..treewalk import default_group, walk_into, walk_sinks_into
+from ..treewalk import default_group, walk_into
 from .comm import Comm
 from .device_let import let_rows, local_sink_groups, select_on_device
 from .forces import global_cube, parallel_accelerations
@@ -149,8 +149,8 @@ class ParallelEngine:
         wg = min(256, rt.max_work_group_size(add))
         for part in parts:
             with clock.device("walk", f"walk_{part}"):
-                cnt, _ = walk_sinks_into(rt, remote, local, g.eps, acc, pot, n_group,
-                                         g.changeover, part)
+                cnt, _, _ = walk_into(rt, remote, g.eps, acc, pot, n_group, g.changeover,
+                                      part, sinks=local)
                 add(rt.queue, (-(-3 * n // wg) * wg,), (wg,), np.int32(3 * n), s.acc[part], acc,
                     s.acc[part])
                 if part != "hard":

@@ -52,10 +52,10 @@ def migrate(comm: Comm, state: DeviceState, domains: Domains, alloc=None) -> int
         packed = alloc("mig_packed", 8 * stride * n_out)
         stay = alloc("mig_stay", 8 * 3 * n)
         field = 0
-        for _name, width, buf in cols:
+        for name, width, buf in cols:
             _launch(rt, "split_rows", n, np.int32(n), np.int32(width), flag, off, buf,
                     np.int32(stride), np.int32(field), packed, stay)
-            if n > n_out:
+            if n > n_out and name != "owner":       # the owners of those who stay: unused
                 cl.enqueue_copy(rt.queue, buf, stay, byte_count=8 * width * (n - n_out))
             field += width
         download(rt, [(packed, rows)])
