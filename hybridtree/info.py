@@ -8,21 +8,10 @@ import h5py
 import numpy as np
 
 from .diagnostics import energies, lagrangian_radii
-from .io.snapshot import SnapshotError, read_particles, snapshot_files
+from .io.snapshot import SnapshotError, read_particles, resolve_snapshot, snapshot_files
 from .units import GYR_S
 
 __all__ = ["describe"]
-
-
-def _resolve(path: Path) -> Path:
-    """``path`` itself, or for the stem of a snapshot (``out/snapshot_0002``) its file
-    ``BASE.hdf5`` or part 0 of its multi-file set ``BASE.0.hdf5``."""
-    if path.is_file():
-        return path
-    for name in (f"{path.name}.hdf5", f"{path.name}.0.hdf5"):
-        if path.with_name(name).is_file():
-            return path.with_name(name)
-    raise SnapshotError(f"{path}: no such file (nor {path.name}.hdf5 or {path.name}.0.hdf5)")
 
 
 def describe(path: str | Path) -> str:
@@ -31,7 +20,7 @@ def describe(path: str | Path) -> str:
 
     ``path``: a snapshot file, any part of a multi-file set (the whole set is described),
     or the stem of either (``out/snapshot_0002``)."""
-    path = _resolve(Path(path))
+    path = resolve_snapshot(path)
     files = snapshot_files(path)        # every part of a multi-file set, checked complete
     p, t, units = read_particles(path, "all")
     lines = [f"{path}"]

@@ -1,5 +1,7 @@
 """Snapshots: GADGET-4 layout, round trips, pynbody, atomic writes, reading foreign files."""
 
+import errno
+import os
 import warnings
 
 import h5py
@@ -146,3 +148,149 @@ def test_unreadable_files_are_clear_errors(tmp_path, content, message):
         path.write_bytes(content)
     with pytest.raises(SnapshotError, match=message):
         read_particles(path)
+
+
+# --- any part or the stem of a multi-file set -----------------------------------------
+
+def write_set(folder, p, k, number=2):
+    """Snapshot ``number`` of ``p`` as ``k`` files ``snapshot_NNNN.K.hdf5`` (uneven)."""
+    cuts = np.linspace(0, len(p), k + 1).astype(int)
+    cuts[1] += 5
+    paths = []
+    for rank in range(k):
+        lo, hi = cuts[rank], cuts[rank + 1]
+        part = Particles(p.pos[lo:hi], p.vel[lo:hi], p.mass[lo:hi], p.ids[lo:hi],
+                         p.acc[lo:hi], p.pot[lo:hi])
+        paths.append(write_snapshot(folder / f"snapshot_{number:04d}.{rank}.hdf5", part, 0.5,
+                                    UNITS, {}, {"Step": 4, "SnapshotNumber": number,
+                                                "InitialEnergy": -0.2, "SetId": 77},
+                                    part=(rank, k, len(p))))
+    return paths
+
+
+def test_readers_take_any_part_or_the_stem_as_the_whole_set(tmp_path):
+    p = particles(n=120)
+    paths = write_set(tmp_path, p, 3)
+    for arg in [*paths, tmp_path / "snapshot_0002", str(tmp_path / "snapshot_0002")]:
+        q, t, units = read_particles(arg)
+        snap = read_snapshot(arg)
+        assert t == snap.time == 0.5 and units == snap.units == UNITS
+        for name in ("pos", "vel", "mass", "ids"):
+            assert np.array_equal(getattr(q, name), getattr(p, name)), (arg, name)
+            assert np.array_equal(getattr(snap.particles, name), getattr(p, name)), (arg, name)
+        assert np.array_equal(snap.particles.acc, p.acc)
+        assert np.array_equal(snap.particles.pot, p.pot)
+    one = write_snapshot(tmp_path / "snapshot_0005.hdf5", p, 1.0, UNITS)
+    assert read_snapshot(tmp_path / "snapshot_0005").path == str(tmp_path / "snapshot_0005")
+    assert np.array_equal(read_particles(one.with_suffix(""))[0].pos, p.pos)
+    with pytest.raises(SnapshotError, match=r"snapshot_0007: no such file \(nor "
+                                            r"snapshot_0007.hdf5 or snapshot_0007.0.hdf5\)"):
+        read_snapshot(tmp_path / "snapshot_0007")
+
+
+# --- write errors inside HDF5 ------------------------------------------------------------
+
+@pytest.mark.parametrize("failure, expected", [
+    (OSError(errno.EDQUOT, os.strerror(errno.EDQUOT)), "the disk is full (Disk quota exceeded)"),
+    (OSError(errno.EIO, os.strerror(errno.EIO)), "the write failed (Input/output error)"),
+    (KeyboardInterrupt(), None)], ids=["quota", "io_error", "interrupt"])
+@pytest.mark.parametrize("nth", [1, 10, 40])
+def test_a_failing_write_inside_hdf5_is_raised_once_the_file_is_closed(tmp_path, monkeypatch,
+                                                                        failure, expected, nth):
+    """The nth of the ~47 writes HDF5 makes for this file fails (early data, late data,
+    the metadata written while closing): the error comes out of write_snapshot, as a
+    SnapshotWriteError naming the snapshot or as the interrupt, and no file is left."""
+    real, calls = os.pwrite, []
+
+    def pwrite(fd, data, offset):
+        calls.append(offset)
+        if len(calls) == nth:
+            raise failure
+        return real(fd, data, offset)
+
+    monkeypatch.setattr(os, "pwrite", pwrite)
+    path = tmp_path / "snapshot_0001.hdf5"
+    if expected is None:
+        with pytest.raises(KeyboardInterrupt):
+            write_snapshot(path, particles(), 0.0, UNITS)
+    else:
+        with pytest.raises(snapmod.SnapshotWriteError) as info:
+            write_snapshot(path, particles(), 0.0, UNITS)
+        assert str(info.value) == f"writing {path}: {expected}; the snapshot was not written"
+    assert len(calls) >= nth and list(tmp_path.iterdir()) == []
+
+
+# --- a really full file system ----------------------------------------------------------
+
+FULL_DISK_SCRIPT = r"""
+import json, os, sys
+import numpy as np
+from hybridtree.io.snapshot import Particles, SnapshotWriteError, write_snapshot
+from hybridtree.units import Units
+
+folder = sys.argv[1]
+units = Units(3.0856775814913673e21, 1.98841e43)
+
+
+def attempt(n, fill=0):
+    for name in os.listdir(folder):
+        os.unlink(os.path.join(folder, name))
+    if fill:
+        try:
+            with open(os.path.join(folder, "filler"), "wb") as f:
+                f.write(bytes(fill))
+        except OSError:
+            pass
+    rng = np.random.default_rng(n)
+    p = Particles(rng.normal(size=(n, 3)), rng.normal(size=(n, 3)), np.full(n, 1.0 / n),
+                  np.arange(1, n + 1, dtype=np.uint64), rng.normal(size=(n, 3)),
+                  rng.normal(size=n))
+    try:
+        write_snapshot(os.path.join(folder, "snapshot_0001.hdf5"), p, 1.0, units)
+        error = None
+    except SnapshotWriteError as exc:
+        error = str(exc)
+    left = sorted(set(os.listdir(folder)) - {"filler"})
+    print(json.dumps({"n": n, "fill": fill, "error": error, "left": left}), flush=True)
+
+
+for n in (100, 1500, 2000, 3000, 5000, 100000):
+    attempt(n)
+attempt(10, fill=1 << 20)
+"""
+
+
+def test_a_really_full_file_system_is_a_clean_error(tmp_path):
+    """On a 200 kB tmpfs (a private mount namespace: root and unshare needed), snapshots
+    that fill it while HDF5 writes data and while it closes the file (which crashed the
+    process with exit 139 through HDF5's own driver) and one onto a full disk."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+    folder = tmp_path / "full"
+    folder.mkdir()
+
+    def in_tmpfs(*command):
+        """``command`` with a 200 kB tmpfs on ``folder``, seen by it alone."""
+        return subprocess.run(["unshare", "--mount", "sh", "-c",
+                               'mount -t tmpfs -o size=200k tmpfs "$0" && exec "$@"',
+                               str(folder), *command],
+                              capture_output=True, text=True, timeout=120)
+
+    probe = in_tmpfs("true") if shutil.which("unshare") else None
+    if probe is None or probe.returncode != 0:
+        why = probe.stderr.strip() if probe is not None else "no unshare command"
+        pytest.skip(f"cannot mount a small tmpfs in a private mount namespace (needs root "
+                    f"and unshare): {why}")
+    run = in_tmpfs(sys.executable, "-c", FULL_DISK_SCRIPT, str(folder))
+    assert run.returncode == 0, (run.returncode, run.stderr[-3000:])
+    assert "Traceback" not in run.stderr and "dealloc" not in run.stderr, run.stderr[-3000:]
+    results = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [r["n"] for r in results] == [100, 1500, 2000, 3000, 5000, 100000, 10]
+    assert results[0] == {"n": 100, "fill": 0, "error": None, "left": ["snapshot_0001.hdf5"]}
+    message = (f"writing {folder / 'snapshot_0001.hdf5'}: the disk is full (No space left on "
+               f"device); the snapshot was not written")
+    for r in results[2:]:
+        assert r["error"] == message and r["left"] == [], r
+    assert results[1]["left"] == ([] if results[1]["error"] else ["snapshot_0001.hdf5"])

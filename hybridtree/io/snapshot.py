@@ -16,6 +16,14 @@ Layout (what GADGET-4 writes for a non-cosmological run, so h5py, pynbody and yt
   ``Time_GYR`` (the time in Gyr, where pynbody looks for it).
 - ``RunState`` (hybridtree's own): ``Step``, ``SnapshotNumber``, ``InitialEnergy``; what a
   restart needs beyond the particles.
+- ``Config``: only ``VORONOI`` (:data:`UNITS_MARK`), so that ``yt.load`` and ``pynbody.load``
+  read the file as AREPO-flavoured GADGET, the one flavour whose units they take from the
+  file (for GADGET files yt assumes 1 kpc, 1e10 Msun, 1 km/s).  yt still sees no domain
+  (``BoxSize`` 0); :func:`hybridtree.io.load_yt` gives it one.
+
+A snapshot, its parts and its stem: ``snapshot_0002.hdf5``, or the multi-file set
+``snapshot_0002.0.hdf5`` ... ``snapshot_0002.(n-1).hdf5``; the readers here take any file of
+either or the stem ``snapshot_0002`` (:func:`resolve_snapshot`) and read the whole snapshot.
 """
 
 from __future__ import annotations
@@ -34,9 +42,9 @@ from ..faults import inject
 from ..units import GYR_S, Units
 
 __all__ = ["SNAPSHOT_RE", "Particles", "Snapshot", "SnapshotError", "SnapshotWriteError",
-           "atomic_path",
-           "check_unique_ids", "latest_snapshot", "read_snapshot", "read_particles", "snapshot_files",
-           "snapshot_name", "write_snapshot"]
+           "UNITS_MARK", "atomic_path", "check_unique_ids", "latest_snapshot", "read_snapshot",
+           "read_particles", "resolve_snapshot", "snapshot_files", "snapshot_name",
+           "write_snapshot"]
 
 N_TYPES = 6
 DM = 1                       # PartType1: collisionless particles
@@ -177,60 +185,163 @@ def write_snapshot(path: str | Path, particles: Particles, time: float, units: U
     return path
 
 
+class _Sink:
+    """The file object through which h5py (its ``fileobj`` driver) writes a snapshot:
+    positioned writes to a file descriptor that never fail as HDF5 sees them.
+
+    Why: with HDF5's own driver a full disk can fail the write that HDF5 makes while
+    closing the file, after it has released part of the file's state; h5py then reports
+    errors while deallocating and the process segfaults (h5py issues 914 and 1642).
+    Here the first error (OSError, or an interrupt arriving during a write) is kept in
+    :attr:`error`, later writes are dropped and reads past what was written give zeros, so
+    HDF5 always closes the file; the caller raises the kept error afterwards.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o666)
+        self.pos = self.size = 0
+        self.error: BaseException | None = None
+
+    def __repr__(self) -> str:
+        # h5py names the HDF5 file by repr: File.filename and HDF5's messages name the path
+        return str(self.path)
+
+    def fail(self, exc: BaseException) -> None:
+        """Keep ``exc`` unless an earlier error (its cause, as a rule) is kept."""
+        if self.error is None:
+            self.error = exc
+
+    def _os(self, call: Any, *args: Any) -> Any:
+        if self.error is None:
+            try:
+                return call(*args)
+            except BaseException as exc:        # an interrupt too: HDF5 must not see it
+                self.fail(exc)
+        return None
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        done = 0
+        while self.error is None and done < len(view):
+            written = self._os(os.pwrite, self.fd, view[done:], self.pos + done)
+            if written == 0:
+                self.fail(OSError(errno.EIO, os.strerror(errno.EIO)))
+            done += written or 0
+        self.pos += len(view)
+        self.size = max(self.size, self.pos)
+        return len(view)
+
+    def read(self, n: int = -1) -> bytes:
+        n = max(self.size - self.pos, 0) if n < 0 else n
+        data = self._os(os.pread, self.fd, n, self.pos) or b""
+        self.pos += n
+        return data + bytes(n - len(data))
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        base = {os.SEEK_SET: 0, os.SEEK_CUR: self.pos, os.SEEK_END: self.size}[whence]
+        self.pos = base + offset
+        return self.pos
+
+    def tell(self) -> int:
+        return self.pos
+
+    def truncate(self, size: int | None = None) -> int:
+        self.size = self.pos if size is None else size
+        self._os(os.ftruncate, self.fd, self.size)
+        return self.size
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        try:
+            os.close(self.fd)       # network file systems report write errors here
+        except OSError as exc:
+            self.fail(exc)
+
+
 def _write_file(tmp: Path, path: Path, particles: Particles, time: float, units: Units,
                 parameters: dict[str, Any] | None, run_state: dict[str, Any] | None,
                 counts: np.ndarray, totals: np.ndarray, n_files: int) -> None:
-    """The HDF5 file of :func:`write_snapshot` at ``tmp``; a failure (HDF5 reports a full
-    disk as OSError, or as RuntimeError when closing the file) is a
+    """The HDF5 file of :func:`write_snapshot` at ``tmp`` (through a :class:`_Sink`); a
+    failure (a full disk: OSError; HDF5 errors: OSError or RuntimeError) is a
     :class:`SnapshotWriteError` naming ``path``."""
     try:
-        with h5py.File(tmp, "w") as f:
-            h = f.create_group("Header").attrs
-            h["NumPart_ThisFile"] = counts
-            h["NumPart_Total"] = totals & np.uint64(0xFFFFFFFF)
-            h["NumPart_Total_HighWord"] = totals >> np.uint64(32)
-            h["MassTable"] = np.zeros(N_TYPES)
-            h["Time"] = float(time)
-            h["Redshift"] = 0.0
-            h["BoxSize"] = 0.0
-            h["NumFilesPerSnapshot"] = int(n_files)
-            h["Omega0"] = 0.0
-            h["OmegaLambda"] = 0.0
-            h["HubbleParam"] = 1.0
-            h["Flag_DoublePrecision"] = 1
-            for flag in ("Cooling", "Sfr", "Feedback", "StellarAge", "Metals", "Entropy_ICs"):
-                h[f"Flag_{flag}"] = 0
-            u = units
-            g = f.create_group(f"PartType{DM}")
-            _dataset(g, "Coordinates", particles.pos, u.length_cm, "Positions [U_L ]", length=1)
-            _dataset(g, "Velocities", particles.vel, u.velocity_cm_per_s, "Velocities [U_V ]",
-                     velocity=1)
-            _dataset(g, "Masses", particles.mass, u.mass_g, "Masses [U_M ]", mass=1)
-            _dataset(g, "ParticleIDs", particles.ids.astype(np.uint64), 1.0,
-                     "Unique particle identifiers (dimensionless)")
-            if particles.pot is not None:
-                _dataset(g, "Potential", particles.pot, u.velocity_cm_per_s ** 2,
-                         "Gravitational potential [U_V^2 ]", velocity=2)
-            if particles.acc is not None:
-                _dataset(g, "Acceleration", particles.acc, u.velocity_cm_per_s ** 2 / u.length_cm,
-                         "Gravitational acceleration [U_V^2 /U_L ]", length=-1, velocity=2)
-            ua = f.create_group("Units").attrs
-            for k, v in units.attrs().items():
-                ua[k] = v
-            pa = f.create_group("Parameters").attrs
-            for k, v in (parameters or {}).items():
-                pa[k] = v
-            # pynbody takes the age from here (else from a cosmology, with warnings)
-            pa["Time_GYR"] = h["Time_GYR"] = float(time) * u.time_s / GYR_S
+        sink = _Sink(tmp)
+    except OSError as exc:
+        raise _write_error(exc, path) from None
+    # pynbody takes the age from Time_GYR (else from a cosmology, with warnings)
+    gyr = float(time) * units.time_s / GYR_S
+    try:
+        with h5py.File(sink, "w") as f:
+            _write_header(f, time, gyr, counts, totals, n_files)
+            _write_particles(f.create_group(f"PartType{DM}"), particles, units)
+            _write_attrs(f, "Units", units.attrs())
+            _write_attrs(f, "Parameters", {**(parameters or {}), "Time_GYR": gyr})
             if run_state is not None:
-                ra = f.create_group("RunState").attrs
-                for k, v in run_state.items():
-                    ra[k] = v
+                _write_attrs(f, "RunState", run_state)
     except (OSError, RuntimeError) as exc:
-        error = _write_error(exc, path)
-    else:
-        return
-    raise error         # outside the handler: no reference to HDF5's objects is kept
+        sink.fail(exc)
+    finally:
+        sink.close()
+    if isinstance(sink.error, (OSError, RuntimeError)):
+        raise _write_error(sink.error, path)
+    if sink.error is not None:
+        raise sink.error        # an interrupt during a write, raised now that HDF5 is done
+
+
+#: ``Config/VORONOI``: the mark by which yt (``yt.load``) and pynbody tell an AREPO-flavoured
+#: GADGET file, the only flavour for which they take the units from the file; its value says
+#: what it is here
+UNITS_MARK = ("VORONOI", "not a mesh: marks the file's own units as meaningful to yt and "
+                         "pynbody (hybridtree: collisionless particles only)")
+
+
+def _write_header(f: h5py.File, time: float, gyr: float, counts: np.ndarray,
+                  totals: np.ndarray, n_files: int) -> None:
+    """``Header`` (GADGET-4's keys; ``Time`` in internal units, ``Time_GYR`` = ``gyr``,
+    the same in Gyr) and ``Config`` (see :data:`UNITS_MARK`)."""
+    h = f.create_group("Header").attrs
+    h["NumPart_ThisFile"] = counts
+    h["NumPart_Total"] = totals & np.uint64(0xFFFFFFFF)
+    h["NumPart_Total_HighWord"] = totals >> np.uint64(32)
+    h["MassTable"] = np.zeros(N_TYPES)
+    h["Time"] = float(time)
+    h["Redshift"] = 0.0
+    h["BoxSize"] = 0.0          # open boundaries: to yt a box is [0, BoxSize] and periodic
+    h["NumFilesPerSnapshot"] = int(n_files)
+    h["Omega0"] = 0.0
+    h["OmegaLambda"] = 0.0
+    h["HubbleParam"] = 1.0
+    h["Flag_DoublePrecision"] = 1
+    for flag in ("Cooling", "Sfr", "Feedback", "StellarAge", "Metals", "Entropy_ICs"):
+        h[f"Flag_{flag}"] = 0
+    h["Time_GYR"] = gyr
+    f.create_group("Config").attrs[UNITS_MARK[0]] = UNITS_MARK[1]
+
+
+def _write_particles(g: h5py.Group, particles: Particles, units: Units) -> None:
+    """``PartType1``'s datasets, in internal units (``to_cgs``: the factor to cgs)."""
+    u = units
+    _dataset(g, "Coordinates", particles.pos, u.length_cm, "Positions [U_L ]", length=1)
+    _dataset(g, "Velocities", particles.vel, u.velocity_cm_per_s, "Velocities [U_V ]",
+             velocity=1)
+    _dataset(g, "Masses", particles.mass, u.mass_g, "Masses [U_M ]", mass=1)
+    _dataset(g, "ParticleIDs", particles.ids.astype(np.uint64), 1.0,
+             "Unique particle identifiers (dimensionless)")
+    if particles.pot is not None:
+        _dataset(g, "Potential", particles.pot, u.velocity_cm_per_s ** 2,
+                 "Gravitational potential [U_V^2 ]", velocity=2)
+    if particles.acc is not None:
+        _dataset(g, "Acceleration", particles.acc, u.velocity_cm_per_s ** 2 / u.length_cm,
+                 "Gravitational acceleration [U_V^2 /U_L ]", length=-1, velocity=2)
+
+
+def _write_attrs(f: h5py.File, group: str, values: dict[str, Any]) -> None:
+    a = f.create_group(group).attrs
+    for k, v in values.items():
+        a[k] = v
 
 
 def _attr(value: Any) -> Any:
@@ -270,11 +381,28 @@ def _file_units(f: h5py.File) -> tuple[Units, float, float] | None:
     return None
 
 
-def snapshot_files(path: str | Path) -> list[Path]:
-    """The files of the snapshot that ``path`` belongs to: ``[path]`` for a one-file
-    snapshot, ``BASE.0.hdf5`` ... ``BASE.(n-1).hdf5`` for a part of an n-file one (all
-    must be there: a missing part means an incomplete snapshot)."""
+def resolve_snapshot(path: str | Path) -> Path:
+    """``path`` itself if it is a file, else for a stem (``out/snapshot_0002``) its file
+    ``STEM.hdf5`` or part 0 of its multi-file set ``STEM.0.hdf5``; SnapshotError if none
+    of these exists."""
     path = Path(path)
+    if path.is_file():
+        return path
+    others = [] if path.suffix == ".hdf5" else [path.with_name(f"{path.name}.hdf5"),
+                                                 path.with_name(f"{path.name}.0.hdf5")]
+    for q in others:
+        if q.is_file():
+            return q
+    nor = f" (nor {others[0].name} or {others[1].name})" if others else ""
+    raise SnapshotError(f"{path}: no such file{nor}")
+
+
+def snapshot_files(path: str | Path) -> list[Path]:
+    """The files of the snapshot that ``path`` (a file, or a stem: :func:`resolve_snapshot`)
+    belongs to: ``[path]`` for a one-file snapshot, ``BASE.0.hdf5`` ... ``BASE.(n-1).hdf5``
+    for a part of an n-file one (all must be there: a missing part means an incomplete
+    snapshot)."""
+    path = resolve_snapshot(path)
     with _open(path) as f:
         header = f["Header"].attrs if "Header" in f else {}
         n_files = int(np.asarray(header.get("NumFilesPerSnapshot", 1)).reshape(-1)[0])
@@ -434,7 +562,8 @@ def _read_set(path: Path, types: str, share: tuple[int, int], extra: tuple[str, 
 def read_particles(path: str | Path, types: str = "all", units: Units | None = None,
                    share: tuple[int, int] = (0, 1)) -> tuple[Particles, float, Units | None]:
     """Particles of a GADGET-style HDF5 snapshot (one file, or every file of a multi-file
-    one): ``types`` "all" (every ``PartTypeN`` in order, flattened) or one group name.
+    one; ``path`` any of its files or its stem, see :func:`snapshot_files`): ``types``
+    "all" (every ``PartTypeN`` in order, flattened) or one group name.
     Masses from ``Masses`` or the ``MassTable``; IDs from ``ParticleIDs`` (numbered 1..
     by row where a group lacks them).  Duplicate IDs are an error (with ``share`` of
     size > 1 the caller must check across readers).
@@ -476,8 +605,9 @@ def _converted(cols: dict[str, np.ndarray], time: float, stated: tuple | None,
 
 
 def read_snapshot(path: str | Path, share: tuple[int, int] = (0, 1)) -> Snapshot:
-    """A run snapshot written by :func:`write_snapshot` (one file or a multi-file set),
-    for restarts and ``hybridtree info``; ``share`` as for :func:`read_particles`."""
+    """A run snapshot written by :func:`write_snapshot` (one file or a multi-file set;
+    ``path`` any of its files or its stem), for restarts and ``hybridtree info``;
+    ``share`` as for :func:`read_particles`."""
     path = Path(path)
     cols, time, stated, params, state = _read_set(path, "PartType1", share,
                                                   ("Acceleration", "Potential"))

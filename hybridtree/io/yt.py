@@ -1,0 +1,143 @@
+"""yt for GADGET-style snapshots: :func:`load_yt`, one call, the file's own units.
+
+Plain ``yt.load`` (yt 4.4) reads a GADGET HDF5 file with yt's defaults (1 kpc, 1e10 Msun,
+1 km/s) whatever its ``Units`` group says; of the non-cosmological flavours it honours the
+file's units only for AREPO's, which hybridtree's snapshots claim for that reason
+(``Config/VORONOI``, see :data:`hybridtree.io.snapshot.UNITS_MARK`).  Older snapshots and
+other GADGET files lack the mark.  And with ``BoxSize`` 0 (open boundaries) yt knows no domain
+when it sets up its units, so it has no ``unitary`` unit (plots with a ``width`` fail) and
+treats the box it later infers from the particles as periodic.  :func:`load_yt` passes both
+the units and a non-periodic bounding box.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import h5py
+import numpy as np
+
+from .snapshot import N_TYPES, SnapshotError, _file_units, _open, snapshot_files
+
+__all__ = ["load_yt"]
+
+#: rows of Coordinates read at a time while finding the bounding box
+CHUNK = 1 << 20
+#: the bounding box's half-width over the particles' farthest distance from their centre
+#: of mass: particles exactly on its faces would be lost
+MARGIN = 1.01
+
+
+def load_yt(path: str | Path, **kwargs: Any) -> Any:
+    """The yt dataset of the snapshot at ``path`` in the file's own units.
+
+    ``path``: a snapshot file, any part of a multi-file set (the whole set is loaded), or
+    the stem of either (``out/snapshot_0002``).  yt's code units are then the file's
+    ``UnitLength_in_cm``, ``UnitMass_in_g`` and ``UnitVelocity_in_cm_per_s`` (time: length
+    over velocity; for hybridtree's default units 1 kpc, 1e10 Msun, 207.4 km/s and
+    4.715 Myr), so ``ds.current_time`` and every field convert to physical units correctly;
+    a file without units gets yt's GADGET defaults.  Open boundaries (``BoxSize`` 0): the
+    domain is a cube centred on the centre of mass holding every particle, not periodic;
+    a periodic box (``BoxSize`` > 0) stays [0, BoxSize] and periodic.
+
+    ``kwargs`` go to yt's ``GadgetHDF5Dataset``, and replace the ``unit_base`` and
+    ``bounding_box`` derived here when given.
+    Raises SnapshotError (a ValueError) for a missing, incomplete or non-GADGET file and
+    ImportError when yt is not installed.
+    """
+    dataset_class = _gadget_hdf5_dataset()
+    files = snapshot_files(path)
+    units, box_size = _units_and_box(files[0])
+    if units is not None:
+        kwargs.setdefault("unit_base", units)
+    if box_size == 0 and "bounding_box" not in kwargs:
+        kwargs["bounding_box"] = _bounding_box(files)
+    with _quiet_about_periodicity():
+        return dataset_class(str(files[0]), **kwargs)
+
+
+def _gadget_hdf5_dataset() -> type:
+    """yt's GADGET HDF5 dataset class (named, so that an AREPO-marked file gets the same
+    class as any other); ImportError saying what to install when yt is missing."""
+    try:
+        from yt.frontends.gadget.api import GadgetHDF5Dataset
+    except ImportError as exc:
+        raise ImportError(f"hybridtree.io.load_yt needs yt, which is not installed "
+                          f"({exc}): pip install yt") from None
+    return GadgetHDF5Dataset
+
+
+def _units_and_box(path: Path) -> tuple[dict[str, float] | None, float]:
+    """yt's ``unit_base`` from the file's units (cgs; None if it states none) and its
+    ``BoxSize`` (internal units; 0 for open boundaries).  SnapshotError if ``path`` has no
+    GADGET ``Header`` or no particles."""
+    with _open(path) as f:
+        if not isinstance(f.get("Header"), h5py.Group):
+            raise SnapshotError(f"{path}: no Header group: not a GADGET-style snapshot")
+        if not any(f"PartType{t}" in f for t in range(N_TYPES)):
+            raise SnapshotError(f"{path}: no PartType groups: not a GADGET-style snapshot")
+        stated = _file_units(f)
+        box = float(np.asarray(f["Header"].attrs.get("BoxSize", 0.0)).reshape(-1)[0])
+    if stated is None:
+        return None, box
+    units, velocity_cm_per_s, _ = stated
+    return {"UnitLength_in_cm": units.length_cm, "UnitMass_in_g": units.mass_g,
+            "UnitVelocity_in_cm_per_s": velocity_cm_per_s}, box
+
+
+def _bounding_box(files: list[Path]) -> np.ndarray:
+    """[[x0, x1], [y0, y1], [z0, z1]] (internal length units): the cube centred on the
+    centre of mass whose half-width is :data:`MARGIN` times the largest distance of a
+    particle from it along an axis."""
+    lo, hi, mass, moment = np.full(3, np.inf), np.full(3, -np.inf), 0.0, np.zeros(3)
+    for q in files:
+        for x, m in _coordinates_and_masses(q):
+            lo, hi = np.minimum(lo, x.min(axis=0)), np.maximum(hi, x.max(axis=0))
+            mass, moment = mass + m.sum(), moment + m @ x
+    if not np.all(np.isfinite(lo)):
+        raise SnapshotError(f"{files[0]}: no particles")
+    centre = moment / mass if mass > 0 else (lo + hi) / 2
+    half = MARGIN * np.max(np.maximum(hi - centre, centre - lo)) or 1.0
+    return np.column_stack([centre - half, centre + half])
+
+
+def _coordinates_and_masses(path: Path) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(positions (n, 3), masses (n,)) of every PartType of the file, CHUNK rows at a time;
+    masses from ``Masses`` or the ``MassTable``."""
+    with _open(path) as f:
+        table = np.asarray(f["Header"].attrs.get("MassTable", np.zeros(N_TYPES)),
+                           np.float64).reshape(-1)
+        for t in range(N_TYPES):
+            g = f.get(f"PartType{t}")
+            if not isinstance(g, h5py.Group) or "Coordinates" not in g:
+                continue
+            coords = g["Coordinates"]
+            if coords.ndim != 2 or coords.shape[1] != 3:
+                raise SnapshotError(f"{path}: PartType{t}/Coordinates has shape "
+                                    f"{coords.shape}, expected (n, 3)")
+            for start in range(0, len(coords), CHUNK):
+                x = np.asarray(coords[start:start + CHUNK], np.float64)
+                m = (np.asarray(g["Masses"][start:start + CHUNK], np.float64) if "Masses" in g
+                     else np.full(len(x), table[t] if t < len(table) else 0.0))
+                yield x, m
+
+
+class _DropPeriodicityWarning(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "disabling periodicity" not in record.getMessage()
+
+
+@contextmanager
+def _quiet_about_periodicity() -> Iterator[None]:
+    """Without yt's warning that a bounding box disables periodicity: for open boundaries
+    that is what is meant, not news."""
+    from yt.utilities.logger import ytLogger
+    dropped = _DropPeriodicityWarning()
+    ytLogger.addFilter(dropped)
+    try:
+        yield
+    finally:
+        ytLogger.removeFilter(dropped)
