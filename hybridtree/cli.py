@@ -23,7 +23,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .simulation import run
+    from .driver import run
 
     overrides = list(args.set or [])
     if args.device:
@@ -113,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="show tracebacks of errors")
     parser = _Parser(prog="hybridtree", parents=[top],
                      description="hybridtree: gravitational N-body tree code (OpenCL)")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
+                                help="the command; hybridtree COMMAND --help describes it")
 
     p = sub.add_parser("run", parents=[common], help="run a simulation",
                        description="Run a simulation from a TOML config, or continue one "
@@ -121,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("config", nargs="?", help="configs/*.toml")
     p.add_argument("--restart", metavar="SNAPSHOT", help="continue from this run snapshot "
                    "(its settings, changed by --set; output goes beside it); a folder: its "
-                   "newest complete snapshot; 'latest' with CONFIG: the newest in output.dir")
+                   "newest complete snapshot or restart point (restart.hdf5); 'latest' "
+                   "with CONFIG: the newest in output.dir")
     p.add_argument("--set", action="append", metavar="SECTION.NAME=VALUE",
                    help="override a setting, e.g. --set gravity.theta=0.6 (repeatable)")
     p.add_argument("--device", help="OpenCL device (same as --set gravity.device=...)")
@@ -133,36 +135,77 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ic", parents=[common], help="write initial conditions to an HDF5 file",
                        description="Generate initial conditions (centre of mass at rest at "
                                    "the origin) as a GADGET-style HDF5 file.")
-    p.add_argument("kind", choices=IC_KINDS)
+    p.add_argument("kind", choices=IC_KINDS,
+                   help="plummer: Plummer sphere in Hénon units (total mass 1, virial "
+                        "radius 1); hernquist: Hernquist sphere (mass 1, scale radius 1); "
+                        "cold_sphere: uniform sphere of mass 1 and radius 1 at rest (all "
+                        "in internal units, G = 1; the file states 1 kpc and 1e10 Msun)")
     p.add_argument("-n", type=int, required=True, help="number of particles")
     p.add_argument("-o", "--output", required=True, help="output HDF5 file")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--seed", type=int, default=0,
+                   help="random seed; the same seed and n give the same particles "
+                        "(default: %(default)s)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace OUTPUT if it exists (otherwise that is an error)")
     p.set_defaults(func=_ic)
 
-    p = sub.add_parser("devices", parents=[common], help="list OpenCL devices (* = chosen)")
-    p.add_argument("--device", default=None, help="device choice to resolve")
+    p = sub.add_parser("devices", parents=[common], help="list OpenCL devices (* = chosen)",
+                       description="List the OpenCL devices of all platforms as P:D "
+                                   "(platform and device index), name, type and compute "
+                                   "units; * marks the one a run would use (from --device, "
+                                   "else HYBRIDTREE_DEVICE, else PYOPENCL_CTX, else the "
+                                   "first GPU or the biggest CPU device).")
+    p.add_argument("--device", default=None,
+                   help="device choice to resolve: P:D, a name substring, gpu or cpu")
     p.set_defaults(func=_devices)
 
-    p = sub.add_parser("info", parents=[common], help="summary of a snapshot")
-    p.add_argument("snapshot")
+    p = sub.add_parser("info", parents=[common], help="summary of a snapshot",
+                       description="Summarise a GADGET-style HDF5 snapshot: particle "
+                                   "counts, time (internal units and Gyr), units, total "
+                                   "mass, centre of mass, Lagrangian radii, energies and "
+                                   "the run's settings (internal units, G = 1, unless "
+                                   "stated).")
+    p.add_argument("snapshot", help="snapshot file, any part of a multi-file set (the "
+                                    "whole set is read), or the stem of either "
+                                    "(out/snapshot_0002)")
     p.set_defaults(func=_info)
 
     p = sub.add_parser("plot", parents=[common], help="plot a run (needs matplotlib)",
-                       description="Energy error and Lagrangian radii against time, and an "
-                                   "x-y projection of a snapshot, as PNG files in the folder.")
+                       description="Energy error and Lagrangian radii against time, and the "
+                                   "surface density of an x-y projection of a snapshot, as "
+                                   "PNG files in the folder; in the run's physical units "
+                                   "(e.g. kpc, Myr, Msun/kpc^2), or N-body units for a "
+                                   "snapshot that states none.")
     p.add_argument("folder", help="a run's output folder")
     p.add_argument("--snapshot", help="snapshot to project (default: the last one)")
     p.set_defaults(func=_plot)
 
-    p = sub.add_parser("bench", parents=[common], help="time a force computation here")
-    p.add_argument("-n", type=int, default=100_000)
-    p.add_argument("--method", choices=("tree", "direct"), default="tree")
-    p.add_argument("--theta", type=float, default=0.5)
-    p.add_argument("--multipole", choices=("monopole", "quadrupole"), default="monopole")
-    p.add_argument("--device", default=None)
-    p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("bench", parents=[common], help="time a force computation here",
+                       description="Time one gravitational force computation of a Plummer "
+                                   "sphere (Hénon units, softening 0.01) on this machine: "
+                                   "best wall time of --repeat runs after a warm-up (which "
+                                   "builds the kernels), interactions per second, and the "
+                                   "relative acceleration error of 500 particles against "
+                                   "float64 direct summation.")
+    p.add_argument("-n", type=int, default=100_000,
+                   help="number of particles (default: %(default)s)")
+    p.add_argument("--method", choices=("tree", "direct"), default="tree",
+                   help="tree: Barnes-Hut tree walk; direct: O(N^2) summation "
+                        "(default: %(default)s)")
+    p.add_argument("--theta", type=float, default=0.5,
+                   help="tree opening angle (dimensionless; smaller is more accurate and "
+                        "slower; default: %(default)s)")
+    p.add_argument("--multipole", choices=("monopole", "quadrupole"), default="monopole",
+                   help="order of the cells' multipole expansion (default: %(default)s)")
+    p.add_argument("--device", default=None,
+                   help="OpenCL device: P:D, a name substring, gpu or cpu (see "
+                        "hybridtree devices; default: as for a run)")
+    p.add_argument("--repeat", type=int, default=3,
+                   help="timed repetitions after the warm-up; the fastest is reported "
+                        "(default: %(default)s)")
+    p.add_argument("--json", action="store_true",
+                   help="print the result as one JSON object (times in s) instead of a "
+                        "line of text")
     p.set_defaults(func=_bench)
     return parser
 

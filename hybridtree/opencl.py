@@ -17,12 +17,20 @@ words ``gpu`` and ``cpu`` select by device type.
 Several processes of one node (MPI) spread over the devices a choice matches: with
 :func:`set_device_slot` (the node-local rank) a choice that matches n devices (or, with
 no choice, the n GPUs) resolves to the (slot mod n)-th of them.
+
+Kernel builds are quiet: a compiler's remarks on a successful build (NVIDIA's compiler
+always says something) are logged at debug level on the ``hybridtree.opencl`` logger
+instead of pyopencl's ``CompilerWarning``; ``PYOPENCL_COMPILER_OUTPUT=1`` (pyopencl's
+own switch) shows them as warnings again.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,11 +41,15 @@ __all__ = [
     "DeviceError",
     "DeviceInfo",
     "Runtime",
+    "build_log",
+    "build_program",
     "list_devices",
     "get_runtime",
     "kernel_source",
     "set_device_slot",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 class DeviceError(RuntimeError):
@@ -171,6 +183,63 @@ def kernel_source(name: str) -> str:
     return _INCLUDE.sub(lambda m: kernel_source(m.group(1)), text)
 
 
+def _compiler_output_wanted() -> bool:
+    """Whether ``PYOPENCL_COMPILER_OUTPUT`` asks for compiler output (read as pyopencl
+    reads it: y/yes/t/true/on/1, any case)."""
+    value = os.environ.get("PYOPENCL_COMPILER_OUTPUT", "").strip().lower()
+    return value in ("y", "yes", "t", "true", "on", "1")
+
+
+def build_log(program: cl.Program) -> str:
+    """The compiler's build log of ``program``: for each of its devices with a non-empty
+    log, a line with the device's name and a colon, then the log; "" when there is none."""
+    blocks = []
+    for dev in program.get_info(cl.program_info.DEVICES):
+        try:
+            text = program.get_build_info(dev, cl.program_build_info.LOG)
+        except cl.Error:        # a program from pyopencl's binary cache may have none
+            continue
+        if text and text.strip():
+            blocks.append(f"{dev.name.strip()}:\n{text.strip()}")
+    return "\n".join(blocks)
+
+
+def build_program(context: cl.Context, source: str, options: Sequence[str],
+                  what: str = "program") -> cl.Program:
+    """Build OpenCL C ``source`` for ``context``'s devices with compiler ``options``.
+
+    pyopencl warns (``CompilerWarning``) whenever a successful build leaves a non-empty
+    log, and NVIDIA's compiler always leaves one, so each build would print a warning
+    nobody can act on.  Here that warning is caught; the log (:func:`build_log`, or
+    the warning's text for a build pyopencl took from its binary cache) goes to the
+    ``hybridtree.opencl`` logger at debug level, naming ``what``.  With
+    ``PYOPENCL_COMPILER_OUTPUT=1`` the caught warnings are issued again (pyopencl then
+    puts the whole log in them).  Other warnings pass through unchanged.
+
+    Raises :class:`DeviceError` when the build fails (the message carries the log).
+    """
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            # "always": a filter of "once" or "error" elsewhere must not hide or raise it
+            warnings.simplefilter("always", cl.CompilerWarning)
+            prg = cl.Program(context, source).build(options=list(options))
+    except cl.RuntimeError as exc:  # build failure: the message carries the log
+        raise DeviceError(f"building {what} failed with options {' '.join(options)}:\n"
+                          f"{exc}") from exc
+    finally:
+        remarks = [w for w in caught if issubclass(w.category, cl.CompilerWarning)]
+        for w in caught:
+            if w not in remarks or _compiler_output_wanted():
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno,
+                                       source=w.source)
+    if remarks:
+        text = build_log(prg) or "\n".join(str(w.message) for w in remarks)
+        logger.debug("building %s with options %s: the compiler said:\n%s",
+                     what, " ".join(options), text)
+    return prg
+
+
 @dataclass
 class Runtime:
     """One OpenCL context and in-order queue on one device, with a program cache."""
@@ -191,7 +260,8 @@ class Runtime:
         ``fast_math`` adds ``-cl-fast-relaxed-math``; the accuracy tests decide where
         that is allowed (it is for the force kernels: errors stay < 1e-5).  The
         environment variable ``HYBRIDTREE_CL_OPTIONS`` adds compiler options to every
-        build (a tuning aid, e.g. ``-cl-denorms-are-zero``).
+        build (a tuning aid, e.g. ``-cl-denorms-are-zero``).  The build is quiet
+        (:func:`build_program`): compiler remarks go to the debug log.
         """
         defines = dict(defines or {})
         extra = tuple(os.environ.get("HYBRIDTREE_CL_OPTIONS", "").split())
@@ -204,11 +274,8 @@ class Runtime:
         if fast_math:
             opts.append("-cl-fast-relaxed-math")
         opts += extra
-        try:
-            prg = cl.Program(self.context, kernel_source(source_name)).build(options=opts)
-        except cl.RuntimeError as exc:  # build failure: the message carries the log
-            raise DeviceError(f"building {source_name} for {self.info.label} failed "
-                              f"with options {' '.join(opts)}:\n{exc}") from exc
+        prg = build_program(self.context, kernel_source(source_name), opts,
+                            f"{source_name} for {self.info.label}")
         self._programs[key] = prg
         return prg
 

@@ -1,15 +1,22 @@
-"""``hybridtree plot``: PNGs from a tiny fake run folder (no OpenCL needed)."""
+"""``hybridtree plot``: PNGs from a tiny fake run folder (no OpenCL needed), and the
+units, data and legend of the figures of two small real runs (kpc and pc)."""
 
 import csv
 from pathlib import Path
 
+import h5py
 import matplotlib.image
 import numpy as np
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.transforms import Bbox
 
+from conftest import run_config
+from hybridtree import plot
 from hybridtree.cli import main
-from hybridtree.io.snapshot import Particles, write_snapshot
-from hybridtree.plot import plot_run
+from hybridtree.diagnostics import read_diagnostics
+from hybridtree.io.snapshot import Particles, latest_snapshot, write_snapshot
+from hybridtree.plot import plot_run, plot_units, snapshot_units
 from hybridtree.units import Units
 
 COLUMNS = ("step,time,kinetic,potential,total,rel_energy_error,px,py,pz,lx,ly,lz,"
@@ -109,3 +116,205 @@ def test_cli(run: Path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("hybridtree: error: no such folder: ")
     assert err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------------------
+# Physical units.  The unit sizes are spelled out here, not taken from hybridtree.plot.
+
+KPC = 3.0856775814913673e21         # cm
+PC_RUN = 3.0857e18                  # cm: a run's units.length_cm "in parsecs"
+MSUN = 1.98841e33                   # g
+YR = 3.15576e7                      # s (Julian)
+MSUN10 = 1e10 * MSUN
+
+
+def expected(length_cm: float, length: str, length_size: float, time: str,
+             time_size: float) -> dict:
+    u = Units(length_cm, MSUN10)
+    return {"length": length, "lf": length_cm / length_size, "time": time,
+            "tf": u.time_s / time_size, "mf": 1e10}
+
+
+RUNS = {
+    # default units: 1 kpc, 1e10 Msun, 4.715 Myr
+    "kpc": ([], expected(KPC, "kpc", KPC, "Myr", 1e6 * YR)),
+    # 1 pc, 1e10 Msun: the time unit is 149 yr
+    "pc": (["--set", f"units.length_cm={PC_RUN}"],
+           expected(PC_RUN, "pc", KPC / 1e3, "kyr", 1e3 * YR)),
+}
+
+
+@pytest.fixture(scope="module")
+def real_runs(tmp_path_factory) -> dict[str, Path]:
+    """Two small runs through the command line (OpenCL): default units and parsecs."""
+    base = tmp_path_factory.mktemp("runs")
+    config = base / "small.toml"
+    config.write_text(run_config(300, 1, 0.6, 4, 2, 1))
+    folders = {}
+    for name, (extra, _) in RUNS.items():
+        folders[name] = base / name
+        assert main(["run", str(config), "--quiet", "--set", f"output.dir={folders[name]}",
+                     *extra]) == 0
+    return folders
+
+
+@pytest.fixture
+def figures(monkeypatch) -> dict:
+    """The figures plot_run saves, by file name (each with an Agg canvas to measure)."""
+    seen = {}
+    save = plot._save
+
+    def keep(fig, path):
+        seen[path.name] = fig
+        out = save(fig, path)
+        FigureCanvasAgg(fig).draw()
+        return out
+
+    monkeypatch.setattr(plot, "_save", keep)
+    return seen
+
+
+def internal_snapshot(path: Path) -> tuple[np.ndarray, np.ndarray, float]:
+    """(positions, masses, time) as stored: internal units."""
+    with h5py.File(path, "r") as f:
+        g = f["PartType1"]
+        return g["Coordinates"][...], g["Masses"][...], float(f["Header"].attrs["Time"])
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_diagnostics_in_physical_units(real_runs, figures, name):
+    folder, want = real_runs[name], RUNS[name][1]
+    plot_run(folder)
+    fig = figures["diagnostics.png"]
+    ax_e, ax_r = fig.axes
+    assert ax_r.get_xlabel() == f"time ({want['time']})"
+    assert ax_r.get_ylabel() == f"Lagrangian radius ({want['length']})"
+    rows = read_diagnostics(folder / "diagnostics.csv")
+    t = np.array([float(r["time"]) for r in rows])
+    assert t[-1] > 0
+    [energy] = ax_e.get_lines()
+    np.testing.assert_allclose(energy.get_xdata(), t * want["tf"], rtol=1e-12)
+    de = np.abs([float(r["rel_energy_error"]) for r in rows])   # dimensionless: as stored
+    np.testing.assert_allclose(energy.get_ydata()[de > 0], de[de > 0], rtol=1e-12)
+    lines = ax_r.get_lines()
+    assert [line.get_label() for line in lines] == ["10 %", "50 %", "90 %"]
+    for line, col in zip(lines, ("r10", "r50", "r90")):
+        r = np.array([float(row[col]) for row in rows])
+        np.testing.assert_allclose(line.get_xdata(), t * want["tf"], rtol=1e-12)
+        np.testing.assert_allclose(line.get_ydata(), r * want["lf"], rtol=1e-12)
+
+
+def window(artist, renderer) -> Bbox:
+    return artist.get_window_extent(renderer)
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_legend_covers_no_curve(real_runs, figures, name):
+    plot_run(real_runs[name])
+    fig = figures["diagnostics.png"]
+    renderer = fig.canvas.get_renderer()
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    assert legends, "the radii need a legend"
+    for legend in legends:
+        box = window(legend, renderer)
+        assert fig.bbox.contains(box.x0, box.y0) and fig.bbox.contains(box.x1, box.y1)
+        for ax in fig.axes:
+            assert not box.overlaps(window(ax, renderer)), "legend inside an axes"
+            for line in ax.get_lines():
+                xy = np.column_stack([line.get_xdata(), line.get_ydata()])
+                xy = line.get_transform().transform(xy[np.isfinite(xy).all(axis=1)])
+                assert not box.overlaps(Bbox.from_extents(*xy.min(axis=0), *xy.max(axis=0)))
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_projection_in_physical_units(real_runs, figures, name):
+    folder, want = real_runs[name], RUNS[name][1]
+    snap = latest_snapshot(folder)
+    plot_run(folder)
+    fig = figures[f"{snap.stem}_xy.png"]
+    ax, bar = fig.axes
+    length = want["length"]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == (f"x ({length})", f"y ({length})")
+    assert bar.get_ylabel() == f"surface density (M☉/{length}²)"
+    pos, mass, t = internal_snapshot(snap)
+    assert f"t = {t * want['tf']:.4g} {want['time']}," in ax.get_title()
+    [image] = ax.get_images()
+    x0, x1, y0, y1 = image.get_extent()
+    # centred on the centre of mass, converted
+    centre = np.average(pos[:, :2], axis=0, weights=mass) * want["lf"]
+    np.testing.assert_allclose([(x0 + x1) / 2, (y0 + y1) / 2], centre, rtol=1e-12, atol=1e-12)
+    assert (ax.get_xlim(), ax.get_ylim()) == ((x0, x1), (y0, y1))
+    # the surface density integrates to the mass in the picture, in Msun
+    sigma = image.get_array()
+    ny, nx = sigma.shape
+    xy = pos[:, :2] * want["lf"]
+    inside = (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
+    assert 0.9 * len(xy) < inside.sum() < len(xy)           # a few escapers are left out
+    pixel = (x1 - x0) / nx * (y1 - y0) / ny
+    np.testing.assert_allclose(sigma.sum() * pixel, mass[inside].sum() * want["mf"], rtol=1e-9)
+
+
+def test_unit_choice():
+    cases = [(KPC, "kpc", 1.0), (KPC / 1e3, "pc", 1.0), (100 * KPC, "kpc", 100.0),
+             (0.5 * KPC, "kpc", 0.5), (0.1 * KPC, "pc", 100.0), (1e3 * KPC, "Mpc", 1.0),
+             (1.495978707e13, "AU", 1.0), (1e10, "AU", 1e10 / 1.495978707e13)]
+    for length_cm, name, factor in cases:
+        u = plot_units(length_cm, MSUN10, 1e6 * YR)
+        assert (u.length, u.time, u.mass_factor) == (name, "Myr", 1e10)
+        assert u.length_factor == pytest.approx(factor, rel=1e-12)
+    for time_s, name in [(4.715e6 * YR, "Myr"), (9e6 * YR, "Myr"), (1.1e7 * YR, "Gyr"),
+                         (149 * YR, "kyr"), (5 * YR, "yr"), (1.0, "yr"), (1e12 * YR, "Gyr")]:
+        assert plot_units(KPC, MSUN10, time_s).time == name
+
+
+def strip_units(path: Path, parameters: dict | None = None) -> None:
+    """Make ``path`` a snapshot as another tool might write it: no unit attributes."""
+    with h5py.File(path, "a") as f:
+        del f["Units"]
+        del f["Parameters"]
+        if parameters is not None:
+            f.create_group("Parameters").attrs.update(parameters)
+
+
+def test_no_stated_units_means_nbody_units(tmp_path, figures):
+    write_csv(tmp_path)
+    write_snap(tmp_path / "snapshot_0001.hdf5", 0.5)
+    strip_units(tmp_path / "snapshot_0001.hdf5")
+    assert plot_run(tmp_path) == [tmp_path / "diagnostics.png", tmp_path / "snapshot_0001_xy.png"]
+    ax_e, ax_r = figures["diagnostics.png"].axes
+    assert ax_r.get_xlabel() == "time (N-body units)"
+    assert ax_r.get_ylabel() == "Lagrangian radius (N-body units)"
+    np.testing.assert_allclose(ax_r.get_lines()[0].get_xdata(), 0.1 * np.arange(5))
+    ax, bar = figures["snapshot_0001_xy.png"].axes
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("x (N-body units)", "y (N-body units)")
+    assert bar.get_ylabel() == "surface density (N-body units)"
+    assert "t = 0.5 (N-body units)" in ax.get_title()
+    pos, mass, _ = internal_snapshot(tmp_path / "snapshot_0001.hdf5")
+    x0, x1, y0, y1 = ax.get_images()[0].get_extent()
+    np.testing.assert_allclose([(x0 + x1) / 2, (y0 + y1) / 2],
+                               np.average(pos[:, :2], axis=0, weights=mass), rtol=1e-12)
+
+
+def test_units_from_the_run_settings(tmp_path):
+    # no Units group, but the run's own settings in Parameters (G = 1)
+    path = tmp_path / "snapshot_0000.hdf5"
+    write_snap(path, 0.0)
+    strip_units(path, {"units.length_cm": PC_RUN, "units.mass_g": MSUN10})
+    u = snapshot_units(path)
+    want = RUNS["pc"][1]
+    assert (u.length, u.time) == ("pc", "kyr")
+    assert u.length_factor == pytest.approx(want["lf"], rel=1e-12)
+    assert u.time_factor == pytest.approx(want["tf"], rel=1e-12)
+
+
+def test_a_stated_time_unit_is_used(tmp_path):
+    # GADGET-4's internal units (kpc, 1e10 Msun, km/s) do not have G = 1: their time unit
+    # is kpc / (km/s) = 0.978 Gyr, which the file states
+    path = tmp_path / "snapshot_0000.hdf5"
+    write_snap(path, 2.0)
+    with h5py.File(path, "a") as f:
+        f["Units"].attrs["UnitVelocity_in_cm_per_s"] = 1e5
+        f["Units"].attrs["UnitTime_in_s"] = KPC / 1e5
+    u = snapshot_units(path)
+    assert (u.length, u.length_factor, u.time) == ("kpc", 1.0, "Gyr")
+    assert u.time_factor == pytest.approx(KPC / 1e5 / (1e9 * YR), rel=1e-12)
