@@ -26,3 +26,21 @@ __kernel void add(const int n, __global const double *a, __global const double *
     if (i < n)
         out[i] = a[i] + b[i];
 }
+
+/* Rows of one column (w 8-byte words each: float64 values or uint64 IDs, copied as bits)
+   into the caller's order: row i goes to row ids[i] - lo, or to table[ids[i] - lo] when
+   use_table is set (the caller's position of each ID of a range lo .. lo + n - 1).  On
+   the device, because on the host this is a random scatter bound by memory latency
+   (about 1 s for 2^22 particles on the H100 machine's CPU). */
+__kernel void to_caller(const int n, const int w, const ulong lo, const int use_table,
+                        __global const ulong *ids, __global const int *table,
+                        __global const ulong *src, __global ulong *dst)
+{
+    const int i = get_global_id(0);
+    if (i >= n)
+        return;
+    const ulong k = ids[i] - lo;
+    const size_t j = use_table ? (size_t)table[k] : (size_t)k;
+    for (int c = 0; c < w; c++)
+        dst[j * w + c] = src[(size_t)i * w + c];
+}

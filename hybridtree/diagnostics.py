@@ -10,7 +10,6 @@ import csv
 import json
 import math
 import sys
-import time
 from pathlib import Path
 from typing import IO, Any
 
@@ -197,39 +196,39 @@ def read_diagnostics(path: str | Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def _hms(seconds: float) -> str:
-    if not math.isfinite(seconds):
-        return "?"
-    s = int(seconds + 0.5)
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
-
-
 class Reporter:
     """Where a run talks: one compact line per report on stdout (or one JSON object per
-    line with ``log_json``), the same lines in ``run.log``, and a one-line progress
-    display on stderr when it is a terminal.  ``quiet`` silences stdout and progress."""
+    line with ``log_json``), the same lines in ``run.log``, and a progress bar (tqdm) on
+    stderr.  ``quiet`` silences stdout and the bar; ``echo = False`` keeps the lines in
+    the log only (the Python API's default).  ``progress``: None = when stderr is a
+    terminal or the run is in a notebook."""
 
     def __init__(self, log_path: Path | None, quiet: bool = False, log_json: bool = False,
-                 progress: bool | None = None, append: bool = False):
-        self.quiet, self.log_json = quiet, log_json
-        self.progress = (not quiet and sys.stderr.isatty()) if progress is None else progress
+                 progress: bool | None = None, append: bool = False, echo: bool = True):
+        self.quiet, self.log_json, self.echo = quiet, log_json, echo
+        if progress is None:
+            progress = sys.stderr.isatty() or "ipykernel" in sys.modules
+        self.progress = progress and not quiet
         self._log = open(log_path, "a" if append else "w") if log_path else None
-        self._last_progress = 0.0
-        self._start = time.perf_counter()
+        self._bar: Any = None
 
     def _emit(self, text: str, record: dict[str, Any] | None = None) -> None:
         """``text`` into the log; on stdout as text, or with ``log_json`` as the JSON
         ``record`` (nothing when there is none); nothing on stdout when quiet."""
-        self._clear_progress()
         if self._log:
             self._log.write(text + "\n")
             self._log.flush()
-        if self.quiet:
+        if self.quiet or not self.echo:
             return
-        if not self.log_json:
+        if self.log_json:
+            if record is None:
+                return
+            text = json.dumps(record, default=_jsonable)
+        if self._bar is not None:          # above the bar, which is redrawn below
+            self._bar.write(text, file=sys.stdout)
+            sys.stdout.flush()
+        else:
             print(text, flush=True)
-        elif record is not None:
-            print(json.dumps(record, default=_jsonable), flush=True)
 
     def message(self, text: str) -> None:
         """A line for the log (and stdout unless quiet or JSON)."""
@@ -247,32 +246,28 @@ class Reporter:
                 f"{rec['r90']:.3g}  {rec['interactions_per_s']:.2e} int/s")
         self._emit(line, {"event": "diagnostics", **rec})
 
-    def tick(self, step: int, n_steps: int, t: float, first_step: int = 0) -> None:
-        """Progress display (at most a few updates per second)."""
-        if not self.progress:
-            return
-        now = time.perf_counter()
-        if now - self._last_progress < 0.25 and step < n_steps:
-            return
-        self._last_progress = now
-        done = step - first_step
-        rate = done / max(now - self._start, 1e-9)
-        eta = (n_steps - step) / rate if rate > 0 else float("inf")
-        frac = step / max(n_steps, 1)
-        bar = "#" * int(20 * frac)
-        sys.stderr.write(f"\r[{bar:<20}] step {step}/{n_steps}  t {t:.4g}  "
-                         f"{rate:.1f} steps/s  ETA {_hms(eta)} ")
-        sys.stderr.flush()
-        self._shown = True
+    def begin(self, n_steps: int) -> None:
+        """A progress bar for the next ``n_steps`` steps (when progress is shown)."""
+        self.end()
+        if self.progress and n_steps > 0:
+            from tqdm.auto import tqdm
+            self._bar = tqdm(total=n_steps, unit="step", file=sys.stderr, leave=False,
+                             dynamic_ncols=True, mininterval=0.25)
 
-    def _clear_progress(self) -> None:
-        if self.progress and getattr(self, "_shown", False):
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
-            self._shown = False
+    def tick(self, t: float) -> None:
+        """One step done; ``t``: the time reached (internal units)."""
+        if self._bar is not None:
+            self._bar.set_postfix_str(f"t={t:.5g}", refresh=False)
+            self._bar.update(1)
+
+    def end(self) -> None:
+        """Remove the progress bar."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
 
     def close(self) -> None:
-        self._clear_progress()
+        self.end()
         if self._log:
             self._log.close()
             self._log = None

@@ -8,12 +8,15 @@ environment variable ``HYBRIDTREE_FAULT`` is set.
 - ``nan``: put NaN into the first particle's velocity (a numerical blow-up; ``target``
   is the run's stepper, whose ``poison()`` does it where the state lives);
 - ``kill``: SIGKILL this process (a node lost, a batch limit, ``kill -9``);
+- ``sigint``, ``sigterm``: send this process SIGINT (Ctrl-C at that moment) or SIGTERM
+  (a batch system's warning);
 - ``kill_after``: wait until the run has finished step ``STEP + 1`` (so that a write
   at ``POINT`` is known to run in the background while the run steps on), then
   SIGKILL; RuntimeError if the run does not get there within 30 s.
 
 Points: ``step`` (after the step's integration), ``write`` (inside a snapshot write,
-after the data, before the file gets its final name).
+after the data, before the file gets its final name), ``start`` (step 0: during
+start-up, after run.log and diagnostics.csv are created, before the first forces).
 """
 
 from __future__ import annotations
@@ -59,6 +62,9 @@ def inject(point: str, step: int, rank: int = 0, target: Any = None) -> None:
         target.poison()
     elif kind == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
+    elif kind in ("sigint", "sigterm"):
+        os.kill(os.getpid(), signal.SIGINT if kind == "sigint" else signal.SIGTERM)
+        time.sleep(1.0)         # Python runs the handler at its next bytecode
     elif kind == "kill_after":
         deadline = time.monotonic() + 30.0
         while _STEPS_DONE <= step:

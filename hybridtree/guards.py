@@ -17,8 +17,10 @@ from .parallel.comm import Comm
 __all__ = ["NumericalError", "RunInterrupted", "Signals", "check_step"]
 
 
-class RunInterrupted(Exception):
-    """The run stopped on a signal after a complete step (``code``: the exit status)."""
+class RunInterrupted(KeyboardInterrupt):
+    """The run stopped on a signal after a complete step (``code``: the exit status); a
+    KeyboardInterrupt, so that ``except KeyboardInterrupt`` in a notebook catches it and
+    handlers of ordinary errors (``except Exception``) do not."""
 
     def __init__(self, message: str, code: int):
         super().__init__(message)

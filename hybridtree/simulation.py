@@ -1,26 +1,25 @@
-"""A whole run: settings -> initial conditions -> leapfrog loop -> snapshots and diagnostics.
+"""One run as an object: :class:`Simulation` (the Python API), and :func:`run` (the CLI's
+``hybridtree run``), which drives the same object.
 
-Output folder (``output.dir``): ``snapshot_NNNN.hdf5`` (the first state, every
-``output.snapshot_dt``, and the last state), ``diagnostics.csv`` (every
-``output.diag_every`` steps) and ``run.log``.  An existing run there is never replaced
-unless ``overwrite`` is given; a failure before the first snapshot removes whatever
-the run had created, and snapshots are written atomically, so a crash leaves only
-complete files.  A restart continues from a snapshot and reproduces the uninterrupted
-run bit for bit (same device, same settings, one process): the snapshot holds the
-float64 positions, velocities and the accelerations used by the next half kick.
+A simulation holds this process's particles in a stepper (on the device where it can
+be), its settings (:mod:`hybridtree.config`: the same names as a config file's), its
+time and step count, and the diagnostics measured every ``output.diag_every`` steps.
+With an output folder it also writes what ``hybridtree run`` writes
+(:mod:`hybridtree.runfolder`): snapshots every ``output.snapshot_dt`` with their own
+numbers (the first state is number 0), ``diagnostics.csv``, ``run.log``, and a restart
+point ``restart.hdf5`` when a signal stops it.  A failure before the first snapshot
+removes whatever the run had created, and snapshots are written atomically, so a crash
+leaves only complete files.  A restart continues from a snapshot and reproduces the
+uninterrupted run bit for bit (same device, same settings, one process).
 
-Under ``mpiexec -n K`` the same command runs on K processes (mpi4py): each holds the
-particles of its domain (:mod:`hybridtree.parallel`); process 0 writes the run log and
-diagnostics; snapshots are gathered into one file or written one file per process
-(``output.snapshot_files``, :mod:`hybridtree.parallel.snapshots`).  Any K restarts any
-snapshot, whatever K wrote it; with K > 1 the continuation agrees with the uninterrupted
-run to the tree's accuracy (the particle order on each process differs), not bit for bit.
+Under ``mpiexec -n K`` every process holds the particles of its domain
+(:mod:`hybridtree.parallel`); process 0 writes the log and diagnostics; snapshots are
+gathered into one file or written one file per process (``output.snapshot_files``).
+Units: internal (G = 1; ``units.length_cm``, ``units.mass_g``) throughout.
 """
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
 import signal
 import time
@@ -29,475 +28,613 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyopencl as cl
 
-from . import __version__, ics
-from .config import ConfigError, Settings, load_config, parse_overrides, settings_from_flat
-from .diagnostics import DiagnosticsFile, Reporter, breakdown_record, measure
-from .faults import inject
-from .gravity import validate_particles
-from .guards import NumericalError, RunInterrupted, Signals, check_step
+from . import __version__
+from .config import ConfigError, Settings, load_config, settings_from_flat
+from .diagnostics import COLUMNS, DiagnosticsFile, Reporter, breakdown_record, measure
 from .engine import GravitySettings
+from .faults import inject
+from .guards import NumericalError, RunInterrupted, Signals, check_step
 from .io.background import BackgroundWriter
-from .io.snapshot import (SNAPSHOT_RE, Particles, Snapshot, SnapshotError, latest_snapshot,
-                          snapshot_name)
+from .io.snapshot import Particles, Snapshot, SnapshotError, resolve_snapshot, snapshot_name
 from .opencl import get_runtime, set_device_slot
 from .parallel.comm import Comm, node_local_rank
-from .parallel.snapshots import agree, read_particles_share, read_run_share, write_run_snapshot
+from .parallel.snapshots import check_unique_ids_across, read_particles_share, write_run_snapshot
+from .runfolder import RESTART_STEM, prepare_output, run_point_step
+from .runsetup import (RunError, api_settings, check_parallel, check_particles, grid_shape,
+                       initial_conditions, launched_processes, load_restart,
+                       particles_from_arrays, run_comm, together)
 from .stepper import SerialStepper, Stepper
 from .units import Units
 
-__all__ = ["NumericalError", "RunError", "RunInterrupted", "initial_conditions", "run"]
-
-RUN_FILES = ("diagnostics.csv", "run.log")
-#: temporary names of unfinished writes (hybridtree.io.snapshot.atomic_path)
-TEMP_RE = re.compile(r"^\.(snapshot_\d+(\.\d+)?\.hdf5|diagnostics\.csv)\.\d+\.tmp$")
-
-
-def launched_processes() -> int:
-    """How many processes an MPI launcher started (1 without one), read from the launcher's
-    environment so that mpi4py need not be imported."""
-    for name in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"):
-        value = os.environ.get(name, "")
-        if value.isdigit():
-            return int(value)
-    return 1
-
-
-class RunError(ValueError):
-    """A user mistake found while setting a run up (bad input, output conflicts)."""
-
-
-def run_comm(launched: int | None = None) -> Comm:
-    """The run's communicator: one process, or COMM_WORLD when a launcher started several."""
-    launched = launched_processes() if launched is None else launched
-    if launched <= 1:
-        return Comm(None)
-    try:
-        from mpi4py import MPI
-    except ImportError:
-        raise RunError(f"hybridtree run was started as {launched} MPI processes, but mpi4py "
-                       "is not installed (pip install mpi4py, or the 'mpi' extra)") from None
-    comm = Comm(MPI.COMM_WORLD)
-    if comm.size != launched:
-        raise RunError(f"the launcher started {launched} processes but mpi4py sees "
-                       f"{comm.size}: mpiexec and mpi4py come from different MPI libraries")
-    return comm
-
-
-def together(comm: Comm, fn, *args, **kwargs):
-    """``fn(*args)`` on every process; a user error on any of them is raised on all of
-    them (as CollectiveError), so none is left waiting.  One process: ``fn`` as it is."""
-    if comm.size == 1:
-        return fn(*args, **kwargs)
-    result, error = None, None
-    try:
-        result = fn(*args, **kwargs)
-    except (ValueError, OSError, RuntimeError) as exc:
-        error = " ".join(str(exc).split()) or type(exc).__name__
-    agree(comm, error)
-    return result
-
+__all__ = ["NumericalError", "RunError", "RunInterrupted", "Simulation", "Start",
+           "initial_conditions", "launched_processes", "settings_units"]
 
 @dataclass
-class _Start:
+class Start:
+    """Where a simulation begins: its particles, time, step, next snapshot number,
+    initial energy (None: measure it) and the snapshot it continues (None: new run)."""
     particles: Particles
     time: float
     step: int
-    snapshot: int              # number of the next snapshot to write
+    snapshot: int              # number of the next scheduled snapshot
     e0: float | None
     restart: Snapshot | None
 
 
-def initial_conditions(settings: Settings, units: Units, comm: Comm | None = None
-                       ) -> tuple[Particles, float]:
-    """Particles (internal units, centre of mass at rest at the origin) and start time;
-    with several processes, this process's share: particles (IDs) N·r/K + 1 .. N·(r+1)/K
-    of a generated model, or an equal slice of a file's particles.
+class Simulation:
+    """An N-body simulation: particles, settings, time; :meth:`evolve` and :meth:`step`
+    advance it, :meth:`save` writes a snapshot ``hybridtree run --restart`` continues.
 
-    A generated model is the same bits for any number of processes K: each process
-    draws only the blocks of IDs its share touches (:func:`hybridtree.ics.generate_share`)
-    and the centre of mass comes from exact sums of every block's moments."""
-    comm = comm or Comm(None)
-    c = settings.ics
-    t0 = 0.0
-    if c.kind == "file":
+    ``Simulation(pos, vel, mass, ids=None, *, time=0.0, units=None, settings=None,
+    output=None, overwrite=False, quiet=False, progress=None, **options)``
+
+    - ``pos``, ``vel`` (N, 3) and ``mass`` (N,) in internal units (G = 1): lengths in
+      ``units.length_cm``, masses in ``units.mass_g``, velocities in sqrt(G M / L);
+      copied as float64, not shifted.  ``ids``: unique particle IDs (default 1..N).
+    - ``units``: (length_cm, mass_g) or :class:`hybridtree.units.Units`; default 1 kpc
+      and 1e10 Msun (what snapshots and plots convert with).
+    - settings by their short name (``dt=``, ``eps=``, ``theta=``, ``device=``,
+      ``multipole=``, ``hybrid=True``, ``r_out=`` ...) or as ``settings={"gravity.theta":
+      0.6}``; names and defaults are those of a config file (docs/configuration.md).
+    - ``output``: a folder to write snapshots, diagnostics.csv and run.log into, as
+      ``hybridtree run`` does (None: nothing is written but what :meth:`save` writes).
+    - ``quiet``: no progress bar and no printed lines; ``progress``: force the bar on or
+      off (default: on in a terminal or notebook).
+
+    Under ``mpiexec`` each process passes its own particles (IDs unique over all).
+    """
+
+    def __init__(self, pos: Any, vel: Any, mass: Any, ids: Any = None, *, time: float = 0.0,
+                 units: Units | tuple[float, float] | None = None,
+                 settings: dict[str, Any] | None = None, output: str | Path | None = None,
+                 overwrite: bool = False, quiet: bool = False, progress: bool | None = None,
+                 **options: Any):
+        flat = api_settings(settings, options, units, output, fill=True)
         try:
-            p, t0, _ = read_particles_share(comm, c.file, c.types, units)
+            cfg = settings_from_flat(flat, "Simulation")
+        except ConfigError as exc:
+            raise ConfigError(f"Simulation: {exc}", exc.keys) from None
+        comm = run_comm()
+        p = together(comm, particles_from_arrays, pos, vel, mass, ids)
+        if comm.size > 1:
+            if ids is None:         # 1..N over all processes, in rank order
+                counts = comm.allgather(len(p))
+                p.ids += np.uint64(sum(counts[:comm.rank]))
+            check_unique_ids_across(comm, p.ids, "Simulation ids")
+        check_particles(p, "Simulation particles", comm)
+        self._setup(cfg, comm, Start(p, float(time), 0, 0, None, None),
+                    output=output is not None, overwrite=overwrite, quiet=quiet,
+                    progress=progress, caller_ids=p.ids.copy() if comm.size == 1 else None)
+
+    @classmethod
+    def from_config(cls, path: str | Path, settings: dict[str, Any] | None = None, *,
+                    output: bool | str | Path = False, overwrite: bool = False,
+                    quiet: bool = False, progress: bool | None = None,
+                    **options: Any) -> "Simulation":
+        """A simulation of a config file's initial conditions and settings (changed by
+        ``settings``/``options``).  ``output``: True writes into the config's
+        ``output.dir``, a path into that folder, False (default) nothing."""
+        over = api_settings(settings, options, None,
+                             output if isinstance(output, (str, Path)) else None)
+        comm = run_comm()
+        cfg = together(comm, load_config, path, over)
+        particles, t0 = together(comm, initial_conditions, cfg, settings_units(cfg), comm)
+        sim = cls.__new__(cls)
+        sim._setup(cfg, comm, Start(particles, t0, 0, 0, None, None), output=bool(output),
+                   overwrite=overwrite, quiet=quiet, progress=progress)
+        return sim
+
+    @classmethod
+    def from_snapshot(cls, path: str | Path, settings: dict[str, Any] | None = None, *,
+                      output: bool | str | Path = False, overwrite: bool = False,
+                      quiet: bool = False, progress: bool | None = None,
+                      **options: Any) -> "Simulation":
+        """Continue a run snapshot (written by a run or :meth:`save`) with its settings,
+        changed by ``settings``/``options``; the particles of any other GADGET-style file
+        start a new run (with ``options``).  ``output``: True continues in the snapshot's
+        folder (later snapshots keep their numbers), a path writes there."""
+        comm = run_comm()
+        try:
+            path = str(resolve_snapshot(path))
         except SnapshotError as exc:
-            raise RunError(f"initial conditions: {exc}") from None
-        check_particles(p, f"initial conditions ({c.file})", comm)
-        if comm.size == 1:
-            p.pos, p.vel = ics.to_com_frame(p.pos, p.vel, p.mass)
-        else:
-            tot = comm.allreduce(np.concatenate([[p.mass.sum()], p.mass @ p.pos,
-                                                 p.mass @ p.vel]))
-            p.pos, p.vel = p.pos - tot[1:4] / tot[0], p.vel - tot[4:7] / tot[0]
-        return p, t0
-    params = {"radius": c.radius} if c.kind == "cold_sphere" else {"r_max": c.r_max}
-    lo, hi = c.n * comm.rank // comm.size, c.n * (comm.rank + 1) // comm.size
-    share = ics.generate_share(c.kind, c.n, lo, hi, c.seed, **params)
-    # one process takes this same path, so K = 1 gives the bits K = 2, 3, ... give; the
-    # exact partial sums keep the traffic O(K) however many blocks there are
-    x_cm, v_cm = ics.com_offsets(comm.allgather(ics.exact_column_sums(share.sums)))
-    share.pos -= x_cm
-    share.vel -= v_cm
-    p = Particles(share.pos, share.vel, share.mass, share.ids)
-    check_particles(p, f"initial conditions ({c.kind})", comm)
-    return p, t0
+            raise RunError(f"{exc}") from None
+        if run_point_step(Path(path)) is None:
+            # not a run's snapshot: its particles, in the new run's units (as ics.kind =
+            # "file" reads them), start a new run
+            units = settings_units(settings_from_flat(api_settings(settings, options, None,
+                                                                   None)))
+            try:
+                p, t, _ = read_particles_share(comm, path, "all", units)
+            except SnapshotError as exc:
+                raise RunError(f"{exc}") from None
+            if output is True:
+                raise RunError(f"{path} is not a snapshot of a run, so it has no run folder "
+                               f"to continue in: give output a folder")
+            return cls(p.pos, p.vel, p.mass, p.ids, time=t, units=units, settings=settings,
+                       output=output or None,
+                       overwrite=overwrite, quiet=quiet, progress=progress, **options)
+        over = api_settings(settings, options, None,
+                             output if isinstance(output, (str, Path)) else None)
+        sim = cls.__new__(cls)
+        sim._continue(together(comm, load_restart, path, over, comm), path, comm,
+                      output=bool(output), overwrite=overwrite, quiet=quiet, progress=progress)
+        return sim
 
+    # -- setting up ---------------------------------------------------------------------
 
-def check_particles(p: Particles, what: str, comm: Comm | None = None) -> None:
-    """RunError (on every process) for no particles, bad values, or zero total mass."""
-    comm = comm or Comm(None)
-    error = None
-    try:
-        validate_particles(p.pos, p.mass)
-        validate_particles(p.vel, p.mass, "velocities")
-    except ValueError as exc:
-        error = f"{what}: {exc}"
-    agree(comm, error, RunError)
-    count, total = comm.allreduce(np.array([len(p), p.mass.sum()]))
-    if count == 0:
-        raise RunError(f"{what}: no particles")
-    if total <= 0:
-        raise RunError(f"{what}: total mass is zero")
+    def _continue(self, loaded: tuple[Settings, Snapshot], path: str, comm: Comm,
+                  **kw: Any) -> None:
+        """Set up from run snapshot ``path``, as :func:`load_restart` returned it."""
+        settings, snap = loaded
+        together(comm, check_particles, snap.particles, f"restart snapshot {path}", comm)
+        start = Start(snap.particles, snap.time, int(snap.run_state["Step"]),
+                       int(snap.run_state["SnapshotNumber"]) + 1,
+                       float(snap.run_state["InitialEnergy"]), snap)
+        self._setup(settings, comm, start, restart_path=path, **kw)
 
+    def _setup(self, settings: Settings, comm: Comm, start: Start, *, output: bool,
+               overwrite: bool, quiet: bool, progress: bool | None,
+               caller_ids: np.ndarray | None = None, restart_path: str | None = None,
+               log_json: bool = False, echo: bool = False) -> None:
+        self.settings, self.units, self._comm = settings, settings_units(settings), comm
+        self._dt = settings.time.dt
+        self._t0, self._step0, self._step = start.time, start.step, start.step
+        self._number = start.snapshot
+        self._caller_ids = caller_ids
+        self._slots: np.ndarray | None = None      # caller position by ID - min ID
+        self._order: Any = None                    # _device_order's (lo, table), or False
+        self._cache: Particles | None = None
+        self._records: list[dict[str, Any]] = []
+        self._out = Path(settings.output.dir) if output else None
+        self._writer: BackgroundWriter | None = None
+        self._diag: DiagnosticsFile | None = None
+        self._made: list[Path] = []
+        self._ended = False
+        self._broken: str | None = None    # why the state can no longer be stepped
+        self._wall = 0.0            # seconds spent in step() and evolve()
+        self._written = start.step if start.restart is not None else None
+        self._n = int(comm.allreduce(float(len(start.particles)))[0])
+        if comm.size > 1:
+            together(comm, check_parallel, settings, comm.size)
+            if settings.parallel.spread_devices:
+                set_device_slot(node_local_rank(comm))
+        self._rt = together(comm, get_runtime, settings.gravity.device or None)  # DeviceError
+        in_place = (start.restart is not None and self._out is not None
+                    and self._out.resolve() == Path(restart_path).parent.resolve())
+        keep = (start.snapshot - 1, start.step) if in_place else None
+        created = False
+        if self._out is not None:
+            out = self._out
+            created = comm.bcast(together(comm, lambda: prepare_output(out, overwrite, keep)
+                                          if comm.rank == 0 else None))
+        try:
+            self._open(start, in_place, quiet, progress, log_json, echo)
+        except BaseException:
+            # a start that did not finish leaves nothing behind (not even on Ctrl-C)
+            self._discard(created)
+            raise
 
-def _existing_run_files(out: Path) -> list[Path]:
-    if not out.is_dir():
-        return []
-    return sorted(p for p in out.iterdir() if SNAPSHOT_RE.match(p.name) or p.name in RUN_FILES)
+    def _open(self, start: Start, in_place: bool, quiet: bool, progress: bool | None,
+              log_json: bool, echo: bool) -> None:
+        """The stepper, the first forces and (with an output folder) the first snapshot."""
+        comm, root = self._comm, self._comm.rank == 0
+        log = None
+        if self._out is not None and root:
+            log = self._out / "run.log"
+            if not in_place:        # a failed start removes them; a continued run's stay
+                self._made += [log, self._out / "diagnostics.csv"]
+            self._diag = DiagnosticsFile(self._out / "diagnostics.csv",
+                                         keep_until_step=start.step if in_place else None)
+            # one process writes in the background; under MPI a write is a collective
+            self._writer = BackgroundWriter(self._made.extend) if comm.size == 1 else None
+        self._reporter = Reporter(log, quiet or not root, log_json, progress if root else False,
+                                  append=in_place, echo=echo)
+        p0 = start.particles
+        self._stepper = _stepper(self.settings, p0, comm, self._rt)
+        self._reporter.event("start", version=__version__, device=self._rt.info.label,
+                             particles=self._n,
+                             processes=comm.size, dt=self._dt, t_start=start.time,
+                             state=getattr(self._stepper, "backend", "host"),
+                             config=self.settings.source,
+                             output=str(self._out) if self._out else "")
+        # a plain run continues with the stored accelerations (bit for bit); a hybrid
+        # run recomputes its two parts, which is deterministic for the same positions
+        reuse = (start.restart is not None and p0.acc is not None and p0.pot is not None
+                 and _gravity_keys(self.settings.flat())
+                 == _gravity_keys(start.restart.parameters))
+        del p0
+        start.particles = None          # the state holds the particles now
+        inject("start", 0, comm.rank)                     # tests only
+        self._stepper.start(reuse)
+        self._e0 = start.e0
+        if self._e0 is None:
+            mom = self._stepper.moments()
+            self._e0 = float(mom["kinetic"] + mom["potential"])
+        self._prev = self._counters()
+        self._prev_bd = self._stepper.breakdown()
+        if start.restart is None:
+            if self._out is not None:
+                self._snapshot(wait=True)
+            self._report()
 
-
-def _prepare_output(out: Path, overwrite: bool, restart_number: int | None) -> bool:
-    """Check (and create) the output folder; return True if it was created here."""
-    if out.exists() and not out.is_dir():
-        raise RunError(f"output.dir {str(out)!r} exists and is not a folder")
-    conflicts = _existing_run_files(out)
-    if restart_number is not None:
-        # continuing in place: only snapshots after the restart point would be replaced
-        conflicts = [p for p in conflicts
-                     if (m := SNAPSHOT_RE.match(p.name)) and int(m.group(1)) > restart_number]
-    if conflicts and not overwrite:
-        names = ", ".join(p.name for p in conflicts[:3]) + (" ..." if len(conflicts) > 3 else "")
-        raise RunError(f"output folder {str(out)!r} already holds a run ({names}); "
-                       f"use --overwrite or another output.dir")
-    created = not out.exists()
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / f".write_test.{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        if created:
-            shutil.rmtree(out, ignore_errors=True)
-        raise RunError(f"cannot write to output folder {str(out)!r}: "
-                       f"{exc.strerror or exc}") from None
-    for p in conflicts:               # --overwrite: the old run's files go
-        p.unlink()
-    for p in out.glob(".*.tmp"):      # writes a killed run left unfinished
-        if TEMP_RE.match(p.name):
+    def _discard(self, created: bool) -> None:
+        """Remove what a start that failed had written."""
+        if self._diag is not None:
+            self._diag.close()
+        if self._writer is not None:
+            try:
+                self._writer.wait()
+            except OSError:
+                pass
+        if getattr(self, "_reporter", None) is not None:
+            self._reporter.close()
+        for p in self._made:
             p.unlink(missing_ok=True)
-    return created
+        if created and self._comm.rank == 0:
+            shutil.rmtree(self._out, ignore_errors=True)
+        self._ended = True
+
+    # -- state ----------------------------------------------------------------------------
+
+    @property
+    def t(self) -> float:
+        """The time (internal units); counted from the start, so it never drifts."""
+        return self._t0 + (self._step - self._step0) * self._dt
+
+    @property
+    def dt(self) -> float:
+        """The (soft) step, internal units."""
+        return self._dt
+
+    @property
+    def steps(self) -> int:
+        """Steps since the run began (a continued run counts its earlier steps)."""
+        return self._step
+
+    def particles(self) -> Particles:
+        """This process's particles (float64 host copies, internal units) in the order
+        they were given (arrays on one process), else sorted by ID; ``acc`` and ``pot``
+        are those of the current positions.  Read-only (the same arrays until the next
+        step): ``.copy()`` them to change them."""
+        if self._cache is None:
+            order = self._device_order()
+            if order is not None:           # in the caller's order already
+                self._cache = _read_only(self._stepper.particles(order))
+                return self._cache
+            p = self._stepper.particles()
+            order = np.empty(len(p.ids), np.int64)
+            order[self._caller_slots(p.ids)] = np.arange(len(p.ids))
+            self._cache = _read_only(Particles(
+                p.pos[order], p.vel[order], p.mass[order], p.ids[order],
+                None if p.acc is None else p.acc[order], None if p.pot is None else p.pot[order]))
+        return self._cache
+
+    def _device_order(self) -> tuple[int, Any] | None:
+        """(lo, table) for a download in the caller's order on the device (one process,
+        a device state, IDs a range lo .. lo + N - 1); None: order on the host."""
+        if self._comm.size > 1 or getattr(self._stepper, "backend", "host") != "device":
+            return None
+        if self._order is None:
+            key = self._caller_ids
+            if key is None:
+                key = self._stepper.particles().ids      # once: IDs do not change
+            lo = int(key.min()) if len(key) else 0
+            if not len(key) or int(key.max()) - lo + 1 != len(key):
+                self._order = False
+            elif self._caller_ids is None:
+                self._order = (lo, None)
+            else:
+                table = np.empty(len(key), np.int32)
+                table[(key - np.uint64(lo)).astype(np.int64)] = np.arange(len(key))
+                buf = cl.Buffer(self._rt.context, cl.mem_flags.READ_ONLY
+                                | cl.mem_flags.COPY_HOST_PTR, hostbuf=table)
+                self._order = (lo, buf)
+        return self._order or None
+
+    def _caller_slots(self, ids: np.ndarray) -> np.ndarray:
+        """Where each of these particles (by ID) goes in the caller's order: O(N) for IDs
+        that are a range (the usual 1..N), else by sorting."""
+        key = self._caller_ids if self._caller_ids is not None else ids
+        lo = int(key.min()) if len(key) else 0
+        if len(key) and int(key.max()) - lo + 1 == len(key):
+            if self._caller_ids is None:
+                return (ids - np.uint64(lo)).astype(np.int64)
+            if self._slots is None:
+                self._slots = np.empty(len(key), np.int64)
+                self._slots[(key - np.uint64(lo)).astype(np.int64)] = np.arange(len(key))
+            return self._slots[(ids - np.uint64(lo)).astype(np.int64)]
+        sorter = np.argsort(key, kind="stable")
+        return sorter[np.searchsorted(key[sorter], ids)]
+
+    @property
+    def pos(self) -> np.ndarray:
+        """Positions (N, 3), internal length units."""
+        return self.particles().pos
+
+    @property
+    def vel(self) -> np.ndarray:
+        """Velocities (N, 3), internal velocity units sqrt(G M / L)."""
+        return self.particles().vel
+
+    @property
+    def mass(self) -> np.ndarray:
+        """Masses (N,), internal mass units."""
+        return self.particles().mass
+
+    @property
+    def ids(self) -> np.ndarray:
+        """Particle IDs (N,), uint64."""
+        return self.particles().ids
+
+    @property
+    def acc(self) -> np.ndarray:
+        """Accelerations (N, 3) of the current positions (a hybrid run: soft + hard)."""
+        return self.particles().acc
+
+    @property
+    def pot(self) -> np.ndarray:
+        """Potentials (N,) of the current positions, internal units G M / L."""
+        return self.particles().pot
+
+    def energy(self) -> dict[str, float]:
+        """Kinetic, potential (½ Σ m φ) and total energy of all processes' particles."""
+        mom = self._stepper.moments()
+        kin, pot = float(mom["kinetic"]), float(mom["potential"])
+        return {"kinetic": kin, "potential": pot, "total": kin + pot}
+
+    @property
+    def energy_error(self) -> float:
+        """(E - E0) / |E0|, E0 the total energy when the run began."""
+        e = self.energy()["total"]
+        return (e - self._e0) / abs(self._e0) if self._e0 else 0.0
+
+    @property
+    def diagnostics(self) -> dict[str, np.ndarray]:
+        """The diagnostics rows (every ``output.diag_every`` steps and at the end of each
+        :meth:`evolve`/:meth:`step`) as columns: the columns of diagnostics.csv."""
+        return {k: np.array([r.get(k, np.nan) for r in self._records], dtype=float)
+                for k in COLUMNS}
+
+    # -- stepping -------------------------------------------------------------------------
+
+    def step(self, n: int = 1) -> None:
+        """``n`` (soft) steps of ``dt``."""
+        if int(n) != n or n < 0:
+            raise ValueError(f"step(n): n must be a whole number >= 0, got {n!r}")
+        self._advance(int(n))
+
+    def evolve(self, t: float) -> None:
+        """Step to time ``t`` (internal units), a whole number of steps from now."""
+        n = round((t - self.t) / self._dt)
+        if n < 0 or abs(self.t + n * self._dt - t) > 1e-9 * max(abs(t), self._dt):
+            near = self.t + max(n, 0) * self._dt
+            raise ValueError(f"evolve({t}): not a whole number of steps dt = {self._dt} "
+                             f"after t = {self.t} (nearest: {near})")
+        self._advance(n)
+
+    def _advance(self, n: int) -> None:
+        self._check_open()
+        comm, stepper, rep = self._comm, self._stepper, self._reporter
+        every_diag = self.settings.output.diag_every
+        every_snap = round(self.settings.output.snapshot_dt / self._dt)
+        last = self._step + n
+        rep.begin(n)
+        wall0 = time.perf_counter()
+        signals = Signals()
+        try:
+            with signals:
+                while self._step < last:
+                    stepper.step(self._dt)
+                    self._step += 1
+                    self._cache = None
+                    step = self._step
+                    inject("step", step, comm.rank, stepper)      # tests only
+                    caught = check_step(comm, stepper, step, signals.caught)
+                    if self._writer is not None:
+                        self._writer.check()
+                    wrote = False
+                    if step % every_diag == 0 or step == last:
+                        self._report()
+                    if self._out is not None and step % every_snap == 0:
+                        self._snapshot()
+                        wrote = True
+                    rep.tick(self.t)
+                    if caught and step < last:
+                        self._stop(caught, wrote)
+            if self._writer is not None:
+                with stepper.clock.host("output"):
+                    self._writer.wait()
+        except RunInterrupted:          # _stop: after a complete step, the state is whole
+            raise
+        except BaseException as exc:
+            # mid-step or a bad step: nothing more of this state may be written
+            self._cache = None
+            self._broken = (f"step {self._step} did not complete "
+                            f"({type(exc).__name__}: {' '.join(str(exc).split())})")
+            self._finish_writes()
+            if isinstance(exc, KeyboardInterrupt) and self._out is not None:
+                rep.message(f"interrupted at step {self._step}; continue with: hybridtree run "
+                            f"--restart {self._out}")
+            raise
+        finally:
+            self._wall += time.perf_counter() - wall0
+            rep.end()
+
+    def _stop(self, caught: int, wrote: bool) -> None:
+        """A signal arrived during the step just done: write the restart point (with an
+        output folder) and stop."""
+        name = signal.Signals(caught).name
+        if self._out is None:
+            raise RunInterrupted(f"{name}: stopped after step {self._step}", 128 + caught)
+        s = self.settings.output
+        if s.snapshot_on_signal and not wrote:
+            self._snapshot(restart=True)
+        if self._writer is not None:      # the restart point must exist before we say so
+            self._writer.wait()
+        then = f"continue with: hybridtree run --restart {self._out}"
+        self._reporter.message(f"{name} at step {self._step}: stopped after the step; {then}")
+        raise RunInterrupted(f"stopped by {name} after step {self._step}; {then}", 128 + caught)
+
+    # -- output ---------------------------------------------------------------------------
+
+    def _counters(self) -> dict[str, Any]:
+        return {"seconds": self._stepper.clock.snapshot(), "counts": dict(self._stepper.counts),
+                "step": self._step, "wall": time.perf_counter()}
+
+    def _report(self) -> None:
+        """A diagnostics row (collective): kept, written to diagnostics.csv, printed."""
+        mom = self._stepper.moments()
+        radii = self._stepper.lagrangian_radii(mom["com"], mom["mass"])
+        now, now_bd = self._counters(), self._stepper.breakdown()
+        rec = measure(self._step, self.t, mom, radii, self._e0, now, self._prev, self._comm)
+        rec.update(breakdown_record(self._comm, now_bd, self._prev_bd))
+        self._prev, self._prev_bd = now, now_bd
+        self._records.append(rec)
+        with self._stepper.clock.host("output"):
+            if self._diag is not None:
+                self._diag.write(rec)
+            self._reporter.report(rec)
+
+    def _run_state(self) -> dict[str, Any]:
+        # SnapshotNumber: the last scheduled snapshot written, so a continuation numbers
+        # on from it whatever else (a restart point, a save) was written since
+        return {"Step": self._step, "SnapshotNumber": self._number - 1,
+                "InitialEnergy": self._e0, "Version": __version__,
+                "Processes": self._comm.size}
+
+    def _snapshot(self, wait: bool = False, restart: bool = False) -> None:
+        """Collective: the next scheduled snapshot, or (``restart``) the restart point."""
+        stem = RESTART_STEM if restart else Path(snapshot_name(self._number)).stem
+        state = self._run_state()
+        if not restart:
+            state["SnapshotNumber"] = self._number
+            self._number += 1
+        particles = self._stepper.particles()              # timed as "transfer"
+        comm, out, t = self._comm, self._out, self.t
+        params, layout = self.settings.flat(), self.settings.output.snapshot_files
+
+        def write() -> list[Path]:
+            return write_run_snapshot(comm, out, stem, particles, t, self.units, params,
+                                      state, layout)
+
+        self._written = self._step
+        with self._stepper.clock.host("output"):
+            if self._writer is None:
+                self._made.extend(write())
+            else:
+                self._writer.submit(write)
+                if wait:
+                    self._writer.wait()
+
+    def save(self, path: str | Path) -> Path:
+        """Collective: write the current state as one snapshot file ``path`` (all
+        processes' particles, gathered on process 0) that ``hybridtree run --restart
+        PATH --set time.t_end=T`` or :meth:`from_snapshot` continues; returns the path."""
+        self._check_open()
+        path = Path(path)
+        if path.suffix != ".hdf5":
+            raise ValueError(f"save({str(path)!r}): the name must end in .hdf5")
+        if not path.parent.is_dir():
+            raise FileNotFoundError(f"save({str(path)!r}): folder {str(path.parent)!r} "
+                                    f"does not exist")
+        flat = self.settings.flat()
+        flat["output.dir"] = str(path.parent)
+        if flat["time.t_end"] < self.t and abs(round(self.t / self._dt) * self._dt - self.t
+                                               ) <= 1e-9 * max(self.t, self._dt):
+            flat["time.t_end"] = self.t     # so the stored settings describe a valid run
+        write_run_snapshot(self._comm, path.parent, path.name[:-len(".hdf5")],
+                           self._stepper.particles(), self.t, self.units, flat,
+                           self._run_state(), "single")
+        return path
+
+    def close(self) -> None:
+        """Finish the run: with an output folder, the last state is written as the next
+        snapshot unless one was just written, and the run log gets its end line."""
+        if self._ended:
+            return
+        self._ended = True
+        try:
+            # a signal now waits for the last snapshot (as during the steps)
+            with Signals():
+                if self._out is not None and self._broken is None:
+                    if self._written != self._step:
+                        self._snapshot()
+                if self._writer is not None:
+                    self._writer.wait()
+            if self._broken is not None:
+                return
+            sec = self._stepper.clock.snapshot()
+            self._reporter.event(
+                "end", steps=self._step - self._step0, wall_s=round(self._wall, 3),
+                **{f"{k}_s": round(sec.get(k, 0.0), 3) for k in
+                   ("build", "walk", "transfer", "integrate", "reduce", "output")},
+                interactions=self._stepper.counts.get("interactions", 0),
+                **({"snapshots_in_background": self._writer.writes,
+                    "background_write_s": round(self._writer.seconds, 3)}
+                   if self._writer is not None else {}))
+        finally:
+            if self._diag is not None:
+                self._diag.close()
+            self._reporter.close()
+
+    def __enter__(self) -> "Simulation":
+        return self
+
+    def __exit__(self, kind: Any, *exc: Any) -> None:
+        if kind is None:
+            self.close()
+        else:       # an error: nothing more is written, what was written stays
+            self._ended = True
+            if self._diag is not None:
+                self._diag.close()
+            self._reporter.close()
+
+    def _check_open(self) -> None:
+        if self._ended:
+            raise RuntimeError("this Simulation is closed")
+        if self._broken is not None:
+            raise RuntimeError(f"this Simulation cannot go on: {self._broken}; start again "
+                               f"from its last snapshot or save")
+
+    def _finish_writes(self) -> None:
+        """Let a background snapshot write finish (its error, if any, is reported by the
+        exception already on its way)."""
+        if self._writer is None:
+            return
+        try:
+            self._writer.wait()
+        except OSError:
+            pass
+
+    def __repr__(self) -> str:
+        return (f"<hybridtree.Simulation N={self._n} t={self.t:.6g} steps={self._step} "
+                f"dt={self._dt:g} on {self._rt.info.label}>")
 
 
-def _load_restart(path: str, overrides: dict[str, Any], comm: Comm
-                  ) -> tuple[Settings, Snapshot]:
-    try:
-        snap = read_run_share(comm, path)
-    except SnapshotError as exc:
-        raise RunError(f"restart: {exc}") from None
-    if "Step" not in snap.run_state:
-        raise RunError(f"restart: {path} is not a snapshot of a hybridtree run (no RunState); "
-                       f"to start from it use ics.kind = 'file'")
-    flat = {k: v for k, v in snap.parameters.items() if "." in k}
-    try:
-        settings = settings_from_flat(flat, path)
-        if "output.dir" not in overrides:
-            overrides = {**overrides, "output.dir": str(Path(path).parent)}
-        settings = settings.with_overrides(overrides)
-    except ConfigError as exc:
-        raise RunError(f"restart: {exc}") from None
-    return settings, snap
+# -- helpers ------------------------------------------------------------------------------
+
+def _read_only(p: Particles) -> Particles:
+    for a in (p.pos, p.vel, p.mass, p.ids, p.acc, p.pot):
+        if a is not None:
+            a.flags.writeable = False
+    return p
 
 
-def _restart_path(restart: str, config: str | None, overrides: dict[str, Any]) -> str:
-    """The snapshot ``--restart`` names: a snapshot file, a folder (its newest complete
-    snapshot), or ``latest`` (the newest in the config's output.dir)."""
-    if restart == "latest":
-        if config is None:
-            raise RunError("--restart latest needs the config file (for output.dir); or give "
-                           "the output folder: --restart FOLDER")
-        folder = Path(load_config(config, overrides).output.dir)
-    elif Path(restart).is_dir():
-        folder = Path(restart)
-    else:
-        if config is not None:
-            raise RunError("give either a config file or --restart SNAPSHOT (a config goes "
-                           "only with --restart latest)")
-        return restart
-    found = latest_snapshot(folder)
-    if found is None:
-        raise RunError(f"no complete snapshot in {str(folder)!r} to restart from")
-    return str(found)
+def settings_units(settings: Settings) -> Units:
+    return Units(settings.units.length_cm, settings.units.mass_g)
 
 
 def _gravity_keys(flat: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in flat.items() if k.startswith("gravity.")}
 
 
-def run(config: str | None = None, overrides: list[str] | None = None,
-        restart: str | None = None, overwrite: bool = False, quiet: bool = False,
-        log_json: bool = False, progress: bool | None = None) -> Path:
-    """Run a simulation from a config file or a restart snapshot; return the output folder.
-
-    Raises :class:`RunError`/:class:`ConfigError` (user mistakes) before anything is
-    written; under MPI, a user error found by any process is raised by all of them
-    (:class:`hybridtree.parallel.CollectiveError`).
-    """
-    comm = run_comm()
-    over = parse_overrides(overrides or [])
-    if restart is not None:
-        restart = together(comm, _restart_path, restart, config, over)
-        config = None
-    if (config is None) == (restart is None):
-        raise RunError("give either a config file or --restart SNAPSHOT")
-    if restart is not None:
-        settings, snap = together(comm, _load_restart, restart, over, comm)
-    else:
-        settings, snap = together(comm, load_config, config, over), None
-    units = Units(settings.units.length_cm, settings.units.mass_g)
-    dt, t_end = settings.time.dt, settings.time.t_end
-    if comm.size > 1:
-        together(comm, _check_parallel, settings, comm.size)
-    if snap is None:
-        particles, t0 = together(comm, initial_conditions, settings, units, comm)
-        start = _Start(particles, t0, 0, 0, None, None)
-    else:
-        together(comm, check_particles, snap.particles, f"restart snapshot {restart}", comm)
-        start = _Start(snap.particles, snap.time, int(snap.run_state["Step"]),
-                       int(snap.run_state["SnapshotNumber"]) + 1,
-                       float(snap.run_state["InitialEnergy"]), snap)
-    n_left = round((t_end - start.time) / dt)
-    if n_left < 0 or abs(start.time + n_left * dt - t_end) > 1e-9 * max(abs(t_end), dt):
-        raise RunError(f"time.t_end = {t_end} is not a whole number of steps (dt = {dt}) "
-                       f"after the start time {start.time}")
-    if comm.size > 1 and settings.parallel.spread_devices:
-        set_device_slot(node_local_rank(comm))
-    rt = together(comm, get_runtime, settings.gravity.device or None)  # DeviceError
-    out = Path(settings.output.dir)
-    in_place = snap is not None and out.resolve() == Path(restart).parent.resolve()
-    keep = start.snapshot - 1 if in_place else None
-    created = comm.bcast(together(comm, lambda: _prepare_output(out, overwrite, keep)
-                                  if comm.rank == 0 else None))
-    made: list[Path] = []
-    try:
-        return _loop(settings, units, start, n_left, out, made, rt,
-                     quiet, log_json, progress, in_place, comm)
-    except _StartupFailure as exc:
-        # nothing useful was written: leave no partial output behind
-        for p in made:
-            p.unlink(missing_ok=True)
-        if created and comm.rank == 0:
-            shutil.rmtree(out, ignore_errors=True)
-        raise exc.__cause__ from None
-
-
-def _check_parallel(settings: Settings, size: int) -> None:
-    if settings.gravity.method != "tree":
-        raise RunError("gravity.method = 'direct' runs as one process; use the tree method "
-                       "under mpiexec")
-    shape = _grid(settings)
-    if shape is not None and int(np.prod(shape)) != size:
-        raise RunError(f"parallel.grid = {settings.parallel.grid!r} has "
-                           f"{int(np.prod(shape))} domains but {size} processes run")
-
-
-def _grid(settings: Settings) -> tuple[int, int, int] | None:
-    text = settings.parallel.grid
-    return tuple(int(v) for v in text.split("x")) if text else None
-
-
-class _StartupFailure(Exception):
-    pass
-
-
-def _stepper(settings: Settings, p: Particles, comm: Comm, rt) -> "Stepper":
+def _stepper(settings: Settings, p: Particles, comm: Comm, rt) -> Stepper:
     """The run's stepper: one process (state on the device where it can be), or many."""
     g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
     if comm.size == 1:
         return SerialStepper(g, p, rt)
     from .parallel.stepping import ParallelStepper
-    return ParallelStepper(g, p, rt, comm=comm, grid=_grid(settings),
+    return ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
                            samples=settings.parallel.samples, overlap=settings.parallel.overlap)
-
-
-def _loop(settings: Settings, units: Units, start: _Start, n_left: int, out: Path,
-          made: list[Path], rt, quiet: bool, log_json: bool,
-          progress: bool | None, in_place: bool, comm: Comm) -> Path:
-    dt = settings.time.dt
-    every_snap = round(settings.output.snapshot_dt / dt)
-    every_diag = settings.output.diag_every
-    root = comm.rank == 0
-    step, last = start.step, start.step + n_left
-    number = start.snapshot
-    diag = None
-    # one process writes its snapshots in the background; under MPI the write is a
-    # collective of its own and stays in the run's thread
-    writer = BackgroundWriter(made.extend) if comm.size == 1 else None
-
-    def time_at(step: int) -> float:
-        # from the start point, not accumulated: no drift, and a restart agrees exactly
-        return start.time + (step - start.step) * dt
-
-    try:
-        if root:
-            made.append(out / "run.log")
-            reporter = Reporter(out / "run.log", quiet, log_json, progress, append=in_place)
-            made.append(out / "diagnostics.csv")
-            diag = DiagnosticsFile(out / "diagnostics.csv",
-                                   keep_until_step=step if in_place else None)
-        else:
-            reporter = Reporter(None, quiet=True, progress=False)
-        p0 = start.particles
-        stepper = _stepper(settings, p0, comm, rt)
-        clock = stepper.clock
-        reporter.event("start", version=__version__, device=rt.info.label,
-                       particles=int(comm.allreduce(float(len(p0)))[0]),
-                       processes=comm.size, steps=n_left, dt=dt, t_start=start.time,
-                       state=getattr(stepper, "backend", "host"),
-                       config=settings.source, output=str(out))
-        # a plain run continues with the stored accelerations (bit for bit); a hybrid
-        # run recomputes its two parts, which is deterministic for the same positions
-        reuse = (start.restart is not None and p0.acc is not None and p0.pot is not None
-                 and _gravity_keys(settings.flat()) == _gravity_keys(start.restart.parameters))
-        del p0
-        start.particles = None          # the state holds the particles now
-        stepper.start(reuse)
-        e0 = start.e0
-        if e0 is None:
-            mom = stepper.moments()
-            e0 = float(mom["kinetic"] + mom["potential"])
-        params = settings.flat()
-        layout = settings.output.snapshot_files
-
-        def snapshot(step: int, number: int, wait: bool = False) -> None:
-            state = {"Step": step, "SnapshotNumber": number, "InitialEnergy": e0,
-                     "Version": __version__, "Processes": comm.size}
-            particles = stepper.particles()              # timed as "transfer"
-
-            def write() -> list[Path]:
-                return write_run_snapshot(comm, out, number, particles, time_at(step), units,
-                                          params, state, layout)
-
-            with clock.host("output"):
-                if writer is None:
-                    made.extend(write())
-                else:
-                    writer.submit(write)
-                    if wait:
-                        writer.wait()
-
-        def counters(step: int) -> dict:
-            return {"seconds": clock.snapshot(), "counts": dict(stepper.counts), "step": step,
-                    "wall": time.perf_counter()}
-
-        prev = counters(step)
-        prev_bd = stepper.breakdown()
-
-        def report(step: int) -> None:
-            nonlocal prev, prev_bd
-            mom = stepper.moments()
-            radii = stepper.lagrangian_radii(mom["com"], mom["mass"])
-            now = counters(step)
-            now_bd = stepper.breakdown()
-            rec = measure(step, time_at(step), mom, radii, e0, now, prev, comm)
-            rec.update(breakdown_record(comm, now_bd, prev_bd))
-            prev, prev_bd = now, now_bd
-            with clock.host("output"):
-                if diag is not None:
-                    diag.write(rec)
-                reporter.report(rec)
-
-        if start.restart is None:
-            snapshot(step, number, wait=True)
-            number += 1
-            report(step)
-    except (OSError, ValueError, RuntimeError) as exc:
-        if diag is not None:
-            diag.close()
-        raise _StartupFailure() from exc
-
-    def last_snapshot() -> Path:
-        """The path that names the newest snapshot written (part 0 of a set)."""
-        parts = comm.size > 1 and settings.output.snapshot_files == "per_process"
-        return out / snapshot_name(number - 1, 0 if parts else None)
-
-    wall0 = time.perf_counter()
-    signals = Signals()
-    try:
-        with signals:
-            while step < last:
-                stepper.step(dt)
-                step += 1
-                inject("step", step, comm.rank, stepper)      # tests only
-                caught = check_step(comm, stepper, step, signals.caught)
-                if writer is not None:
-                    writer.check()
-                wrote = False
-                if step % every_diag == 0 or step == last:
-                    report(step)
-                if step % every_snap == 0 or step == last:
-                    snapshot(step, number)
-                    number += 1
-                    wrote = True
-                reporter.tick(step, last, time_at(step), start.step)
-                if caught and step < last:
-                    if settings.output.snapshot_on_signal and not wrote:
-                        snapshot(step, number)
-                        number += 1
-                    if writer is not None:      # the restart point must exist before we say so
-                        writer.wait()
-                    name = signal.Signals(caught).name
-                    then = f"continue with: hybridtree run --restart {last_snapshot()}"
-                    reporter.message(f"{name} at step {step}: stopped after the step; {then}")
-                    raise RunInterrupted(f"stopped by {name} after step {step}; {then}",
-                                         128 + caught)
-            if writer is not None:
-                with clock.host("output"):
-                    writer.wait()
-    except KeyboardInterrupt:
-        _finish_writes(writer)
-        reporter.message(f"interrupted at step {step}; continue with: hybridtree run --restart "
-                         f"{last_snapshot()}")
-        raise
-    except BaseException:
-        _finish_writes(writer)
-        raise
-    finally:
-        if diag is not None:
-            diag.close()
-        if step == last:
-            wall = time.perf_counter() - wall0
-            sec = clock.snapshot()
-            reporter.event("end", steps=n_left, wall_s=round(wall, 3),
-                           **{f"{k}_s": round(sec.get(k, 0.0), 3) for k in
-                              ("build", "walk", "transfer", "integrate", "reduce", "output")},
-                           interactions=stepper.counts.get("interactions", 0),
-                           **({"snapshots_in_background": writer.writes,
-                               "background_write_s": round(writer.seconds, 3)}
-                              if writer is not None else {}))
-        reporter.close()
-    return out
-
-
-def _finish_writes(writer: BackgroundWriter | None) -> None:
-    """Let a background snapshot write finish (its error, if any, is reported by the
-    exception already on its way)."""
-    if writer is None:
-        return
-    try:
-        writer.wait()
-    except OSError:
-        pass
-

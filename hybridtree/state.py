@@ -184,15 +184,33 @@ class DeviceState:
             self.acc["soft"], self._total)
         return self._total
 
-    def download(self) -> Particles:
+    def download(self, order: tuple[int, cl.Buffer | None] | None = None) -> Particles:
         """Host copies of the particles (through pinned memory on GPUs; acc: the sum of
-        the parts, added on the device)."""
+        the parts, added on the device).  ``order = (lo, table)``: put them in the
+        caller's order on the device first -- the IDs must be the range lo .. lo + n - 1;
+        a particle goes to row ``table[id - lo]`` (int32 device buffer), or ``id - lo``
+        without a table."""
         n = self.n
         p = Particles(np.empty((n, 3)), np.empty((n, 3)), np.empty(n), np.empty(n, np.uint64),
                       np.empty((n, 3)), np.empty(n))
+        columns = [(self.pos, p.pos), (self.vel, p.vel), (self.mass, p.mass),
+                   (self.ids, p.ids), (self._total_acc(), p.acc), (self.pot, p.pot)]
         with self.clock.host("transfer", wait=True):
-            download(self.rt, [(self.pos, p.pos), (self.vel, p.vel), (self.mass, p.mass),
-                               (self.ids, p.ids), (self._total_acc(), p.acc), (self.pot, p.pot)])
+            if order is None or n == 0:
+                download(self.rt, columns)
+                return p
+            lo, table = order
+            knl = self.rt.kernel("state.cl", "to_caller", fast_math=False)
+            tmp = self.rt.empty(24 * n)       # one column at a time: 24 bytes per particle
+            try:
+                for buf, host in columns:
+                    width = host.size // n
+                    knl(self.rt.queue, *self._range(n), np.int32(n), np.int32(width),
+                        np.uint64(lo), np.int32(table is not None), self.ids,
+                        table if table is not None else self.ids, buf, tmp)
+                    download(self.rt, [(tmp, host)])
+            finally:
+                tmp.release()
         return p
 
     def moments(self) -> dict:

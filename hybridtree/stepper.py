@@ -8,6 +8,8 @@ report and write, and does no array arithmetic.  Units: internal (G = 1).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .clock import Clock
@@ -41,9 +43,12 @@ class Stepper:
         """One (soft) step of ``dt``."""
         self.scheme.step(self.state, dt)
 
-    def particles(self) -> Particles:
-        """Host copies of this process's particles (for a snapshot)."""
-        return self.state.download()
+    def particles(self, order: tuple[int, Any] | None = None) -> Particles:
+        """Host copies of this process's particles (for a snapshot); ``order``: see
+        :meth:`hybridtree.state.DeviceState.download` (device states only)."""
+        if order is None:
+            return self.state.download()
+        return self.state.download(order)
 
     def moments(self) -> dict:
         """Sums over all processes' particles (:func:`hybridtree.reduce.host_moments`)."""

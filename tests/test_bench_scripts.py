@@ -76,3 +76,14 @@ def test_bench_step_quick_runs_real_steps(tmp_path, capsys):
     api = next(r for r in rows if r["kind"] == "api")
     assert api["caller_s"] > 0 and api["internal_total_s"] > 0 and api["ratio"] >= 1.0
     assert not any(r["kind"] == "peer" for r in rows)         # --quick never runs the peer
+
+
+def test_bench_api_times_real_steps(monkeypatch, capsys):
+    import bench_api
+    monkeypatch.setattr(sys, "argv", ["bench_api.py", "--quick", "--device", "cpu"])
+    bench_api.main()
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert row["n"] == 20000 and row["finite"]
+    # the caller's clock around step() holds the run's own per-step wall (and little else)
+    assert row["step_s_diagnostics"] <= row["step_s_caller"] * 1.5
+    assert row["step_s_caller"] > 0 and abs(row["energy_error"]) < 1e-3

@@ -19,6 +19,7 @@ from conftest import run_config
 from hybridtree.cli import main
 from hybridtree.diagnostics import read_diagnostics
 from hybridtree.io.snapshot import SNAPSHOT_RE, latest_snapshot, read_snapshot
+from hybridtree.runfolder import latest_run_point
 
 from test_mpi import _mpiexec
 
@@ -46,7 +47,7 @@ def finish(proc: subprocess.Popen, timeout: float = 240) -> tuple[int, str]:
 
 
 def final_state(folder: Path) -> dict:
-    s = read_snapshot(latest_snapshot(folder))
+    s = read_snapshot(latest_run_point(folder))
     return {"pos": s.particles.pos, "vel": s.particles.vel, "step": s.run_state["Step"]}
 
 
@@ -138,7 +139,15 @@ def test_a_signal_stops_after_the_step_with_a_restart_snapshot(here, reference, 
     assert 4 <= last["step"] < STEPS      # the snapshot of the step it stopped after
     log = (here / "out" / "run.log").read_text()
     assert f"{signal.Signals(sig).name} at step {last['step']}" in log
+    if last["step"] % 4:        # off the schedule: the restart point, which takes no number
+        assert latest_run_point(here / "out").name == "restart.hdf5"
+        assert read_snapshot(latest_snapshot(here / "out")).run_state["Step"] < last["step"]
     restart_to_the_end(here, reference)
+    # scheduled snapshots keep their numbers: snapshot k holds step 4 k, as uninterrupted
+    names = complete_snapshots(here / "out")
+    assert [p.name for p in names] == [f"snapshot_{k:04d}.hdf5" for k in range(STEPS // 4 + 1)]
+    for k, p in enumerate(names):
+        assert read_snapshot(p).run_state["Step"] == 4 * k, p
 
 
 def test_a_failing_process_stops_all_promptly(here):
@@ -344,3 +353,60 @@ def test_fewer_particles_than_processes(n, here):
     s = read_snapshot(here / "out" / "snapshot_0001.hdf5")
     assert sorted(s.particles.ids.tolist()) == list(range(1, n + 1))
     assert np.isfinite(s.particles.pos).all() and np.isfinite(s.particles.acc).all()
+
+
+def test_ctrl_c_during_start_up_leaves_nothing_and_a_rerun_proceeds(here):
+    """Ctrl-C after run.log and diagnostics.csv exist, before the first snapshot: the
+    folder the run made is gone; a folder the user made stays, empty; a re-run works."""
+    rc, err = finish(start(here, ["run", "c.toml", "--quiet"], fault="sigint@start:0"))
+    assert rc == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert not (here / "out").exists()
+    (here / "out").mkdir()
+    rc, err = finish(start(here, ["run", "c.toml", "--quiet"], fault="sigint@start:0"))
+    assert rc == 130, err
+    assert list((here / "out").iterdir()) == []
+    rc, err = finish(start(here, ["run", "c.toml", "--quiet", "--set", "time.t_end=0.125"]))
+    assert rc == 0, err
+    assert (here / "out" / "snapshot_0000.hdf5").exists()
+
+
+def test_a_rerun_replaces_what_a_start_up_left_without_a_snapshot(here, capsys):
+    """Earlier versions left run.log and a header-only diagnostics.csv after Ctrl-C in
+    start-up; with no snapshot there is nothing to continue, so a re-run replaces them,
+    while a folder with a snapshot is still refused."""
+    out = here / "out"
+    out.mkdir()
+    (out / "run.log").write_text("start: ...\n")
+    (out / "diagnostics.csv").write_text("step,time\n")
+    assert main(["run", str(here / "c.toml"), "--quiet", "--set", "time.t_end=0.0625",
+                 "--set", f"output.dir={out}"]) == 0
+    assert (out / "snapshot_0000.hdf5").exists() and "step" in (out / "run.log").read_text()
+    assert main(["run", str(here / "c.toml"), "--quiet", "--set", "time.t_end=0.0625",
+                 "--set", f"output.dir={out}"]) == 2
+    assert "already holds a run" in capsys.readouterr().err
+
+
+def test_ctrl_c_during_the_start_of_a_continued_run_keeps_its_log(here):
+    """An interrupted start of a run continued in place removes nothing of the run."""
+    rc, err = finish(start(here, ["run", "c.toml", "--quiet", "--set", "time.t_end=0.125"]))
+    assert rc == 0, err
+    log = (here / "out" / "run.log").read_text()
+    rows = read_diagnostics(here / "out" / "diagnostics.csv")
+    rc, err = finish(start(here, ["run", "--restart", "out", "--quiet", "--set",
+                                  "time.t_end=0.25"], fault="sigint@start:0"))
+    assert rc == 130, err
+    assert (here / "out" / "run.log").read_text().startswith(log)
+    assert read_diagnostics(here / "out" / "diagnostics.csv") == rows
+
+
+def test_ctrl_c_during_the_last_snapshot_write_still_writes_it(here):
+    """t_end off the snapshot schedule: the last state is written after the steps; a
+    Ctrl-C while it is written waits for it (as during the steps), so the run ends
+    complete with exit status 0."""
+    rc, err = finish(start(here, ["run", "c.toml", "--quiet", "--set", f"time.t_end={10 * DT}"],
+                           fault="sigint@write:10"))
+    assert rc == 0, err
+    s = read_snapshot(here / "out" / "snapshot_0003.hdf5")
+    assert s.run_state["Step"] == 10
+    assert not any(p.name.endswith(".tmp") for p in (here / "out").iterdir())

@@ -9,7 +9,7 @@ from hybridtree.gravity import accelerations, split_accelerations
 from hybridtree.ics import plummer
 from hybridtree.engine import GravitySettings
 from hybridtree.opencl import get_runtime
-from hybridtree.simulation import run
+from hybridtree.driver import run
 from hybridtree.splitting import Changeover, soft_potential
 from hybridtree.tree import build_tree
 from hybridtree.treewalk import tree_forces

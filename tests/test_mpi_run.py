@@ -141,3 +141,43 @@ def test_user_errors_under_mpiexec_are_reported_once(tmp_path):
     assert proc.stderr.count("hybridtree: error:") == 1, proc.stderr
     assert "3 domains but 2 processes" in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_restart_point_written_twice_stays_one_complete_set(tmp_path):
+    """SIGTERM (on process 0 only) stops two processes after step 3, then the continued
+    run after step 5: each time the restart point restart.K.hdf5 is one set (one SetId,
+    the step it stopped after), scheduled snapshots keep their numbers, and the run ends
+    where the uninterrupted one does."""
+    (tmp_path / "c.toml").write_text(CONFIG)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    layout = ["--set", 'output.snapshot_files="per_process"', "--quiet"]
+
+    def run(args, fault=None):
+        e = {**env, "HYBRIDTREE_FAULT": fault} if fault else env
+        return subprocess.run([_mpiexec(), "-n", "2", sys.executable, "-m", "hybridtree",
+                               *args, *layout], capture_output=True, text=True, env=e,
+                              cwd=tmp_path, timeout=300)
+
+    out = tmp_path / "out"
+    for args, fault, step in ((["run", "c.toml"], "sigterm@step:3:0", 3),
+                              (["run", "--restart", "out"], "sigterm@step:5:0", 5)):
+        proc = run(args, fault)
+        assert proc.returncode == 143, proc.stderr[-3000:]
+        assert "--restart out" in proc.stderr
+        sets = []
+        for k in range(2):
+            with h5py.File(out / f"restart.{k}.hdf5", "r") as f:
+                sets.append(int(f["RunState"].attrs["SetId"]))
+                assert f["RunState"].attrs["Step"] == step
+        assert sets[0] == sets[1]
+    ok(run(["run", "--restart", "out"]))
+    names = sorted(p.name for p in out.glob("snapshot_*"))
+    assert names == [f"snapshot_{n:04d}.{k}.hdf5" for n in range(3) for k in range(2)]
+    for n in range(3):
+        assert read_snapshot(out / f"snapshot_{n:04d}.0.hdf5").run_state["Step"] == 4 * n
+    (tmp_path / "ref").mkdir()
+    (tmp_path / "ref" / "c.toml").write_text(CONFIG)
+    ok(hybridtree(2, ["run", "c.toml", *layout], tmp_path / "ref"))
+    end, ref = by_id(out / "snapshot_0002.0.hdf5"), by_id(tmp_path / "ref" / "out" / "snapshot_0002.0.hdf5")
+    # two processes: equal to the tree's accuracy, not bit for bit
+    np.testing.assert_allclose(end["pos"], ref["pos"], atol=1e-5)

@@ -6,7 +6,7 @@ import pytest
 from hybridtree.diagnostics import lagrangian_radii, read_diagnostics
 from hybridtree.ics import plummer
 from hybridtree.engine import GravitySettings
-from hybridtree.simulation import run
+from hybridtree.driver import run
 
 from conftest import stepping
 

@@ -27,12 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from ..io.snapshot import (Particles, Snapshot, SnapshotError, check_unique_ids, read_particles,
-                           read_snapshot, snapshot_name, write_snapshot)
+from ..io.snapshot import (Particles, Snapshot, SnapshotError, SnapshotWriteError,
+                           check_unique_ids, read_particles,
+                           read_snapshot, write_snapshot)
 from ..units import Units
 from .comm import Comm, CollectiveError
 
-__all__ = ["LAYOUTS", "write_run_snapshot", "read_run_share", "read_particles_share",
+__all__ = ["LAYOUTS", "file_name", "write_run_snapshot", "read_run_share", "read_particles_share",
            "check_unique_ids_across"]
 
 LAYOUTS = ("single", "per_process")
@@ -62,19 +63,27 @@ def agree(comm: Comm, error: str | None, exc: type[Exception] = CollectiveError)
         raise exc(f"{e}{where}")
 
 
-def write_run_snapshot(comm: Comm, folder: Path, number: int, p: Particles, time: float,
+def file_name(stem: str, part: int | None = None) -> str:
+    """``STEM.hdf5``, or part K of a multi-file set: ``STEM.K.hdf5``."""
+    return f"{stem}.hdf5" if part is None else f"{stem}.{part}.hdf5"
+
+
+def write_run_snapshot(comm: Comm, folder: Path, stem: str, p: Particles, time: float,
                        units: Units, parameters: dict[str, Any], run_state: dict[str, Any],
                        layout: str = "single") -> list[Path]:
-    """Collective: write snapshot ``number`` of this process's particles ``p`` (with
-    their accelerations and potentials) in ``layout``; returns the paths this process
-    wrote.  A failure anywhere raises CollectiveError everywhere, and no part of the
-    new snapshot is left under its final name."""
+    """Collective: write this process's particles ``p`` (with their accelerations and
+    potentials) as ``folder/STEM.hdf5`` (or the parts ``STEM.K.hdf5`` in the
+    ``per_process`` layout); returns the paths this process wrote.  A failure anywhere
+    raises CollectiveError everywhere, and no part of the new snapshot is left under its
+    final name."""
     if comm.size == 1:
-        path = folder / snapshot_name(number)
+        path = folder / file_name(stem)
         try:
             return [write_snapshot(path, p, time, units, parameters, run_state, overwrite=True)]
+        except SnapshotWriteError:      # names the snapshot already
+            raise
         except OSError as exc:       # name the file: "No space left on device" alone is not enough
-            raise OSError(exc.errno, f"writing {path}: {exc.strerror or exc}") from None
+            raise SnapshotWriteError(exc.errno, exc.strerror or str(exc), str(path)) from None
     if layout == "single":
         rows = comm.gather_array(_rows(p))
         error, paths = None, []
@@ -83,17 +92,17 @@ def write_run_snapshot(comm: Comm, folder: Path, number: int, p: Particles, time
             whole = Particles(rows["pos"], rows["vel"], rows["mass"], rows["id"],
                               rows["acc"], rows["pot"])
             try:
-                paths = [write_snapshot(folder / snapshot_name(number), whole, time, units,
+                paths = [write_snapshot(folder / file_name(stem), whole, time, units,
                                         parameters, run_state, overwrite=True)]
             except OSError as exc:
-                error = f"writing {folder / snapshot_name(number)}: {exc.strerror or exc}"
+                error = f"writing {folder / file_name(stem)}: {exc.strerror or exc}"
         agree(comm, error)
         return paths
     if layout != "per_process":
         raise ValueError(f"unknown snapshot layout {layout!r} (one of {', '.join(LAYOUTS)})")
     total = int(comm.allreduce(float(len(p)))[0])
     set_id = comm.bcast(int.from_bytes(os.urandom(7), "little") if comm.rank == 0 else None)
-    final = folder / snapshot_name(number, comm.rank)
+    final = folder / file_name(stem, comm.rank)
     state = {**run_state, "SetId": set_id}
     tmp, error = None, None
     try:
@@ -107,7 +116,12 @@ def write_run_snapshot(comm: Comm, folder: Path, number: int, p: Particles, time
         if tmp is not None:
             tmp.unlink(missing_ok=True)
         raise
-    # part 0 last: its presence under the final name marks a complete set
+    # part 0 last: its presence under the final name marks a complete set; an older set
+    # of this name (a restart point written again) loses its part 0 first, so that
+    # for no moment its part 0 stands beside parts of the new set
+    if comm.rank == 0:
+        final.unlink(missing_ok=True)
+    comm.barrier()
     if comm.rank != 0:
         os.replace(tmp, final)
     comm.barrier()

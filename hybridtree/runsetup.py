@@ -1,0 +1,227 @@
+"""Setting a run up: its processes, its particles and where a restart comes from.
+
+Everything here happens before the first force; user mistakes are :class:`RunError`
+(or :class:`hybridtree.config.ConfigError`), raised on every process together under MPI.
+Units: internal (G = 1) unless a docstring says otherwise.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import ics
+from .config import SCHEMA, ConfigError, Settings, settings_from_flat
+from .gravity import validate_particles
+from .io.snapshot import Particles, Snapshot, SnapshotError
+from .parallel.comm import Comm
+from .parallel.snapshots import agree, read_particles_share, read_run_share
+from .units import Units
+
+__all__ = ["RunError", "launched_processes", "run_comm", "together", "initial_conditions",
+           "check_particles", "load_restart", "check_parallel", "grid_shape", "api_settings",
+           "particles_from_arrays", "SHORT_NAMES"]
+
+
+def launched_processes() -> int:
+    """How many processes an MPI launcher started (1 without one), read from the launcher's
+    environment so that mpi4py need not be imported."""
+    for name in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"):
+        value = os.environ.get(name, "")
+        if value.isdigit():
+            return int(value)
+    return 1
+
+
+class RunError(ValueError):
+    """A user mistake found while setting a run up (bad input, output conflicts)."""
+
+
+def run_comm(launched: int | None = None) -> Comm:
+    """The run's communicator: one process, or COMM_WORLD when a launcher started several."""
+    launched = launched_processes() if launched is None else launched
+    if launched <= 1:
+        return Comm(None)
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise RunError(f"hybridtree run was started as {launched} MPI processes, but mpi4py "
+                       "is not installed (pip install mpi4py, or the 'mpi' extra)") from None
+    comm = Comm(MPI.COMM_WORLD)
+    if comm.size != launched:
+        raise RunError(f"the launcher started {launched} processes but mpi4py sees "
+                       f"{comm.size}: mpiexec and mpi4py come from different MPI libraries")
+    return comm
+
+
+def together(comm: Comm, fn, *args, **kwargs):
+    """``fn(*args)`` on every process; a user error on any of them is raised on all of
+    them (as CollectiveError), so none is left waiting.  One process: ``fn`` as it is."""
+    if comm.size == 1:
+        return fn(*args, **kwargs)
+    result, error = None, None
+    try:
+        result = fn(*args, **kwargs)
+    except (ValueError, OSError, RuntimeError) as exc:
+        error = " ".join(str(exc).split()) or type(exc).__name__
+    agree(comm, error)
+    return result
+
+
+def initial_conditions(settings: Settings, units: Units, comm: Comm | None = None
+                       ) -> tuple[Particles, float]:
+    """Particles (internal units, centre of mass at rest at the origin) and start time;
+    with several processes, this process's share: particles (IDs) N·r/K + 1 .. N·(r+1)/K
+    of a generated model, or an equal slice of a file's particles.
+
+    A generated model is the same bits for any number of processes K: each process
+    draws only the blocks of IDs its share touches (:func:`hybridtree.ics.generate_share`)
+    and the centre of mass comes from exact sums of every block's moments."""
+    comm = comm or Comm(None)
+    c = settings.ics
+    t0 = 0.0
+    if c.kind == "file":
+        try:
+            p, t0, _ = read_particles_share(comm, c.file, c.types, units)
+        except SnapshotError as exc:
+            raise RunError(f"initial conditions: {exc}") from None
+        check_particles(p, f"initial conditions ({c.file})", comm)
+        if comm.size == 1:
+            p.pos, p.vel = ics.to_com_frame(p.pos, p.vel, p.mass)
+        else:
+            tot = comm.allreduce(np.concatenate([[p.mass.sum()], p.mass @ p.pos,
+                                                 p.mass @ p.vel]))
+            p.pos, p.vel = p.pos - tot[1:4] / tot[0], p.vel - tot[4:7] / tot[0]
+        return p, t0
+    params = {"radius": c.radius} if c.kind == "cold_sphere" else {"r_max": c.r_max}
+    lo, hi = c.n * comm.rank // comm.size, c.n * (comm.rank + 1) // comm.size
+    share = ics.generate_share(c.kind, c.n, lo, hi, c.seed, **params)
+    # one process takes this same path, so K = 1 gives the bits K = 2, 3, ... give; the
+    # exact partial sums keep the traffic O(K) however many blocks there are
+    x_cm, v_cm = ics.com_offsets(comm.allgather(ics.exact_column_sums(share.sums)))
+    share.pos -= x_cm
+    share.vel -= v_cm
+    p = Particles(share.pos, share.vel, share.mass, share.ids)
+    check_particles(p, f"initial conditions ({c.kind})", comm)
+    return p, t0
+
+
+def check_particles(p: Particles, what: str, comm: Comm | None = None) -> None:
+    """RunError (on every process) for no particles, bad values, or zero total mass."""
+    comm = comm or Comm(None)
+    error = None
+    try:
+        validate_particles(p.pos, p.mass)
+        validate_particles(p.vel, p.mass, "velocities")
+    except ValueError as exc:
+        error = f"{what}: {exc}"
+    agree(comm, error, RunError)
+    count, total = comm.allreduce(np.array([len(p), p.mass.sum()]))
+    if count == 0:
+        raise RunError(f"{what}: no particles")
+    if total <= 0:
+        raise RunError(f"{what}: total mass is zero")
+
+
+def load_restart(path: str, overrides: dict[str, Any], comm: Comm
+                 ) -> tuple[Settings, Snapshot]:
+    """This process's share of run snapshot ``path`` and its settings changed by
+    ``overrides`` (output.dir defaults to the snapshot's folder)."""
+    try:
+        snap = read_run_share(comm, path)
+    except SnapshotError as exc:
+        raise RunError(f"restart: {exc}") from None
+    if "Step" not in snap.run_state:
+        raise RunError(f"restart: {path} is not a snapshot of a hybridtree run (no RunState); "
+                       f"to start from it use ics.kind = 'file'")
+    flat = {k: v for k, v in snap.parameters.items() if "." in k}
+    try:
+        settings = settings_from_flat(flat, path)
+        if "output.dir" not in overrides:
+            overrides = {**overrides, "output.dir": str(Path(path).parent)}
+        settings = settings.with_overrides(overrides)
+    except ConfigError as exc:
+        raise RunError(f"restart: {exc}") from None
+    return settings, snap
+
+
+def check_parallel(settings: Settings, size: int) -> None:
+    """RunError for settings that cannot run on ``size`` processes."""
+    if settings.gravity.method != "tree":
+        raise RunError("gravity.method = 'direct' runs as one process; use the tree method "
+                       "under mpiexec")
+    shape = grid_shape(settings)
+    if shape is not None and int(np.prod(shape)) != size:
+        raise RunError(f"parallel.grid = {settings.parallel.grid!r} has "
+                           f"{int(np.prod(shape))} domains but {size} processes run")
+
+
+def grid_shape(settings: Settings) -> tuple[int, int, int] | None:
+    text = settings.parallel.grid
+    return tuple(int(v) for v in text.split("x")) if text else None
+
+
+#: short names the API takes for settings (``theta`` for ``gravity.theta``): every name
+#: that only one section has, and ``hybrid`` for ``hybrid.enabled``
+SHORT_NAMES = {name: f"{section}.{name}" for section, opts in SCHEMA.items() for name in opts
+               if sum(name in o for o in SCHEMA.values()) == 1 and section != "ics"}
+SHORT_NAMES["hybrid"] = "hybrid.enabled"
+
+
+def api_settings(settings: dict[str, Any] | None, options: dict[str, Any],
+                  units: Units | tuple[float, float] | None,
+                  output: str | Path | None, fill: bool = False) -> dict[str, Any]:
+    """Flat ``section.name`` settings from the API's arguments (short names resolved).
+    ``fill``: settings from arrays, with no file behind them -- time.t_end and
+    output.snapshot_dt default to values that are whole steps of the ``dt`` given."""
+    flat = dict(settings or {})
+    for name, value in options.items():
+        if name not in SHORT_NAMES:
+            near = difflib.get_close_matches(name, list(SHORT_NAMES), 1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise TypeError(f"Simulation: unknown setting {name!r}{hint}; any setting can be "
+                            f"given as settings={{'section.name': value}}")
+        flat[SHORT_NAMES[name]] = value
+    if units is not None:
+        length, mass = ((units.length_cm, units.mass_g) if isinstance(units, Units)
+                        else units)
+        flat["units.length_cm"], flat["units.mass_g"] = float(length), float(mass)
+    if output is not None:
+        flat["output.dir"] = str(output)
+    if fill and "time.dt" in flat:
+        # defaults that are whole numbers of steps of any dt the caller picks
+        dt = float(flat["time.dt"])
+        flat.setdefault("time.t_end", 0.0)
+        default = SCHEMA["output"]["snapshot_dt"].default
+        flat.setdefault("output.snapshot_dt", dt * max(1, round(default / dt)))
+    return flat
+
+
+def particles_from_arrays(pos: Any, vel: Any, mass: Any, ids: Any) -> Particles:
+    """Checked float64 copies of the caller's arrays (ValueError naming the problem)."""
+    arrays = {}
+    for name, a, shape in (("pos", pos, 2), ("vel", vel, 2), ("mass", mass, 1)):
+        a = np.asarray(a)
+        if np.iscomplexobj(a) or a.dtype.kind not in "fiu":
+            raise ValueError(f"Simulation: {name} must be real numbers, got dtype {a.dtype}")
+        arrays[name] = np.array(a, dtype=np.float64)
+    n = len(arrays["mass"]) if arrays["mass"].ndim == 1 else -1
+    for name, want in (("pos", (n, 3)), ("vel", (n, 3)), ("mass", (n,))):
+        if arrays[name].shape != want or n < 0:
+            raise ValueError(f"Simulation: {name} has shape {arrays[name].shape}, expected "
+                             f"{'(N, 3)' if len(want) == 2 else '(N,)'} with N = len(mass)")
+    if ids is None:
+        ids = np.arange(1, n + 1, dtype=np.uint64)
+    else:
+        ids = np.asarray(ids)
+        if ids.shape != (n,) or ids.dtype.kind not in "iu" or (ids.dtype.kind == "i"
+                                                              and (ids < 0).any()):
+            raise ValueError(f"Simulation: ids must be N = {n} integers >= 0")
+        ids = ids.astype(np.uint64)
+        if len(np.unique(ids)) != n:
+            raise ValueError("Simulation: ids must be unique")
+    return Particles(arrays["pos"], arrays["vel"], arrays["mass"], ids)
