@@ -128,7 +128,7 @@ SCHEMA: dict[str, dict[str, Option]] = {
                         "tree meanwhile, then a tree of what arrived (false: one tree of "
                         "local + received particles, walked by the local groups after the "
                         "exchange; closest to the one-process forces, and faster on the "
-                        "H100, docs/benchmarks.md session 8)"),
+                        "H100, docs/history.md, session 8)"),
         "spread_devices": _opt(bool, True, "processes on one node take different OpenCL "
                                "devices of those gravity.device matches (node-local rank "
                                "modulo their number); false: all take the same one"),

@@ -33,7 +33,7 @@ PACK_GROUPS = True
 DEFAULT_GROUP = {"cpu": 128, "gpu": 128}
 
 #: From how many sinks a device kind takes larger groups, and their size.  H100
-#: (docs/benchmarks.md, session 6): groups of 256 walk 2^24 sinks 10 % faster than
+#: (docs/history.md, session 6): groups of 256 walk 2^24 sinks 10 % faster than
 #: groups of 128 (fewer lists to build), 2^22 as fast, 2^20 10 % slower.
 LARGE_GROUP = {"gpu": (1 << 23, 256)}
 

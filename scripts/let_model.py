@@ -66,7 +66,7 @@ ENTRY_BYTES = 32
 BUILD_S_PER_PARTICLE = 0.0111 / 2 ** 22
 
 #: Measured wall seconds per step of a plain (normal) monopole run on one H100 against
-#: N (docs/benchmarks.md, session 7, scripts/bench_step.py: θ = 0.5, ε = 0.01, Plummer;
+#: N (docs/history.md, session 7, scripts/bench_step.py: θ = 0.5, ε = 0.01, Plummer;
 #: the whole step: device tree build, walk, kicks/drifts, reductions).
 H100_STEP_S = ((2 ** 20, 0.0190), (2 ** 22, 0.0400), (2 ** 24, 0.1322))
 

@@ -21,7 +21,7 @@ to treat the received entries.  The LET travels with a non-blocking Alltoallv wh
 local tree is walked for the local particles; then a tree of the received entries alone
 is built and walked by the local tree's groups, and the two forces are added.  One build
 of N + m particles becomes one of m, at the price of a second walk of every local group;
-measured slower (docs/benchmarks.md, session 8).
+measured slower (docs/history.md, session 8).
 With a host state the forces come from :func:`.forces.parallel_accelerations` (host LET
 selection), the path of devices without double precision.  Units: G = 1, the caller's.
 """
@@ -51,7 +51,7 @@ __all__ = ["ParallelEngine"]
 #: Whether hard substeps take the received hard LET as a second tree walked by the local
 #: groups (as ``overlap`` does) instead of one merged tree.  The hard LET is small, so its
 #: tree is cheap, but the merged tree was as fast at K = 2 and 10 % faster at K = 4
-#: (H100, 2^22, docs/benchmarks.md session 8), so it stays off.
+#: (H100, 2^22, docs/history.md, session 8), so it stays off.
 HARD_SECOND_TREE = False
 
 
