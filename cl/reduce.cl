@@ -105,7 +105,7 @@ __kernel void net_terms(const int n, __global const double *mass, __global const
 }
 
 /* The moments' terms of particle p: m, m x (3), kinetic, potential, m v (3),
-   m (x cross v) (3). */
+   m (x cross v) (3), m |x|^2 (for the Lambda term's potential energy). */
 static inline void moment_t(__global const double *pos, __global const double *vel,
                             __global const double *mass, __global const double *pot,
                             const int has_pot, const size_t p, double *t)
@@ -125,6 +125,7 @@ static inline void moment_t(__global const double *pos, __global const double *v
     t[9] = m * (y * vz - z * vy);
     t[10] = m * (z * vx - x * vz);
     t[11] = m * (x * vy - y * vx);
+    t[12] = m * ((x * x + y * y) + z * z);
 }
 
 /* Level 1 of the moments.  pot may be NULL (has_pot 0): the potential terms are then 0.0. */
@@ -132,7 +133,7 @@ __kernel void moment_terms(const int n, __global const double *pos, __global con
                            __global const double *mass, __global const double *pot,
                            const int has_pot, __global double *out)
 {
-    LEVEL1(12, n, out, moment_t(pos, vel, mass, pot, has_pot, p, t));
+    LEVEL1(13, n, out, moment_t(pos, vel, mass, pot, has_pot, p, t));
 }
 
 static inline double radius(__global const double *pos, const size_t p, const double cx,

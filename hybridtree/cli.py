@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-IC_KINDS = ("plummer", "hernquist", "cold_sphere")
+IC_KINDS = ("plummer", "hernquist", "cold_sphere", "cosmo_sphere")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,6 +46,8 @@ def _ic(args: argparse.Namespace) -> int:
         raise FileExistsError(f"{out} exists (use --overwrite to replace it)")
     if not out.parent.is_dir():
         raise FileNotFoundError(f"folder {str(out.parent)!r} does not exist")
+    if args.kind == "cosmo_sphere":
+        return _ic_cosmo(args, out)
     make = {"plummer": ics.plummer, "hernquist": ics.hernquist, "cold_sphere": ics.cold_sphere}
     pos, vel, mass = make[args.kind](args.n, seed=args.seed)
     units = Units(SCHEMA["units"]["length_cm"].default, SCHEMA["units"]["mass_g"].default)
@@ -53,6 +55,47 @@ def _ic(args: argparse.Namespace) -> int:
     params = {"ics.kind": args.kind, "ics.n": args.n, "ics.seed": args.seed}
     write_snapshot(out, p, 0.0, units, params, overwrite=args.overwrite)
     print(f"wrote {out}: {args.kind}, {args.n} particles, seed {args.seed}")
+    return 0
+
+
+def _ic_cosmo(args: argparse.Namespace, out: Path) -> int:
+    """``hybridtree ic cosmo_sphere``: the sphere a cosmological run with these settings
+    starts from, as a GADGET cosmological snapshot at cosmology.z_start."""
+    from .config import load_config, parse_overrides, settings_from_flat
+    from .io.snapshot import Particles, write_snapshot
+    from .runsetup import initial_conditions
+
+    over = parse_overrides(args.set or [])
+    over.update({"ics.kind": "cosmo_sphere", "ics.n_grid": args.n, "ics.seed": args.seed,
+                 "cosmology.enabled": True})
+    s = (load_config(args.config, over) if args.config else
+         settings_from_flat(over, "hybridtree ic"))
+    from .units import Units
+    units = Units(s.units.length_cm, s.units.mass_g)
+    p, t0 = initial_conditions(s, units)
+    a = 1.0 / (1.0 + s.cosmology.z_start)
+    c = s.cosmology
+    write_snapshot(out, Particles(p.pos, p.vel, p.mass, p.ids), t0, units, s.flat(),
+                   overwrite=args.overwrite,
+                   cosmology={"a": a, "h": c.h, "omega_m": c.omega_m,
+                              "omega_lambda": c.omega_lambda})
+    print(f"wrote {out}: cosmo_sphere, {len(p)} particles ({args.n}^3 grid, radius "
+          f"{s.ics.radius} of a {s.ics.box} cube), z = {c.z_start}, seed {args.seed}")
+    return 0
+
+
+def _halos(args: argparse.Namespace) -> int:
+    from .halos import find_halos, write_catalogue
+
+    from .io.snapshot import resolve_snapshot
+
+    snap = resolve_snapshot(args.snapshot)
+    cat = find_halos(snap, b=args.b, min_len=args.min_len)
+    path = write_catalogue(args.output or snap.parent, cat, snap, overwrite=args.overwrite)
+    big = cat.group_len[0] if len(cat.group_len) else 0
+    print(f"wrote {path}: {len(cat.group_len)} halos of at least {args.min_len} particles "
+          f"(b = {args.b}, linking length {cat.link:.4g} comoving length units / h); "
+          f"the largest has {big}")
     return 0
 
 
@@ -139,15 +182,40 @@ def build_parser() -> argparse.ArgumentParser:
                    help="plummer: Plummer sphere in Hénon units (total mass 1, virial "
                         "radius 1); hernquist: Hernquist sphere (mass 1, scale radius 1); "
                         "cold_sphere: uniform sphere of mass 1 and radius 1 at rest (all "
-                        "in internal units, G = 1; the file states 1 kpc and 1e10 Msun)")
-    p.add_argument("-n", type=int, required=True, help="number of particles")
+                        "in internal units, G = 1; the file states 1 kpc and 1e10 Msun); "
+                        "cosmo_sphere: a sphere cut from a ΛCDM realization at "
+                        "cosmology.z_start, as a GADGET cosmological snapshot (settings "
+                        "from --config and --set)")
+    p.add_argument("-n", type=int, required=True, help="number of particles (cosmo_sphere: "
+                   "grid points per side of the cube)")
     p.add_argument("-o", "--output", required=True, help="output HDF5 file")
     p.add_argument("--seed", type=int, default=0,
                    help="random seed; the same seed and n give the same particles "
                         "(default: %(default)s)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace OUTPUT if it exists (otherwise that is an error)")
+    p.add_argument("--config", help="cosmo_sphere: a config whose [cosmology], [ics] and "
+                   "[units] settings to use")
+    p.add_argument("--set", action="append", metavar="SECTION.NAME=VALUE",
+                   help="cosmo_sphere: change a setting, e.g. --set ics.box=100 (repeatable)")
     p.set_defaults(func=_ic)
+
+    p = sub.add_parser("halos", parents=[common], help="friends-of-friends halos of a "
+                       "snapshot", description="Find friends-of-friends groups (linking "
+                       "length b times the mean interparticle separation, from the "
+                       "snapshot's cosmology) and write them as a GADGET-4 FOF catalogue "
+                       "(fof_tab_NNN.hdf5: Group/GroupLen, GroupMass, GroupPos, GroupVel; "
+                       "IDs/ID) beside the snapshot.")
+    p.add_argument("snapshot", help="a cosmological snapshot (a file, a part or the stem "
+                   "of a set)")
+    p.add_argument("-b", type=float, default=0.2, help="linking parameter (default: "
+                   "%(default)s)")
+    p.add_argument("--min-len", type=int, default=20, help="fewest particles of a halo "
+                   "(default: %(default)s)")
+    p.add_argument("-o", "--output", help="catalogue file or folder (default: "
+                   "fof_tab_NNN.hdf5 beside the snapshot)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing catalogue")
+    p.set_defaults(func=_halos)
 
     p = sub.add_parser("devices", parents=[common], help="list OpenCL devices (* = chosen)",
                        description="List the OpenCL devices of all platforms as P:D "

@@ -48,17 +48,43 @@ def _opt(kind, default, doc, check=None, rule="", choices=()):
     return Option(kind, default, doc, check, rule, tuple(choices))
 
 
+def redshift_list(text: str) -> list[float]:
+    """``'8.9, 2.5, 0.93, 0'`` -> [8.9, 2.5, 0.93, 0.0] (ValueError if not numbers >= 0)."""
+    values = [float(w) for w in text.replace(",", " ").split()]
+    if any(not math.isfinite(z) or z < 0 for z in values):
+        raise ValueError(f"redshifts must be numbers >= 0: {text!r}")
+    return values
+
+
+def _redshift_list(text: str) -> bool:
+    try:
+        redshift_list(text)
+    except ValueError:
+        return False
+    return True
+
+
 SCHEMA: dict[str, dict[str, Option]] = {
     "ics": {
         "kind": _opt(str, "plummer", "initial conditions: plummer (Hénon units), hernquist "
-                     "(G = M = a = 1), cold_sphere (uniform, at rest) or file (a GADGET-style "
-                     "HDF5 file)", choices=("plummer", "hernquist", "cold_sphere", "file")),
+                     "(G = M = a = 1), cold_sphere (uniform, at rest), cosmo_sphere (a sphere "
+                     "cut from a ΛCDM realization at cosmology.z_start; needs "
+                     "cosmology.enabled) or file (a GADGET-style HDF5 file)",
+                     choices=("plummer", "hernquist", "cold_sphere", "cosmo_sphere", "file")),
         "n": _opt(int, 10000, "number of particles (generated models)",
                   lambda v: 1 <= v <= 2**40, "1 <= n <= 2^40"),
         "seed": _opt(int, 0, "random seed (same seed, same particles)", lambda v: v >= 0, ">= 0"),
         "r_max": _opt(float, 100.0, "plummer/hernquist: radii beyond r_max scale radii are "
                       "redrawn", lambda v: v > 0, "> 0"),
-        "radius": _opt(float, 1.0, "cold_sphere: radius", lambda v: v > 0, "> 0"),
+        "radius": _opt(float, 1.0, "cold_sphere: radius; cosmo_sphere: comoving radius of "
+                       "the sphere cut from the cube (at most ics.box / 2; internal length "
+                       "units)", lambda v: v > 0, "> 0"),
+        "n_grid": _opt(int, 64, "cosmo_sphere: grid points (particles) per side of the "
+                       "cube", lambda v: 2 <= v <= 4096, "2 <= n_grid <= 4096"),
+        "box": _opt(float, 100.0, "cosmo_sphere: comoving side of the cube (internal length "
+                    "units)", lambda v: v > 0, "> 0"),
+        "lpt": _opt(int, 1, "cosmo_sphere: Lagrangian perturbation theory order: 1 "
+                    "(Zel'dovich) or 2 (2LPT)", lambda v: v in (1, 2), "1 or 2"),
         "file": _opt(str, "", "kind = file: path of the HDF5 file (relative to the config "
                      "file's folder)"),
         "types": _opt(str, "all", "kind = file: which particles: all (every PartTypeN, "
@@ -67,7 +93,8 @@ SCHEMA: dict[str, dict[str, Option]] = {
     "gravity": {
         "method": _opt(str, "tree", "tree (group walk) or direct (exact O(N^2))",
                        choices=("tree", "direct")),
-        "eps": _opt(float, 0.01, "Plummer softening length", lambda v: v >= 0, ">= 0"),
+        "eps": _opt(float, 0.01, "Plummer softening length (cosmological runs: comoving, "
+                    "so the physical softening is a × eps)", lambda v: v >= 0, ">= 0"),
         "theta": _opt(float, 0.5, "opening angle", lambda v: 0 < v <= 1.2, "0 < theta <= 1.2"),
         "n_leaf": _opt(int, 16, "most particles in a tree leaf", lambda v: 1 <= v <= 1024,
                        "1 <= n_leaf <= 1024"),
@@ -103,12 +130,41 @@ SCHEMA: dict[str, dict[str, Option]] = {
                    lambda v: v > 0, "> 0"),
         "t_end": _opt(float, 1.0, "end time (a whole number of steps)", lambda v: v >= 0, ">= 0"),
     },
+    "cosmology": {
+        "enabled": _opt(bool, False, "a cosmological run: an expanding sphere with vacuum "
+                        "outside, in physical coordinates with the Λ term Ω_Λ H0² r; time "
+                        "runs from z_start to z_end in `steps` steps, and time.dt, "
+                        "time.t_end and output.snapshot_dt are not used"),
+        "omega_m": _opt(float, 0.3, "matter density parameter today", lambda v: 0 < v <= 10,
+                        "0 < omega_m <= 10"),
+        "omega_lambda": _opt(float, 0.7, "cosmological-constant density parameter today",
+                             lambda v: 0 <= v <= 10, "0 <= omega_lambda <= 10"),
+        "omega_b": _opt(float, 0.045, "baryon density parameter (the transfer function "
+                        "only; all particles are collisionless)",
+                        lambda v: 0 < v < 1, "0 < omega_b < 1"),
+        "h": _opt(float, 0.7, "H0 / (100 km/s/Mpc)", lambda v: 0 < v < 10, "0 < h < 10"),
+        "sigma8": _opt(float, 0.8, "rms linear density contrast in 8 Mpc/h spheres today",
+                       lambda v: v > 0, "> 0"),
+        "n_s": _opt(float, 0.96, "primordial spectral index", lambda v: 0 < v < 3,
+                    "0 < n_s < 3"),
+        "z_start": _opt(float, 49.0, "redshift of the initial conditions", lambda v: v > 0,
+                        "> 0"),
+        "z_end": _opt(float, 0.0, "final redshift", lambda v: v >= 0, ">= 0"),
+        "steps": _opt(int, 256, "steps from z_start to z_end", lambda v: v >= 1, ">= 1"),
+        "stepping": _opt(str, "time", "steps uniform in time or in ln a",
+                         choices=("time", "log_a")),
+    },
     "output": {
         "dir": _opt(str, "out", "output folder (relative to the working directory)"),
         "snapshot_dt": _opt(float, 0.25, "time between snapshots (a whole number of steps); "
                             "the first and last states are always written",
                             lambda v: v > 0, "> 0"),
         "diag_every": _opt(int, 8, "steps between diagnostics reports", lambda v: v >= 1, ">= 1"),
+        "redshifts": _opt(str, "", "cosmological runs: snapshots at the steps closest to "
+                          "these redshifts, e.g. '8.9, 2.5, 0.93, 0' or [8.9, 2.5, 0.93, 0] "
+                          "(the first and last "
+                          "states are always written)", _redshift_list, "numbers >= 0, "
+                          "separated by commas or spaces"),
         "snapshot_on_signal": _opt(bool, True, "on SIGTERM/SIGINT finish the current step, "
                                    "write a snapshot to restart from, then stop (exit 143/130)"),
         "snapshot_files": _opt(str, "single", "with several MPI processes: single (gathered "
@@ -216,7 +272,11 @@ def _split_key(key: str) -> tuple[str, str]:
 
 
 def _coerce(key: str, opt: Option, value: Any) -> Any:
-    """Check the type of ``value`` (ints are accepted for floats, bools never for numbers)."""
+    """Check the type of ``value`` (ints are accepted for floats, bools never for numbers;
+    output.redshifts also takes a number or a list of numbers)."""
+    if key == "output.redshifts" and _numbers(value):
+        value = ", ".join(repr(float(v)) for v in (value if isinstance(value, list)
+                                                   else [value]))
     ok = {bool: isinstance(value, bool),
           int: isinstance(value, int) and not isinstance(value, bool),
           float: isinstance(value, (int, float)) and not isinstance(value, bool),
@@ -234,6 +294,11 @@ def _coerce(key: str, opt: Option, value: Any) -> Any:
     if opt.check is not None and not opt.check(value):
         raise ConfigError(f"{key} must be {opt.rule}, got {value!r}", (key,))
     return value
+
+
+def _numbers(value: Any) -> bool:
+    items = value if isinstance(value, list) else [value]
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items)
 
 
 def _whole_steps(span: float, dt: float, at_least: int = 0) -> bool:
@@ -265,6 +330,23 @@ def validate(raw: dict[str, Any], source: str = "") -> Settings:
     if v["ics"]["kind"] == "file" and not v["ics"]["file"]:
         raise ConfigError("ics.kind = 'file' needs ics.file (the path of an HDF5 file)",
                           ("ics.kind", "ics.file"))
+    cosmo = v["cosmology"]
+    if v["ics"]["kind"] == "cosmo_sphere" and not cosmo["enabled"]:
+        raise ConfigError("ics.kind = 'cosmo_sphere' needs cosmology.enabled = true",
+                          ("ics.kind", "cosmology.enabled"))
+    if v["ics"]["kind"] == "cosmo_sphere" and v["ics"]["radius"] > v["ics"]["box"] / 2:
+        raise ConfigError(f"ics.radius ({v['ics']['radius']}) must be at most ics.box / 2 "
+                          f"({v['ics']['box'] / 2})", ("ics.radius", "ics.box"))
+    if cosmo["enabled"]:
+        if cosmo["omega_b"] >= cosmo["omega_m"]:
+            raise ConfigError(f"cosmology.omega_b ({cosmo['omega_b']}) must be smaller than "
+                              f"cosmology.omega_m ({cosmo['omega_m']})",
+                              ("cosmology.omega_b", "cosmology.omega_m"))
+        if cosmo["z_end"] >= cosmo["z_start"]:
+            raise ConfigError(f"cosmology.z_end ({cosmo['z_end']}) must be smaller than "
+                              f"cosmology.z_start ({cosmo['z_start']})",
+                              ("cosmology.z_end", "cosmology.z_start"))
+        return _checked_rest(v, source)
     dt = v["time"]["dt"]
     if not _whole_steps(v["time"]["t_end"], dt):
         raise ConfigError(f"time.t_end ({v['time']['t_end']}) must be a whole number of steps "
@@ -276,6 +358,11 @@ def validate(raw: dict[str, Any], source: str = "") -> Settings:
     if not _whole_steps(snap_dt, dt, at_least=1):
         raise ConfigError(f"output.snapshot_dt ({snap_dt}) must be a whole number of steps "
                           f"of time.dt ({dt})", ("output.snapshot_dt", "time.dt"))
+    return _checked_rest(v, source)
+
+
+def _checked_rest(v: dict[str, dict[str, Any]], source: str) -> Settings:
+    """The checks that hold for every run, then the settings."""
     if v["hybrid"]["r_in"] >= v["hybrid"]["r_out"]:
         raise ConfigError(f"hybrid.r_in ({v['hybrid']['r_in']}) must be smaller than "
                           f"hybrid.r_out ({v['hybrid']['r_out']})", ("hybrid.r_in", "hybrid.r_out"))
@@ -284,7 +371,7 @@ def validate(raw: dict[str, Any], source: str = "") -> Settings:
                           ("hybrid.enabled", "gravity.method"))
     if not v["output"]["dir"]:
         raise ConfigError("output.dir must not be empty", ("output.dir",))
-    return Settings(values, source)
+    return Settings(v, source)
 
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:

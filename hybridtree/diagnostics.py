@@ -27,7 +27,7 @@ COLUMNS = ("step", "time", "kinetic", "potential", "total", "rel_energy_error",
            "step_s", "soft_force_s", "hard_force_s", "soft_interactions", "hard_interactions",
            "processes", "imbalance", "t_decompose", "t_exchange", "t_let_select", "t_let_comm",
            "t_build", "t_walk", "t_transfer", "t_integrate", "t_reduce", "t_output",
-           "let_soft_entries", "let_hard_entries", "let_soft_bytes", "let_hard_bytes")
+           "let_soft_entries", "let_hard_entries", "let_soft_bytes", "let_hard_bytes", "a")
 
 #: per-step phases (seconds per step, mean over the processes; hybridtree.clock says
 #: what each one holds)

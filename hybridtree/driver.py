@@ -40,7 +40,8 @@ def run(config: str | None = None, overrides: list[str] | None = None,
         restart: str | None = None, overwrite: bool = False, quiet: bool = False,
         log_json: bool = False, progress: bool | None = None) -> Path:
     """``hybridtree run``: a :class:`Simulation` from a config file or a restart
-    snapshot, evolved to ``time.t_end`` with its output folder; returns the folder.
+    snapshot, evolved to ``time.t_end`` (a cosmological run: to ``cosmology.z_end``) with
+    its output folder; returns the folder.
 
     Raises :class:`RunError`/:class:`ConfigError` (user mistakes) before anything is
     written; under MPI, a user error found by any process is raised by all of them
@@ -67,11 +68,13 @@ def run(config: str | None = None, overrides: list[str] | None = None,
         _check_end(settings, t0)
         sim._setup(settings, comm, Start(particles, t0, 0, 0, None, None), **kw)
     with sim:
-        sim.evolve(settings.time.t_end)
+        sim.evolve(sim.t_end)
     return Path(settings.output.dir)
 
 
 def _check_end(settings: Settings, t0: float) -> None:
+    if settings.cosmology.enabled:       # its steps run from z_start to z_end
+        return
     dt, t_end = settings.time.dt, settings.time.t_end
     n_left = round((t_end - t0) / dt)
     if n_left < 0 or abs(t0 + n_left * dt - t_end) > 1e-9 * max(abs(t_end), dt):

@@ -11,12 +11,21 @@ see :func:`snapshot_units`): lengths in AU, pc, kpc or Mpc, times in yr, kyr, My
 masses in solar masses.  A snapshot stating none (e.g. initial conditions from another
 tool) is plotted in N-body units.  ``diagnostics.csv`` holds internal units only; its run's
 units come from the run's snapshots in the same folder.
+
+Cosmological snapshots (GADGET's convention, see :func:`snapshot_cosmology`: ``Header``
+``Time`` = scale factor a, ``Redshift``, ``HubbleParam`` = h, comoving ``Coordinates`` in
+UnitLength/h, ``Masses`` in UnitMass/h) are drawn in comoving Mpc with h taken out (or in
+comoving Mpc/h on request), surface densities in M☉ per comoving Mpc², with the redshift in
+the title.  For a folder holding a cosmological run ``plot_run`` also writes
+``redshift_panels.png`` (:func:`redshift_panels`: the projected density at z = 8.9, 2.5,
+0.93 and 0 on one colour scale), and plots the energy error against the scale factor a
+when ``diagnostics.csv`` has a column ``a``.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,11 +34,14 @@ from matplotlib.figure import Figure
 
 from .config import KPC_CM, MSUN_1E10_G
 from .diagnostics import read_diagnostics
-from .io.snapshot import _file_units, _open, atomic_path, latest_snapshot, read_particles
+from .io.snapshot import (SNAPSHOT_RE, SnapshotError, _attr, _file_units, _open, _read_set,
+                          atomic_path, latest_snapshot, read_particles)
 from .units import GYR_S, Units
 
-__all__ = ["NBODY", "PlotUnits", "diagnostics_figure", "plot_diagnostics", "plot_projection",
-           "plot_run", "plot_units", "projection_figure", "snapshot_units"]
+__all__ = ["NBODY", "REDSHIFTS", "PlotUnits", "SnapshotCosmology", "cosmological_snapshots",
+           "diagnostics_figure", "plot_diagnostics", "plot_projection", "plot_redshift_panels",
+           "plot_run", "plot_units", "projection_figure", "redshift_panels", "run_units",
+           "snapshot_cosmology", "snapshot_units"]
 
 AU_CM = 1.495978707e13                      # IAU 2012, exact
 PC_CM = KPC_CM / 1e3
@@ -40,13 +52,22 @@ YR_S = GYR_S / 1e9                          # Julian year
 LENGTHS = (("AU", AU_CM), ("pc", PC_CM), ("kpc", KPC_CM), ("Mpc", MPC_CM))
 TIMES = (("yr", YR_S), ("kyr", 1e3 * YR_S), ("Myr", 1e6 * YR_S), ("Gyr", GYR_S))
 NBODY_NAME = "N-body units"
+#: the unit of quantities left unconverted (a cosmological snapshot's times; a cosmological
+#: run's diagnostics where its snapshots state no units)
+INTERNAL_NAME = "internal units"
+#: the redshifts of the four panels of the Barnes-Hut oct-tree GPU paper's figure
+REDSHIFTS = (8.9, 2.5, 0.93, 0.0)
 
 
 @dataclass(frozen=True)
 class PlotUnits:
     """How internal quantities are shown: a value in internal units times ``*_factor``
     is the value in the display unit ``length`` (e.g. "kpc"), ``time`` (e.g. "Myr") or
-    solar masses.  ``physical`` false: N-body units, every factor 1."""
+    ``mass`` (solar masses, or for a cosmological run in h units "M☉/h").  ``physical``
+    false: N-body units, every factor 1.  ``cosmological``: the units of a cosmological
+    run (:func:`snapshot_units`: comoving lengths, for its snapshots; :func:`run_units`:
+    physical ones, for its diagnostics, which are then drawn against the scale factor
+    where ``diagnostics.csv`` has it)."""
 
     length: str
     length_factor: float
@@ -54,6 +75,8 @@ class PlotUnits:
     time_factor: float
     mass_factor: float
     physical: bool = True
+    cosmological: bool = False
+    mass: str = "M☉"
 
     def label(self, what: str, unit: str) -> str:
         return f"{what} ({unit if self.physical else NBODY_NAME})"
@@ -68,8 +91,12 @@ class PlotUnits:
 
     @property
     def surface_density_label(self) -> str:
-        """Colour bar label of a surface density, e.g. "surface density (M☉/kpc²)"."""
-        return self.label("surface density", f"M☉/{self.length}²")
+        """Colour bar label of a surface density, e.g. "surface density (M☉/kpc²)",
+        "surface density (M☉/comoving Mpc²)" or, in h units,
+        "surface density ((M☉/h)/(comoving Mpc/h)²)"."""
+        mass = f"({self.mass})" if "/" in self.mass else self.mass
+        length = f"({self.length})" if "/" in self.length else self.length
+        return self.label("surface density", f"{mass}/{length}²")
 
     def time_text(self, t: float) -> str:
         """An internal time ``t`` for a title: "4.715 Myr", or "1 (N-body units)"."""
@@ -106,12 +133,118 @@ def plot_units(length_cm: float, mass_g: float, time_s: float) -> PlotUnits:
     return PlotUnits(length, lf, time, tf, mass_g / MSUN_G)
 
 
-def snapshot_units(path: str | Path) -> PlotUnits:
+@dataclass(frozen=True)
+class SnapshotCosmology:
+    """What a cosmological snapshot states about its cosmology and units (GADGET's
+    convention): ``a`` the scale factor (``Header/Time``), ``redshift`` z
+    (``Header/Redshift``, else 1/a − 1), ``h`` = H0 / (100 km/s/Mpc) (``HubbleParam``),
+    ``omega0`` and ``omega_lambda`` (today), and the code units ``length_cm`` and
+    ``mass_g``: comoving position in cm = ``Coordinates`` × ``length_cm`` / h (physical:
+    that × a), mass in g = ``Masses`` × ``mass_g`` / h."""
+
+    a: float
+    redshift: float
+    h: float
+    omega0: float
+    omega_lambda: float
+    length_cm: float
+    mass_g: float
+
+    def units(self, h_units: bool = False) -> PlotUnits:
+        """Display units of this snapshot's particles: comoving Mpc and M☉ (h taken out),
+        or with ``h_units`` comoving Mpc/h and M☉/h.  Times stay in internal units."""
+        h = 1.0 if h_units else self.h
+        suffix = "/h" if h_units else ""
+        return PlotUnits(f"comoving Mpc{suffix}", self.length_cm / h / MPC_CM, INTERNAL_NAME,
+                         1.0, self.mass_g / h / MSUN_G, cosmological=True,
+                         mass=f"M☉{suffix}")
+
+
+#: GADGET's default code units where a cosmological file states none: 1 kpc/h, 1e10 M☉/h
+GADGET_LENGTH_CM = KPC_CM
+GADGET_MASS_G = MSUN_1E10_G
+
+
+def _number(attrs, key: str) -> float | None:
+    """An attribute as a float (first element of an array), or None if absent or bad."""
+    if key not in attrs:
+        return None
+    try:
+        return float(np.asarray(attrs[key]).reshape(-1)[0])
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def _flag(value) -> bool:
+    value = _attr(value)
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    try:
+        return bool(value)
+    except (TypeError, ValueError):     # an array: ambiguous
+        return False
+
+
+def snapshot_cosmology(path: str | Path) -> SnapshotCosmology | None:
+    """The :class:`SnapshotCosmology` of the snapshot at ``path``, or None if it is not
+    cosmological.  Cosmological: ``Header`` has ``HubbleParam`` > 0 and ``Omega0`` > 0,
+    or ``Parameters`` has ``cosmology.enabled`` true (hybridtree's setting; h is then
+    ``HubbleParam``, else ``cosmology.h``).  Units from the ``Units`` group,
+    ``Parameters`` or ``Header`` (``UnitLength_in_cm``, ``UnitMass_in_g``), else
+    hybridtree's ``units.length_cm``/``units.mass_g`` in ``Parameters``, else GADGET's
+    defaults (1 kpc/h, 1e10 M☉/h).  ValueError for a cosmological snapshot without h > 0
+    or without a scale factor or redshift."""
+    path = Path(path)
+    with _open(path) as f:
+        header = f["Header"].attrs if "Header" in f else {}
+        params = f["Parameters"].attrs if "Parameters" in f else {}
+        h = _number(header, "HubbleParam")
+        omega0 = _number(header, "Omega0")
+        enabled = "cosmology.enabled" in params and _flag(params["cosmology.enabled"])
+        if not (enabled or (h is not None and h > 0 and omega0 is not None and omega0 > 0)):
+            return None
+        if not (h is not None and h > 0):
+            h = _number(params, "cosmology.h") or _number(params, "HubbleParam")
+        if not (h is not None and h > 0 and np.isfinite(h)):
+            raise ValueError(f"{path}: a cosmological snapshot without HubbleParam > 0")
+        a = _number(header, "Time")
+        z = _number(header, "Redshift")
+        if not (a is not None and a > 0):
+            if z is None or z <= -1:
+                raise ValueError(f"{path}: a cosmological snapshot without a scale factor "
+                                 "(Header/Time) or redshift (Header/Redshift)")
+            a = 1.0 / (1.0 + z)
+        if z is None:
+            z = 1.0 / a - 1.0
+        length_cm = mass_g = None
+        for group in ("Units", "Parameters", "Header"):
+            attrs = f[group].attrs if group in f else {}
+            length_cm = length_cm or _number(attrs, "UnitLength_in_cm")
+            mass_g = mass_g or _number(attrs, "UnitMass_in_g")
+        # hybridtree's own settings, then GADGET's defaults
+        length_cm = length_cm or _number(params, "units.length_cm") or GADGET_LENGTH_CM
+        mass_g = mass_g or _number(params, "units.mass_g") or GADGET_MASS_G
+        if omega0 is None:
+            omega0 = _number(params, "cosmology.omega_m") or 0.0
+        omega_lambda = _number(header, "OmegaLambda")
+        if omega_lambda is None:
+            omega_lambda = _number(params, "cosmology.omega_lambda") or 0.0
+        return SnapshotCosmology(a, z, h, omega0, omega_lambda, length_cm, mass_g)
+
+
+def snapshot_units(path: str | Path, h_units: bool = False) -> PlotUnits:
     """The display units of the snapshot at ``path``, from the units it states: the
     ``Units`` group or GADGET-4's ``UnitLength_in_cm``/``UnitMass_in_g`` in
     ``Parameters`` (with the file's own ``UnitTime_in_s`` where given: GADGET's internal
     units do not have G = 1), else hybridtree's ``units.length_cm``/``units.mass_g``
-    settings in ``Parameters`` (G = 1); :data:`NBODY` if it states none."""
+    settings in ``Parameters`` (G = 1); :data:`NBODY` if it states none.
+
+    A cosmological snapshot (:func:`snapshot_cosmology`): comoving Mpc and M☉ (or with
+    ``h_units`` comoving Mpc/h and M☉/h), times in internal units
+    (:meth:`SnapshotCosmology.units`)."""
+    cosmo = snapshot_cosmology(path)
+    if cosmo is not None:
+        return cosmo.units(h_units)
     with _open(Path(path)) as f:
         stated = _file_units(f)
         if stated is not None:
@@ -122,6 +255,25 @@ def snapshot_units(path: str | Path) -> PlotUnits:
             units = Units(float(params["units.length_cm"]), float(params["units.mass_g"]))
             return plot_units(units.length_cm, units.mass_g, units.time_s)
     return NBODY
+
+
+def run_units(path: str | Path) -> PlotUnits:
+    """The display units of the diagnostics (``diagnostics.csv``, internal units) of the
+    run that wrote the snapshot at ``path``: :func:`snapshot_units`, except for a
+    cosmological run, which works in physical coordinates: its lengths in physical units
+    of the stated ``UnitLength_in_cm`` (e.g. "physical Mpc", h not involved) and its time
+    in the stated ``UnitTime_in_s`` (e.g. Gyr), flagged ``cosmological`` (so that the
+    diagnostics are drawn against the scale factor where the CSV has it); internal units
+    where the file states none."""
+    if snapshot_cosmology(path) is None:
+        return snapshot_units(path)
+    with _open(Path(path)) as f:
+        stated = _file_units(f)
+    if stated is None:
+        return PlotUnits(INTERNAL_NAME, 1.0, INTERNAL_NAME, 1.0, 1.0, cosmological=True)
+    units, _, time_s = stated
+    u = plot_units(units.length_cm, units.mass_g, time_s)
+    return replace(u, length=f"physical {u.length}", cosmological=True)
 
 
 def _save(fig: Figure, path: Path) -> Path:
@@ -152,9 +304,18 @@ def _positive(y: np.ndarray) -> np.ndarray:
 
 def diagnostics_figure(csv_path: Path, units: PlotUnits = NBODY) -> Figure:
     """Relative energy error |ΔE/E₀| (dimensionless) and the 10/50/90 % Lagrangian radii
-    against time, from ``diagnostics.csv`` (internal units), shown in ``units``."""
+    against time, from ``diagnostics.csv`` (internal units), shown in ``units``.
+
+    A cosmological run (``units.cosmological``, see :func:`run_units`): where the CSV has
+    a column ``a`` (the scale factor) with values, both panels are drawn against a on a
+    log axis instead of against the time t."""
     rows = read_diagnostics(csv_path)
     t = _column(rows, "time") * units.time_factor
+    x_label = units.time_label()
+    if units.cosmological:
+        a = _positive(_column(rows, "a"))
+        if np.isfinite(a).any():
+            t, x_label = a, "scale factor a"
     fig = Figure(figsize=(7, 6), layout="constrained")
     ax_e, ax_r = fig.subplots(2, 1, sharex=True)
     de = _positive(np.abs(_column(rows, "rel_energy_error")))
@@ -170,8 +331,10 @@ def diagnostics_figure(csv_path: Path, units: PlotUnits = NBODY) -> Figure:
         drew |= bool(np.isfinite(r).any())
     if drew:
         ax_r.set_yscale("log")
+    if x_label == "scale factor a":
+        ax_r.set_xscale("log")
     ax_r.set_ylabel(units.length_label("Lagrangian radius"))
-    ax_r.set_xlabel(units.time_label())
+    ax_r.set_xlabel(x_label)
     # outside the axes, right of them: the radii span the whole height, so no corner
     # inside is sure to stay clear of them
     ax_r.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
@@ -182,17 +345,111 @@ def diagnostics_figure(csv_path: Path, units: PlotUnits = NBODY) -> Figure:
 
 def plot_diagnostics(csv_path: Path, out: Path, units: PlotUnits | None = None) -> Path:
     """Write :func:`diagnostics_figure` to ``out`` (PNG); ``units`` default: those of the
-    newest snapshot beside ``csv_path`` (N-body units without one)."""
+    run of the newest snapshot beside ``csv_path`` (:func:`run_units`; N-body units
+    without one)."""
     if units is None:
         snap = latest_snapshot(Path(csv_path).parent)
-        units = snapshot_units(snap) if snap is not None else NBODY
+        units = run_units(snap) if snap is not None else NBODY
     return _save(diagnostics_figure(Path(csv_path), units), out)
 
 
-def projection_figure(snapshot: Path, bins: int = 256) -> Figure:
+@dataclass
+class _Map:
+    """A surface density map: ``sigma`` (masked where empty; x along the second axis
+    after the transpose that imshow takes) in M☉ per squared display length, over
+    ``extent`` (x0, x1, y0, y1) in display lengths."""
+
+    sigma: np.ma.MaskedArray
+    extent: tuple[float, float, float, float]
+    count: int
+
+
+def _comoving_xy(snapshot: Path, units: PlotUnits) -> tuple[np.ndarray, np.ndarray]:
+    """(x-y positions in ``units``' comoving lengths, masses in its M☉) of the finite
+    particles of a cosmological ``snapshot``, from the columns as stored (comoving
+    ``Coordinates`` in UnitLength/h, ``Masses`` in UnitMass/h)."""
+    cols = _read_set(snapshot, "all", (0, 1))[0]
+    pos, mass = cols["pos"], cols["mass"]
+    ok = np.isfinite(pos).all(axis=1)
+    if not ok.any():
+        raise ValueError(f"{snapshot}: no particles with finite positions to plot")
+    return pos[ok, :2] * units.length_factor, mass[ok] * units.mass_factor
+
+
+def _centre(xy: np.ndarray, mass: np.ndarray) -> np.ndarray:
+    return np.average(xy, axis=0, weights=mass) if mass.sum() > 0 else xy.mean(axis=0)
+
+
+def _sphere_half(xy: np.ndarray, centre: np.ndarray) -> float:
+    """Half-width of a square about ``centre`` holding the whole projected sphere: its
+    largest projected radius, 2 % more (a margin, so no particle sits on the edge)."""
+    half = float(np.sqrt(((xy - centre) ** 2).sum(axis=1)).max()) * 1.02
+    return half if half > 0 else 1.0
+
+
+def _surface_density(xy: np.ndarray, mass: np.ndarray, centre: np.ndarray, half: float,
+                     bins: int) -> _Map:
+    """Mass per unit area in ``bins`` × ``bins`` pixels of the square ``centre`` ± ``half``
+    (particles on its edge count; those outside do not)."""
+    lo, hi = centre - half, centre + half
+    h, _, _ = np.histogram2d(xy[:, 0], xy[:, 1], bins=bins, weights=mass,
+                             range=[[lo[0], hi[0]], [lo[1], hi[1]]])
+    h /= (2 * half / bins) ** 2                 # mass per pixel -> per unit area
+    # empty bins: background colour, not log(0)
+    return _Map(np.ma.masked_less_equal(h.T, 0.0), (lo[0], hi[0], lo[1], hi[1]), len(xy))
+
+
+def _draw(ax, m: _Map, units: PlotUnits, norm: LogNorm | None):
+    """``m`` on ``ax`` (black background, equal axes); returns the image or None."""
+    ax.set_facecolor("black")
+    im = None
+    if m.sigma.count():
+        im = ax.imshow(m.sigma, origin="lower", extent=m.extent, cmap="inferno",
+                       norm=norm or LogNorm(vmin=m.sigma.min(), vmax=m.sigma.max()),
+                       interpolation="nearest")
+    x0, x1, y0, y1 = m.extent
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    ax.set_aspect("equal")
+    ax.set_xlabel(units.length_label("x"))
+    ax.set_ylabel(units.length_label("y"))
+    return im
+
+
+def _cosmo_map(snapshot: Path, cosmo: SnapshotCosmology, bins: int, width: float | None,
+               h_units: bool) -> _Map:
+    """The comoving map of :func:`projection_figure` for a cosmological snapshot."""
+    xy, mass = _comoving_xy(snapshot, cosmo.units(h_units))
+    centre = _centre(xy, mass)
+    half = width / 2 if width is not None else _sphere_half(xy, centre)
+    return _surface_density(xy, mass, centre, half, bins)
+
+
+def _check_width(width: float | None) -> None:
+    if width is not None and not (np.isfinite(width) and width > 0):
+        raise ValueError(f"width must be a positive length (comoving Mpc), not {width!r}")
+
+
+def projection_figure(snapshot: Path, bins: int = 256, width: float | None = None,
+                      h_units: bool = False) -> Figure:
     """The mass-weighted x-y projection of ``snapshot`` as a surface density map
     (``bins`` × ``bins`` pixels, log colour scale), in the snapshot's own units
-    (:func:`snapshot_units`): M☉ per squared length unit, e.g. M☉/kpc²."""
+    (:func:`snapshot_units`): M☉ per squared length unit, e.g. M☉/kpc².
+
+    A cosmological snapshot (:func:`snapshot_cosmology`) is drawn in comoving Mpc (h taken
+    out; with ``h_units`` in comoving Mpc/h), as M☉ per comoving Mpc² (with ``h_units``
+    (M☉/h) per (comoving Mpc/h)²), centred on the centre of mass, with the redshift in the
+    title ("z = 2.50"); the square holds the whole sphere, or is ``width`` wide (comoving
+    Mpc, or Mpc/h with ``h_units``).  ``width`` is for cosmological snapshots only."""
+    snapshot = Path(snapshot)
+    cosmo = snapshot_cosmology(snapshot)
+    if cosmo is not None:
+        _check_width(width)
+        units = cosmo.units(h_units)
+        m = _cosmo_map(snapshot, cosmo, bins, width, h_units)
+        return _map_figure(m, units, f"{snapshot.name}: z = {cosmo.redshift:.2f}, N = {m.count}")
+    if width is not None:
+        raise ValueError(f"{snapshot}: width is for cosmological snapshots only")
     units = snapshot_units(snapshot)
     particles, time, _ = read_particles(snapshot, "all")
     ok = np.isfinite(particles.pos).all(axis=1)
@@ -200,36 +457,105 @@ def projection_figure(snapshot: Path, bins: int = 256) -> Figure:
     mass = particles.mass[ok] * units.mass_factor
     if not len(xy):
         raise ValueError(f"{snapshot}: no particles with finite positions to plot")
-    centre = (np.average(xy, axis=0, weights=mass) if mass.sum() > 0 else xy.mean(axis=0))
+    centre = _centre(xy, mass)
     # Half-width from the central 98 %, so a few escapers do not shrink the cluster to a dot.
     half = float(np.quantile(np.abs(xy - centre).max(axis=1), 0.98)) * 1.05
     if not half > 0:
         half = 1.0
-    lo, hi = centre - half, centre + half
-    h, _, _ = np.histogram2d(xy[:, 0], xy[:, 1], bins=bins, weights=mass,
-                             range=[[lo[0], hi[0]], [lo[1], hi[1]]])
-    h /= (2 * half / bins) ** 2                 # mass per pixel -> per unit area
-    h = np.ma.masked_less_equal(h, 0.0)  # empty bins: background colour, not log(0)
+    m = _surface_density(xy, mass, centre, half, bins)
+    return _map_figure(m, units, f"{snapshot.name}: t = {units.time_text(time)}, N = {len(xy)}")
+
+
+def _map_figure(m, units, title: str) -> Figure:
+    """One projected map with its colour bar (surface density) and ``title``."""
     fig = Figure(figsize=(6, 5.4), layout="constrained")
     ax = fig.subplots()
-    ax.set_facecolor("black")
-    if h.count():
-        im = ax.imshow(h.T, origin="lower", extent=(lo[0], hi[0], lo[1], hi[1]),
-                       norm=LogNorm(vmin=h.min(), vmax=h.max()), cmap="inferno",
-                       interpolation="nearest")
+    im = _draw(ax, m, units, None)
+    if im is not None:
         fig.colorbar(im, ax=ax, label=units.surface_density_label)
-    ax.set_xlim(lo[0], hi[0])
-    ax.set_ylim(lo[1], hi[1])
-    ax.set_aspect("equal")
-    ax.set_xlabel(units.length_label("x"))
-    ax.set_ylabel(units.length_label("y"))
-    ax.set_title(f"{snapshot.name}: t = {units.time_text(time)}, N = {len(xy)}")
+    ax.set_title(title)
     return fig
 
 
-def plot_projection(snapshot: Path, out: Path, bins: int = 256) -> Path:
+def plot_projection(snapshot: Path, out: Path, bins: int = 256, width: float | None = None,
+                    h_units: bool = False) -> Path:
     """Write :func:`projection_figure` of ``snapshot`` to ``out`` (PNG)."""
-    return _save(projection_figure(Path(snapshot), bins), out)
+    return _save(projection_figure(Path(snapshot), bins, width, h_units), out)
+
+
+def cosmological_snapshots(folder: str | Path) -> list[tuple[Path, SnapshotCosmology]]:
+    """The cosmological run snapshots in ``folder`` (``snapshot_NNNN.hdf5``, or part 0 of
+    a multi-file set), by number, each with its :class:`SnapshotCosmology`; others, and
+    files that cannot be read, are left out."""
+    found = []
+    for p in Path(folder).glob("snapshot_*.hdf5"):
+        m = SNAPSHOT_RE.match(p.name)
+        if m and m.group(2) in (None, "0"):
+            found.append((int(m.group(1)), p))
+    out = []
+    for _, p in sorted(found):
+        try:
+            cosmo = snapshot_cosmology(p)
+        except SnapshotError:           # unreadable: not one to draw (nor to fail on)
+            continue
+        if cosmo is not None:
+            out.append((p, cosmo))
+    return out
+
+
+def redshift_panels(folder: str | Path, redshifts: tuple[float, ...] = REDSHIFTS,
+                    width: float | None = None, bins: int = 256, h_units: bool = False
+                    ) -> Figure:
+    """The projected density of a cosmological run at several redshifts: one panel per
+    entry of ``redshifts`` (2 × 2 for four, else a row), each from the snapshot in
+    ``folder`` whose ``Redshift`` is closest to it (the first by number on a tie; the
+    panel's title gives the snapshot's own z), in comoving Mpc (comoving Mpc/h with
+    ``h_units``), each centred on its centre of mass.
+
+    All panels share one square size (``width``, comoving Mpc or Mpc/h; default the
+    largest of the snapshots' whole spheres, see :func:`projection_figure`), pixel size and
+    colour normalization (log, from the smallest to the largest surface density of all
+    panels, M☉ per comoving Mpc²), so that the growth of structure shows.  Raises
+    FileNotFoundError when ``folder`` holds no cosmological snapshot."""
+    folder = Path(folder)
+    _check_width(width)
+    snaps = cosmological_snapshots(folder)
+    if not snaps:
+        raise FileNotFoundError(f"no cosmological snapshot_*.hdf5 in {folder}")
+    if not len(redshifts):
+        raise ValueError("redshift_panels needs at least one redshift")
+    chosen = [min(snaps, key=lambda s: abs(s[1].redshift - z)) for z in redshifts]
+    units = chosen[0][1].units(h_units)
+    data = {}                           # each snapshot once: (x-y, masses, centre of mass)
+    for snap, cosmo in dict.fromkeys(chosen):
+        xy, mass = _comoving_xy(snap, cosmo.units(h_units))
+        data[snap, cosmo] = xy, mass, _centre(xy, mass)
+    half = (width / 2 if width is not None else
+            max(_sphere_half(xy, centre) for xy, _, centre in data.values()))
+    maps = {key: _surface_density(xy, mass, centre, half, bins)
+            for key, (xy, mass, centre) in data.items()}
+    filled = [m.sigma for m in maps.values() if m.sigma.count()]
+    norm = (LogNorm(vmin=min(s.min() for s in filled), vmax=max(s.max() for s in filled))
+            if filled else None)
+    rows = 2 if len(chosen) == 4 else 1
+    cols = -(-len(chosen) // rows)
+    fig = Figure(figsize=(4.2 * cols + 1.2, 4.2 * rows + 0.6), layout="constrained")
+    axes = list(fig.subplots(rows, cols, squeeze=False).ravel())
+    im = None
+    for ax, (snap, cosmo) in zip(axes, chosen):
+        im = _draw(ax, maps[(snap, cosmo)], units, norm) or im
+        ax.set_title(f"z = {cosmo.redshift:.2f} ({snap.stem})")
+    if im is not None:
+        fig.colorbar(im, ax=axes, label=units.surface_density_label)
+    fig.suptitle(f"{folder.name}: projected density")
+    return fig
+
+
+def plot_redshift_panels(folder: str | Path, out: Path,
+                         redshifts: tuple[float, ...] = REDSHIFTS, width: float | None = None,
+                         bins: int = 256, h_units: bool = False) -> Path:
+    """Write :func:`redshift_panels` of ``folder`` to ``out`` (PNG)."""
+    return _save(redshift_panels(folder, redshifts, width, bins, h_units), out)
 
 
 def _has_rows(csv_path: Path) -> bool:
@@ -241,8 +567,10 @@ def _has_rows(csv_path: Path) -> bool:
 
 
 def plot_run(folder: str | Path, snapshot: str | Path | None = None) -> list[Path]:
-    """Write ``diagnostics.png`` and ``<snapshot>_xy.png`` into ``folder``; return their
-    paths.  ``snapshot`` (a path, or a name inside ``folder``) defaults to the last one."""
+    """Write ``diagnostics.png`` and ``<snapshot>_xy.png`` into ``folder``, and for a
+    cosmological run (a folder holding cosmological snapshots) ``redshift_panels.png``
+    (:func:`redshift_panels` at z = 8.9, 2.5, 0.93, 0); return their paths.
+    ``snapshot`` (a path, or a name inside ``folder``) defaults to the last one."""
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"no such folder: {folder}")
@@ -269,8 +597,10 @@ def plot_run(folder: str | Path, snapshot: str | Path | None = None) -> list[Pat
     if have_csv:
         # the run's own snapshots know its units; a chosen one may be from elsewhere
         own = latest_snapshot(folder) or snap
-        units = snapshot_units(own) if own is not None else NBODY
+        units = run_units(own) if own is not None else NBODY
         written.append(plot_diagnostics(csv_path, folder / "diagnostics.png", units))
     if snap is not None:
         written.append(plot_projection(snap, folder / f"{snap.stem}_xy.png"))
+    if cosmological_snapshots(folder):
+        written.append(plot_redshift_panels(folder, folder / "redshift_panels.png"))
     return written

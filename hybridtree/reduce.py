@@ -69,7 +69,8 @@ def host_net_acceleration(mass: np.ndarray, acc: np.ndarray) -> np.ndarray:
 def _moments(s: np.ndarray) -> dict:
     com = s[1:4] / s[0] if s[0] != 0 else np.zeros(3)
     return {"mass": float(s[0]), "com": com, "kinetic": float(s[4]), "potential": float(s[5]),
-            "momentum": s[6:9].copy(), "angular_momentum": s[9:12].copy()}
+            "momentum": s[6:9].copy(), "angular_momentum": s[9:12].copy(),
+            "inertia": float(s[12])}
 
 
 def host_moments(pos: np.ndarray, vel: np.ndarray, mass: np.ndarray,
@@ -78,7 +79,7 @@ def host_moments(pos: np.ndarray, vel: np.ndarray, mass: np.ndarray,
     x, y, z = pos.T
     vx, vy, vz = vel.T
     h = 0.5 * mass
-    t = np.empty((len(mass), 12))
+    t = np.empty((len(mass), 13))
     t[:, 0] = mass
     t[:, 1:4] = mass[:, None] * pos
     t[:, 4] = h * ((vx * vx + vy * vy) + vz * vz)
@@ -87,6 +88,7 @@ def host_moments(pos: np.ndarray, vel: np.ndarray, mass: np.ndarray,
     t[:, 9] = mass * (y * vz - z * vy)
     t[:, 10] = mass * (z * vx - x * vz)
     t[:, 11] = mass * (x * vy - y * vx)
+    t[:, 12] = mass * ((x * x + y * y) + z * z)
     return _moments(host_block_sum(t))
 
 
@@ -220,11 +222,12 @@ class Reducer:
                 pot: cl.Buffer | None = None) -> dict:
         """Keys ``mass`` (Σ m), ``com`` (Σ m x / Σ m, (3,)), ``kinetic`` (½ Σ m v²),
         ``potential`` (½ Σ m φ, 0.0 without ``pot``), ``momentum`` (Σ m v, (3,)) and
-        ``angular_momentum`` (Σ m x × v about the origin, (3,)); internal units."""
+        ``angular_momentum`` (Σ m x × v about the origin, (3,)) and ``inertia``
+        (Σ m |x|², about the origin); internal units."""
         if n == 0:
-            return _moments(np.zeros(12))
+            return _moments(np.zeros(13))
         knl = self._knl("moment_terms")
-        return _moments(self._levels(knl, n, 12, pos, vel, mass, pot,
+        return _moments(self._levels(knl, n, 13, pos, vel, mass, pot,
                                      np.int32(pot is not None)))
 
     def lagrangian_radii(self, n: int, pos: cl.Buffer, mass: cl.Buffer, centre: np.ndarray,

@@ -90,6 +90,11 @@ def initial_conditions(settings: Settings, units: Units, comm: Comm | None = Non
         except SnapshotError as exc:
             raise RunError(f"initial conditions: {exc}") from None
         check_particles(p, f"initial conditions ({c.file})", comm)
+        if settings.cosmology.enabled:
+            # the origin is the centre of the Hubble flow: no shift; the run's schedule
+            # starts at z_start, which must be the file's
+            _check_start(settings, t0, c.file)
+            return p, t0
         if comm.size == 1:
             p.pos, p.vel = ics.to_com_frame(p.pos, p.vel, p.mass)
         else:
@@ -97,6 +102,8 @@ def initial_conditions(settings: Settings, units: Units, comm: Comm | None = Non
                                                  p.mass @ p.vel]))
             p.pos, p.vel = p.pos - tot[1:4] / tot[0], p.vel - tot[4:7] / tot[0]
         return p, t0
+    if c.kind == "cosmo_sphere":
+        return _cosmo_sphere(settings, comm)
     params = {"radius": c.radius} if c.kind == "cold_sphere" else {"r_max": c.r_max}
     lo, hi = c.n * comm.rank // comm.size, c.n * (comm.rank + 1) // comm.size
     share = ics.generate_share(c.kind, c.n, lo, hi, c.seed, **params)
@@ -108,6 +115,32 @@ def initial_conditions(settings: Settings, units: Units, comm: Comm | None = Non
     p = Particles(share.pos, share.vel, share.mass, share.ids)
     check_particles(p, f"initial conditions ({c.kind})", comm)
     return p, t0
+
+
+def _check_start(settings: Settings, t0: float, what: str) -> None:
+    bg = background_of(settings)
+    z = settings.cosmology.z_start
+    t_start = float(bg.t_of_a(1.0 / (1.0 + z)))
+    if abs(t0 - t_start) > 1e-6 * t_start:
+        z_file = 1.0 / float(bg.a_of_t(t0)) - 1.0
+        raise RunError(f"initial conditions ({what}) are at z = {z_file:.6g}, but "
+                       f"cosmology.z_start is {z}")
+
+
+def _cosmo_sphere(settings: Settings, comm: Comm) -> tuple[Particles, float]:
+    """This process's share of a cosmological sphere (:mod:`hybridtree.cosmo.ics`) at
+    cosmology.z_start, in physical coordinates, and the age then (internal units).  Not
+    moved to a centre-of-mass frame: the cube's centre is the origin of the Hubble flow."""
+    from .cosmo.ics import cosmo_sphere_share, sphere_count
+    c, bg = settings.ics, background_of(settings)
+    count = sphere_count(c.n_grid, c.box, c.radius)
+    lo, hi = count * comm.rank // comm.size, count * (comm.rank + 1) // comm.size
+    a0 = 1.0 / (1.0 + settings.cosmology.z_start)
+    pos, vel, mass, ids = cosmo_sphere_share(c.n_grid, c.box, c.radius, a0, bg, c.seed,
+                                             lo, hi, order=c.lpt)
+    p = Particles(pos, vel, mass, ids)
+    check_particles(p, "initial conditions (cosmo_sphere)", comm)
+    return p, float(bg.t_of_a(a0))
 
 
 def check_particles(p: Particles, what: str, comm: Comm | None = None) -> None:
@@ -225,3 +258,14 @@ def particles_from_arrays(pos: Any, vel: Any, mass: Any, ids: Any) -> Particles:
         if len(np.unique(ids)) != n:
             raise ValueError("Simulation: ids must be unique")
     return Particles(arrays["pos"], arrays["vel"], arrays["mass"], ids)
+
+
+def background_of(settings: Settings) -> Any:
+    """The expansion history of a cosmological run
+    (:class:`hybridtree.cosmo.background.Cosmology`, internal units); None otherwise."""
+    c = settings.cosmology
+    if not c.enabled:
+        return None
+    from .cosmo.background import Cosmology
+    return Cosmology(omega_m=c.omega_m, omega_l=c.omega_lambda, omega_b=c.omega_b,
+                     h=c.h, sigma8=c.sigma8, n_s=c.n_s, units=Units(settings.units.length_cm, settings.units.mass_g))

@@ -27,10 +27,14 @@ class NestedLeapfrog:
     ``compute(state, parts)``: the one-process engine or the MPI one."""
 
     def __init__(self, engine, inner: str = "full", outer: str | None = None,
-                 n_inner: int = 1):
+                 n_inner: int = 1, external: float = 0.0):
+        """``external``: the coefficient λ of an external acceleration λ x (the Λ term
+        Ω_Λ H0² r of a cosmological sphere in physical coordinates; 0: none), kicked with
+        the outer part (the slow, smooth one), or with the whole force of a plain run."""
         if n_inner < 1:
             raise ValueError(f"n_inner must be >= 1, got {n_inner}")
         self.engine, self.inner, self.outer, self.n_inner = engine, inner, outer, int(n_inner)
+        self.external = float(external)
 
     @property
     def parts(self) -> tuple[str, ...]:
@@ -46,19 +50,31 @@ class NestedLeapfrog:
         """One step of ``dt`` (the soft step of a hybrid run)."""
         h = dt / self.n_inner
         if self.outer is not None:
-            state.kick(self.outer, 0.5 * dt)
+            self._kick_outer(state, 0.5 * dt)
         for k in range(self.n_inner):
-            state.kick(self.inner, 0.5 * h)
+            self._kick_inner(state, 0.5 * h)
             state.drift(h)
             last = k == self.n_inner - 1
             self.engine.compute(state, self.parts if last else (self.inner,))
-            state.kick(self.inner, 0.5 * h)
+            self._kick_inner(state, 0.5 * h)
         if self.outer is not None:
-            state.kick(self.outer, 0.5 * dt)
+            self._kick_outer(state, 0.5 * dt)
+
+    def _kick_outer(self, state, dt: float) -> None:
+        state.kick(self.outer, dt)
+        if self.external:
+            state.kick_linear(self.external, dt)
+
+    def _kick_inner(self, state, dt: float) -> None:
+        state.kick(self.inner, dt)
+        if self.external and self.outer is None:
+            state.kick_linear(self.external, dt)
 
 
-def scheme_for(g: GravitySettings, engine) -> NestedLeapfrog:
-    """The plain leapfrog, or the hybrid tree's nested steps where ``g`` has a split."""
+def scheme_for(g: GravitySettings, engine, external: float = 0.0) -> NestedLeapfrog:
+    """The plain leapfrog, or the hybrid tree's nested steps where ``g`` has a split;
+    ``external``: see :class:`NestedLeapfrog`."""
     if g.changeover is None:
-        return NestedLeapfrog(engine)
-    return NestedLeapfrog(engine, inner="hard", outer="soft", n_inner=g.n_hard)
+        return NestedLeapfrog(engine, external=external)
+    return NestedLeapfrog(engine, inner="hard", outer="soft", n_inner=g.n_hard,
+                          external=external)

@@ -31,7 +31,7 @@ import numpy as np
 import pyopencl as cl
 
 from . import __version__
-from .config import ConfigError, Settings, load_config, settings_from_flat
+from .config import ConfigError, Settings, load_config, redshift_list, settings_from_flat
 from .diagnostics import COLUMNS, DiagnosticsFile, Reporter, breakdown_record, measure
 from .engine import GravitySettings
 from .faults import inject
@@ -42,9 +42,11 @@ from .opencl import get_runtime, set_device_slot
 from .parallel.comm import Comm, node_local_rank
 from .parallel.snapshots import check_unique_ids_across, read_particles_share, write_run_snapshot
 from .runfolder import RESTART_STEM, prepare_output, run_point_step
-from .runsetup import (RunError, api_settings, check_parallel, check_particles, grid_shape,
-                       initial_conditions, launched_processes, load_restart,
+from .runsetup import (RunError, api_settings, background_of, check_parallel,
+                       check_particles, grid_shape, initial_conditions, launched_processes,
+                       load_restart,
                        particles_from_arrays, run_comm, together)
+from .schedule import Cosmic, Uniform
 from .stepper import SerialStepper, Stepper
 from .units import Units
 
@@ -179,8 +181,12 @@ class Simulation:
                caller_ids: np.ndarray | None = None, restart_path: str | None = None,
                log_json: bool = False, echo: bool = False) -> None:
         self.settings, self.units, self._comm = settings, settings_units(settings), comm
-        self._dt = settings.time.dt
-        self._t0, self._step0, self._step = start.time, start.step, start.step
+        self._step0 = self._step = start.step
+        self._background = background_of(settings)
+        self._sched = schedule_of(settings, self._background, start.time, start.step)
+        # the Λ term of an expanding sphere in physical coordinates: an acceleration λ r
+        self._lambda = (settings.cosmology.omega_lambda * self._background.H0 ** 2
+                        if self._background is not None else 0.0)
         self._number = start.snapshot
         self._caller_ids = caller_ids
         self._slots: np.ndarray | None = None      # caller position by ID - min ID
@@ -232,10 +238,11 @@ class Simulation:
         self._reporter = Reporter(log, quiet or not root, log_json, progress if root else False,
                                   append=in_place, echo=echo)
         p0 = start.particles
-        self._stepper = _stepper(self.settings, p0, comm, self._rt)
+        self._stepper = _stepper(self.settings, p0, comm, self._rt, self._lambda)
+        self._soften(self._step)
         self._reporter.event("start", version=__version__, device=self._rt.info.label,
                              particles=self._n,
-                             processes=comm.size, dt=self._dt, t_start=start.time,
+                             processes=comm.size, dt=self.dt, t_start=start.time,
                              state=getattr(self._stepper, "backend", "host"),
                              config=self.settings.source,
                              output=str(self._out) if self._out else "")
@@ -250,7 +257,7 @@ class Simulation:
         self._stepper.start(reuse)
         self._e0 = start.e0
         if self._e0 is None:
-            mom = self._stepper.moments()
+            mom = self._moments()
             self._e0 = float(mom["kinetic"] + mom["potential"])
         self._prev = self._counters()
         self._prev_bd = self._stepper.breakdown()
@@ -281,12 +288,29 @@ class Simulation:
     @property
     def t(self) -> float:
         """The time (internal units); counted from the start, so it never drifts."""
-        return self._t0 + (self._step - self._step0) * self._dt
+        return self._sched.time(self._step)
 
     @property
     def dt(self) -> float:
-        """The (soft) step, internal units."""
-        return self._dt
+        """The (soft) step from here, internal units."""
+        return self._sched.dt(self._step)
+
+    @property
+    def a(self) -> float:
+        """Scale factor of a cosmological run (NaN otherwise)."""
+        return self._sched.a(self._step)
+
+    @property
+    def redshift(self) -> float:
+        """Redshift 1/a - 1 of a cosmological run (NaN otherwise)."""
+        return 1.0 / self.a - 1.0
+
+    @property
+    def t_end(self) -> float:
+        """The run's end: time.t_end, or the time of cosmology.z_end (internal units)."""
+        if self._sched.cosmological:
+            return self._sched.time(self._sched.steps)
+        return self.settings.time.t_end
 
     @property
     def steps(self) -> int:
@@ -380,15 +404,18 @@ class Simulation:
 
     def energy(self) -> dict[str, float]:
         """Kinetic, potential (½ Σ m φ) and total energy of all processes' particles."""
-        mom = self._stepper.moments()
+        mom = self._moments()
         kin, pot = float(mom["kinetic"]), float(mom["potential"])
         return {"kinetic": kin, "potential": pot, "total": kin + pot}
 
     @property
     def energy_error(self) -> float:
-        """(E - E0) / |E0|, E0 the total energy when the run began."""
-        e = self.energy()["total"]
-        return (e - self._e0) / abs(self._e0) if self._e0 else 0.0
+        """(E - E0) / |E0|, E0 the total energy when the run began; in a cosmological
+        run (E ≈ 0) (E - E0) / |W|, W the potential energy now."""
+        e = self.energy()
+        if self._lambda and e["potential"]:
+            return (e["total"] - self._e0) / abs(e["potential"])
+        return (e["total"] - self._e0) / abs(self._e0) if self._e0 else 0.0
 
     @property
     def diagnostics(self) -> dict[str, np.ndarray]:
@@ -405,20 +432,25 @@ class Simulation:
             raise ValueError(f"step(n): n must be a whole number >= 0, got {n!r}")
         self._advance(int(n))
 
-    def evolve(self, t: float) -> None:
-        """Step to time ``t`` (internal units), a whole number of steps from now."""
-        n = round((t - self.t) / self._dt)
-        if n < 0 or abs(self.t + n * self._dt - t) > 1e-9 * max(abs(t), self._dt):
-            near = self.t + max(n, 0) * self._dt
-            raise ValueError(f"evolve({t}): not a whole number of steps dt = {self._dt} "
-                             f"after t = {self.t} (nearest: {near})")
+    def evolve(self, t: float | None = None, *, z: float | None = None) -> None:
+        """Step to time ``t`` (internal units), a whole number of steps from now; or, in a
+        cosmological run, to the step closest to redshift ``z``."""
+        if (t is None) == (z is None):
+            raise ValueError("evolve: give a time t or (cosmological runs) a redshift z")
+        if z is None:
+            n = self._sched.steps_to(t, self._step)
+        elif not self._sched.cosmological:
+            raise ValueError("evolve(z=...): this is not a cosmological run")
+        else:
+            n = self._sched.step_of_redshift(z) - self._step
+            if n < 0:
+                raise ValueError(f"evolve(z={z}): the run is at z = {self.redshift:.4g} already")
         self._advance(n)
 
     def _advance(self, n: int) -> None:
         self._check_open()
         comm, stepper, rep = self._comm, self._stepper, self._reporter
         every_diag = self.settings.output.diag_every
-        every_snap = round(self.settings.output.snapshot_dt / self._dt)
         last = self._step + n
         rep.begin(n)
         wall0 = time.perf_counter()
@@ -426,7 +458,8 @@ class Simulation:
         try:
             with signals:
                 while self._step < last:
-                    stepper.step(self._dt)
+                    self._soften(self._step + 1)      # the forces at the step's end
+                    stepper.step(self._sched.dt(self._step))
                     self._step += 1
                     self._cache = None
                     step = self._step
@@ -437,7 +470,7 @@ class Simulation:
                     wrote = False
                     if step % every_diag == 0 or step == last:
                         self._report()
-                    if self._out is not None and step % every_snap == 0:
+                    if self._out is not None and self._sched.scheduled(step):
                         self._snapshot()
                         wrote = True
                     rep.tick(self.t)
@@ -485,11 +518,16 @@ class Simulation:
 
     def _report(self) -> None:
         """A diagnostics row (collective): kept, written to diagnostics.csv, printed."""
-        mom = self._stepper.moments()
+        mom = self._moments()
         radii = self._stepper.lagrangian_radii(mom["com"], mom["mass"])
         now, now_bd = self._counters(), self._stepper.breakdown()
         rec = measure(self._step, self.t, mom, radii, self._e0, now, self._prev, self._comm)
         rec.update(breakdown_record(self._comm, now_bd, self._prev_bd))
+        rec["a"] = self._sched.a(self._step)
+        if self._lambda and rec["potential"]:
+            # an expanding sphere's energy is nearly 0 (exactly 0 for a flat, homogeneous
+            # one): its change is measured against |W| instead
+            rec["rel_energy_error"] = (rec["total"] - self._e0) / abs(rec["potential"])
         self._prev, self._prev_bd = now, now_bd
         self._records.append(rec)
         with self._stepper.clock.host("output"):
@@ -502,7 +540,29 @@ class Simulation:
         # on from it whatever else (a restart point, a save) was written since
         return {"Step": self._step, "SnapshotNumber": self._number - 1,
                 "InitialEnergy": self._e0, "Version": __version__,
-                "Processes": self._comm.size}
+                "Processes": self._comm.size, "Time": self.t}
+
+    def _cosmo_header(self) -> dict[str, float] | None:
+        """What a snapshot of a cosmological run needs for GADGET's convention (scale
+        factor, h, Ω's); None for other runs."""
+        if not self._sched.cosmological:
+            return None
+        c = self.settings.cosmology
+        return {"a": self.a, "h": c.h, "omega_m": c.omega_m, "omega_lambda": c.omega_lambda}
+
+    def _soften(self, step: int) -> None:
+        """A cosmological run's softening for the forces at ``step``: gravity.eps is
+        comoving, physical ε = a ε (a constant fraction of the interparticle spacing)."""
+        if self._sched.cosmological:
+            self._stepper.set_softening(self._sched.a(step) * self.settings.gravity.eps)
+
+    def _moments(self) -> dict:
+        """The stepper's sums, with the Λ term's potential energy -½ λ Σ m r² added to
+        the potential (a cosmological run's energy is then conserved)."""
+        mom = self._stepper.moments()
+        if self._lambda:
+            mom["potential"] = mom["potential"] - 0.5 * self._lambda * mom["inertia"]
+        return mom
 
     def _snapshot(self, wait: bool = False, restart: bool = False) -> None:
         """Collective: the next scheduled snapshot, or (``restart``) the restart point."""
@@ -514,10 +574,11 @@ class Simulation:
         particles = self._stepper.particles()              # timed as "transfer"
         comm, out, t = self._comm, self._out, self.t
         params, layout = self.settings.flat(), self.settings.output.snapshot_files
+        cosmo = self._cosmo_header()
 
         def write() -> list[Path]:
             return write_run_snapshot(comm, out, stem, particles, t, self.units, params,
-                                      state, layout)
+                                      state, layout, cosmology=cosmo)
 
         self._written = self._step
         with self._stepper.clock.host("output"):
@@ -541,12 +602,13 @@ class Simulation:
                                     f"does not exist")
         flat = self.settings.flat()
         flat["output.dir"] = str(path.parent)
-        if flat["time.t_end"] < self.t and abs(round(self.t / self._dt) * self._dt - self.t
-                                               ) <= 1e-9 * max(self.t, self._dt):
+        dt = self.settings.time.dt
+        if (not self._sched.cosmological and flat["time.t_end"] < self.t
+                and abs(round(self.t / dt) * dt - self.t) <= 1e-9 * max(self.t, dt)):
             flat["time.t_end"] = self.t     # so the stored settings describe a valid run
         write_run_snapshot(self._comm, path.parent, path.name[:-len(".hdf5")],
                            self._stepper.particles(), self.t, self.units, flat,
-                           self._run_state(), "single")
+                           self._run_state(), "single", cosmology=self._cosmo_header())
         return path
 
     def close(self) -> None:
@@ -610,7 +672,7 @@ class Simulation:
 
     def __repr__(self) -> str:
         return (f"<hybridtree.Simulation N={self._n} t={self.t:.6g} steps={self._step} "
-                f"dt={self._dt:g} on {self._rt.info.label}>")
+                f"dt={self.dt:g} on {self._rt.info.label}>")
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -630,11 +692,23 @@ def _gravity_keys(flat: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in flat.items() if k.startswith("gravity.")}
 
 
-def _stepper(settings: Settings, p: Particles, comm: Comm, rt) -> Stepper:
-    """The run's stepper: one process (state on the device where it can be), or many."""
+def _stepper(settings: Settings, p: Particles, comm: Comm, rt, external: float) -> Stepper:
+    """The run's stepper: one process (state on the device where it can be), or many;
+    ``external``: the coefficient of the Λ term (0: none)."""
     g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
     if comm.size == 1:
-        return SerialStepper(g, p, rt)
+        return SerialStepper(g, p, rt, external=external)
     from .parallel.stepping import ParallelStepper
     return ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
-                           samples=settings.parallel.samples, overlap=settings.parallel.overlap)
+                           samples=settings.parallel.samples, overlap=settings.parallel.overlap,
+                           external=external)
+
+
+def schedule_of(settings: Settings, background: Any, t0: float, step0: int):
+    """The run's steps (:mod:`hybridtree.schedule`); ``t0``: the time at step ``step0``."""
+    if background is None:
+        dt = settings.time.dt
+        return Uniform(t0, step0, dt, round(settings.output.snapshot_dt / dt))
+    c = settings.cosmology
+    return Cosmic(background, c.z_start, c.z_end, c.steps, c.stepping,
+                  redshift_list(settings.output.redshifts))

@@ -82,6 +82,12 @@ class HostState:
         with self.clock.host("integrate"):
             self.pos += dt * self.vel
 
+    def kick_linear(self, coef: float, dt: float) -> None:
+        """vel += (dt coef) pos: the kick of an acceleration coef · x (the Λ term of an
+        expanding sphere in physical coordinates, coef = Ω_Λ H0²)."""
+        with self.clock.host("integrate"):
+            self.vel += (dt * coef) * self.pos
+
     def total_acc(self) -> np.ndarray:
         if len(self.parts) == 1:
             return self.acc[self.parts[0]]
@@ -173,6 +179,14 @@ class DeviceState:
         with self.clock.device("integrate"):
             self._axpy(self.rt.queue, *self._range(3 * self.n), np.int32(3 * self.n),
                        np.float64(dt), self.vel, self.pos)
+
+    def kick_linear(self, coef: float, dt: float) -> None:
+        """vel += (dt coef) pos (see :meth:`HostState.kick_linear`; the same bits)."""
+        if self.n == 0:
+            return
+        with self.clock.device("integrate"):
+            self._axpy(self.rt.queue, *self._range(3 * self.n), np.int32(3 * self.n),
+                       np.float64(dt * coef), self.pos, self.vel)
 
     def _total_acc(self) -> cl.Buffer:
         if "full" in self.acc or self.n == 0:

@@ -8,6 +8,7 @@ report and write, and does no array arithmetic.  Units: internal (G = 1).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,11 @@ class Stepper:
     def step(self, dt: float) -> None:
         """One (soft) step of ``dt``."""
         self.scheme.step(self.state, dt)
+
+    def set_softening(self, eps: float) -> None:
+        """The Plummer softening of the forces from now on (length units): a
+        cosmological run's physical ε = a × its comoving one."""
+        self.engine.g = replace(self.engine.g, eps=float(eps))
 
     def particles(self, order: tuple[int, Any] | None = None) -> Particles:
         """Host copies of this process's particles (for a snapshot); ``order``: see
@@ -80,9 +86,9 @@ class Stepper:
 class SerialStepper(Stepper):
     """One process: the state on the device where it can be (:mod:`hybridtree.state`)."""
 
-    def __init__(self, g: GravitySettings, p: Particles, rt: Runtime):
+    def __init__(self, g: GravitySettings, p: Particles, rt: Runtime, external: float = 0.0):
         self.clock = Clock(rt)
         backend = state_backend(rt, g.method, g.build)
         self.state = make_state(p, g.parts, backend, rt, self.clock)
         self.engine = ForceEngine(g, rt, self.clock)
-        self.scheme = scheme_for(g, self.engine)
+        self.scheme = scheme_for(g, self.engine, external)

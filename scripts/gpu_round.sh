@@ -245,6 +245,24 @@ f = a(np.random.default_rng(1).random((4096, 3)), np.ones(4096), 0.01, device='n
 method='direct'); g = a(np.random.default_rng(1).random((4096, 3)), np.ones(4096), 0.01, \
 device='nvidia'); print('no CompilerWarning escaped', f.device)"
   ;;
+27) # issue 20: the oct-tree paper's cosmological sphere end to end (ICs, 3584 steps, halos, plots)
+  py cosmo_sphere 590 scripts/bench_cosmo.py configs/cosmo_sphere.toml --device nvidia \
+      --out /tmp/cs --json "$D/cosmo_sphere.json"
+  cp /tmp/cs/diagnostics.csv "$D/cosmo_sphere_diagnostics.csv"; cp /tmp/cs/run.log "$D/"
+  cp /tmp/cs/*.png "$D/" 2>/dev/null; ls -la /tmp/cs > "$D/cs_ls.txt"
+  ;;
+28) # issue 20: cosmic variance of the z = 0 mass function: the same sphere, seeds 2 and 3
+  for seed in 2 3; do
+    py cosmo_seed$seed 290 scripts/bench_cosmo.py configs/cosmo_sphere.toml --device nvidia \
+        --out /tmp/cs$seed --set ics.seed=$seed --json "$D/cosmo_sphere_seed$seed.json"
+  done
+  ;;
+29) # issue 20: an 8 times larger sphere (R = 90 Mpc, 22.6 M particles, 1024 steps) for the mass function
+  py cosmo_big 590 scripts/bench_cosmo.py configs/cosmo_sphere.toml --device nvidia --out /tmp/cb \
+      --set ics.n_grid=352 --set ics.box=180.5 --set ics.radius=90.0 --set cosmology.steps=1024 \
+      --set output.redshifts=0 --json "$D/cosmo_big.json"
+  cp /tmp/cb/diagnostics.csv "$D/cosmo_big_diagnostics.csv"; cp /tmp/cb/*.png "$D/" 2>/dev/null
+  ;;
 *) shift; py custom 580 "$@" ;;
 esac
 tar czf "$O/results.tgz" -C "$D" .

@@ -88,10 +88,13 @@ def ics(out: str, specs: list) -> None:
     comm = world()
     results = {}
     for i, spec in enumerate(specs):
-        settings = validate({"ics": spec})
+        table = {"ics": {k: v for k, v in spec.items() if k != "cosmology"}}
+        if "cosmology" in spec:         # a cosmological sphere starts at z_start's age
+            table["cosmology"] = spec["cosmology"]
+        settings = validate(table)
         units = Units(settings.units.length_cm, settings.units.mass_g)
         p, t0 = initial_conditions(settings, units, comm)
-        assert t0 == 0.0
+        assert (t0 > 0) == ("cosmology" in spec)
         got = comm.mpi.gather((p.ids, p.pos, p.vel, p.mass), root=0)
         if comm.rank == 0:
             ids, pos, vel, mass = (np.concatenate([g[j] for g in got]) for j in range(4))

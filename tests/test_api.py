@@ -257,9 +257,9 @@ def test_arrays_on_many_processes(tmp_path):
                                str(out)], capture_output=True, text=True, env=env, timeout=300)
         assert proc.returncode == 0, proc.stderr[-3000:]
         if mode == "clash":
-            lines = sorted(proc.stdout.splitlines())
-            assert len(lines) == 2 and all("duplicate" in line.lower() or "unique" in
-                                           line.lower() for line in lines), proc.stdout
+            # both processes raise it (their lines may interleave)
+            assert proc.stdout.count("not unique") == 2, proc.stdout
+            assert "rank 0 error" in proc.stdout and "rank 1 error" in proc.stdout
     r = np.load(out)
     assert sorted(r["ids"]) == list(range(1, 401)) and r["e"] == r["e1"]
     pos, vel, mass = plummer(400, seed=6)

@@ -133,28 +133,61 @@ def atomic_path(final: Path) -> Path:
 
 
 def _dataset(group: h5py.Group, name: str, data: np.ndarray, to_cgs: float,
-             description: str, length: int = 0, mass: int = 0, velocity: int = 0) -> None:
-    """A dataset with the unit attributes of GADGET-4 (``*_scaling``, ``to_cgs``) and of
-    the EAGLE convention (``VarDescription`` with U_L/U_M/U_V, ``CGSConversionFactor``)
-    that pynbody reads."""
+             description: str, length: int = 0, mass: int = 0, velocity: int = 0,
+             a_scaling: float = 0.0, h_scaling: float = 0.0) -> None:
+    """A dataset with the unit attributes of GADGET-4 (``*_scaling``, ``to_cgs``: physical
+    cgs = value × to_cgs × a^a_scaling × h^h_scaling) and of the EAGLE convention
+    (``VarDescription`` with U_L/U_M/U_V, ``CGSConversionFactor``) that pynbody reads."""
     d = group.create_dataset(name, data=data)
-    d.attrs["a_scaling"] = 0.0
-    d.attrs["h_scaling"] = 0.0
+    d.attrs["a_scaling"] = float(a_scaling)
+    d.attrs["h_scaling"] = float(h_scaling)
     d.attrs["length_scaling"] = float(length)
     d.attrs["mass_scaling"] = float(mass)
     d.attrs["velocity_scaling"] = float(velocity)
     d.attrs["to_cgs"] = float(to_cgs)
     d.attrs["VarDescription"] = description
     d.attrs["CGSConversionFactor"] = float(to_cgs)
-    d.attrs["aexp-scale-exponent"] = 0.0
-    d.attrs["h-scale-exponent"] = 0.0
+    d.attrs["aexp-scale-exponent"] = float(a_scaling)
+    d.attrs["h-scale-exponent"] = float(h_scaling)
+
+
+#: H0 = 100 h km/s/Mpc in 1/s per unit of h
+H100_PER_S = 1e7 / 3.0856775814913673e24
+
+
+def hubble_rate(a: float, h: float, omega_m: float, omega_lambda: float,
+                time_unit_s: float) -> float:
+    """H(a) of a matter + Λ (+ curvature) universe in units of 1/``time_unit_s`` -- the
+    expansion GADGET's velocity convention refers to (no radiation)."""
+    e2 = omega_m / a ** 3 + (1.0 - omega_m - omega_lambda) / a ** 2 + omega_lambda
+    return h * H100_PER_S * time_unit_s * np.sqrt(e2)
+
+
+@dataclass(frozen=True)
+class CosmicHeader:
+    """A cosmological snapshot's header values: scale factor ``a``, ``h``, Ω_m, Ω_Λ."""
+    a: float
+    h: float
+    omega_m: float
+    omega_lambda: float
+
+    def hubble(self, time_unit_s: float) -> float:
+        return hubble_rate(self.a, self.h, self.omega_m, self.omega_lambda, time_unit_s)
 
 
 def write_snapshot(path: str | Path, particles: Particles, time: float, units: Units,
                    parameters: dict[str, Any] | None = None,
                    run_state: dict[str, Any] | None = None, overwrite: bool = False,
-                   part: tuple[int, int, int] | None = None, commit: bool = True) -> Path:
+                   part: tuple[int, int, int] | None = None, commit: bool = True,
+                   cosmology: dict[str, float] | None = None) -> Path:
     """Write one snapshot file atomically (temporary file + rename); return its path.
+
+    ``particles`` in internal units, physical coordinates.  ``cosmology`` (keys ``a``,
+    ``h``, ``omega_m``, ``omega_lambda``): write GADGET's cosmological convention --
+    ``Header/Time`` = a, ``Redshift``, ``HubbleParam``, ``Omega0``, ``OmegaLambda``;
+    ``Coordinates`` comoving in units L/h (r / a · h), ``Masses`` in M/h, ``Velocities``
+    the peculiar velocity / sqrt(a) (v - H(a) r, then / sqrt(a)); ``time`` (internal)
+    goes into ``Time_GYR`` and the readers take it from ``RunState/Time``.
 
     ``part``: (file index, NumFilesPerSnapshot, total particle count) when this file is
     one of a multi-file snapshot (GADGET's ``BASE.K.hdf5`` convention).  ``commit``
@@ -173,8 +206,11 @@ def write_snapshot(path: str | Path, particles: Particles, time: float, units: U
     totals = np.zeros(N_TYPES, np.uint64)
     totals[DM] = total
     try:
+        cosmic = None if cosmology is None else CosmicHeader(
+            float(cosmology["a"]), float(cosmology["h"]), float(cosmology["omega_m"]),
+            float(cosmology["omega_lambda"]))
         _write_file(tmp, path, particles, time, units, parameters, run_state, counts, totals,
-                    n_files)
+                    n_files, cosmic)
         inject("write", int((run_state or {}).get("Step", -1)))     # tests only
         if not commit:
             return tmp
@@ -263,7 +299,8 @@ class _Sink:
 
 def _write_file(tmp: Path, path: Path, particles: Particles, time: float, units: Units,
                 parameters: dict[str, Any] | None, run_state: dict[str, Any] | None,
-                counts: np.ndarray, totals: np.ndarray, n_files: int) -> None:
+                counts: np.ndarray, totals: np.ndarray, n_files: int,
+                cosmic: CosmicHeader | None = None) -> None:
     """The HDF5 file of :func:`write_snapshot` at ``tmp`` (through a :class:`_Sink`); a
     failure (a full disk: OSError; HDF5 errors: OSError or RuntimeError) is a
     :class:`SnapshotWriteError` naming ``path``."""
@@ -275,10 +312,11 @@ def _write_file(tmp: Path, path: Path, particles: Particles, time: float, units:
     gyr = float(time) * units.time_s / GYR_S
     try:
         with h5py.File(sink, "w") as f:
-            _write_header(f, time, gyr, counts, totals, n_files)
-            _write_particles(f.create_group(f"PartType{DM}"), particles, units)
+            _write_header(f, time, gyr, counts, totals, n_files, cosmic)
+            _write_particles(f.create_group(f"PartType{DM}"), particles, units, cosmic)
             _write_attrs(f, "Units", units.attrs())
-            _write_attrs(f, "Parameters", {**(parameters or {}), "Time_GYR": gyr})
+            _write_attrs(f, "Parameters", {**(parameters or {}), "Time_GYR": gyr,
+                                           **_cosmic_parameters(cosmic, parameters)})
             if run_state is not None:
                 _write_attrs(f, "RunState", run_state)
     except (OSError, RuntimeError) as exc:
@@ -298,8 +336,19 @@ UNITS_MARK = ("VORONOI", "not a mesh: marks the file's own units as meaningful t
                          "pynbody (hybridtree: collisionless particles only)")
 
 
+def _cosmic_parameters(cosmic: CosmicHeader | None, parameters: dict[str, Any] | None
+                       ) -> dict[str, Any]:
+    """GADGET-4's cosmological run parameters (pynbody takes h and the Ω's from the
+    ``Parameters`` group, where GADGET-4 keeps them); none for other runs."""
+    if cosmic is None:
+        return {}
+    return {"ComovingIntegrationOn": 1, "HubbleParam": cosmic.h, "Omega0": cosmic.omega_m,
+            "OmegaLambda": cosmic.omega_lambda,
+            "OmegaBaryon": float((parameters or {}).get("cosmology.omega_b", 0.0))}
+
+
 def _write_header(f: h5py.File, time: float, gyr: float, counts: np.ndarray,
-                  totals: np.ndarray, n_files: int) -> None:
+                  totals: np.ndarray, n_files: int, cosmic: CosmicHeader | None = None) -> None:
     """``Header`` (GADGET-4's keys; ``Time`` in internal units, ``Time_GYR`` = ``gyr``,
     the same in Gyr) and ``Config`` (see :data:`UNITS_MARK`)."""
     h = f.create_group("Header").attrs
@@ -318,16 +367,32 @@ def _write_header(f: h5py.File, time: float, gyr: float, counts: np.ndarray,
     for flag in ("Cooling", "Sfr", "Feedback", "StellarAge", "Metals", "Entropy_ICs"):
         h[f"Flag_{flag}"] = 0
     h["Time_GYR"] = gyr
+    if cosmic is not None:
+        h["Time"] = cosmic.a
+        h["Redshift"] = 1.0 / cosmic.a - 1.0
+        h["Omega0"] = cosmic.omega_m
+        h["OmegaLambda"] = cosmic.omega_lambda
+        h["HubbleParam"] = cosmic.h
     f.create_group("Config").attrs[UNITS_MARK[0]] = UNITS_MARK[1]
 
 
-def _write_particles(g: h5py.Group, particles: Particles, units: Units) -> None:
-    """``PartType1``'s datasets, in internal units (``to_cgs``: the factor to cgs)."""
+def _write_particles(g: h5py.Group, particles: Particles, units: Units,
+                     cosmic: CosmicHeader | None = None) -> None:
+    """``PartType1``'s datasets, in internal units (``to_cgs``: the factor to cgs); a
+    cosmological run's in GADGET's convention (:func:`write_snapshot`)."""
     u = units
-    _dataset(g, "Coordinates", particles.pos, u.length_cm, "Positions [U_L ]", length=1)
-    _dataset(g, "Velocities", particles.vel, u.velocity_cm_per_s, "Velocities [U_V ]",
-             velocity=1)
-    _dataset(g, "Masses", particles.mass, u.mass_g, "Masses [U_M ]", mass=1)
+    pos, vel, mass = particles.pos, particles.vel, particles.mass
+    a_pos = h_pos = a_vel = 0.0
+    if cosmic is not None:
+        a, h = cosmic.a, cosmic.h
+        vel = (vel - cosmic.hubble(u.time_s) * pos) / np.sqrt(a)
+        pos, mass = pos * (h / a), mass * h
+        a_pos, h_pos, a_vel = 1.0, -1.0, 0.5
+    _dataset(g, "Coordinates", pos, u.length_cm, "Positions [U_L ]", length=1,
+             a_scaling=a_pos, h_scaling=h_pos)
+    _dataset(g, "Velocities", vel, u.velocity_cm_per_s, "Velocities [U_V ]",
+             velocity=1, a_scaling=a_vel)
+    _dataset(g, "Masses", mass, u.mass_g, "Masses [U_M ]", mass=1, h_scaling=h_pos)
     _dataset(g, "ParticleIDs", particles.ids.astype(np.uint64), 1.0,
              "Unique particle identifiers (dimensionless)")
     if particles.pot is not None:
@@ -576,10 +641,48 @@ def read_particles(path: str | Path, types: str = "all", units: Units | None = N
     Returns (particles, time, file units).
     """
     path = Path(path)
-    cols, time, stated, _, _ = _read_set(path, types, share)
+    cols, time, stated, _, state = _read_set(path, types, share)
     if share[1] == 1:
         check_unique_ids(cols["ids"], str(path))
+    time = _physical(path, cols, time, stated, state)
     return _converted(cols, time, stated, units)
+
+
+def cosmic_header(path: str | Path) -> CosmicHeader | None:
+    """The cosmological header of a snapshot (any part or its stem), None when its
+    ``Omega0`` is not > 0 (not a cosmological snapshot)."""
+    with _open(resolve_snapshot(path)) as f:
+        h = f["Header"].attrs if "Header" in f else {}
+        om = float(np.asarray(h.get("Omega0", 0.0)).reshape(-1)[0])
+        if not om > 0:
+            return None
+        return CosmicHeader(float(h["Time"]), float(h.get("HubbleParam", 1.0)), om,
+                      float(h.get("OmegaLambda", 0.0)))
+
+
+def _physical(path: Path, cols: dict[str, np.ndarray], time: float, stated: tuple | None,
+              state: dict) -> float:
+    """Columns of a cosmological snapshot back to physical coordinates and velocities in
+    the file's units (in place); returns the time in the file's time units (from
+    ``RunState/Time``, else ``Header/Time_GYR``).  Other snapshots: unchanged."""
+    cosmic = cosmic_header(path)
+    if cosmic is None:
+        return time
+    if stated is None:
+        raise SnapshotError(f"{path}: a cosmological snapshot without units")
+    a, h = cosmic.a, cosmic.h
+    t_unit = stated[2]
+    cols["pos"] = cols["pos"] * (a / h)
+    cols["mass"] = cols["mass"] / h
+    cols["vel"] = cols["vel"] * np.sqrt(a) + cosmic.hubble(t_unit) * cols["pos"]
+    if "Time" in state:
+        return float(state["Time"])
+    with _open(resolve_snapshot(path)) as f:
+        gyr = f["Header"].attrs.get("Time_GYR")
+    if gyr is None:
+        raise SnapshotError(f"{path}: a cosmological snapshot without Header/Time_GYR "
+                            f"(the age is needed to continue from it)")
+    return float(gyr) * GYR_S / t_unit
 
 
 def check_unique_ids(ids: np.ndarray, where: str) -> None:
@@ -613,6 +716,7 @@ def read_snapshot(path: str | Path, share: tuple[int, int] = (0, 1)) -> Snapshot
                                                   ("Acceleration", "Potential"))
     if stated is None:
         raise SnapshotError(f"{path}: no Units group")
+    time = _physical(path, cols, time, stated, state)
     if share[1] == 1:
         check_unique_ids(cols["ids"], str(path))
     particles, time, units = _converted(cols, time, stated, None)

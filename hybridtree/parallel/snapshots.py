@@ -70,16 +70,18 @@ def file_name(stem: str, part: int | None = None) -> str:
 
 def write_run_snapshot(comm: Comm, folder: Path, stem: str, p: Particles, time: float,
                        units: Units, parameters: dict[str, Any], run_state: dict[str, Any],
-                       layout: str = "single") -> list[Path]:
+                       layout: str = "single", cosmology: dict[str, float] | None = None
+                       ) -> list[Path]:
     """Collective: write this process's particles ``p`` (with their accelerations and
     potentials) as ``folder/STEM.hdf5`` (or the parts ``STEM.K.hdf5`` in the
     ``per_process`` layout); returns the paths this process wrote.  A failure anywhere
     raises CollectiveError everywhere, and no part of the new snapshot is left under its
-    final name."""
+    final name.  ``cosmology``: see :func:`hybridtree.io.snapshot.write_snapshot`."""
     if comm.size == 1:
         path = folder / file_name(stem)
         try:
-            return [write_snapshot(path, p, time, units, parameters, run_state, overwrite=True)]
+            return [write_snapshot(path, p, time, units, parameters, run_state, overwrite=True,
+                                    cosmology=cosmology)]
         except SnapshotWriteError:      # names the snapshot already
             raise
         except OSError as exc:       # name the file: "No space left on device" alone is not enough
@@ -93,7 +95,8 @@ def write_run_snapshot(comm: Comm, folder: Path, stem: str, p: Particles, time: 
                               rows["acc"], rows["pot"])
             try:
                 paths = [write_snapshot(folder / file_name(stem), whole, time, units,
-                                        parameters, run_state, overwrite=True)]
+                                        parameters, run_state, overwrite=True,
+                                        cosmology=cosmology)]
             except OSError as exc:
                 error = f"writing {folder / file_name(stem)}: {exc.strerror or exc}"
         agree(comm, error)
@@ -107,7 +110,8 @@ def write_run_snapshot(comm: Comm, folder: Path, stem: str, p: Particles, time: 
     tmp, error = None, None
     try:
         tmp = write_snapshot(final, p, time, units, parameters, state, overwrite=True,
-                             part=(comm.rank, comm.size, total), commit=False)
+                             part=(comm.rank, comm.size, total), commit=False,
+                             cosmology=cosmology)
     except OSError as exc:
         error = f"writing {final}: {exc.strerror or exc}"
     try:

@@ -68,13 +68,13 @@ class ParallelStepper(Stepper):
 
     def __init__(self, g: GravitySettings, p: Particles, rt: Runtime, comm: Comm,
                  grid: tuple[int, int, int] | None = None, samples: int = 2000,
-                 overlap: bool = False):
+                 overlap: bool = False, external: float = 0.0):
         self.comm, self.grid, self.samples = comm, grid, samples
         self.clock = Clock(rt)
         backend = state_backend(rt, g.method, g.build)
         self.state = make_state(p, g.parts, backend, rt, self.clock)
         self.engine = ParallelEngine(g, rt, comm, self.clock, overlap)
-        self.scheme = scheme_for(g, self.engine)
+        self.scheme = scheme_for(g, self.engine, external)
         self.totals: dict[str, float] = defaultdict(float)
         self.rng = np.random.default_rng([SAMPLE_SEED, comm.rank])
         self.domains = None
@@ -124,11 +124,12 @@ class ParallelStepper(Stepper):
     def moments(self) -> dict:
         m = self.state.moments()
         local = np.concatenate([[m["mass"]], m["mass"] * m["com"], [m["kinetic"], m["potential"]],
-                                m["momentum"], m["angular_momentum"]])
+                                m["momentum"], m["angular_momentum"], [m["inertia"]]])
         tot = self.comm.allreduce(local)
         com = tot[1:4] / tot[0] if tot[0] > 0 else np.zeros(3)
         return {"mass": float(tot[0]), "com": com, "kinetic": float(tot[4]),
-                "potential": float(tot[5]), "momentum": tot[6:9], "angular_momentum": tot[9:12]}
+                "potential": float(tot[5]), "momentum": tot[6:9], "angular_momentum": tot[9:12],
+                "inertia": float(tot[12])}
 
     def lagrangian_radii(self, centre: np.ndarray, total_mass: float) -> list[float]:
         s = self.state
