@@ -34,8 +34,8 @@ from matplotlib.figure import Figure
 
 from .config import KPC_CM, MSUN_1E10_G
 from .diagnostics import read_diagnostics
-from .io.snapshot import (SNAPSHOT_RE, SnapshotError, _attr, _file_units, _open, _read_set,
-                          atomic_path, latest_snapshot, read_particles)
+from .io.hdf5_read import _attr, _file_units, _open, _read_set
+from .io.snapshot import SNAPSHOT_RE, SnapshotError, atomic_path, latest_snapshot, read_particles
 from .units import GYR_S, Units
 
 __all__ = ["NBODY", "REDSHIFTS", "PlotUnits", "SnapshotCosmology", "cosmological_snapshots",

@@ -86,7 +86,7 @@ def test_without_the_lambda_term_the_sphere_lags_behind():
 
 def test_cosmological_snapshots_read_back_physical_in_our_readers_pynbody_and_yt(tmp_path):
     pynbody = pytest.importorskip("pynbody")
-    yt = pytest.importorskip("yt")
+    pytest.importorskip("yt")
     from hybridtree.io import load_yt
     pos, vel, mass, bg = lattice_sphere(4.0, 0.5, 4.0)
     # peculiar velocities of a few per cent of the Hubble velocity at the edge

@@ -164,7 +164,7 @@ def test_a_failing_process_stops_all_promptly(here):
 
 def test_a_full_disk_is_a_clear_error_and_keeps_earlier_snapshots(here, monkeypatch, capsys):
     """ENOSPC on the third snapshot write (as a full file system reports it)."""
-    import hybridtree.io.snapshot as snapshot
+    import hybridtree.io.hdf5_write as snapshot
     real, opened = h5py.File, []
 
     def file(name, mode="r", *a, **k):

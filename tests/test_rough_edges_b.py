@@ -81,7 +81,7 @@ def test_a_full_disk_names_the_snapshot_and_leaves_no_temporary_file(here, capsy
                                                                      monkeypatch, kind):
     """HDF5's own report of ENOSPC names the temporary file (OSError while writing,
     RuntimeError while closing); the user must see the snapshot's name."""
-    import hybridtree.io.snapshot as snapshot
+    import hybridtree.io.hdf5_write as snapshot
     real = snapshot._dataset
 
     def dataset(group, name, *a, **k):
@@ -105,7 +105,7 @@ def test_a_full_disk_names_the_snapshot_and_leaves_no_temporary_file(here, capsy
 
 def test_write_snapshot_error_names_the_file(tmp_path, monkeypatch):
     import numpy as np
-    import hybridtree.io.snapshot as snapshot
+    import hybridtree.io.hdf5_write as snapshot
     from hybridtree.units import Units
 
     def broken(*a, **k):

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from conftest import one_error_line, run_config
-from hybridtree import simulation
 from hybridtree.cli import main
 from hybridtree.diagnostics import read_diagnostics
 

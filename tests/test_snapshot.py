@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hybridtree.config import validate
-from hybridtree.io import snapshot as snapmod
+from hybridtree.io import hdf5_write as snapmod
 from hybridtree.io.snapshot import (Particles, SnapshotError, read_particles, read_snapshot,
                                     write_snapshot)
 from hybridtree.units import G_CGS, Units

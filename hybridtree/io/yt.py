@@ -20,7 +20,8 @@ from typing import Any, Iterator
 import h5py
 import numpy as np
 
-from .snapshot import N_TYPES, SnapshotError, _file_units, _open, snapshot_files
+from .hdf5_read import N_TYPES, _file_units, _open
+from .snapshot import SnapshotError, snapshot_files
 
 __all__ = ["load_yt"]
 

@@ -1,13 +1,10 @@
-"""Friends-of-friends halos of a snapshot, GADGET-4's FOF catalogue, halo mass functions.
+"""The FOF halo catalogue of a snapshot, in GADGET-4's conventions and file layout.
 
-- :func:`friends_of_friends`: group labels of particles closer than a linking length
-  (open boundaries), from scipy's cKDTree in slabs of bounded size.
 - :func:`find_halos`: the FOF groups of a (cosmological) snapshot as a
   :class:`HaloCatalogue`: linking length b times the mean comoving interparticle
-  separation, group properties in GADGET-4's conventions.
+  separation (:func:`hybridtree.halos.fof.linking_length`), group properties in GADGET-4's
+  conventions.
 - :func:`write_catalogue`: the catalogue as GADGET-4's ``fof_tab_NNN.hdf5``.
-- :func:`mass_function`, :func:`reference_mass_function`: dn/dlnM of a list of halo masses,
-  and of a model (Sheth & Tormen 1999, Tinker et al. 2008 ...) through colossus.
 
 Conventions (GADGET's, as hybridtree writes a cosmological snapshot): ``Header/Time`` is
 the scale factor a, ``HubbleParam`` h, ``Omega0`` Ω_m, ``OmegaLambda`` Ω_Λ; ``Coordinates``
@@ -18,8 +15,7 @@ cosmological: a = 1, h = 1, and the linking length must be given.
 What GADGET-4 does and this module follows (src/fof/fof.cc, fof_io.cc, fof.h, io/io.cc,
 main/init.cc, io/snap_io.h of GADGET-4):
 
-- linking length ``FOF_LINKLENGTH`` × (mean particle mass / (Ω_m ρ_crit,0))^(1/3),
-  comoving; two particles are linked when their distance is <= the linking length;
+- the linking length: :mod:`hybridtree.halos.fof`;
 - groups of at least ``FOF_GROUP_MIN_LEN`` particles, ordered by length (descending), ties
   by the smallest particle ID in the group (ascending);
 - ``GroupPos``: the centre of mass (comoving), ``GroupMass`` the summed mass, in the
@@ -46,149 +42,20 @@ from __future__ import annotations
 import math
 import os
 import re
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Mapping
 
 import h5py
 import numpy as np
-from scipy.spatial import cKDTree
 
-from .io.snapshot import (N_TYPES, SnapshotError, atomic_path, resolve_snapshot,
+from ..io.snapshot import (N_TYPES, SnapshotError, atomic_path, resolve_snapshot,
                           snapshot_files)
-from .units import G_CGS
+from .fof import FOF_CHUNK, MPC_CM, friends_of_friends, linking_length
 
-__all__ = ["HaloCatalogue", "MassFunction", "catalogue_name", "colossus_cosmology",
-           "cosmology_params",
-           "find_halos", "friends_of_friends", "linking_length", "mass_function",
-           "mean_separation", "reference_mass_function", "write_catalogue"]
+__all__ = ["HaloCatalogue", "catalogue_name", "find_halos", "write_catalogue"]
 
-MPC_CM = 3.0856775814913673e24      # 1 Mpc in cm (IAU)
 MSUN_G = 1.98841e33                 # solar mass in g (IAU nominal, as hybridtree.config)
-KM_CM = 1e5
-#: particles per slab of :func:`friends_of_friends` (its memory: about 16 bytes per linked
-#: pair in a slab, 2^16 particles at a few hundred neighbours each: tens of MB)
-FOF_CHUNK = 1 << 16
-
-
-# --------------------------------------------------------------------------------------
-# friends of friends
-
-def friends_of_friends(pos: np.ndarray, link: float, chunk: int = FOF_CHUNK,
-                       leafsize: int = 16) -> np.ndarray:
-    """Friends-of-friends groups: particles i and j are linked when |x_i - x_j| <= ``link``
-    (open boundaries, no periodic images); a group is a connected set of links.
-
-    ``pos``: (N, 3) positions, ``link`` in the same units.  Returns int64 labels (N,):
-    0 .. n_groups - 1, single particles included, groups numbered in the order of their
-    first particle (the group of particle 0 is 0).
-
-    Memory stays bounded however clustered the particles are: they are taken in slabs of
-    ``chunk`` particles along the longest axis; each slab, with the particles within
-    ``link`` beyond it, gets its own cKDTree and its linked pairs (``query_pairs``, 16 bytes
-    a pair, one slab's pairs at a time), reduced at once by union-find to one edge per
-    linked particle (particle -> the first particle of its group in the slab); union-find
-    over those edges of all slabs gives the groups.  Time: O(N log N + linked pairs).
-    """
-    pos = np.asarray(pos, dtype=np.float64)
-    if pos.ndim != 2 or pos.shape[1] != 3:
-        raise ValueError(f"pos must have shape (N, 3), not {pos.shape}")
-    link = float(link)
-    if not (link > 0 and math.isfinite(link)):
-        raise ValueError(f"link must be a positive finite number, not {link}")
-    if not np.isfinite(pos).all():
-        raise ValueError("pos has non-finite values")
-    n = len(pos)
-    if n == 0:
-        return np.zeros(0, np.int64)
-    chunk = max(int(chunk), 1)
-    index = np.int32 if n < 2 ** 31 else np.int64
-    if n <= chunk:
-        src, dst = _window_edges(pos, np.arange(n, dtype=index), link, leafsize)
-    else:
-        axis = int(np.argmax(np.ptp(pos, axis=0)))
-        order = np.argsort(pos[:, axis], kind="stable").astype(index)
-        xs = pos[order, axis]
-        srcs, dsts = [], []
-        for start in range(0, n, chunk):
-            end = min(start + chunk, n)
-            # the pairs (i, j), x_i <= x_j, with i in this slab have j in [start, stop)
-            stop = int(np.searchsorted(xs, xs[end - 1] + link, side="right"))
-            members = order[start:stop]
-            s, d = _window_edges(pos[members], members, link, leafsize)
-            srcs.append(s)
-            dsts.append(d)
-        del order, xs
-        src, dst = np.concatenate(srcs), np.concatenate(dsts)
-        del srcs, dsts
-    roots = _union_find(n, src, dst)
-    return np.unique(roots, return_inverse=True)[1].astype(np.int64, copy=False)
-
-
-def _union_find(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """Connected components of the graph on nodes 0 .. n-1 with edges (i[k], j[k]): each
-    node's root, the smallest node of its component.  Vectorised union-find: every edge
-    hooks the root of its larger end onto its smaller end's (np.minimum.at), pointer
-    jumping flattens the trees, edges within one tree are dropped; repeated until none is
-    left (a few rounds: each merges every edge's two trees)."""
-    parent = np.arange(n, dtype=i.dtype if len(i) else np.int64)
-    while len(i):
-        np.minimum.at(parent, np.maximum(i, j), np.minimum(i, j))
-        while True:
-            jumped = parent[parent]
-            if np.array_equal(jumped, parent):
-                break
-            parent = jumped
-        i, j = parent[i], parent[j]
-        differ = i != j
-        i, j = i[differ], j[differ]
-    return parent
-
-
-def _window_edges(pos: np.ndarray, members: np.ndarray, link: float,
-                  leafsize: int) -> tuple[np.ndarray, np.ndarray]:
-    """Edges (global indices) particle -> first particle of its group among ``members``
-    (positions ``pos``), one for each particle of a group of two or more that is not
-    its group's first."""
-    tree = cKDTree(pos, leafsize=leafsize, balanced_tree=False, compact_nodes=False)
-    pairs = tree.query_pairs(link, output_type="ndarray")
-    del tree
-    if len(pairs) == 0:
-        return members[:0], members[:0]
-    local = members.dtype if len(pos) >= 2 ** 31 else np.int32
-    i, j = pairs[:, 0].astype(local), pairs[:, 1].astype(local)
-    del pairs
-    root = _union_find(len(pos), i, j)
-    del i, j
-    linked = np.flatnonzero(root != np.arange(len(pos), dtype=root.dtype))
-    return members[linked], members[root[linked]]
-
-
-# --------------------------------------------------------------------------------------
-# linking length
-
-def mean_separation(particle_mass: float, omega_m: float, h: float, unit_mass_g: float,
-                    unit_length_cm: float) -> float:
-    """The mean comoving interparticle separation of particles of mass ``particle_mass``
-    (in UnitMass/h) that make up the matter density Ω_m ρ_crit,0, in comoving
-    UnitLength/h: (m / (Ω_m ρ_crit,0))^(1/3), ρ_crit,0 = 3 H0² / (8 π G), H0 = 100 h
-    km/s/Mpc.  (The particle count of the whole cube is not needed: right for a sphere cut
-    from a cosmological box.)  The result does not depend on h."""
-    if not (particle_mass > 0 and omega_m > 0 and h > 0):
-        raise ValueError(f"need particle mass, Omega0 and h > 0 (got {particle_mass}, "
-                         f"{omega_m}, {h})")
-    h0 = h * 100.0 * KM_CM / MPC_CM                                   # 1/s
-    rho_crit = 3.0 * h0 ** 2 / (8.0 * math.pi * G_CGS)                # g/cm^3
-    m_g = particle_mass * unit_mass_g / h
-    d_cm = (m_g / (omega_m * rho_crit)) ** (1.0 / 3.0)                # comoving cm
-    return d_cm * h / unit_length_cm
-
-
-def linking_length(b: float, particle_mass: float, omega_m: float, h: float,
-                   unit_mass_g: float, unit_length_cm: float) -> float:
-    """b × :func:`mean_separation` (comoving UnitLength/h): GADGET-4's FOF linking length."""
-    return b * mean_separation(particle_mass, omega_m, h, unit_mass_g, unit_length_cm)
 
 
 # --------------------------------------------------------------------------------------
@@ -580,147 +447,3 @@ def _write_catalogue(f: h5py.File, cat: HaloCatalogue, parameters: Mapping[str, 
     u = f.create_group("Units").attrs
     for k, v in units.items():
         u[k] = v
-
-
-# --------------------------------------------------------------------------------------
-# mass functions
-
-class MassFunction(NamedTuple):
-    """A binned halo mass function: ``mass`` the bin centres (geometric means of ``edges``),
-    ``dndlnm`` = counts / (volume × Δln M) and its Poisson ``error`` (units: 1/volume),
-    ``counts`` per bin, ``edges``."""
-
-    mass: np.ndarray
-    dndlnm: np.ndarray
-    error: np.ndarray
-    counts: np.ndarray
-    edges: np.ndarray
-
-
-def mass_function(masses: np.ndarray, volume: float, bins: int | np.ndarray = 20
-                  ) -> MassFunction:
-    """dn/dlnM of halos of ``masses`` found in ``volume``: e.g. masses in M☉/h and the
-    comoving volume in (Mpc/h)³ give dn/dlnM in (h/Mpc)³, to compare with
-    :func:`reference_mass_function`.  ``bins``: a number of bins equally spaced in ln M
-    from the smallest to the largest mass, or the bin edges (increasing, > 0)."""
-    masses = np.asarray(masses, dtype=np.float64)
-    if not volume > 0:
-        raise ValueError(f"volume must be > 0, not {volume}")
-    if np.ndim(bins) == 0:
-        if len(masses) == 0 or not (masses > 0).all():
-            raise ValueError("masses must be > 0 (and at least one) to choose bins")
-        lo, hi = masses.min(), masses.max()
-        hi = hi * (1 + 1e-12) if hi > lo else lo * 1.01
-        edges = np.geomspace(lo, hi, int(bins) + 1)
-    else:
-        edges = np.asarray(bins, dtype=np.float64)
-        if edges.ndim != 1 or len(edges) < 2 or not (edges > 0).all() or \
-                not (np.diff(edges) > 0).all():
-            raise ValueError("bin edges must be positive and increasing")
-    counts, _ = np.histogram(masses, edges)
-    dlnm = np.diff(np.log(edges))
-    return MassFunction(np.sqrt(edges[1:] * edges[:-1]), counts / (volume * dlnm),
-                        np.sqrt(counts) / (volume * dlnm), counts, edges)
-
-
-_COSMO_KEYS = {  # our name: names accepted in a mapping (hybridtree config, GADGET, colossus)
-    "omega_m": ("omega_m", "cosmology.omega_m", "Omega0", "Om0"),
-    "omega_lambda": ("omega_lambda", "cosmology.omega_lambda", "OmegaLambda", "Ode0"),
-    "h": ("h", "cosmology.h", "HubbleParam"),
-    "sigma8": ("sigma8", "cosmology.sigma8"),
-    "n_s": ("n_s", "cosmology.n_s", "ns"),
-    "omega_b": ("omega_b", "cosmology.omega_b", "OmegaBaryon", "Ob0"),
-}
-
-
-def cosmology_params(source: str | Path | HaloCatalogue | Mapping[str, Any],
-                     sigma8: float | None = None, n_s: float | None = None,
-                     omega_b: float | None = None) -> dict[str, float]:
-    """The cosmology of ``source`` as {omega_m, omega_lambda, h, sigma8, n_s, omega_b}.
-
-    ``source``: a snapshot (file or stem; Ω_m, Ω_Λ, h from its Header, σ8, n_s, Ω_b from
-    its Parameters ``cosmology.sigma8``, ``cosmology.n_s``, ``cosmology.omega_b``), a
-    :class:`HaloCatalogue` (the same, as read), or a mapping (keys as here, as in the
-    Parameters, GADGET's ``Omega0``/``OmegaLambda``/``HubbleParam``/``OmegaBaryon`` or
-    colossus' ``Om0``/``Ode0``/``ns``/``Ob0``; ``H0`` in km/s/Mpc).  The arguments
-    ``sigma8``, ``n_s``, ``omega_b`` fill in what the source does not state.
-    """
-    values: dict[str, Any] = {}
-    if isinstance(source, HaloCatalogue):
-        values = {**source.parameters, "Omega0": source.omega0,
-                  "OmegaLambda": source.omega_lambda, "HubbleParam": source.hubble_param}
-    elif isinstance(source, (str, Path)):
-        with h5py.File(resolve_snapshot(source), "r") as f:
-            if "Parameters" in f:
-                values.update({k: _plain(v) for k, v in f["Parameters"].attrs.items()})
-            if "Header" in f:
-                hd = f["Header"].attrs
-                for key in ("Omega0", "OmegaLambda", "HubbleParam"):
-                    if key in hd:
-                        values[key] = _scalar(hd, key, math.nan)
-    else:
-        values = dict(source)
-        if "H0" in values and "h" not in values:
-            values["h"] = float(values["H0"]) / 100.0
-    out: dict[str, float] = {}
-    for name, keys in _COSMO_KEYS.items():
-        for key in keys:
-            if key in values and values[key] is not None:
-                out[name] = float(values[key])
-                break
-    for name, value in (("sigma8", sigma8), ("n_s", n_s), ("omega_b", omega_b)):
-        if name not in out and value is not None:
-            out[name] = float(value)
-    missing = [k for k in _COSMO_KEYS if k not in out]
-    if missing:
-        raise ValueError(f"the cosmology lacks {', '.join(missing)} (give them as arguments)")
-    if not out["omega_m"] > 0 or not out["h"] > 0:
-        raise ValueError(f"not a cosmology: omega_m = {out['omega_m']}, h = {out['h']}")
-    return out
-
-
-_COLOSSUS_LOCK = threading.Lock()
-
-
-def colossus_cosmology(params: Mapping[str, float], name: str = "hybridtree"):
-    """A colossus Cosmology of ``params`` (:func:`cosmology_params`'s keys) that writes and
-    reads no cache files (``persistence=''``).  Flat when Ω_m + Ω_Λ = 1 (to 1e-6);
-    ``relspecies`` off: a matter + Λ background like the N-body run's (no radiation)."""
-    from colossus.cosmology import cosmology
-    flat = abs(params["omega_m"] + params["omega_lambda"] - 1.0) < 1e-6
-    return cosmology.Cosmology(
-        name=name, flat=flat, Om0=params["omega_m"],
-        Ode0=None if flat else params["omega_lambda"], Ob0=params["omega_b"],
-        H0=100.0 * params["h"], sigma8=params["sigma8"], ns=params["n_s"],
-        relspecies=False, persistence="", print_warnings=False)
-
-
-def reference_mass_function(cosmo_params: str | Path | HaloCatalogue | Mapping[str, Any],
-                            z: float, masses: np.ndarray, model: str = "sheth99",
-                            mdef: str | None = None, **missing: float) -> np.ndarray:
-    """dn/dlnM in (h/Mpc)³ (comoving) of the halo mass function ``model`` of colossus
-    (``colossus.lss.mass_function.massFunction``, q_out='dndlnM') at redshift ``z`` and
-    ``masses`` in M☉/h: "sheth99" (Sheth & Tormen 1999, FOF masses), "tinker08" (Tinker et
-    al. 2008, spherical-overdensity masses, ``mdef`` "200m" unless given) or another
-    colossus model.  ``mdef``: colossus' mass definition, by default "fof" where the model
-    has it, else "200m".  ``cosmo_params``: see :func:`cosmology_params`; ``missing``
-    (``sigma8``, ``n_s``, ``omega_b``) fills in what it lacks.  colossus writes no cache.
-    """
-    from colossus.cosmology import cosmology
-    from colossus.lss import mass_function as mf
-    params = cosmology_params(cosmo_params, **missing)
-    if model not in mf.models:
-        raise ValueError(f"unknown mass function model {model!r} (colossus has "
-                         f"{', '.join(mf.models)})")
-    if mdef is None:
-        mdef = "fof" if "fof" in mf.models[model].mdefs else "200m"
-    masses = np.asarray(masses, dtype=np.float64)
-    with _COLOSSUS_LOCK:        # colossus computes with its global "current" cosmology
-        previous = cosmology.current_cosmo
-        try:
-            cosmology.setCurrent(colossus_cosmology(params))
-            out = mf.massFunction(masses, float(z), q_in="M", q_out="dndlnM", mdef=mdef,
-                                  model=model)
-        finally:
-            cosmology.current_cosmo = previous
-    return np.asarray(out, dtype=np.float64)
