@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 IC_KINDS = ("plummer", "hernquist", "cold_sphere", "cosmo_sphere")
@@ -303,6 +304,10 @@ def _abort_others(code: int) -> None:
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
         sys.stderr.flush()
+        # the launcher forwards our stderr through a pipe: an abort right away can tear
+        # the job down before the one line that says what went wrong arrives (seen on a
+        # loaded 2-core machine)
+        time.sleep(0.5)
         mpi.COMM_WORLD.Abort(code)
 
 

@@ -9,8 +9,9 @@ from typing import Any
 
 from .config import Settings, load_config, parse_overrides
 from .runfolder import latest_run_point
-from .runsetup import RunError, initial_conditions, load_restart, run_comm, together
-from .simulation import Simulation, Start, settings_units
+from .runsetup import (RunError, initial_conditions, load_restart, run_comm, settings_units,
+                       together)
+from .simulation import Simulation, Start
 
 __all__ = ["run"]
 

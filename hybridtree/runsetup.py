@@ -15,16 +15,20 @@ from typing import Any
 import numpy as np
 
 from . import ics
-from .config import SCHEMA, ConfigError, Settings, settings_from_flat
+from .config import SCHEMA, ConfigError, Settings, redshift_list, settings_from_flat
+from .engine import GravitySettings
 from .gravity import validate_particles
 from .io.snapshot import Particles, Snapshot, SnapshotError
 from .parallel.comm import Comm
 from .parallel.snapshots import agree, read_particles_share, read_run_share
+from .schedule import Cosmic, Uniform
+from .stepper import SerialStepper, Stepper
 from .units import Units
 
 __all__ = ["RunError", "launched_processes", "run_comm", "together", "initial_conditions",
            "check_particles", "load_restart", "check_parallel", "grid_shape", "api_settings",
-           "particles_from_arrays", "SHORT_NAMES"]
+           "particles_from_arrays", "SHORT_NAMES", "background_of", "settings_units",
+           "gravity_keys", "make_stepper", "schedule_of"]
 
 
 def launched_processes() -> int:
@@ -269,3 +273,33 @@ def background_of(settings: Settings) -> Any:
     from .cosmo.background import Cosmology
     return Cosmology(omega_m=c.omega_m, omega_l=c.omega_lambda, omega_b=c.omega_b,
                      h=c.h, sigma8=c.sigma8, n_s=c.n_s, units=Units(settings.units.length_cm, settings.units.mass_g))
+
+
+def settings_units(settings: Settings) -> Units:
+    return Units(settings.units.length_cm, settings.units.mass_g)
+
+
+def gravity_keys(flat: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in flat.items() if k.startswith("gravity.")}
+
+
+def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: float) -> Stepper:
+    """The run's stepper: one process (state on the device where it can be), or many;
+    ``external``: the coefficient of the Λ term (0: none)."""
+    g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
+    if comm.size == 1:
+        return SerialStepper(g, p, rt, external=external)
+    from .parallel.stepping import ParallelStepper
+    return ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
+                           samples=settings.parallel.samples, overlap=settings.parallel.overlap,
+                           external=external)
+
+
+def schedule_of(settings: Settings, background: Any, t0: float, step0: int):
+    """The run's steps (:mod:`hybridtree.schedule`); ``t0``: the time at step ``step0``."""
+    if background is None:
+        dt = settings.time.dt
+        return Uniform(t0, step0, dt, round(settings.output.snapshot_dt / dt))
+    c = settings.cosmology
+    return Cosmic(background, c.z_start, c.z_end, c.steps, c.stepping,
+                  redshift_list(settings.output.redshifts))

@@ -31,27 +31,26 @@ import numpy as np
 import pyopencl as cl
 
 from . import __version__
-from .config import ConfigError, Settings, load_config, redshift_list, settings_from_flat
-from .diagnostics import COLUMNS, DiagnosticsFile, Reporter, breakdown_record, measure
-from .engine import GravitySettings
+from .config import ConfigError, Settings, load_config, settings_from_flat
+from .diagnostics import COLUMNS, DiagnosticsFile, Reporter
 from .faults import inject
 from .guards import NumericalError, RunInterrupted, Signals, check_step
 from .io.background import BackgroundWriter
-from .io.snapshot import Particles, Snapshot, SnapshotError, resolve_snapshot, snapshot_name
+from .io.snapshot import Particles, Snapshot, SnapshotError, resolve_snapshot
 from .opencl import get_runtime, set_device_slot
 from .parallel.comm import Comm, node_local_rank
-from .parallel.snapshots import check_unique_ids_across, read_particles_share, write_run_snapshot
-from .runfolder import RESTART_STEM, prepare_output, run_point_step
-from .runsetup import (RunError, api_settings, background_of, check_parallel,
-                       check_particles, grid_shape, initial_conditions, launched_processes,
-                       load_restart,
-                       particles_from_arrays, run_comm, together)
-from .schedule import Cosmic, Uniform
-from .stepper import SerialStepper, Stepper
+from .parallel.snapshots import check_unique_ids_across, read_particles_share
+from .runfolder import prepare_output, run_point_step
+from .runsetup import (RunError, api_settings, background_of, check_parallel, check_particles,
+                       gravity_keys, initial_conditions, launched_processes, load_restart,
+                       make_stepper, particles_from_arrays, run_comm, schedule_of,
+                       settings_units, together)
+from .simulation_output import RunWriting
 from .units import Units
 
 __all__ = ["NumericalError", "RunError", "RunInterrupted", "Simulation", "Start",
            "initial_conditions", "launched_processes", "settings_units"]
+
 
 @dataclass
 class Start:
@@ -65,7 +64,7 @@ class Start:
     restart: Snapshot | None
 
 
-class Simulation:
+class Simulation(RunWriting):
     """An N-body simulation: particles, settings, time; :meth:`evolve` and :meth:`step`
     advance it, :meth:`save` writes a snapshot ``hybridtree run --restart`` continues.
 
@@ -238,7 +237,7 @@ class Simulation:
         self._reporter = Reporter(log, quiet or not root, log_json, progress if root else False,
                                   append=in_place, echo=echo)
         p0 = start.particles
-        self._stepper = _stepper(self.settings, p0, comm, self._rt, self._lambda)
+        self._stepper = make_stepper(self.settings, p0, comm, self._rt, self._lambda)
         self._soften(self._step)
         self._reporter.event("start", version=__version__, device=self._rt.info.label,
                              particles=self._n,
@@ -249,8 +248,8 @@ class Simulation:
         # a plain run continues with the stored accelerations (bit for bit); a hybrid
         # run recomputes its two parts, which is deterministic for the same positions
         reuse = (start.restart is not None and p0.acc is not None and p0.pot is not None
-                 and _gravity_keys(self.settings.flat())
-                 == _gravity_keys(start.restart.parameters))
+                 and gravity_keys(self.settings.flat())
+                 == gravity_keys(start.restart.parameters))
         del p0
         start.particles = None          # the state holds the particles now
         inject("start", 0, comm.rank)                     # tests only
@@ -510,166 +509,6 @@ class Simulation:
         self._reporter.message(f"{name} at step {self._step}: stopped after the step; {then}")
         raise RunInterrupted(f"stopped by {name} after step {self._step}; {then}", 128 + caught)
 
-    # -- output ---------------------------------------------------------------------------
-
-    def _counters(self) -> dict[str, Any]:
-        return {"seconds": self._stepper.clock.snapshot(), "counts": dict(self._stepper.counts),
-                "step": self._step, "wall": time.perf_counter()}
-
-    def _report(self) -> None:
-        """A diagnostics row (collective): kept, written to diagnostics.csv, printed."""
-        mom = self._moments()
-        radii = self._stepper.lagrangian_radii(mom["com"], mom["mass"])
-        now, now_bd = self._counters(), self._stepper.breakdown()
-        rec = measure(self._step, self.t, mom, radii, self._e0, now, self._prev, self._comm)
-        rec.update(breakdown_record(self._comm, now_bd, self._prev_bd))
-        rec["a"] = self._sched.a(self._step)
-        if self._lambda and rec["potential"]:
-            # an expanding sphere's energy is nearly 0 (exactly 0 for a flat, homogeneous
-            # one): its change is measured against |W| instead
-            rec["rel_energy_error"] = (rec["total"] - self._e0) / abs(rec["potential"])
-        self._prev, self._prev_bd = now, now_bd
-        self._records.append(rec)
-        with self._stepper.clock.host("output"):
-            if self._diag is not None:
-                self._diag.write(rec)
-            self._reporter.report(rec)
-
-    def _run_state(self) -> dict[str, Any]:
-        # SnapshotNumber: the last scheduled snapshot written, so a continuation numbers
-        # on from it whatever else (a restart point, a save) was written since
-        return {"Step": self._step, "SnapshotNumber": self._number - 1,
-                "InitialEnergy": self._e0, "Version": __version__,
-                "Processes": self._comm.size, "Time": self.t}
-
-    def _cosmo_header(self) -> dict[str, float] | None:
-        """What a snapshot of a cosmological run needs for GADGET's convention (scale
-        factor, h, Ω's); None for other runs."""
-        if not self._sched.cosmological:
-            return None
-        c = self.settings.cosmology
-        return {"a": self.a, "h": c.h, "omega_m": c.omega_m, "omega_lambda": c.omega_lambda}
-
-    def _soften(self, step: int) -> None:
-        """A cosmological run's softening for the forces at ``step``: gravity.eps is
-        comoving, physical ε = a ε (a constant fraction of the interparticle spacing)."""
-        if self._sched.cosmological:
-            self._stepper.set_softening(self._sched.a(step) * self.settings.gravity.eps)
-
-    def _moments(self) -> dict:
-        """The stepper's sums, with the Λ term's potential energy -½ λ Σ m r² added to
-        the potential (a cosmological run's energy is then conserved)."""
-        mom = self._stepper.moments()
-        if self._lambda:
-            mom["potential"] = mom["potential"] - 0.5 * self._lambda * mom["inertia"]
-        return mom
-
-    def _snapshot(self, wait: bool = False, restart: bool = False) -> None:
-        """Collective: the next scheduled snapshot, or (``restart``) the restart point."""
-        stem = RESTART_STEM if restart else Path(snapshot_name(self._number)).stem
-        state = self._run_state()
-        if not restart:
-            state["SnapshotNumber"] = self._number
-            self._number += 1
-        particles = self._stepper.particles()              # timed as "transfer"
-        comm, out, t = self._comm, self._out, self.t
-        params, layout = self.settings.flat(), self.settings.output.snapshot_files
-        cosmo = self._cosmo_header()
-
-        def write() -> list[Path]:
-            return write_run_snapshot(comm, out, stem, particles, t, self.units, params,
-                                      state, layout, cosmology=cosmo)
-
-        self._written = self._step
-        with self._stepper.clock.host("output"):
-            if self._writer is None:
-                self._made.extend(write())
-            else:
-                self._writer.submit(write)
-                if wait:
-                    self._writer.wait()
-
-    def save(self, path: str | Path) -> Path:
-        """Collective: write the current state as one snapshot file ``path`` (all
-        processes' particles, gathered on process 0) that ``hybridtree run --restart
-        PATH --set time.t_end=T`` or :meth:`from_snapshot` continues; returns the path."""
-        self._check_open()
-        path = Path(path)
-        if path.suffix != ".hdf5":
-            raise ValueError(f"save({str(path)!r}): the name must end in .hdf5")
-        if not path.parent.is_dir():
-            raise FileNotFoundError(f"save({str(path)!r}): folder {str(path.parent)!r} "
-                                    f"does not exist")
-        flat = self.settings.flat()
-        flat["output.dir"] = str(path.parent)
-        dt = self.settings.time.dt
-        if (not self._sched.cosmological and flat["time.t_end"] < self.t
-                and abs(round(self.t / dt) * dt - self.t) <= 1e-9 * max(self.t, dt)):
-            flat["time.t_end"] = self.t     # so the stored settings describe a valid run
-        write_run_snapshot(self._comm, path.parent, path.name[:-len(".hdf5")],
-                           self._stepper.particles(), self.t, self.units, flat,
-                           self._run_state(), "single", cosmology=self._cosmo_header())
-        return path
-
-    def close(self) -> None:
-        """Finish the run: with an output folder, the last state is written as the next
-        snapshot unless one was just written, and the run log gets its end line."""
-        if self._ended:
-            return
-        self._ended = True
-        try:
-            # a signal now waits for the last snapshot (as during the steps)
-            with Signals():
-                if self._out is not None and self._broken is None:
-                    if self._written != self._step:
-                        self._snapshot()
-                if self._writer is not None:
-                    self._writer.wait()
-            if self._broken is not None:
-                return
-            sec = self._stepper.clock.snapshot()
-            self._reporter.event(
-                "end", steps=self._step - self._step0, wall_s=round(self._wall, 3),
-                **{f"{k}_s": round(sec.get(k, 0.0), 3) for k in
-                   ("build", "walk", "transfer", "integrate", "reduce", "output")},
-                interactions=self._stepper.counts.get("interactions", 0),
-                **({"snapshots_in_background": self._writer.writes,
-                    "background_write_s": round(self._writer.seconds, 3)}
-                   if self._writer is not None else {}))
-        finally:
-            if self._diag is not None:
-                self._diag.close()
-            self._reporter.close()
-
-    def __enter__(self) -> "Simulation":
-        return self
-
-    def __exit__(self, kind: Any, *exc: Any) -> None:
-        if kind is None:
-            self.close()
-        else:       # an error: nothing more is written, what was written stays
-            self._ended = True
-            if self._diag is not None:
-                self._diag.close()
-            self._reporter.close()
-
-    def _check_open(self) -> None:
-        if self._ended:
-            raise RuntimeError("this Simulation is closed")
-        if self._broken is not None:
-            raise RuntimeError(f"this Simulation cannot go on: {self._broken}; start again "
-                               f"from its last snapshot or save")
-
-    def _finish_writes(self) -> None:
-        """Let a background snapshot write finish (its error, if any, is reported by the
-        exception already on its way)."""
-        if self._writer is None:
-            return
-        try:
-            self._writer.wait()
-        except OSError:
-            pass
-
     def __repr__(self) -> str:
         return (f"<hybridtree.Simulation N={self._n} t={self.t:.6g} steps={self._step} "
                 f"dt={self.dt:g} on {self._rt.info.label}>")
@@ -682,33 +521,3 @@ def _read_only(p: Particles) -> Particles:
         if a is not None:
             a.flags.writeable = False
     return p
-
-
-def settings_units(settings: Settings) -> Units:
-    return Units(settings.units.length_cm, settings.units.mass_g)
-
-
-def _gravity_keys(flat: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in flat.items() if k.startswith("gravity.")}
-
-
-def _stepper(settings: Settings, p: Particles, comm: Comm, rt, external: float) -> Stepper:
-    """The run's stepper: one process (state on the device where it can be), or many;
-    ``external``: the coefficient of the Λ term (0: none)."""
-    g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
-    if comm.size == 1:
-        return SerialStepper(g, p, rt, external=external)
-    from .parallel.stepping import ParallelStepper
-    return ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
-                           samples=settings.parallel.samples, overlap=settings.parallel.overlap,
-                           external=external)
-
-
-def schedule_of(settings: Settings, background: Any, t0: float, step0: int):
-    """The run's steps (:mod:`hybridtree.schedule`); ``t0``: the time at step ``step0``."""
-    if background is None:
-        dt = settings.time.dt
-        return Uniform(t0, step0, dt, round(settings.output.snapshot_dt / dt))
-    c = settings.cosmology
-    return Cosmic(background, c.z_start, c.z_end, c.steps, c.stepping,
-                  redshift_list(settings.output.redshifts))
