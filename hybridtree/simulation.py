@@ -188,8 +188,12 @@ class Simulation(RunWriting):
                         if self._background is not None else 0.0)
         self._number = start.snapshot
         self._caller_ids = caller_ids
-        self._slots: np.ndarray | None = None      # caller position by ID - min ID
-        self._order: Any = None                    # _device_order's (lo, table), or False
+        # the caller's order is that of caller_ids, else ID order; on one process the IDs
+        # never change, so whether they are a range lo .. lo + N - 1 is found once, here
+        self._id_lo = (_id_range(caller_ids if caller_ids is not None else start.particles.ids)
+                       if comm.size == 1 else None)
+        self._slots: np.ndarray | None = None      # caller position by ID - lo
+        self._order: Any = None                    # _device_order's (lo, table)
         self._cache: Particles | None = None
         self._records: list[dict[str, Any]] = []
         self._out = Path(settings.output.dir) if output else None
@@ -327,8 +331,7 @@ class Simulation(RunWriting):
                 self._cache = _read_only(self._stepper.particles(order))
                 return self._cache
             p = self._stepper.particles()
-            order = np.empty(len(p.ids), np.int64)
-            order[self._caller_slots(p.ids)] = np.arange(len(p.ids))
+            order = self._host_order(p.ids)
             self._cache = _read_only(Particles(
                 p.pos[order], p.vel[order], p.mass[order], p.ids[order],
                 None if p.acc is None else p.acc[order], None if p.pot is None else p.pot[order]))
@@ -337,39 +340,40 @@ class Simulation(RunWriting):
     def _device_order(self) -> tuple[int, Any] | None:
         """(lo, table) for a download in the caller's order on the device (one process,
         a device state, IDs a range lo .. lo + N - 1); None: order on the host."""
-        if self._comm.size > 1 or getattr(self._stepper, "backend", "host") != "device":
+        if (self._comm.size > 1 or self._id_lo is None
+                or getattr(self._stepper, "backend", "host") != "device"):
             return None
         if self._order is None:
-            key = self._caller_ids
-            if key is None:
-                key = self._stepper.particles().ids      # once: IDs do not change
-            lo = int(key.min()) if len(key) else 0
-            if not len(key) or int(key.max()) - lo + 1 != len(key):
-                self._order = False
-            elif self._caller_ids is None:
-                self._order = (lo, None)
-            else:
-                table = np.empty(len(key), np.int32)
-                table[(key - np.uint64(lo)).astype(np.int64)] = np.arange(len(key))
-                buf = cl.Buffer(self._rt.context, cl.mem_flags.READ_ONLY
-                                | cl.mem_flags.COPY_HOST_PTR, hostbuf=table)
-                self._order = (lo, buf)
-        return self._order or None
+            table = None
+            if self._caller_ids is not None:
+                table = cl.Buffer(self._rt.context, cl.mem_flags.READ_ONLY
+                                  | cl.mem_flags.COPY_HOST_PTR,
+                                  hostbuf=self._caller_table().astype(np.int32))
+            self._order = (self._id_lo, table)
+        return self._order
 
-    def _caller_slots(self, ids: np.ndarray) -> np.ndarray:
-        """Where each of these particles (by ID) goes in the caller's order: O(N) for IDs
-        that are a range (the usual 1..N), else by sorting."""
-        key = self._caller_ids if self._caller_ids is not None else ids
-        lo = int(key.min()) if len(key) else 0
-        if len(key) and int(key.max()) - lo + 1 == len(key):
+    def _caller_table(self) -> np.ndarray:
+        """table[id - lo] = the caller's position of ID id (caller IDs a range; cached)."""
+        if self._slots is None:
+            key = self._caller_ids
+            self._slots = np.empty(len(key), np.int64)
+            self._slots[(key - np.uint64(self._id_lo)).astype(np.int64)] = np.arange(len(key))
+        return self._slots
+
+    def _host_order(self, ids: np.ndarray) -> np.ndarray:
+        """Indices that put particles with these ``ids`` (in the state's order) in the
+        caller's order: O(N) for IDs that are a range (the usual 1..N), else by sorting."""
+        if self._id_lo is None:
+            sorter = np.argsort(ids, kind="stable")
             if self._caller_ids is None:
-                return (ids - np.uint64(lo)).astype(np.int64)
-            if self._slots is None:
-                self._slots = np.empty(len(key), np.int64)
-                self._slots[(key - np.uint64(lo)).astype(np.int64)] = np.arange(len(key))
-            return self._slots[(ids - np.uint64(lo)).astype(np.int64)]
-        sorter = np.argsort(key, kind="stable")
-        return sorter[np.searchsorted(key[sorter], ids)]
+                return sorter
+            return sorter[np.searchsorted(ids[sorter], self._caller_ids)]
+        slot = (ids - np.uint64(self._id_lo)).astype(np.int64)
+        if self._caller_ids is not None:
+            slot = self._caller_table()[slot]
+        order = np.empty(len(ids), np.int64)
+        order[slot] = np.arange(len(ids))
+        return order
 
     @property
     def pos(self) -> np.ndarray:
@@ -515,6 +519,14 @@ class Simulation(RunWriting):
 
 
 # -- helpers ------------------------------------------------------------------------------
+
+def _id_range(ids: np.ndarray) -> int | None:
+    """lo when the (unique) ``ids`` are lo .. lo + len - 1, else None."""
+    if not len(ids):
+        return None
+    lo = int(ids.min())
+    return lo if int(ids.max()) - lo + 1 == len(ids) else None
+
 
 def _read_only(p: Particles) -> Particles:
     for a in (p.pos, p.vel, p.mass, p.ids, p.acc, p.pot):

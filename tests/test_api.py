@@ -70,6 +70,21 @@ def test_particles_come_back_in_the_callers_order(kind):
     assert sim.mass.dtype == np.float64 and sim.pos.shape == (500, 3)
 
 
+def test_a_continued_run_gives_its_particles_sorted_by_id(here):
+    """Without the caller's arrays the order is the IDs' -- also for IDs that are not a
+    range, which are then sorted on the host."""
+    pos, vel, mass = plummer(300, seed=8)
+    ids = np.random.default_rng(2).choice(2**40, 300, replace=False).astype(np.uint64)
+    sim = hybridtree.Simulation(pos, vel, mass, ids, dt=DT, quiet=True)
+    sim.step(2)
+    sim.save(here / "sparse.hdf5")
+    again = hybridtree.Simulation.from_snapshot(here / "sparse.hdf5", quiet=True)
+    assert np.all(np.diff(again.ids.astype(np.int64)) > 0)
+    by_caller = np.argsort(ids)
+    np.testing.assert_array_equal(again.ids, ids[by_caller])
+    np.testing.assert_array_equal(again.pos, sim.pos[by_caller])
+
+
 def test_a_circular_binary_returns_after_one_period():
     """Two equal masses m = 1/2 at separation 1 (eps = 0, direct sum): circular orbit of
     period 2 pi sqrt(a^3 / (G M)) = 2 pi.  After one period they are back to 1e-5: the
