@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["ConfigError", "Option", "SCHEMA", "Settings", "load_config", "parse_overrides",
-           "settings_from_flat", "markdown_table"]
+from .units import KPC_CM, MSUN_1E10_G
 
-KPC_CM = 3.0856775814913673e21          # 1 kpc in cm
-MSUN_1E10_G = 1.98841e43               # 10^10 solar masses in g (IAU nominal solar mass)
+__all__ = ["ConfigError", "Option", "SCHEMA", "Settings", "load_config", "parse_overrides",
+           "settings_from_flat", "markdown_table", "KPC_CM", "MSUN_1E10_G"]
 
 
 class ConfigError(ValueError):

@@ -32,11 +32,10 @@ import numpy as np
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
-from .config import KPC_CM, MSUN_1E10_G
 from .diagnostics import read_diagnostics
-from .io.hdf5_read import _attr, _file_units, _open, _read_set
+from .io.hdf5_read import _attr, _file_units, _open, _read_set, attr_number
 from .io.snapshot import SNAPSHOT_RE, SnapshotError, atomic_path, latest_snapshot, read_particles
-from .units import GYR_S, Units
+from .units import GYR_S, KPC_CM, MPC_CM, MSUN_1E10_G, MSUN_G, Units
 
 __all__ = ["NBODY", "REDSHIFTS", "PlotUnits", "SnapshotCosmology", "cosmological_snapshots",
            "diagnostics_figure", "plot_diagnostics", "plot_projection", "plot_redshift_panels",
@@ -45,8 +44,6 @@ __all__ = ["NBODY", "REDSHIFTS", "PlotUnits", "SnapshotCosmology", "cosmological
 
 AU_CM = 1.495978707e13                      # IAU 2012, exact
 PC_CM = KPC_CM / 1e3
-MPC_CM = KPC_CM * 1e3
-MSUN_G = MSUN_1E10_G / 1e10
 YR_S = GYR_S / 1e9                          # Julian year
 #: candidate display units, smallest first: (name, size in cm or s)
 LENGTHS = (("AU", AU_CM), ("pc", PC_CM), ("kpc", KPC_CM), ("Mpc", MPC_CM))
@@ -165,16 +162,6 @@ GADGET_LENGTH_CM = KPC_CM
 GADGET_MASS_G = MSUN_1E10_G
 
 
-def _number(attrs, key: str) -> float | None:
-    """An attribute as a float (first element of an array), or None if absent or bad."""
-    if key not in attrs:
-        return None
-    try:
-        return float(np.asarray(attrs[key]).reshape(-1)[0])
-    except (TypeError, ValueError, IndexError):
-        return None
-
-
 def _flag(value) -> bool:
     value = _attr(value)
     if isinstance(value, str):
@@ -198,17 +185,17 @@ def snapshot_cosmology(path: str | Path) -> SnapshotCosmology | None:
     with _open(path) as f:
         header = f["Header"].attrs if "Header" in f else {}
         params = f["Parameters"].attrs if "Parameters" in f else {}
-        h = _number(header, "HubbleParam")
-        omega0 = _number(header, "Omega0")
+        h = attr_number(header, "HubbleParam")
+        omega0 = attr_number(header, "Omega0")
         enabled = "cosmology.enabled" in params and _flag(params["cosmology.enabled"])
         if not (enabled or (h is not None and h > 0 and omega0 is not None and omega0 > 0)):
             return None
         if not (h is not None and h > 0):
-            h = _number(params, "cosmology.h") or _number(params, "HubbleParam")
+            h = attr_number(params, "cosmology.h") or attr_number(params, "HubbleParam")
         if not (h is not None and h > 0 and np.isfinite(h)):
             raise ValueError(f"{path}: a cosmological snapshot without HubbleParam > 0")
-        a = _number(header, "Time")
-        z = _number(header, "Redshift")
+        a = attr_number(header, "Time")
+        z = attr_number(header, "Redshift")
         if not (a is not None and a > 0):
             if z is None or z <= -1:
                 raise ValueError(f"{path}: a cosmological snapshot without a scale factor "
@@ -219,16 +206,16 @@ def snapshot_cosmology(path: str | Path) -> SnapshotCosmology | None:
         length_cm = mass_g = None
         for group in ("Units", "Parameters", "Header"):
             attrs = f[group].attrs if group in f else {}
-            length_cm = length_cm or _number(attrs, "UnitLength_in_cm")
-            mass_g = mass_g or _number(attrs, "UnitMass_in_g")
+            length_cm = length_cm or attr_number(attrs, "UnitLength_in_cm")
+            mass_g = mass_g or attr_number(attrs, "UnitMass_in_g")
         # hybridtree's own settings, then GADGET's defaults
-        length_cm = length_cm or _number(params, "units.length_cm") or GADGET_LENGTH_CM
-        mass_g = mass_g or _number(params, "units.mass_g") or GADGET_MASS_G
+        length_cm = length_cm or attr_number(params, "units.length_cm") or GADGET_LENGTH_CM
+        mass_g = mass_g or attr_number(params, "units.mass_g") or GADGET_MASS_G
         if omega0 is None:
-            omega0 = _number(params, "cosmology.omega_m") or 0.0
-        omega_lambda = _number(header, "OmegaLambda")
+            omega0 = attr_number(params, "cosmology.omega_m") or 0.0
+        omega_lambda = attr_number(header, "OmegaLambda")
         if omega_lambda is None:
-            omega_lambda = _number(params, "cosmology.omega_lambda") or 0.0
+            omega_lambda = attr_number(params, "cosmology.omega_lambda") or 0.0
         return SnapshotCosmology(a, z, h, omega0, omega_lambda, length_cm, mass_g)
 
 

@@ -11,6 +11,12 @@ from dataclasses import dataclass
 
 G_CGS = 6.67430e-8          # cm^3 g^-1 s^-2 (CODATA 2018)
 GYR_S = 3.15576e16          # Julian gigayear in s
+KPC_CM = 3.0856775814913673e21      # 1 kpc in cm (IAU 2015 parsec)
+MPC_CM = 3.0856775814913673e24      # 1 Mpc in cm
+KM_CM = 1.0e5                       # 1 km in cm
+MSUN_G = 1.98841e33                 # solar mass in g (IAU nominal)
+MSUN_1E10_G = 1.98841e43            # 10^10 solar masses in g
+H100_PER_S = 100.0 * KM_CM / MPC_CM  # H0 = 100 km/s/Mpc in 1/s (times h)
 
 
 @dataclass(frozen=True)

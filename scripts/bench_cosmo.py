@@ -42,8 +42,6 @@ def timed(cmd: list[str], env: dict) -> tuple[float, str]:
     return wall, proc.stdout + proc.stderr
 
 
-MPC_CM = 3.0856775814913673e24
-MSUN_G = 1.98841e33
 
 
 def mass_function_check(catalogue: Path, snapshot: Path, radius: float, min_len: int = 100,
@@ -55,6 +53,7 @@ def mass_function_check(catalogue: Path, snapshot: Path, radius: float, min_len:
     import h5py
     import numpy as np
     from hybridtree.halos import mass_function, reference_mass_function
+    from hybridtree.units import MPC_CM, MSUN_G
     with h5py.File(catalogue, "r") as f:
         u = f["Units"].attrs if "Units" in f else f["Header"].attrs
         length_mpc_h = float(u["UnitLength_in_cm"]) / MPC_CM        # file units: L/h

@@ -42,12 +42,10 @@ from functools import cached_property
 import numpy as np
 from scipy import integrate
 
-from hybridtree.units import Units
+from hybridtree.units import KM_CM, MPC_CM, Units
 
 __all__ = ["Cosmology", "MPC_CM", "KM_CM", "FLAT_TOL"]
 
-MPC_CM = 3.0856775814913673e24          # 1 Mpc in cm (IAU 2015 parsec; config.KPC_CM × 1e3)
-KM_CM = 1.0e5                           # 1 km in cm
 FLAT_TOL = 1e-12                        # |Ω_m + Ω_Λ - 1| below this is taken as flat
 
 _PS_MODEL = "eisenstein98"              # colossus's Eisenstein & Hu (1998) P(k), with BAO

@@ -49,13 +49,14 @@ from typing import Any, Mapping
 import h5py
 import numpy as np
 
+from ..io.hdf5_read import attr_number
 from ..io.snapshot import (N_TYPES, SnapshotError, atomic_path, resolve_snapshot,
                           snapshot_files)
-from .fof import FOF_CHUNK, MPC_CM, friends_of_friends, linking_length
+from ..units import MPC_CM, MSUN_G
+from .fof import FOF_CHUNK, friends_of_friends, linking_length
 
 __all__ = ["HaloCatalogue", "catalogue_name", "find_halos", "write_catalogue"]
 
-MSUN_G = 1.98841e33                 # solar mass in g (IAU nominal, as hybridtree.config)
 
 
 # --------------------------------------------------------------------------------------
@@ -132,15 +133,6 @@ class HaloCatalogue:
         return float(self.units.get("UnitLength_in_cm", math.nan)) / MPC_CM
 
 
-def _scalar(attrs: Any, key: str, default: float) -> float:
-    if key not in attrs:
-        return default
-    try:
-        return float(np.asarray(attrs[key]).reshape(-1)[0])
-    except (TypeError, ValueError, IndexError):
-        return default
-
-
 def _plain(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode()
@@ -188,7 +180,7 @@ def _read_snapshot(path: str | Path) -> dict[str, Any]:
                     if key not in info["units"]:
                         for where in (header, info["parameters"]):
                             if key in where:
-                                info["units"][key] = _scalar(where, key, math.nan)
+                                info["units"][key] = attr_number(where, key, math.nan)
                                 break
             table = np.zeros(N_TYPES)
             if "MassTable" in header:
@@ -258,14 +250,14 @@ def find_halos(path: str | Path, b: float = 0.2, min_len: int = 20,
         raise ValueError(f"min_len must be >= 1, not {min_len}")
     snap = _read_snapshot(path)
     header, units = snap["header"], snap["units"]
-    box = _scalar(header, "BoxSize", 0.0)
+    box = attr_number(header, "BoxSize", 0.0)
     if box > 0:
         raise SnapshotError(f"{path}: BoxSize = {box}: a periodic box; the FOF search here "
                             f"has open boundaries (no periodic images)")
-    omega0 = _scalar(header, "Omega0", 0.0)
-    h = _scalar(header, "HubbleParam", math.nan)
+    omega0 = attr_number(header, "Omega0", 0.0)
+    h = attr_number(header, "HubbleParam", math.nan)
     cosmological = omega0 > 0 and h > 0
-    time = _scalar(header, "Time", 0.0)
+    time = attr_number(header, "Time", 0.0)
     if cosmological and not time > 0:
         raise SnapshotError(f"{path}: Header/Time (the scale factor) is {time}")
     if link is None:
@@ -288,9 +280,9 @@ def find_halos(path: str | Path, b: float = 0.2, min_len: int = 20,
     cat = _catalogue(labels, snap, min_len, a ** 1.5)
     return HaloCatalogue(
         **cat, link=float(link), b=used_b, min_len=int(min_len), time=time,
-        redshift=_scalar(header, "Redshift", 1.0 / a - 1.0 if cosmological else 0.0),
-        hubble_param=h if cosmological else _scalar(header, "HubbleParam", 1.0),
-        omega0=omega0, omega_lambda=_scalar(header, "OmegaLambda", 0.0), box_size=box,
+        redshift=attr_number(header, "Redshift", 1.0 / a - 1.0 if cosmological else 0.0),
+        hubble_param=h if cosmological else attr_number(header, "HubbleParam", 1.0),
+        omega0=omega0, omega_lambda=attr_number(header, "OmegaLambda", 0.0), box_size=box,
         cosmological=cosmological, n_particles=len(labels), snapshot=snap["files"][0],
         number=_snapshot_number(snap["files"][0], snap["run_state"]), units=units,
         parameters=snap["parameters"])

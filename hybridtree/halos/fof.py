@@ -15,12 +15,10 @@ import math
 import numpy as np
 from scipy.spatial import cKDTree
 
-from ..units import G_CGS
+from ..units import G_CGS, KM_CM, MPC_CM
 
 __all__ = ["friends_of_friends", "linking_length", "mean_separation"]
 
-MPC_CM = 3.0856775814913673e24      # 1 Mpc in cm (IAU)
-KM_CM = 1e5
 #: particles per slab of :func:`friends_of_friends` (its memory: about 16 bytes per linked
 #: pair in a slab, 2^16 particles at a few hundred neighbours each: tens of MB)
 FOF_CHUNK = 1 << 16

@@ -15,7 +15,8 @@ import h5py
 import numpy as np
 
 from ..io.snapshot import resolve_snapshot
-from .catalogue import HaloCatalogue, _plain, _scalar
+from ..io.hdf5_read import attr_number
+from .catalogue import HaloCatalogue, _plain
 
 __all__ = ["MassFunction", "colossus_cosmology", "cosmology_params", "mass_function",
            "reference_mass_function"]
@@ -96,7 +97,7 @@ def cosmology_params(source: str | Path | HaloCatalogue | Mapping[str, Any],
                 hd = f["Header"].attrs
                 for key in ("Omega0", "OmegaLambda", "HubbleParam"):
                     if key in hd:
-                        values[key] = _scalar(hd, key, math.nan)
+                        values[key] = attr_number(hd, key, math.nan)
     else:
         values = dict(source)
         if "H0" in values and "h" not in values:

@@ -19,7 +19,7 @@ from typing import Any
 import h5py
 import numpy as np
 
-from ..units import GYR_S, Units
+from ..units import GYR_S, H100_PER_S, Units
 
 __all__ = ["N_TYPES", "CosmicHeader", "Particles", "Snapshot", "SnapshotError",
            "check_unique_ids", "cosmic_header", "hubble_rate", "read_particles", "read_snapshot",
@@ -58,10 +58,6 @@ class Snapshot:
     path: str = ""
 
 
-#: H0 = 100 h km/s/Mpc in 1/s per unit of h
-H100_PER_S = 1e7 / 3.0856775814913673e24
-
-
 def hubble_rate(a: float, h: float, omega_m: float, omega_lambda: float,
                 time_unit_s: float) -> float:
     """H(a) of a matter + Λ (+ curvature) universe in units of 1/``time_unit_s`` -- the
@@ -80,6 +76,17 @@ class CosmicHeader:
 
     def hubble(self, time_unit_s: float) -> float:
         return hubble_rate(self.a, self.h, self.omega_m, self.omega_lambda, time_unit_s)
+
+
+def attr_number(attrs: Any, key: str, default: Any = None) -> Any:
+    """Attribute ``key`` as a float (the first element of an array); ``default`` when it
+    is absent or not a number."""
+    if key not in attrs:
+        return default
+    try:
+        return float(np.asarray(attrs[key]).reshape(-1)[0])
+    except (TypeError, ValueError, IndexError):
+        return default
 
 
 def _attr(value: Any) -> Any:
@@ -326,7 +333,7 @@ def cosmic_header(path: str | Path) -> CosmicHeader | None:
     ``Omega0`` is not > 0 (not a cosmological snapshot)."""
     with _open(resolve_snapshot(path)) as f:
         h = f["Header"].attrs if "Header" in f else {}
-        om = float(np.asarray(h.get("Omega0", 0.0)).reshape(-1)[0])
+        om = attr_number(h, "Omega0", 0.0)
         if not om > 0:
             return None
         return CosmicHeader(float(h["Time"]), float(h.get("HubbleParam", 1.0)), om,
