@@ -41,10 +41,13 @@ class Option:
     check: Callable[[Any], bool] | None = None
     rule: str = ""                         # the check, in words, for error messages
     choices: tuple = ()
+    #: other spellings of a value taken before the type check (e.g. a list of numbers for
+    #: a setting stored as text); returns the value unchanged when it does not apply
+    convert: Callable[[Any], Any] | None = None
 
 
-def _opt(kind, default, doc, check=None, rule="", choices=()):
-    return Option(kind, default, doc, check, rule, tuple(choices))
+def _opt(kind, default, doc, check=None, rule="", choices=(), convert=None):
+    return Option(kind, default, doc, check, rule, tuple(choices), convert)
 
 
 def redshift_list(text: str) -> list[float]:
@@ -53,6 +56,14 @@ def redshift_list(text: str) -> list[float]:
     if any(not math.isfinite(z) or z < 0 for z in values):
         raise ValueError(f"redshifts must be numbers >= 0: {text!r}")
     return values
+
+
+def _numbers_as_text(value: Any) -> Any:
+    """A number or a list of numbers as the text '8.9, 2.5'; anything else unchanged."""
+    items = value if isinstance(value, list) else [value]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
+        return value
+    return ", ".join(repr(float(v)) for v in items)
 
 
 def _redshift_list(text: str) -> bool:
@@ -163,7 +174,7 @@ SCHEMA: dict[str, dict[str, Option]] = {
                           "these redshifts, e.g. '8.9, 2.5, 0.93, 0' or [8.9, 2.5, 0.93, 0] "
                           "(the first and last "
                           "states are always written)", _redshift_list, "numbers >= 0, "
-                          "separated by commas or spaces"),
+                          "separated by commas or spaces", convert=_numbers_as_text),
         "snapshot_on_signal": _opt(bool, True, "on SIGTERM/SIGINT finish the current step, "
                                    "write a snapshot to restart from, then stop (exit 143/130)"),
         "snapshot_files": _opt(str, "single", "with several MPI processes: single (gathered "
@@ -272,10 +283,9 @@ def _split_key(key: str) -> tuple[str, str]:
 
 def _coerce(key: str, opt: Option, value: Any) -> Any:
     """Check the type of ``value`` (ints are accepted for floats, bools never for numbers;
-    output.redshifts also takes a number or a list of numbers)."""
-    if key == "output.redshifts" and _numbers(value):
-        value = ", ".join(repr(float(v)) for v in (value if isinstance(value, list)
-                                                   else [value]))
+    an option's ``convert`` may take other spellings first)."""
+    if opt.convert is not None:
+        value = opt.convert(value)
     ok = {bool: isinstance(value, bool),
           int: isinstance(value, int) and not isinstance(value, bool),
           float: isinstance(value, (int, float)) and not isinstance(value, bool),
@@ -293,11 +303,6 @@ def _coerce(key: str, opt: Option, value: Any) -> Any:
     if opt.check is not None and not opt.check(value):
         raise ConfigError(f"{key} must be {opt.rule}, got {value!r}", (key,))
     return value
-
-
-def _numbers(value: Any) -> bool:
-    items = value if isinstance(value, list) else [value]
-    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items)
 
 
 def _whole_steps(span: float, dt: float, at_least: int = 0) -> bool:
