@@ -74,3 +74,23 @@ def one_error_line(capsys, *needles: str) -> str:
         assert needle in err, err
     return err.strip()[len("hybridtree: error: "):]
 
+
+@pytest.fixture
+def figures(monkeypatch) -> dict:
+    """The figures hybridtree.plot saves, by file name (each with an Agg canvas to
+    measure)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from hybridtree import plot
+    seen = {}
+    save = plot._save
+
+    def keep(fig, path):
+        seen[path.name] = fig
+        out = save(fig, path)
+        FigureCanvasAgg(fig).draw()
+        return out
+
+    monkeypatch.setattr(plot, "_save", keep)
+    return seen
+

@@ -8,11 +8,9 @@ import h5py
 import matplotlib.image
 import numpy as np
 import pytest
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.transforms import Bbox
 
 from conftest import run_config
-from hybridtree import plot
 from hybridtree.cli import main
 from hybridtree.diagnostics import read_diagnostics
 from hybridtree.io.snapshot import Particles, latest_snapshot, write_snapshot
@@ -156,22 +154,6 @@ def real_runs(tmp_path_factory) -> dict[str, Path]:
         assert main(["run", str(config), "--quiet", "--set", f"output.dir={folders[name]}",
                      *extra]) == 0
     return folders
-
-
-@pytest.fixture
-def figures(monkeypatch) -> dict:
-    """The figures plot_run saves, by file name (each with an Agg canvas to measure)."""
-    seen = {}
-    save = plot._save
-
-    def keep(fig, path):
-        seen[path.name] = fig
-        out = save(fig, path)
-        FigureCanvasAgg(fig).draw()
-        return out
-
-    monkeypatch.setattr(plot, "_save", keep)
-    return seen
 
 
 def internal_snapshot(path: Path) -> tuple[np.ndarray, np.ndarray, float]:

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from hybridtree import plot
 from hybridtree.plot import (plot_run, projection_figure, redshift_panels, snapshot_cosmology,
                              snapshot_units)
 
@@ -223,19 +222,6 @@ def write_csv(folder: Path, with_a: bool) -> None:
         for i in range(6):
             a = [repr(0.1 + 0.18 * i)] if with_a else []
             w.writerow([i, repr(0.05 * i), repr(1e-5 * i), "1.0", "2.0", "3.0", *a])
-
-
-@pytest.fixture
-def figures(monkeypatch) -> dict:
-    seen = {}
-    save = plot._save
-
-    def keep(fig, path):
-        seen[path.name] = fig
-        return save(fig, path)
-
-    monkeypatch.setattr(plot, "_save", keep)
-    return seen
 
 
 @pytest.mark.parametrize("with_a", [True, False])
