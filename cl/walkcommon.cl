@@ -42,6 +42,22 @@
 #define ZERO_GUARD 1
 #endif
 
+/* OPENING = 0: the geometric test d^2 > S_eff = (l / theta + s)^2.
+   OPENING = 1: GADGET's relative test, accept when M l^p <= alpha |a_old| d^(p+2) (p = 2
+   for monopoles, 3 with quadrupoles) and d^2 > S_eff, S_eff then made with theta_max
+   (GADGET-4's ErrTolThetaMax, which also keeps every sink outside the cell's bounding
+   sphere).  alpha |a_old| is the smallest of the group's sinks, in the group's half-side
+   w; l is the bounding radius over sqrt(3)/2: the side plus 1.15 times the offset of the
+   centre of mass, never smaller than GADGET's side.  A cell is accepted in any case
+   where d > l / theta_min (INV_THETA_MIN = 1 / theta_min): a sink at the centre of a
+   system has |a_old| near 0 and would open the whole tree. */
+#ifndef OPENING
+#define OPENING 0
+#endif
+#ifndef INV_THETA_MIN
+#define INV_THETA_MIN 3.3333333f
+#endif
+
 #define CELL_ENTRY (-2)   /* index of a list entry that is a cell (never a sink's own) */
 
 /* Position of a float4 hi/lo pair relative to the group centre (gch, gcl); w kept. */
@@ -61,7 +77,19 @@ inline int decide(const float4 rel, const float s_eff, const int leaf_count, con
     if (d2 > ((R_OUT) + rad) * ((R_OUT) + rad))
         return 3;
 #endif
+#if OPENING == 1
+    const float l = rad * 1.1547005f;
+    const float lt = l * (INV_THETA_MIN);
+#if QUAD
+    const int far = d2 > s_eff && (rel.w * (l * l * l) <= gh.w * (d2 * d2) * sqrt(d2)
+                                   || d2 > lt * lt);
+#else
+    const int far = d2 > s_eff && (rel.w * (l * l) <= gh.w * (d2 * d2) || d2 > lt * lt);
+#endif
+    return far ? 1 : (leaf_count > 0 ? 2 : 0);
+#else
     return (d2 > s_eff) ? 1 : (leaf_count > 0 ? 2 : 0);
+#endif
 }
 
 /* Interaction of list entry e (group frame; quadrupole Q for cells, 0 for particles)

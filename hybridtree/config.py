@@ -105,7 +105,22 @@ SCHEMA: dict[str, dict[str, Option]] = {
                        choices=("tree", "direct")),
         "eps": _opt(float, 0.01, "Plummer softening length (cosmological runs: comoving, "
                     "so the physical softening is a × eps)", lambda v: v >= 0, ">= 0"),
-        "theta": _opt(float, 0.5, "opening angle", lambda v: 0 < v <= 1.2, "0 < theta <= 1.2"),
+        "theta": _opt(float, 0.5, "opening angle (geometric criterion; with the relative "
+                      "one: of the first force, which has no old acceleration yet)",
+                      lambda v: 0 < v <= 1.2, "0 < theta <= 1.2"),
+        "opening": _opt(str, "geometric", "cell opening criterion: geometric ((l / theta + "
+                        "s)^2 < d^2) or relative (GADGET's: M l^2 / d^4 <= alpha |a_old|; "
+                        "docs/physics.md)", choices=("geometric", "relative")),
+        "alpha": _opt(float, 0.005, "relative opening criterion: tolerance on the force "
+                      "error of one cell relative to the sink's acceleration",
+                      lambda v: 0 < v <= 1, "0 < alpha <= 1"),
+        "theta_max": _opt(float, 1.0, "relative opening criterion: the largest opening "
+                          "angle it may accept (GADGET-4's ErrTolThetaMax)",
+                          lambda v: 0 < v <= 1.15, "0 < theta_max <= 1.15"),
+        "theta_min": _opt(float, 0.25, "relative opening criterion: cells smaller than this "
+                          "angle are accepted whatever the sink's acceleration (near a "
+                          "system's centre |a| -> 0 would open every cell)",
+                          lambda v: 0 < v <= 1.15, "0 < theta_min <= 1.15"),
         "n_leaf": _opt(int, 16, "most particles in a tree leaf", lambda v: 1 <= v <= 1024,
                        "1 <= n_leaf <= 1024"),
         "n_group": _opt(int, 0, "most sinks sharing one walk; 0 = the device's default",
@@ -139,6 +154,15 @@ SCHEMA: dict[str, dict[str, Option]] = {
                    "of a hybrid run)",
                    lambda v: v > 0, "> 0"),
         "t_end": _opt(float, 1.0, "end time (a whole number of steps)", lambda v: v >= 0, ">= 0"),
+        "stepping": _opt(str, "shared", "shared (every particle takes time.dt) or block "
+                         "(each particle in a power-of-two bin of time.dt: dt / 2^k <= eta "
+                         "sqrt(eps / |a|))", choices=("shared", "block")),
+        "eta": _opt(float, 0.2, "block steps: accuracy of dt = eta sqrt(eps / |a|) (GADGET's "
+                    "ErrTolIntAccuracy 0.025 is eta = 0.22)", lambda v: 0 < v <= 10,
+                    "0 < eta <= 10"),
+        "max_bin": _opt(int, 16, "block steps: the deepest bin (smallest step time.dt / "
+                        "2^max_bin)", lambda v: 0 <= v <= 63, "0 <= max_bin <= 63"),
+
     },
     "cosmology": {
         "enabled": _opt(bool, False, "a cosmological run: an expanding sphere with vacuum "
@@ -375,6 +399,20 @@ def _checked_rest(v: dict[str, dict[str, Any]], source: str) -> Settings:
                           ("hybrid.enabled", "gravity.method"))
     if not v["output"]["dir"]:
         raise ConfigError("output.dir must not be empty", ("output.dir",))
+    if v["hybrid"]["enabled"] and v["time"]["stepping"] == "block":
+        raise ConfigError("time.stepping = 'block' does not take the hybrid tree "
+                          "(hybrid.enabled = true): its nested steps already split the force",
+                          ("time.stepping", "hybrid.enabled"))
+    if v["hybrid"]["enabled"] and v["gravity"]["opening"] == "relative":
+        raise ConfigError("gravity.opening = 'relative' does not take the hybrid tree "
+                          "(hybrid.enabled = true) yet", ("gravity.opening", "hybrid.enabled"))
+    if v["gravity"]["theta_min"] > v["gravity"]["theta_max"]:
+        raise ConfigError(f"gravity.theta_min ({v['gravity']['theta_min']}) must be at most "
+                          f"gravity.theta_max ({v['gravity']['theta_max']})",
+                          ("gravity.theta_min", "gravity.theta_max"))
+    if v["time"]["stepping"] == "block" and not v["gravity"]["eps"] > 0:
+        raise ConfigError("time.stepping = 'block' needs gravity.eps > 0 (the step is "
+                          "eta sqrt(eps / |a|))", ("time.stepping", "gravity.eps"))
     return Settings(v, source)
 
 

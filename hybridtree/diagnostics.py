@@ -191,6 +191,21 @@ class DiagnosticsFile:
         self._f.close()
 
 
+#: Columns of ``timebins.csv`` (block time steps; :class:`hybridtree.schemes.BinStats`).
+TIMEBIN_COLUMNS = ("bin", "dt", "particles", "substeps", "seconds", "interactions", "forces")
+
+
+def write_timebins(path: Path, rows: list[dict[str, Any]]) -> None:
+    """``timebins.csv``: one row per time bin, cumulative since the run (or its
+    continuation) began; replaced whole at each report."""
+    tmp = atomic_path(path)
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, TIMEBIN_COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+    tmp.replace(path)
+
+
 def read_diagnostics(path: str | Path) -> list[dict[str, str]]:
     with open(path, newline="") as f:
         return list(csv.DictReader(f))

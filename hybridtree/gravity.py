@@ -28,12 +28,17 @@ from .treewalk import tree_forces, walk_into
 
 METHODS = ("tree", "direct")
 
+#: Cell opening criteria of the tree walk: "geometric", (l / theta + s)^2 < d^2; or
+#: "relative" (GADGET's), G M l^p / d^(p+2) <= alpha |a_old|, p = 2 for monopoles and 3
+#: with quadrupoles (cl/walkcommon.cl; docs/physics.md).
+OPENINGS = ("geometric", "relative")
+
 #: Where the tree is built: "device" (cl/treebuild.cl, the tree stays on the device) or
 #: "host" (numpy, the reference).  Given the same cube both give the same cells; the
 #: device's cube has a power-of-two side.
 BUILDS = ("device", "host")
 
-__all__ = ["BUILDS", "Forces", "METHODS", "accelerations", "direct_reference",
+__all__ = ["BUILDS", "Forces", "METHODS", "OPENINGS", "accelerations", "direct_reference",
            "split_accelerations", "validate_particles"]
 
 
@@ -118,7 +123,8 @@ _WORK: dict[int, Workspace] = {}
 
 
 def _resident_forces(rt, pos: np.ndarray, mass: np.ndarray, eps: float, theta: float,
-                     n_leaf: int, n_group: int | None, multipole: str) -> Forces:
+                     n_leaf: int, n_group: int | None, multipole: str,
+                     floor: tuple[float, np.ndarray, float] | None = None) -> Forces:
     """The tree force of particles on themselves through the device path of the run's
     force engine: one upload (pinned on GPUs), the values checked on the device, the
     tree built in kept buffers, results widened to float64 on the device, one download
@@ -140,8 +146,12 @@ def _resident_forces(rt, pos: np.ndarray, mass: np.ndarray, eps: float, theta: f
         tree = build_device_tree(rt, DeviceArrays(d_pos, d_mass, n), None, theta=theta,
                                  n_leaf=n_leaf, multipole=multipole, alloc=work)
     acc_b, pot_b = work("api_acc", 24 * n), work("api_pot", 8 * n)
+    if floor is not None:
+        with clock.device("upload"):
+            a_old = upload(rt, [floor[1]], ["api_acc_old"])[0]
+        floor = (floor[0], a_old, floor[2])
     with clock.device("walk"):
-        counts, n_groups, _ = walk_into(rt, tree, eps, acc_b, pot_b, n_group)
+        counts, n_groups, _ = walk_into(rt, tree, eps, acc_b, pot_b, n_group, floor=floor)
         total = sum(red.count_sum(n, counts))
         # per-sink counts (caller's order), kept for a later read (walk_into left them in
         # the workspace, which the next call overwrites)
@@ -191,10 +201,32 @@ def _build(rt, build: str, pos: np.ndarray, mass: np.ndarray, theta: float, n_le
     return build_tree(pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole, cube=cube)
 
 
+def _relative_floor(alpha: float, theta_max: float, theta_min: float, acc_old, n_sink: int
+                    ) -> tuple[float, np.ndarray, float]:
+    """(alpha, a_old, theta_min) of the relative opening criterion, checked (ValueError)."""
+    alpha = float(alpha)
+    if not (np.isfinite(alpha) and alpha > 0):
+        raise ValueError(f"alpha must be finite and > 0, got {alpha!r}")
+    if not (0.0 < theta_max <= 1.15):
+        raise ValueError(f"theta_max must be in (0, 1.15], got {theta_max!r}: beyond it a "
+                         f"sink could lie inside an accepted cell's bounding sphere")
+    if not (0.0 < theta_min <= theta_max):
+        raise ValueError(f"theta_min must be in (0, theta_max = {theta_max}], got "
+                         f"{theta_min!r}")
+    a_old = np.ascontiguousarray(acc_old, np.float64)
+    if a_old.shape != (n_sink, 3):
+        raise ValueError(f"acc_old must have shape ({n_sink}, 3), got {a_old.shape}")
+    if not np.isfinite(a_old).all():
+        raise ValueError("acc_old must be finite")
+    return alpha, a_old, float(theta_min)
+
+
 def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: float = 0.5, *,
                   sinks=None, n_leaf: int = 16, n_group: int | None = None,
                   multipole: str = "monopole", device: str | None = None,
-                  precise: bool = True, build: str = "device") -> Forces:
+                  precise: bool = True, build: str = "device", opening: str = "geometric",
+                  alpha: float = 0.005, theta_max: float = 1.0, theta_min: float = 0.25,
+                  acc_old=None) -> Forces:
     """Accelerations and potentials for ``sinks`` (default: the sources themselves).
 
     pos: (N, 3) source positions; mass: (N,) or scalar; eps: Plummer softening.
@@ -204,9 +236,45 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: floa
     or "direct" (exact O(N^2) Chamomile kernel; ``precise=False`` trades the
     hi + lo coordinates for speed, see :func:`hybridtree.direct.direct_forces`).  ``device``: see
     :mod:`hybridtree.opencl`.  ``build``: where the tree is built (:data:`BUILDS`).
+
+    ``opening`` (tree method): "geometric" (``theta``) or "relative", GADGET's criterion:
+    a cell of mass M and size l is accepted when M l^2 / d^4 <= ``alpha`` |a_old| (l^3 /
+    d^5 with quadrupoles) and its opening angle is below ``theta_max`` (GADGET-4's
+    ErrTolThetaMax), with a_old the sink's acceleration from an earlier force (``acc_old``
+    (n_sinks, 3), e.g. the last step's) or, without it, from a first geometric pass with
+    ``theta`` (its time in ``timings["first_pass"]``).  A group walk takes the smallest
+    |a_old| of its sinks; a cell smaller than ``theta_min`` is accepted whatever a_old
+    (a sink at the centre of a system has |a_old| near 0 and would open every cell).  The relative criterion spends
+    the interactions where the force is weak, so that the relative error is bounded more
+    evenly (docs/physics.md: how alpha relates to the error).
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if opening not in OPENINGS:
+        raise ValueError(f"opening must be one of {OPENINGS}, got {opening!r}")
+    if opening == "relative" and method == "tree":
+        n_sink = len(np.asarray(pos if sinks is None else sinks))
+        first = None
+        if acc_old is None:
+            first = accelerations(pos, mass, eps, method, theta, sinks=sinks, n_leaf=n_leaf,
+                                  n_group=n_group, multipole=multipole, device=device,
+                                  precise=precise, build=build)
+            acc_old = first.acc
+        floor = _relative_floor(alpha, theta_max, theta_min, acc_old, n_sink)
+        out = _forces(pos, mass, eps, method, theta_max, sinks, n_leaf, n_group, multipole,
+                      device, precise, build, floor)
+        if first is not None:
+            out.timings["first_pass"] = first.timings.get("total", 0.0)
+        return out
+    return _forces(pos, mass, eps, method, theta, sinks, n_leaf, n_group, multipole, device,
+                   precise, build, None)
+
+
+def _forces(pos, mass, eps: float, method: str, theta: float, sinks, n_leaf: int,
+            n_group: int | None, multipole: str, device: str | None, precise: bool,
+            build: str, floor: tuple[float, np.ndarray, float] | None) -> Forces:
+    """:func:`accelerations` once the opening criterion is settled (``floor``: the
+    relative criterion's alpha and a_old, with ``theta`` its theta_max)."""
     _check_tree_knobs(n_leaf, n_group, multipole, theta if method == "tree" else None, build)
     eps = _check_eps(eps)
     self_sinks = sinks is None
@@ -224,7 +292,7 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: floa
         return Forces(np.zeros((n_sink, 3)), np.zeros(n_sink), z, z.copy())
 
     if resident:
-        return _resident_forces(rt, pos, mass, eps, theta, n_leaf, n_group, multipole)
+        return _resident_forces(rt, pos, mass, eps, theta, n_leaf, n_group, multipole, floor)
     t0 = time.perf_counter()
     if method == "direct":
         sink_pos = pos if self_sinks else sinks
@@ -237,7 +305,7 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = "tree", theta: floa
         t = {f"build_{k}": v for k, v in tree.timings.items()}
         t["build"] = time.perf_counter() - t0
         acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, eps, n_group=n_group,
-                                               sinks=None if self_sinks else sinks)
+                                               sinks=None if self_sinks else sinks, floor=floor)
         t.update(tw)
     t["total"] = time.perf_counter() - t0
     return Forces(acc, pot, n_pp, n_pc, device=rt.info.label, timings=t)

@@ -72,6 +72,32 @@ def hernquist(n: int, seed: int = 0, r_max: float = 100.0) -> Arrays:
     return _whole("hernquist", n, seed, r_max=r_max)
 
 
+def hernquist_satellite(n: int, seed: int = 0, ratio: float = 0.1, scale: float = 0.2,
+                        distance: float = 2.0, r_max: float = 100.0) -> Arrays:
+    """A Hernquist halo (G = a = 1, :func:`hernquist`) with a Hernquist satellite of
+    ``ratio`` times its mass and scale radius ``scale`` at ``distance`` on the x axis,
+    moving along y at half the local circular speed (it falls in): a cusp with a second
+    cusp, the hard case for force errors and time steps.  Equal masses 1 / n, total mass
+    1: the satellite has round(n ratio / (1 + ratio)) of them, the halo the rest (mass
+    m_h = 1 / (1 + ratio), speeds those of :func:`hernquist` times sqrt(m_h)).  Centre of
+    mass at rest at the origin.  Returns (positions (n, 3), velocities (n, 3), masses)."""
+    n_sat = int(round(n * ratio / (1.0 + ratio)))
+    if not 0 < n_sat < n:
+        raise ValueError(f"n = {n} is too small for a satellite of mass ratio {ratio}")
+    pos, vel, _ = hernquist(n - n_sat, seed, r_max)
+    spos, svel, _ = hernquist(n_sat, seed + 1, r_max)
+    m_halo, m_sat = (n - n_sat) / n, n_sat / n
+    # a Hernquist model of mass m and scale b: lengths x b, velocities x sqrt(m / b)
+    vel = vel * math.sqrt(m_halo)
+    spos = spos * scale + [distance, 0.0, 0.0]
+    v_circ = math.sqrt(m_halo * distance / (distance + 1.0) ** 2)
+    svel = svel * math.sqrt(m_sat / scale) + [0.0, 0.5 * v_circ, 0.0]
+    pos, vel = np.concatenate([pos, spos]), np.concatenate([vel, svel])
+    mass = np.full(n, 1.0 / n)
+    pos, vel = to_com_frame(pos, vel, mass)
+    return pos, vel, mass
+
+
 def cold_sphere(n: int, seed: int = 0, radius: float = 1.0) -> Arrays:
     """Uniform-density sphere of total mass 1 and radius ``radius``, at rest.
 

@@ -22,6 +22,7 @@ from .io.snapshot import Particles, Snapshot, SnapshotError
 from .parallel.comm import Comm
 from .parallel.snapshots import agree, read_particles_share, read_run_share
 from .schedule import Cosmic, Uniform
+from .schemes import BlockSettings
 from .stepper import SerialStepper, Stepper
 from .units import Units
 
@@ -287,8 +288,13 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
     """The run's stepper: one process (state on the device where it can be), or many;
     ``external``: the coefficient of the Λ term (0: none)."""
     g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
+    t = settings.time
+    block = BlockSettings(t.eta, t.max_bin) if t.stepping == "block" else None
     if comm.size == 1:
-        return SerialStepper(g, p, rt, external=external)
+        return SerialStepper(g, p, rt, external=external, block=block)
+    if block is not None or g.opening != "geometric":
+        raise RunError("time.stepping = 'block' and gravity.opening = 'relative' run on one "
+                       "process only for now (docs/physics.md)")
     from .parallel.stepping import ParallelStepper
     return ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
                            samples=settings.parallel.samples, overlap=settings.parallel.overlap,

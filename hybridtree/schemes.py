@@ -17,9 +17,15 @@ next.  Units: internal (G = 1).
 
 from __future__ import annotations
 
-from .engine import GravitySettings
+import time
+from dataclasses import dataclass, field
 
-__all__ = ["NestedLeapfrog", "scheme_for"]
+import numpy as np
+
+from .engine import GravitySettings
+from .timebins import NBINS, bin_scale, bins_for, lowest_active
+
+__all__ = ["BlockLeapfrog", "BlockSettings", "NestedLeapfrog", "scheme_for"]
 
 
 class NestedLeapfrog:
@@ -45,6 +51,8 @@ class NestedLeapfrog:
         force of a plain run (a restart continues with it, bit for bit)."""
         if not (reuse and self.outer is None):
             self.engine.compute(state, self.parts)
+        else:
+            self.engine.forces_known()
 
     def step(self, state, dt: float) -> None:
         """One step of ``dt`` (the soft step of a hybrid run)."""
@@ -71,9 +79,126 @@ class NestedLeapfrog:
             state.kick_linear(self.external, dt)
 
 
-def scheme_for(g: GravitySettings, engine, external: float = 0.0) -> NestedLeapfrog:
-    """The plain leapfrog, or the hybrid tree's nested steps where ``g`` has a split;
-    ``external``: see :class:`NestedLeapfrog`."""
+@dataclass(frozen=True)
+class BlockSettings:
+    """Block time steps: dt = ``eta`` sqrt(eps / |a|), in bins 0 ... ``max_bin`` of the
+    largest step (``time.eta``, ``time.max_bin``)."""
+
+    eta: float = 0.2
+    max_bin: int = 16
+
+
+@dataclass
+class BinStats:
+    """What the block steps did since the run began, per bin k (arrays of NBINS).
+    ``particles``: particles in bin k at the start of the last step.  A substep is
+    charged to its lowest active bin (GADGET-4's convention): ``substeps`` counts them,
+    ``seconds`` is their wall time (host clock), ``interactions`` their interactions and
+    ``forces`` the particles whose force they computed."""
+
+    particles: np.ndarray = field(default_factory=lambda: np.zeros(NBINS, np.int64))
+    substeps: np.ndarray = field(default_factory=lambda: np.zeros(NBINS, np.int64))
+    seconds: np.ndarray = field(default_factory=lambda: np.zeros(NBINS))
+    interactions: np.ndarray = field(default_factory=lambda: np.zeros(NBINS, np.int64))
+    forces: np.ndarray = field(default_factory=lambda: np.zeros(NBINS, np.int64))
+    dt: float = 0.0           # the largest step of the last step taken
+
+    def rows(self) -> list[dict]:
+        """One dict per bin that held particles or was charged a substep (``dt``: the
+        bin's step in the last step taken)."""
+        used = np.flatnonzero((self.particles > 0) | (self.substeps > 0))
+        return [{"bin": int(k), "dt": float(np.ldexp(self.dt, -int(k))),
+                 "particles": int(self.particles[k]),
+                 "substeps": int(self.substeps[k]), "seconds": float(self.seconds[k]),
+                 "interactions": int(self.interactions[k]), "forces": int(self.forces[k])}
+                for k in used]
+
+
+class BlockLeapfrog:
+    """Block (hierarchical) KDK time steps, as GADGET-4's and GOTHIC's: a particle in bin
+    k takes steps of dt / 2^k (:mod:`hybridtree.timebins`).  One :meth:`step` of dt
+    starts and ends with every bin synchronised:
+
+        every particle: new bin from its acceleration; kick(own step / 2)
+        until the end of dt, at the next tick where any bin ends:
+            drift every particle to it; forces of the active particles (the walk takes
+            only them as sinks); active: kick(old step / 2), new bin, kick(new step / 2)
+        (at the end: the last kick closes every bin)
+
+    Drifting every particle with its half-kicked velocity is the leapfrog's drift cut
+    into pieces, so with one bin this is :class:`NestedLeapfrog`'s plain leapfrog, bit
+    for bit.  Forces of all particles (the first tick of a step and its end) remove the
+    net force as the shared steps do; forces of some do not (their net force is real).
+    Units: internal (G = 1).  Plain tree only (no force split); one process."""
+
+    parts = ("full",)
+
+    def __init__(self, engine, block: BlockSettings, external: float = 0.0):
+        if not 0 <= block.max_bin < NBINS:
+            raise ValueError(f"max_bin must be in [0, {NBINS - 1}], got {block.max_bin}")
+        if not block.eta > 0:
+            raise ValueError(f"eta must be > 0, got {block.eta}")
+        self.engine, self.block, self.external = engine, block, float(external)
+        self.stats = BinStats()
+        self._bins = None
+
+    def start(self, state, reuse: bool = False) -> None:
+        """Forces at the start (``reuse``: the state holds them: a restart, bit for bit)."""
+        if reuse:
+            self.engine.forces_known()
+        else:
+            self.engine.compute(state, self.parts)
+
+    def _bins_of(self, state):
+        if self._bins is None or self._bins.state is not state or self._bins.n != state.n:
+            self._bins = bins_for(state)
+        return self._bins
+
+    def step(self, state, dt: float) -> None:
+        """One step of ``dt`` (the largest step), every bin synchronised at its end."""
+        eps = self.engine.g.eps
+        if not eps > 0:
+            raise ValueError("block time steps need a softening length eps > 0 "
+                             "(dt = eta sqrt(eps / |a|))")
+        bins, lam, deep = self._bins_of(state), self.external, self.block.max_bin
+        q0, half, ticks = bin_scale(dt, self.block.eta, eps), 0.5 * dt, 1 << deep
+        bins.assign(0, deep, q0, lam)
+        occupied = bins.counts()
+        self.stats.particles[:] = occupied
+        self.stats.dt = float(dt)
+        bins.kick(0, half, lam)
+        ti = 0
+        while ti < ticks:
+            t0 = time.perf_counter()
+            kmax = int(np.flatnonzero(occupied)[-1]) if occupied.any() else 0
+            span = 1 << (deep - kmax)
+            ti_next = (ti // span + 1) * span
+            state.drift(dt * ((ti_next - ti) / ticks))
+            ti = ti_next
+            kmin = lowest_active(ti, deep)
+            before = self.engine.counts["interactions"]
+            n_forces = self.engine.compute(state, self.parts,
+                                           active=(bins.active_arg, kmin) if kmin else None)
+            bins.kick(kmin, half, lam)
+            if ti < ticks:
+                bins.assign(kmin, deep, q0, lam)
+                bins.kick(kmin, half, lam)
+                occupied = bins.counts()
+            st = self.stats
+            st.substeps[kmin] += 1
+            st.interactions[kmin] += self.engine.counts["interactions"] - before
+            st.forces[kmin] += n_forces
+            st.seconds[kmin] += time.perf_counter() - t0
+
+
+def scheme_for(g: GravitySettings, engine, external: float = 0.0,
+               block: BlockSettings | None = None) -> NestedLeapfrog | BlockLeapfrog:
+    """The plain leapfrog, or the hybrid tree's nested steps where ``g`` has a split, or
+    block steps where ``block`` is given; ``external``: see :class:`NestedLeapfrog`."""
+    if block is not None:
+        if g.changeover is not None:
+            raise ValueError("block time steps do not take the hybrid tree's force split")
+        return BlockLeapfrog(engine, block, external)
     if g.changeover is None:
         return NestedLeapfrog(engine, external=external)
     return NestedLeapfrog(engine, inner="hard", outer="soft", n_inner=g.n_hard,

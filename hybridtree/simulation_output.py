@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .diagnostics import breakdown_record, measure
+from .diagnostics import breakdown_record, measure, write_timebins
 from .guards import Signals
 from .io.snapshot import snapshot_name
 from .parallel.snapshots import write_run_snapshot
@@ -44,7 +44,17 @@ class RunWriting:
         with self._stepper.clock.host("output"):
             if self._diag is not None:
                 self._diag.write(rec)
+                bins = self.timebins()
+                if bins:
+                    write_timebins(self._diag.path.with_name("timebins.csv"), bins)
             self._reporter.report(rec)
+
+    def timebins(self) -> list[dict[str, Any]]:
+        """Block time steps: one row per time bin (:class:`hybridtree.schemes.BinStats`:
+        particles now, and the substeps, wall seconds, interactions and forces charged
+        to it); empty for shared steps."""
+        stats = getattr(self._stepper.scheme, "stats", None)
+        return stats.rows() if stats is not None else []
 
     def _run_state(self) -> dict[str, Any]:
         # SnapshotNumber: the last scheduled snapshot written, so a continuation numbers

@@ -17,7 +17,7 @@ from .clock import Clock
 from .engine import ForceEngine, GravitySettings
 from .io.snapshot import Particles
 from .opencl import Runtime
-from .schemes import NestedLeapfrog, scheme_for
+from .schemes import BlockLeapfrog, BlockSettings, NestedLeapfrog, scheme_for
 from .state import State, make_state, state_backend
 
 __all__ = ["Stepper", "SerialStepper"]
@@ -28,7 +28,7 @@ class Stepper:
     ``scheme`` with ``engine``'s forces, timed by ``clock``.  Subclasses make them."""
 
     state: State
-    scheme: NestedLeapfrog
+    scheme: NestedLeapfrog | BlockLeapfrog
     engine: ForceEngine
     clock: Clock
 
@@ -86,9 +86,10 @@ class Stepper:
 class SerialStepper(Stepper):
     """One process: the state on the device where it can be (:mod:`hybridtree.state`)."""
 
-    def __init__(self, g: GravitySettings, p: Particles, rt: Runtime, external: float = 0.0):
+    def __init__(self, g: GravitySettings, p: Particles, rt: Runtime, external: float = 0.0,
+                 block: BlockSettings | None = None):
         self.clock = Clock(rt)
         backend = state_backend(rt, g.method, g.build)
         self.state = make_state(p, g.parts, backend, rt, self.clock)
         self.engine = ForceEngine(g, rt, self.clock)
-        self.scheme = scheme_for(g, self.engine, external)
+        self.scheme = scheme_for(g, self.engine, external, block)

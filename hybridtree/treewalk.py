@@ -13,6 +13,7 @@ from .tree import Octree, integer_coords, leaf_ranges, morton_keys
 from .tree.octree import packed_leaf_ranges
 from .transfer import allocator, download, scratch
 from .tree.device_build import DeviceGroups, DeviceTree, device_groups, launch
+from .tree.device_sort import exclusive_scan
 
 #: Interaction-list capacity in local memory (entries).
 LIST_CAPACITY = 256
@@ -74,9 +75,13 @@ def _group_boxes(pos: np.ndarray, gstart: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def _walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: dict | None,
-                  split: Changeover | None, part: str) -> dict:
+                  split: Changeover | None, part: str, floor: tuple | None = None) -> dict:
+    """The walk's defines; ``floor``: the relative criterion's (alpha, a_old, theta_min)."""
     defines = {"WG": n_group, "CAP": max(LIST_CAPACITY, int(n_leaf)), "QUAD": int(quad),
+               "OPENING": int(floor is not None),
                **WALK_SETTINGS.get(rt.info.kind, WALK_SETTINGS["gpu"]), **(options or {})}
+    if floor is not None:
+        defines["INV_THETA_MIN"] = f"{float(np.float32(1.0 / floor[2]))!r}f"
     if part != "full":
         if split is None:
             raise ValueError(f"part = {part!r} needs a changeover (split)")
@@ -109,9 +114,12 @@ def _source_buffers(rt: Runtime, tree: Octree | DeviceTree) -> list:
 
 
 def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None,
-                n_group: int) -> tuple[list, np.ndarray, int]:
+                n_group: int, floor: tuple[float, np.ndarray, float] | None = None
+                ) -> tuple[list, np.ndarray, int]:
     """Sink groups formed on the host: (kernel arguments from n_groups to sink_self,
-    caller index of each sink in group order, n_groups)."""
+    caller index of each sink in group order, n_groups).  ``floor`` = (alpha, a_old of
+    each sink, caller order): alpha times the group's smallest |a_old| goes into the w of
+    its half-sides (the relative opening criterion)."""
     centre = tree.cube.centre
     if sinks is None:          # a host tree's own particles
         spos, skeys, sorder = tree.pos, tree.keys, tree.order
@@ -124,11 +132,16 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
     gstart, gcount = sink_groups(skeys, n_group)
     gcentre, ghalf = _group_boxes(spos, gstart)
     half32 = np.nextafter(ghalf.astype(np.float32), np.float32(np.inf))
+    bound = 0.0
+    if floor is not None:
+        a_old = np.linalg.norm(np.asarray(floor[1], np.float64), axis=1)[sorder]
+        bound = floor[0] * np.minimum.reduceat(a_old, gstart)
     snk_hi, snk_lo = split_hi_lo(spos - centre)
     g_hi, g_lo = split_hi_lo(gcentre - centre)
     args = [np.int32(len(gstart)),
             rt.to_device(np.stack([gstart, gcount], axis=1).astype(np.int32)),
-            rt.to_device(pack4(g_hi)), rt.to_device(pack4(g_lo)), rt.to_device(pack4(half32)),
+            rt.to_device(pack4(g_hi)), rt.to_device(pack4(g_lo)),
+            rt.to_device(pack4(half32, bound)),
             # w = the sink's own mass (list walk: its self term is removed at the end)
             rt.to_device(pack4(snk_hi, tree.mass if sinks is None else 0.0)),
             rt.to_device(pack4(snk_lo)), rt.to_device(self_idx)]
@@ -147,6 +160,24 @@ def _device_sinks(tree: DeviceTree, n_group: int, groups: DeviceGroups | None = 
         cl.enqueue_fill_buffer(tree.rt.queue, self_idx, np.int32(-1), 0, 4 * tree.n)
     return [np.int32(g.n_groups), g.ranges, g.hi, g.lo, g.half, tree.src_hi, tree.src_lo,
             self_idx], g.n_groups
+
+
+def launch_blocks(rt: Runtime, name: str, n: int, *args) -> None:
+    """Run kernel ``name`` of cl/blocks.cl over ``n`` work-items (rounded up)."""
+    if n <= 0:
+        return
+    knl = rt.kernel("blocks.cl", name, fast_math=False)
+    wg = min(256, rt.max_work_group_size(knl))
+    knl(rt.queue, (-(-n // wg) * wg,), (wg,), *args)
+
+
+def _set_floor(rt: Runtime, n_groups: int, ranges: cl.Buffer, caller: cl.Buffer,
+               g_half: cl.Buffer, floor: tuple[float, cl.Buffer, float]) -> None:
+    """alpha |a_old|, the smallest of each group's sinks, into the w of its half-sides
+    (cl/blocks.cl ``group_floor``); ``caller``: each sink's row of the float64 a_old."""
+    alpha, a_old = floor[:2]
+    launch_blocks(rt, "group_floor", n_groups, np.int32(n_groups), ranges, caller, a_old,
+                  np.float64(alpha), g_half)
 
 
 def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, wg: int,
@@ -203,10 +234,15 @@ def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, wg: 
 
 
 def _walk_kernel(rt: Runtime, n_sinks: int, n_group: int | None, n_leaf: int, quad: bool,
-                 eps: float, options: dict | None, split: Changeover | None, part: str):
-    """(kernel name, evaluation kernel, defines, work-group size, n_group) of a walk."""
+                 eps: float, options: dict | None, split: Changeover | None, part: str,
+                 floor: tuple | None = None):
+    """(kernel name, evaluation kernel, defines, work-group size, n_group) of a walk;
+    ``floor``: the relative opening criterion's (alpha, a_old, theta_min)."""
+    if floor is not None and split is not None:
+        raise ValueError("the relative opening criterion does not take a force split "
+                         "(hybrid tree) yet")
     n_group = int(n_group or default_group(rt.info.kind, n_sinks))
-    defines = _walk_defines(rt, n_group, n_leaf, quad, options, split, part)
+    defines = _walk_defines(rt, n_group, n_leaf, quad, options, split, part, floor)
     name = defines.pop("KERNEL")
     wg = n_group
     if name == LIST_WALK:
@@ -252,7 +288,8 @@ def _unsort64(rt: Runtime, n: int, keep: int, order: cl.Buffer, out: cl.Buffer,
 def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl.Buffer,
               n_group: int | None = None, split: Changeover | None = None,
               part: str = "full", options: dict | None = None, n_sinks: int | None = None,
-              groups: DeviceGroups | None = None, sinks: DeviceTree | None = None
+              groups: DeviceGroups | None = None, sinks: DeviceTree | None = None,
+              floor: tuple[float, cl.Buffer, float] | None = None
               ) -> tuple[cl.Buffer, int, dict]:
     """Walk a device tree for its own particles (double-precision device) and write the
     results as float64, in the caller's particle order, into ``acc`` (n x 3) and
@@ -267,6 +304,10 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     order.  Returns (interaction counts per sink, int2 in the caller's order:
     particle-particle, particle-cell; the number of groups walked; timings of the list
     kernels with :data:`PROFILE`).  ``split``/``part`` as for :func:`tree_forces`.
+    ``floor`` = (alpha, a_old, theta_min): the relative opening criterion
+    (cl/walkcommon.cl) with tolerance alpha, the sinks' last accelerations a_old (float64
+    n x 3 buffer in the caller's order) and the angle below which a cell is accepted
+    whatever a_old; the tree must then be built with theta_max.
     """
     if not rt.has_fp64:
         raise ValueError("walk_into writes float64 results: the device needs cl_khr_fp64")
@@ -277,8 +318,10 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     keep = n if n_sinks is None else int(n_sinks)
     quad = tree.cell_quad is not None
     name, knl, defines, wg, n_group = _walk_kernel(rt, keep, n_group, tree.n_leaf, quad, eps,
-                                                   options, split, part)
+                                                   options, split, part, floor)
     sink_args, n_groups = _device_sinks(sinks, n_group, groups, own)
+    if floor is not None:
+        _set_floor(rt, n_groups, sink_args[1], sinks.order, sink_args[4], floor)
     alloc = allocator(rt, sinks.alloc)
     out, counts = alloc("walk_out", 16 * n), alloc("walk_counts", 8 * n)
     args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
@@ -288,9 +331,67 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     return cnt, n_groups, prof
 
 
+def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl.Buffer,
+                bins: cl.Buffer, kmin: int, n_group: int | None = None,
+                floor: tuple[float, cl.Buffer, float] | None = None, options: dict | None = None
+                ) -> tuple[cl.Buffer, int, int]:
+    """Walk a device tree for the active particles only: those whose time bin (int32
+    ``bins``, caller order) is at least ``kmin``.  They are packed in tree (Morton) order;
+    each group of the whole walk with active sinks gives one group of them (on GPUs the
+    list evaluation spreads a small group's list over idle work-items: REPLICATE in
+    cl/walklist.cl); their float64 results go into
+    their rows of ``acc`` and ``pot`` (the other rows are left as they were).  Returns
+    (interaction counts of the active sinks, int2 in packed order; how many are active;
+    the number of groups walked).  ``floor`` as for :func:`walk_into`."""
+    if not rt.has_fp64:
+        raise ValueError("walk_active writes float64 results: the device needs cl_khr_fp64")
+    n = tree.n
+    alloc = allocator(rt, tree.alloc)
+    i32 = np.int32
+    flag = alloc("act_flag", 4 * max(n, 1))
+    launch_blocks(rt, "active_flags", n, i32(n), i32(kmin), tree.order, bins, flag)
+    offset, m = exclusive_scan(rt, flag, n, alloc=tree.alloc, name="act_offset")
+    counts = alloc("act_counts", 8 * max(n, 1))
+    if m == 0:
+        return counts, 0, 0
+    quad = tree.cell_quad is not None
+    # the groups of the whole tree (as for all particles), each cut down to its active
+    # sinks: boxes as tight as a full walk's, so no more interactions per sink
+    name, knl, defines, wg, n_group = _walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps,
+                                                   options, None, "full", floor)
+    whole = device_groups(tree, n_group, PACK_GROUPS)
+    most = max(whole.n_groups, 1)
+    snk_hi, snk_lo = alloc("act_hi", 16 * n), alloc("act_lo", 16 * n)
+    self_idx, caller = alloc("act_self", 4 * n), alloc("act_caller", 4 * n)
+    launch_blocks(rt, "pack_active", n, i32(n), flag, offset, tree.order, tree.src_hi,
+                  tree.src_lo, snk_hi, snk_lo, self_idx, caller)
+    gflag, cut = alloc("act_gflag", 4 * most), alloc("act_cut", 8 * most)
+    launch_blocks(rt, "active_groups", whole.n_groups, i32(whole.n_groups), whole.ranges,
+                  offset, gflag, cut)
+    goff, n_groups = exclusive_scan(rt, gflag, whole.n_groups, alloc=tree.alloc,
+                                    name="act_goff")
+    ranges = alloc("act_ranges", 8 * most)
+    launch_blocks(rt, "pack_groups", whole.n_groups, i32(whole.n_groups), gflag, goff, cut,
+                  ranges)
+    g_hi, g_lo, g_half = (alloc("act_g_hi", 16 * most), alloc("act_g_lo", 16 * most),
+                          alloc("act_g_half", 16 * most))
+    launch(rt, "group_boxes", n_groups, i32(n_groups), ranges, snk_hi, snk_lo, g_hi, g_lo,
+           g_half)
+    if floor is not None:
+        _set_floor(rt, n_groups, ranges, caller, g_half, floor)
+    out = alloc("act_out", 16 * n)
+    args = _source_buffers(rt, tree) + [i32(n_groups), ranges, g_hi, g_lo, g_half, snk_hi,
+                                        snk_lo, self_idx, np.float32(eps * eps), out, counts]
+    _enqueue_walk(rt, name, knl, defines, args, wg, n_groups, n_group, quad)
+    cnt = alloc("act_cnt", 8 * n)
+    _unsort64(rt, m, n, caller, out, counts, acc, pot, cnt)
+    return counts, m, n_groups
+
+
 def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int | None = None,
                 sinks: np.ndarray | None = None, options: dict | None = None,
-                split: Changeover | None = None, part: str = "full"):
+                split: Changeover | None = None, part: str = "full",
+                floor: tuple[float, np.ndarray, float] | None = None):
     """Walk ``tree`` (host-built or device-built) for every sink; float64 results in the
     sinks' own order, on the host.
 
@@ -299,6 +400,9 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     ``split`` and ``part`` ("full", "soft" or "hard"): the hybrid tree's force parts
     (:mod:`hybridtree.splitting`); the potential is always the full one, except for
     "hard", whose walk skips distant cells and whose potential is meaningless.
+    ``floor`` = (alpha, a_old (n, 3) of the sinks in their order, theta_min): the
+    relative opening criterion (see :func:`walk_into`; the tree must be built with
+    theta_max).
     Returns (acc (n, 3), pot (n,), n_pp (n,), n_pc (n,), timings in seconds).
     Results that stay on the device: :func:`walk_into`.
     """
@@ -307,14 +411,21 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
         else len(sinks)
     quad = (tree.cell_quad if isinstance(tree, DeviceTree) else tree.quad) is not None
     name, knl, defines, wg, n_group = _walk_kernel(rt, n_sinks, n_group, tree.n_leaf, quad,
-                                                   eps, options, split, part)
+                                                   eps, options, split, part, floor)
+    if floor is not None and np.shape(floor[1]) != (n_sinks, 3):
+        raise ValueError(f"the old accelerations of the relative opening criterion must be "
+                         f"({n_sinks}, 3), got {np.shape(floor[1])}")
     on_device = isinstance(tree, DeviceTree) and sinks is None
     if on_device:
         sink_args, n_groups = _device_sinks(tree, n_group)
+        if floor is not None:
+            a_old = rt.to_device(np.ascontiguousarray(floor[1], np.float64))
+            _set_floor(rt, n_groups, sink_args[1], tree.order, sink_args[4],
+                       (floor[0], a_old, floor[2]))
         sorder = None
         n = tree.n
     else:
-        sink_args, sorder, n_groups = _host_sinks(rt, tree, sinks, n_group)
+        sink_args, sorder, n_groups = _host_sinks(rt, tree, sinks, n_group, floor)
         n = len(sorder)
     out = scratch(rt, "walk_out", 16 * n)
     counts = scratch(rt, "walk_counts", 8 * n)

@@ -263,6 +263,32 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
       --set output.redshifts=0 --json "$D/cosmo_big.json"
   cp /tmp/cb/diagnostics.csv "$D/cosmo_big_diagnostics.csv"; cp /tmp/cb/*.png "$D/" 2>/dev/null
   ;;
+30) # issue 21: block steps and the relative opening criterion: GPU tests, force errors, steps at 2^20
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/test_timesteps.py tests/test_opening.py
+  py cosmo_small 200 -m hybridtree run configs/cosmo_small.toml --set output.dir=/tmp/cs --set gravity.device=nvidia --quiet
+  Z0=$(ls /tmp/cs/snapshot_*.hdf5 | tail -1); echo "z=0 snapshot: $Z0" >> "$O/index.txt"
+  py errors 400 scripts/bench_timesteps.py errors --device nvidia --n 1048576 4194304 --snapshot "$Z0" --snap-eps 0.04 --json "$D/errors.json"
+  py steps_1m 300 scripts/bench_timesteps.py steps --device nvidia --n 1048576 --json "$D/steps_1m.json"
+  ;;
+32) # issue 21: block steps with tree refits, two eta; the criteria inside runs
+  py steps_1m 200 scripts/bench_timesteps.py steps --device nvidia --n 1048576 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_1m.json"
+  py steps_4m 300 scripts/bench_timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_4m.json"
+  py openings 200 scripts/bench_timesteps.py openings --device nvidia --n 4194304 --theta 0.5 0.7 --alpha 0.0005 0.001 0.002 --json "$D/openings.json"
+  ;;
+34) # issue 21, final code: GPU tests; block against shared steps (warm-up first), 2^20 and 2^22
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/test_timesteps.py tests/test_opening.py
+  py steps_1m 200 scripts/bench_timesteps.py steps --device nvidia --n 1048576 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_1m.json"
+  py steps_4m 300 scripts/bench_timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_4m.json"
+  ;;
+33) # issue 21: theta_min against the relative walk's tail; tree refits in the block steps at 2^22 (refits and --rebuild were removed after this round: docs/benchmarks.md §11)
+  py openings 250 scripts/bench_timesteps.py openings --device nvidia --n 4194304 --theta 0.5 --alpha 0.0005 0.002 --theta-min 0.01 0.25 0.35 --json "$D/openings.json"
+  py errors 200 scripts/bench_timesteps.py errors --device nvidia --n 4194304 --theta 0.5 --alpha 0.0005 0.001 0.002 --json "$D/errors.json"
+  for rb in 0.5 1.0; do py steps_4m_$rb 200 scripts/bench_timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --rebuild $rb --shared-from 6 --json "$D/steps_4m_$rb.json"; done
+  ;;
+31) # issue 21: block against shared steps on the cusp (largest step 0.5, to t = 1), 2^20 and 2^22
+  py steps_1m 200 scripts/bench_timesteps.py steps --device nvidia --n 1048576 --dt 0.5 --t-end 1.0 --json "$D/steps_1m.json"
+  py steps_4m 380 scripts/bench_timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --json "$D/steps_4m.json"
+  ;;
 *) shift; py custom 580 "$@" ;;
 esac
 tar czf "$O/results.tgz" -C "$D" .

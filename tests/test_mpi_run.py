@@ -181,3 +181,12 @@ def test_a_restart_point_written_twice_stays_one_complete_set(tmp_path):
     end, ref = by_id(out / "snapshot_0002.0.hdf5"), by_id(tmp_path / "ref" / "out" / "snapshot_0002.0.hdf5")
     # two processes: equal to the tree's accuracy, not bit for bit
     np.testing.assert_allclose(end["pos"], ref["pos"], atol=1e-5)
+
+
+@pytest.mark.parametrize("setting", ["time.stepping=block", "gravity.opening=relative"])
+def test_block_steps_and_the_relative_criterion_are_refused_on_many_processes(tmp_path,
+                                                                              setting):
+    (tmp_path / "run.toml").write_text(CONFIG)
+    proc = hybridtree(2, ["run", "run.toml", "--set", setting], tmp_path)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "one process only" in proc.stderr and "Traceback" not in proc.stderr

@@ -69,6 +69,10 @@ class ParallelEngine:
         self.remote_work = Workspace(rt)       # the received LET's tree (overlap)
         self.hard_second_tree = HARD_SECOND_TREE
 
+    def forces_known(self) -> None:
+        """The state holds forces already (a restart); only the relative opening criterion
+        would use them, and it runs on one process (:func:`hybridtree.runsetup.make_stepper`)."""
+
     def compute(self, state: State, parts: tuple[str, ...]) -> None:
         t0 = time.perf_counter()
         if isinstance(state, DeviceState):
