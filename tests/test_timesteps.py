@@ -46,7 +46,7 @@ def test_orbits_of_very_different_periods_follow_the_analytic_solution(backend, 
     err = np.linalg.norm(got[1:] - exact, axis=1) / radii
     # the leapfrog's phase error at the inner orbit's step h = dt / 2^7 (a numpy
     # leapfrog of the same orbit: 2.3e-3 after 5 orbits; 3.7e-2 at h = dt / 2^5)
-    assert err[0] < 4e-3 and err[1] < 1e-4, err
+    assert err[0] < 4e-3 and err[1] < 1e-5, err          # measured 2.3e-3, 2.2e-6
     assert np.abs(np.linalg.norm(got[1:], axis=1) / radii - 1).max() < 1e-4
     rows = {r["bin"]: r for r in sim.timebins()}
     # dt = eta sqrt(eps / |a|): the inner orbit (|a| = 98.5) in bin 7, the outer in bin 4
@@ -83,6 +83,26 @@ def test_one_bin_is_the_shared_leapfrog_bit_for_bit(backend, monkeypatch):
     assert one.timebins()[0]["particles"] == 600 and len(one.timebins()) == 1
 
 
+def test_one_bin_with_a_lambda_term_is_the_shared_leapfrog_bit_for_bit():
+    """The cosmological Λ term (an external acceleration lam x) kicked with the bins."""
+    from conftest import stepping
+    from hybridtree.engine import GravitySettings
+    from hybridtree.schemes import BlockLeapfrog, BlockSettings, NestedLeapfrog
+    pos, vel, mass = plummer(500, seed=7)
+    g = GravitySettings(eps=0.02)
+    out = []
+    for make in (lambda e: NestedLeapfrog(e, external=0.37),
+                 lambda e: BlockLeapfrog(e, BlockSettings(max_bin=0), external=0.37)):
+        for backend in ("device", "host"):
+            state, scheme = stepping(pos, vel, mass, g, backend)
+            scheme = make(scheme.engine)
+            for _ in range(3):
+                scheme.step(state, 1 / 32)
+            out.append(state.download().vel)
+    for v in out[1:]:
+        np.testing.assert_array_equal(v, out[0])
+
+
 def _cusp(n=3000):
     return hernquist_satellite(n, seed=5)
 
@@ -95,12 +115,12 @@ def test_a_cusp_with_a_satellite_conserves_energy_and_momentum():
     rows = sim.timebins()
     assert len(rows) >= 4, rows                  # the cusp spreads over several bins
     assert sum(r["particles"] for r in rows) == len(mass)
-    # stated bounds (docs/physics.md): |dE / E| < 1e-3 over 16 largest steps, and the
-    # momentum that forces of some particles (no net force removed) leave behind
-    assert abs(sim.energy_error) < 1e-3, sim.energy_error
+    # |dE / E| over 16 largest steps (measured 1.0e-4; shared steps of time.dt: 2.5e-3),
+    # and the momentum that forces of some particles (no net force removed) leave behind
+    assert abs(sim.energy_error) < 3e-4, sim.energy_error
     p = (sim.mass[:, None] * sim.vel).sum(axis=0)
     sigma = np.sqrt((sim.mass[:, None] * sim.vel ** 2).sum() / sim.mass.sum())
-    assert np.linalg.norm(p) / (sim.mass.sum() * sigma) < 2.5e-4     # measured 5e-5
+    assert np.linalg.norm(p) / (sim.mass.sum() * sigma) < 1.5e-4     # measured 5.7e-5
 
 
 def test_block_steps_cost_less_than_shared_steps_of_the_same_accuracy():
@@ -154,9 +174,15 @@ snapshot_dt = 0.25
     with open(tmp_path / "out" / "timebins.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert sum(int(r["particles"]) for r in rows) == 800
-    assert sum(int(r["substeps"]) for r in rows) >= 4
     dts = {int(r["bin"]): float(r["dt"]) for r in rows}
     assert all(dts[k] == 0.0625 / 2 ** k for k in dts)
+    # the same run through the Python API charges the same substeps and forces
+    sim = hybridtree.Simulation.from_config("run.toml", quiet=True)
+    sim.evolve(0.25)
+    api = {r["bin"]: (r["substeps"], r["forces"], r["particles"]) for r in sim.timebins()}
+    assert len(api) > 1
+    assert api == {int(r["bin"]): (int(r["substeps"]), int(r["forces"]), int(r["particles"]))
+                   for r in rows}
 
 
 @pytest.mark.parametrize("sets, words", [
@@ -164,6 +190,9 @@ snapshot_dt = 0.25
     (["time.stepping=block", "gravity.eps=0"], "eps > 0"),
     (["gravity.opening=relative", "hybrid.enabled=true"], "hybrid"),
     (["time.max_bin=64"], "max_bin"),
+    (["gravity.opening=relative", "gravity.theta_min=0.8", "gravity.theta_max=0.7"],
+     "theta_min"),
+    (["gravity.opening=relative", "gravity.method=direct"], "needs gravity.method"),
 ])
 def test_settings_that_do_not_go_together_are_refused(tmp_path, sets, words):
     cfg = tmp_path / "c.toml"
