@@ -72,13 +72,17 @@ __kernel void bin_counts(const int n, __global const int *bin, __global int *cou
             atomic_add(&counts[k], part[k]);
 }
 
-/* flag[i] = 1 where the particle at tree position i is active (bin >= kmin). */
-__kernel void active_flags(const int n, const int kmin, __global const uint *order,
-                           __global const int *bin, __global int *flag)
+/* flag[i] = 1 where the particle at tree position i is active (bin >= kmin); only
+   caller indices below n_sinks have bins (the others: received LET entries). */
+__kernel void active_flags(const int n, const int n_sinks, const int kmin,
+                           __global const uint *order, __global const int *bin,
+                           __global int *flag)
 {
     const int i = get_global_id(0);
-    if (i < n)
-        flag[i] = bin[order[i]] >= kmin;
+    if (i < n) {
+        const uint c = order[i];
+        flag[i] = c < (uint)n_sinks && bin[c] >= kmin;
+    }
 }
 
 /* The active sinks, in tree (Morton) order, packed to the front: their coordinates (w:
@@ -126,8 +130,9 @@ __kernel void pack_groups(const int n_groups, __global const int *gflag,
 }
 
 /* alpha |a_old| of each group's weakest sink into the w of its half-sides (the relative
-   opening criterion's bound, cl/walkcommon.cl); caller[j]: sink j's row of acc. */
-__kernel void group_floor(const int n_groups, __global const int2 *ranges,
+   opening criterion's bound, cl/walkcommon.cl); caller[j]: sink j's row of acc, which
+   has rows below n_sinks only (the others: received LET entries, not sinks). */
+__kernel void group_floor(const int n_groups, const int n_sinks, __global const int2 *ranges,
                           __global const uint *caller, __global const double *acc,
                           const double alpha, __global float4 *g_half)
 {
@@ -137,6 +142,8 @@ __kernel void group_floor(const int n_groups, __global const int2 *ranges,
     const int2 r = ranges[g];
     double a2 = INFINITY;
     for (int j = r.x; j < r.x + r.y; j++) {
+        if (caller[j] >= (uint)n_sinks)
+            continue;
         const size_t c = 3 * (size_t)caller[j];
         a2 = fmin(a2, acc[c] * acc[c] + acc[c + 1] * acc[c + 1] + acc[c + 2] * acc[c + 2]);
     }

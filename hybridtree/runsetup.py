@@ -23,6 +23,7 @@ from .parallel.comm import Comm
 from .parallel.snapshots import agree, read_particles_share, read_run_share
 from .schedule import Cosmic, Uniform
 from .schemes import BlockSettings
+from .state import state_backend
 from .stepper import SerialStepper, Stepper
 from .units import Units
 
@@ -292,13 +293,16 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
     block = BlockSettings(t.eta, t.max_bin) if t.stepping == "block" else None
     if comm.size == 1:
         return SerialStepper(g, p, rt, external=external, block=block)
-    if block is not None or g.opening != "geometric":
-        raise RunError("time.stepping = 'block' and gravity.opening = 'relative' run on one "
-                       "process only for now (docs/physics.md)")
+    if (block is not None or g.opening != "geometric") and settings.parallel.overlap:
+        raise RunError("time.stepping = 'block' and gravity.opening = 'relative' do not take "
+                       "parallel.overlap = true")
+    if g.opening != "geometric" and state_backend(rt, g.method, g.build) != "device":
+        raise RunError("gravity.opening = 'relative' on many processes needs the state on the "
+                       "device (gravity.build = 'device' and a device with cl_khr_fp64)")
     from .parallel.stepping import ParallelStepper
     return ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
                            samples=settings.parallel.samples, overlap=settings.parallel.overlap,
-                           external=external)
+                           external=external, block=block)
 
 
 def schedule_of(settings: Settings, background: Any, t0: float, step0: int):

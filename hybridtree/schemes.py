@@ -130,16 +130,20 @@ class BlockLeapfrog:
     for bit.  The forces of all particles at the end of a step (which also start the
     next) remove the net force as the shared steps do; forces of some do not (their net
     force is real).
-    Units: internal (G = 1).  Plain tree only (no force split); one process."""
+    Units: internal (G = 1).  Plain tree only (no force split); under MPI every process
+    takes every tick (its force call is collective), with the bins counted over all."""
 
     parts = ("full",)
 
-    def __init__(self, engine, block: BlockSettings, external: float = 0.0):
+    def __init__(self, engine, block: BlockSettings, external: float = 0.0, combine=None):
+        """``combine``: the element-wise sum over all processes of a float64 array (MPI:
+        every process must take the same ticks, so the bins are counted globally)."""
         if not 0 <= block.max_bin < NBINS:
             raise ValueError(f"max_bin must be in [0, {NBINS - 1}], got {block.max_bin}")
         if not block.eta > 0:
             raise ValueError(f"eta must be > 0, got {block.eta}")
         self.engine, self.block, self.external = engine, block, float(external)
+        self.combine = combine
         self.stats = BinStats()
         self._bins = None
 
@@ -164,7 +168,7 @@ class BlockLeapfrog:
         bins, lam, deep = self._bins_of(state), self.external, self.block.max_bin
         q0, half, ticks = bin_scale(dt, self.block.eta, eps), 0.5 * dt, 1 << deep
         bins.assign(0, deep, q0, lam)
-        occupied = bins.counts()
+        occupied = self._total(bins.counts())
         self.stats.particles[:] = occupied
         self.stats.dt = float(dt)
         bins.kick(0, half, lam)
@@ -184,22 +188,32 @@ class BlockLeapfrog:
             if ti < ticks:
                 bins.assign(kmin, deep, q0, lam)
                 bins.kick(kmin, half, lam)
-                occupied = bins.counts()
+                occupied = self._total(bins.counts())
+            done = self._total(np.array([n_forces,
+                                         self.engine.counts["interactions"] - before]))
             st = self.stats
             st.substeps[kmin] += 1
-            st.interactions[kmin] += self.engine.counts["interactions"] - before
-            st.forces[kmin] += n_forces
+            st.forces[kmin] += done[0]
+            st.interactions[kmin] += done[1]
             st.seconds[kmin] += time.perf_counter() - t0
+
+    def _total(self, values: np.ndarray) -> np.ndarray:
+        """``values`` summed over all processes (int64)."""
+        if self.combine is None:
+            return np.asarray(values, np.int64)
+        return np.rint(self.combine(np.asarray(values, np.float64))).astype(np.int64)
 
 
 def scheme_for(g: GravitySettings, engine, external: float = 0.0,
-               block: BlockSettings | None = None) -> NestedLeapfrog | BlockLeapfrog:
+               block: BlockSettings | None = None,
+               combine=None) -> NestedLeapfrog | BlockLeapfrog:
     """The plain leapfrog, or the hybrid tree's nested steps where ``g`` has a split, or
-    block steps where ``block`` is given; ``external``: see :class:`NestedLeapfrog`."""
+    block steps where ``block`` is given; ``external``: see :class:`NestedLeapfrog`;
+    ``combine``: see :class:`BlockLeapfrog`."""
     if block is not None:
         if g.changeover is not None:
             raise ValueError("block time steps do not take the hybrid tree's force split")
-        return BlockLeapfrog(engine, block, external)
+        return BlockLeapfrog(engine, block, external, combine)
     if g.changeover is None:
         return NestedLeapfrog(engine, external=external)
     return NestedLeapfrog(engine, inner="hard", outer="soft", n_inner=g.n_hard,

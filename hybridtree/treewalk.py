@@ -172,12 +172,14 @@ def launch_blocks(rt: Runtime, name: str, n: int, *args) -> None:
 
 
 def _set_floor(rt: Runtime, n_groups: int, ranges: cl.Buffer, caller: cl.Buffer,
-               g_half: cl.Buffer, floor: tuple[float, cl.Buffer, float]) -> None:
+               g_half: cl.Buffer, floor: tuple[float, cl.Buffer, float], n_sinks: int
+               ) -> None:
     """alpha |a_old|, the smallest of each group's sinks, into the w of its half-sides
-    (cl/blocks.cl ``group_floor``); ``caller``: each sink's row of the float64 a_old."""
+    (cl/blocks.cl ``group_floor``); ``caller``: each sink's row of the float64 a_old,
+    which has ``n_sinks`` rows (larger caller indices are not sinks)."""
     alpha, a_old = floor[:2]
-    launch_blocks(rt, "group_floor", n_groups, np.int32(n_groups), ranges, caller, a_old,
-                  np.float64(alpha), g_half)
+    launch_blocks(rt, "group_floor", n_groups, np.int32(n_groups), np.int32(n_sinks), ranges,
+                  caller, a_old, np.float64(alpha), g_half)
 
 
 def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, wg: int,
@@ -321,7 +323,7 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
                                                    options, split, part, floor)
     sink_args, n_groups = _device_sinks(sinks, n_group, groups, own)
     if floor is not None:
-        _set_floor(rt, n_groups, sink_args[1], sinks.order, sink_args[4], floor)
+        _set_floor(rt, n_groups, sink_args[1], sinks.order, sink_args[4], floor, keep)
     alloc = allocator(rt, sinks.alloc)
     out, counts = alloc("walk_out", 16 * n), alloc("walk_counts", 8 * n)
     args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
@@ -333,8 +335,8 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
 
 def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl.Buffer,
                 bins: cl.Buffer, kmin: int, n_group: int | None = None,
-                floor: tuple[float, cl.Buffer, float] | None = None, options: dict | None = None
-                ) -> tuple[cl.Buffer, int, int]:
+                floor: tuple[float, cl.Buffer, float] | None = None, options: dict | None = None,
+                n_sinks: int | None = None) -> tuple[cl.Buffer, int, int]:
     """Walk a device tree for the active particles only: those whose time bin (int32
     ``bins``, caller order) is at least ``kmin``.  They are packed in tree (Morton) order;
     each group of the whole walk with active sinks gives one group of them (on GPUs the
@@ -342,14 +344,17 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     cl/walklist.cl); their float64 results go into
     their rows of ``acc`` and ``pot`` (the other rows are left as they were).  Returns
     (interaction counts of the active sinks, int2 in packed order; how many are active;
-    the number of groups walked).  ``floor`` as for :func:`walk_into`."""
+    the number of groups walked).  ``floor`` as for :func:`walk_into`; ``n_sinks``:
+    only particles of caller index below it have bins and are sinks (default all: a tree
+    of local particles and received LET entries keeps the local ones first)."""
     if not rt.has_fp64:
         raise ValueError("walk_active writes float64 results: the device needs cl_khr_fp64")
     n = tree.n
+    keep = n if n_sinks is None else int(n_sinks)
     alloc = allocator(rt, tree.alloc)
     i32 = np.int32
     flag = alloc("act_flag", 4 * max(n, 1))
-    launch_blocks(rt, "active_flags", n, i32(n), i32(kmin), tree.order, bins, flag)
+    launch_blocks(rt, "active_flags", n, i32(n), i32(keep), i32(kmin), tree.order, bins, flag)
     offset, m = exclusive_scan(rt, flag, n, alloc=tree.alloc, name="act_offset")
     counts = alloc("act_counts", 8 * max(n, 1))
     if m == 0:
@@ -378,13 +383,13 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     launch(rt, "group_boxes", n_groups, i32(n_groups), ranges, snk_hi, snk_lo, g_hi, g_lo,
            g_half)
     if floor is not None:
-        _set_floor(rt, n_groups, ranges, caller, g_half, floor)
+        _set_floor(rt, n_groups, ranges, caller, g_half, floor, keep)
     out = alloc("act_out", 16 * n)
     args = _source_buffers(rt, tree) + [i32(n_groups), ranges, g_hi, g_lo, g_half, snk_hi,
                                         snk_lo, self_idx, np.float32(eps * eps), out, counts]
     _enqueue_walk(rt, name, knl, defines, args, wg, n_groups, n_group, quad)
     cnt = alloc("act_cnt", 8 * n)
-    _unsort64(rt, m, n, caller, out, counts, acc, pot, cnt)
+    _unsort64(rt, m, keep, caller, out, counts, acc, pot, cnt)
     return counts, m, n_groups
 
 
@@ -421,7 +426,7 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
         if floor is not None:
             a_old = rt.to_device(np.ascontiguousarray(floor[1], np.float64))
             _set_floor(rt, n_groups, sink_args[1], tree.order, sink_args[4],
-                       (floor[0], a_old, floor[2]))
+                       (floor[0], a_old, floor[2]), tree.n)
         sorder = None
         n = tree.n
     else:

@@ -41,7 +41,7 @@ from ..opencl import Runtime
 from ..state import DeviceState, HostState, State
 from ..transfer import Workspace, upload
 from ..tree.device_build import DeviceArrays, build_device_tree, device_extent
-from ..treewalk import default_group, walk_into
+from ..treewalk import default_group, walk_active, walk_into
 from .comm import Comm
 from .device_let import let_rows, local_sink_groups, select_on_device
 from .forces import global_cube, parallel_accelerations
@@ -68,20 +68,36 @@ class ParallelEngine:
         self.work = Workspace(rt)
         self.remote_work = Workspace(rt)       # the received LET's tree (overlap)
         self.hard_second_tree = HARD_SECOND_TREE
+        self._known = False
 
     def forces_known(self) -> None:
-        """The state holds forces already (a restart); only the relative opening criterion
-        would use them, and it runs on one process (:func:`hybridtree.runsetup.make_stepper`)."""
+        """The state holds forces already (a restart): the relative opening criterion may
+        use them from the first computation on."""
+        self._known = True
 
-    def compute(self, state: State, parts: tuple[str, ...]) -> None:
+    def _floor(self, acc):
+        """(alpha, a_old, theta_min) of the relative opening criterion, or None (see
+        :meth:`hybridtree.engine.ForceEngine._floor`)."""
+        if self.g.opening == "relative" and self._known:
+            return self.g.alpha, acc, self.g.theta_min
+        return None
+
+    def compute(self, state: State, parts: tuple[str, ...], active=None) -> int:
+        """As :meth:`hybridtree.engine.ForceEngine.compute` (collective: every process
+        calls it, with or without active particles); returns this process's count of
+        particles whose force was computed."""
+        if active is not None and parts != ("full",):
+            raise ValueError("forces of the active particles only: the whole force only")
         t0 = time.perf_counter()
         if isinstance(state, DeviceState):
-            self._on_device(state, parts)
+            done = self._on_device(state, parts, active)
         else:
-            self._on_host(state, parts)
+            done = self._on_host(state, parts, active)
         self.step["force"] += time.perf_counter() - t0
         for part in parts:
             self.counts[f"{part}_forces"] += 1
+        self._known = True
+        return done
 
     def _count(self, part: str, interactions: int) -> None:
         self.counts["interactions"] += interactions
@@ -93,9 +109,13 @@ class ParallelEngine:
         self.step[f"let_{key}_entries"] += entries
         self.step[f"let_{key}_bytes"] += nbytes
 
-    def _on_device(self, s: DeviceState, parts: tuple[str, ...]) -> None:
+    def _on_device(self, s: DeviceState, parts: tuple[str, ...], active) -> int:
         g, rt, comm, clock, work = self.g, self.rt, self.comm, self.clock, self.work
         n = s.n
+        floor = self._floor(s.acc.get("full"))
+        # the relative walk may open any cell nearer than l / theta_min: the LET is cut
+        # with theta_min, the walk's own tree has theta_max
+        let_theta = g.theta_min if floor else g.theta
         with clock.device("let_select"):
             box = np.stack(device_extent(rt, s.pos, n, work))
         with clock.host("let_comm"):
@@ -107,7 +127,7 @@ class ParallelEngine:
         if n:
             with clock.device("build"):
                 local = build_device_tree(rt, DeviceArrays(s.pos, s.mass, n), None,
-                                          theta=g.theta, n_leaf=g.n_leaf,
+                                          theta=let_theta, n_leaf=g.n_leaf,
                                           multipole=g.multipole, cube=cube, alloc=work)
         send, counts = np.empty((0, 4)), np.zeros(comm.size, np.int64)
         if local is not None and others:
@@ -118,6 +138,14 @@ class ParallelEngine:
                                                           r_out, work))
             counts[others] = per_box
         self._sent(parts, len(send), send.nbytes)
+        if active is not None or floor is not None:
+            assert not self.overlap, "refused at set-up (runsetup.make_stepper)"
+            with clock.host("let_comm"):
+                recv = comm.alltoallv(send, counts)
+            done = self._walk_selected(s, local, recv, cube, active, floor) if n else 0
+            if active is None:
+                self._remove_net_force(s, parts)
+            return done
         if self.overlap or (parts == ("hard",) and self.hard_second_tree):
             with clock.host("let_comm"):
                 pending = comm.ialltoallv(send, counts)
@@ -133,6 +161,49 @@ class ParallelEngine:
             if n:
                 self._walk(s, parts, local, recv, cube)
         self._remove_net_force(s, parts)
+        return n
+
+    def _walk_selected(self, s: DeviceState, local, recv: np.ndarray, cube, active,
+                       floor) -> int:
+        """The whole force of the active particles (``active`` = (bins, kmin)), or of all
+        with the relative criterion's ``floor``, from a tree of the local particles and
+        ``recv`` built with theta_max where ``floor`` is set; returns the forces done."""
+        g, rt, clock = self.g, self.rt, self.clock
+        n, m = s.n, len(recv)
+        n_group = g.n_group or default_group(rt.info.kind, n)
+        tree, groups = local, None
+        if m or floor is not None:
+            tree = self._merged(s, recv, cube, g.theta_max if floor else g.theta)
+        red = reduce.reducer(rt)
+        with clock.device("walk", "walk_full"):
+            if active is not None:
+                cnt, done, _ = walk_active(rt, tree, g.eps, s.acc["full"], s.pot, *active,
+                                           n_group, floor, n_sinks=n)
+            else:
+                groups = local_sink_groups(tree, n, n_group)
+                cnt, _, _ = walk_into(rt, tree, g.eps, s.acc["full"], s.pot, n_group,
+                                      n_sinks=n, groups=groups, floor=floor)
+                done = n
+        with clock.device("reduce"):
+            self._count("full", sum(red.count_sum(done if active is not None else n, cnt)))
+        return done
+
+    def _merged(self, s: DeviceState, recv: np.ndarray, cube, theta: float):
+        """A tree of the local particles followed by the received LET rows."""
+        g, rt, clock, work = self.g, self.rt, self.clock, self.work
+        n, m = s.n, len(recv)
+        pos, mass = work("let_pos", 24 * (n + m)), work("let_mass", 8 * (n + m))
+        with clock.device("transfer"):
+            cl.enqueue_copy(rt.queue, pos, s.pos, byte_count=24 * n)
+            cl.enqueue_copy(rt.queue, mass, s.mass, byte_count=8 * n)
+            if m:
+                r_pos, r_mass = upload(rt, [recv[:, :3], recv[:, 3]], ["let_rpos", "let_rmass"])
+                cl.enqueue_copy(rt.queue, pos, r_pos, byte_count=24 * m, dst_offset=24 * n)
+                cl.enqueue_copy(rt.queue, mass, r_mass, byte_count=8 * m, dst_offset=8 * n)
+        with clock.device("build"):
+            return build_device_tree(rt, DeviceArrays(pos, mass, n + m), None, theta=theta,
+                                     n_leaf=g.n_leaf, multipole=g.multipole, cube=cube,
+                                     alloc=work)
 
     def _walk_remote(self, s: DeviceState, parts: tuple[str, ...], local, recv: np.ndarray,
                      cube) -> None:
@@ -205,8 +276,12 @@ class ParallelEngine:
                 if t[3] > 0:
                     red.subtract(s.n, s.acc[part], t[:3] / t[3])
 
-    def _on_host(self, state: HostState, parts: tuple[str, ...]) -> None:
+    def _on_host(self, state: HostState, parts: tuple[str, ...], active) -> int:
+        """Forces through the host LET path; with ``active``, those of every particle are
+        computed and the active ones kept (devices without double precision: the
+        fallback, not the fast path); the relative criterion is refused at set-up."""
         g = self.g
+        rows = None if active is None else np.flatnonzero(active[0] >= active[1])
         for part in parts:
             f = parallel_accelerations(self.comm, state.pos, state.mass, g.eps, g.theta,
                                        n_leaf=g.n_leaf, n_group=g.n_group or None,
@@ -221,6 +296,9 @@ class ParallelEngine:
             self._count(part, f.interactions)
             with self.clock.host("reduce"):
                 acc = f.acc
+                if rows is not None:
+                    state.acc[part][rows] = acc[rows]
+                    continue
                 if g.remove_net_force:
                     local = reduce.host_block_sum(np.column_stack(
                         [state.mass[:, None] * acc, state.mass]))
@@ -230,3 +308,4 @@ class ParallelEngine:
                 state.acc[part][:] = acc
                 if part != "hard":
                     state.pot[:] = f.pot
+        return state.n if rows is None else len(rows)

@@ -24,7 +24,7 @@ from ..diagnostics import lagrangian_radii_across
 from ..engine import GravitySettings
 from ..io.snapshot import Particles
 from ..opencl import Runtime
-from ..schemes import scheme_for
+from ..schemes import BlockSettings, scheme_for
 from ..state import DeviceState, HostState, make_state, state_backend
 from ..stepper import Stepper
 from .comm import Comm
@@ -68,13 +68,14 @@ class ParallelStepper(Stepper):
 
     def __init__(self, g: GravitySettings, p: Particles, rt: Runtime, comm: Comm,
                  grid: tuple[int, int, int] | None = None, samples: int = 2000,
-                 overlap: bool = False, external: float = 0.0):
+                 overlap: bool = False, external: float = 0.0,
+                 block: BlockSettings | None = None):
         self.comm, self.grid, self.samples = comm, grid, samples
         self.clock = Clock(rt)
         backend = state_backend(rt, g.method, g.build)
         self.state = make_state(p, g.parts, backend, rt, self.clock)
         self.engine = ParallelEngine(g, rt, comm, self.clock, overlap)
-        self.scheme = scheme_for(g, self.engine, external)
+        self.scheme = scheme_for(g, self.engine, external, block, combine=comm.allreduce)
         self.totals: dict[str, float] = defaultdict(float)
         self.rng = np.random.default_rng([SAMPLE_SEED, comm.rank])
         self.domains = None
