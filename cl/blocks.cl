@@ -8,7 +8,12 @@
  * Kicks use the host's arithmetic (one rounded multiply, one rounded add, no contraction),
  * so a run with one bin gives the bits of the shared leapfrog (hybridtree/schemes.py).
  */
+/* the host builds this file only on devices with double precision (device states) */
+#ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#else
+#error "blocks.cl needs double precision (cl_khr_fp64), which this device lacks"
+#endif
 #pragma OPENCL FP_CONTRACT OFF
 
 #ifndef NBINS

@@ -11,7 +11,13 @@
  * stack.  Per box the marks of a segment sum to zero, so one scan over all boxes'
  * segments (C + 1 entries each) gives every segment its own sums.
  */
+/* double needs cl_khr_fp64: the host builds this file only where the device reports it
+   (Runtime.has_fp64); elsewhere a clear error instead of one per double. */
+#ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#else
+#error "let.cl needs double precision (cl_khr_fp64), which this device lacks"
+#endif
 #pragma OPENCL FP_CONTRACT OFF
 
 #ifndef HARD

@@ -7,7 +7,13 @@
  *
  * Defines: WG (work-group size of extent).
  */
+/* double needs cl_khr_fp64: the host builds this file only where the device reports it
+   (Runtime.has_fp64); elsewhere a clear error instead of one per double. */
+#ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#else
+#error "prepare.cl needs double precision (cl_khr_fp64), which this device lacks"
+#endif
 
 #ifndef WG
 #define WG 256

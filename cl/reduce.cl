@@ -11,7 +11,13 @@
  * Defines: BLOCK (terms per sequential block), NR (radii per enclosed-mass pass),
  * WG (work-group size of count_sum).
  */
+/* double needs cl_khr_fp64: the host builds this file only where the device reports it
+   (Runtime.has_fp64); elsewhere a clear error instead of one per double. */
+#ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#else
+#error "reduce.cl needs double precision (cl_khr_fp64), which this device lacks"
+#endif
 /* no fused multiply-adds: every product must round on its own, as numpy's does */
 #pragma OPENCL FP_CONTRACT OFF
 

@@ -6,7 +6,13 @@
  * run with its state on the device and one with its state on the host step the same
  * particles to the same bits (tests/test_state.py).
  */
+/* double needs cl_khr_fp64: the host builds this file only where the device reports it
+   (Runtime.has_fp64); elsewhere a clear error instead of one per double. */
+#ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#else
+#error "state.cl needs double precision (cl_khr_fp64), which this device lacks"
+#endif
 #pragma OPENCL FP_CONTRACT OFF
 
 /* v[i] += dt * a[i]: a kick (v: velocities, a: accelerations) or a drift (v: positions,

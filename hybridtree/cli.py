@@ -101,16 +101,20 @@ def _halos(args: argparse.Namespace) -> int:
 
 
 def _devices(args: argparse.Namespace) -> int:
+    from .info import device_listing
     from .opencl import DeviceError, choose_device, list_devices
 
     devices = list_devices()
     if not devices:
         raise DeviceError("no OpenCL device found (pip install pocl-binary-distribution "
                           "gives a CPU one)")
-    chosen = choose_device(args.device)
-    for d in devices:
-        mark = "*" if d == chosen else " "
-        print(f"{mark} {d.label}  [{d.version}]")
+    try:
+        chosen = choose_device(args.device)
+    except DeviceError:
+        if args.device or os.environ.get("HYBRIDTREE_DEVICE") or os.environ.get("PYOPENCL_CTX"):
+            raise                   # a choice that matches nothing: the user's error
+        chosen = None               # only simulators: listed, none marked
+    print(device_listing(devices, chosen))
     return 0
 
 
@@ -223,7 +227,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "(platform and device index), name, type and compute "
                                    "units; * marks the one a run would use (from --device, "
                                    "else HYBRIDTREE_DEVICE, else PYOPENCL_CTX, else the "
-                                   "first GPU or the biggest CPU device).")
+                                   "first GPU or the biggest CPU device; never a "
+                                   "simulator such as Oclgrind).")
     p.add_argument("--device", default=None,
                    help="device choice to resolve: P:D, a name substring, gpu or cpu")
     p.set_defaults(func=_devices)

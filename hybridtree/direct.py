@@ -7,13 +7,51 @@ import time
 import numpy as np
 import pyopencl as cl
 
-from .opencl import Runtime, pack4, split_hi_lo
+from .opencl import DeviceInfo, Runtime, fit_work_group, pack4, split_hi_lo
 
-#: Work-group size (= j-tile size) per device kind; measured, see docs/benchmarks.md.
+#: Work-group size (= j-tile size) per device kind; measured, see docs/benchmarks.md (GPU:
+#: the H100).  :func:`direct_defines` takes the largest size within what the device
+#: allows (ROCm's OpenCL reports 256 as its limit).
 DEFAULT_WG = {"gpu": 512, "cpu": 64}
 
 #: Sinks per work-item (the kernel's NI) per device kind; measured, docs/benchmarks.md.
 DEFAULT_NI = {"gpu": 2, "cpu": 1}
+
+
+def direct_defines(info: DeviceInfo, eps: float, split: bool = True,
+                   work_group: int | None = None, options: dict | None = None) -> dict:
+    """Build-time defines of cl/direct.cl for a device: WG (work-group = tile size), NI,
+    SPLIT, SELF_BRANCH, FULL_TILE, ZERO_GUARD (eps, length units, rounds to 0 in float32).
+
+    Without ``work_group`` WG is :data:`DEFAULT_WG` of the device's kind, made to fit the
+    device's work-group limit and its local memory (16 bytes per work-item, 32 with
+    ``split``); a given ``work_group`` is taken as it is (tuning).  ``options``: extra
+    defines, applied last.
+    """
+    gpu = info.kind == "gpu"
+    if work_group is None:
+        per_item = 32 if split else 16          # tile (and tile_lo) float4s in local memory
+        wg = fit_work_group(DEFAULT_WG.get(info.kind, 64), info.work_group_limit(),
+                            info.local_mem_limit() // per_item)
+    else:
+        wg = int(work_group)
+    return {"WG": wg, "NI": DEFAULT_NI.get(info.kind, 1), "SPLIT": int(split),
+            "SELF_BRANCH": int(gpu), "FULL_TILE": int(gpu),
+            "ZERO_GUARD": int(np.float32(eps * eps) == 0), **(options or {})}
+
+
+def _direct_kernel(rt: Runtime, defines: dict, fixed: bool) -> tuple[cl.Kernel, dict]:
+    """The built kernel and its defines; a work-group the built kernel cannot run with
+    (registers) is halved and the kernel built again, unless the caller ``fixed`` it."""
+    while True:
+        knl = rt.kernel("direct.cl", "direct_force", defines)
+        limit = rt.max_work_group_size(knl)
+        if defines["WG"] <= limit:
+            return knl, defines
+        if fixed or defines["WG"] == 1:
+            raise ValueError(f"direct kernel: a work-group of {defines['WG']} exceeds "
+                             f"{limit}, the most {rt.info.label} runs it with")
+        defines = {**defines, "WG": fit_work_group(limit, defines["WG"] // 2)}
 
 
 def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_pos: np.ndarray,
@@ -29,17 +67,17 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
     rounding limits the relative error of small accelerations (seen: 1e-5 at the
     centre of a 4096-particle Plummer sphere, against 5e-7 with split;
     docs/benchmarks.md).
+    ``work_group``: the work-group size (default: :func:`direct_defines`).
     ``options``: extra kernel defines (tuning, e.g. ``{"RSQRT(x)": "native_rsqrt(x)"}``
     or ``{"NI": 2}``, the sinks per work-item).
     Returns (acc, pot, timings in seconds).
     """
     t0 = time.perf_counter()
-    wg = int(work_group or DEFAULT_WG.get(rt.info.kind, 64))
     centre = np.median(src_pos, axis=0)
-    defines = {"WG": wg, "NI": DEFAULT_NI.get(rt.info.kind, 1), "SPLIT": int(split),
-               "SELF_BRANCH": int(rt.info.kind == "gpu"), "FULL_TILE": int(rt.info.kind == "gpu"),
-               "ZERO_GUARD": int(np.float32(eps * eps) == 0), **(options or {})}
-    knl = rt.kernel("direct.cl", "direct_force", defines)
+    defines = direct_defines(rt.info, eps, split, work_group, options)
+    knl, defines = _direct_kernel(rt, defines, fixed=work_group is not None or
+                                  "WG" in (options or {}))
+    wg = int(defines["WG"])
     per_group = wg * int(defines["NI"])
     n_i, n_j = len(sink_pos), len(src_pos)
     xj_hi, xj_lo = split_hi_lo(src_pos - centre)
@@ -61,4 +99,5 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
     t3 = time.perf_counter()
     acc = res[:, :3].astype(np.float64)
     pot = res[:, 3].astype(np.float64)
-    return acc, pot, {"upload": t1 - t0, "kernel": t2 - t1, "download": t3 - t2, "split": bool(split)}
+    return acc, pot, {"upload": t1 - t0, "kernel": t2 - t1, "download": t3 - t2,
+                      "split": bool(split), "work_group": wg}

@@ -1,4 +1,5 @@
-"""``hybridtree info SNAPSHOT``: a human-readable summary of a GADGET-style snapshot."""
+"""``hybridtree info SNAPSHOT``: a human-readable summary of a GADGET-style snapshot; and
+the ``hybridtree devices`` listing (:func:`device_listing`)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import h5py
 import numpy as np
 
 from .diagnostics import energies, lagrangian_radii
+from .opencl import (DeviceInfo, FORCE_BYTES_PER_PARTICLE, STATE_BYTES_PER_PARTICLE,
+                     usable)
 from .io.snapshot import SnapshotError, read_particles, resolve_snapshot, snapshot_files
 from .units import GYR_S
 
-__all__ = ["describe"]
+__all__ = ["describe", "device_listing"]
 
 
 def describe(path: str | Path) -> str:
@@ -84,4 +87,32 @@ def describe(path: str | Path) -> str:
         lines.append("settings: " + ", ".join(
             f"{k}={v.decode() if isinstance(v, bytes) else v}" for k, v in settings.items()
             if k.split(".")[0] in ("ics", "gravity", "time")))
+    return "\n".join(lines)
+
+
+def device_listing(devices: list[DeviceInfo], chosen: DeviceInfo | None,
+                   need_bytes: int = 0) -> str:
+    """The ``hybridtree devices`` listing: per device a line with ``*`` where ``chosen``,
+    its label and OpenCL version, and an indented line with its memory (GiB), the largest
+    run it holds (particles, state on the device), double precision, work-group and local
+    memory limits, and why the automatic choice passes it over (a simulator, or less
+    memory than ``need_bytes``), where it does."""
+    lines = []
+    per = FORCE_BYTES_PER_PARTICLE + STATE_BYTES_PER_PARTICLE
+    for d in devices:
+        mark = "*" if d == chosen else " "
+        lines.append(f"{mark} {d.label}  [{d.version}]")
+        facts = []
+        if d.global_mem_size:
+            facts.append(f"{d.global_mem_size / 2**30:.3g} GiB (runs up to about "
+                         f"{d.global_mem_size / per:.2g} particles)")
+        facts.append("double precision" if d.fp64 else "no double precision (state on the host)")
+        if d.max_work_group_size:
+            facts.append(f"work-groups up to {d.max_work_group_size}")
+        if d.local_mem_size:
+            facts.append(f"local memory {d.local_mem_size // 1024} KiB")
+        why = usable(d, need_bytes)
+        if why:
+            facts.append(f"not chosen automatically: {why}")
+        lines.append("      " + ", ".join(facts))
     return "\n".join(lines)

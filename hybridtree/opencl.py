@@ -10,6 +10,11 @@ Device choice, in order of precedence:
 3. ``PYOPENCL_CTX`` (pyopencl's own ``"platform:device"`` index syntax),
 4. otherwise the first GPU, else the fastest-looking CPU device.
 
+The automatic choice (4., and the words ``gpu``/``cpu``) never takes a simulator or
+emulator (Oclgrind calls itself a GPU; :attr:`DeviceInfo.simulator`), nor a device with
+less global memory than the run needs when the caller says how much (``need_bytes``,
+:func:`memory_needed`); a name or an index still selects such a device.
+
 A choice is either ``"P"``/``"P:D"`` (indices as ``hybridtree devices`` lists them)
 or a case-insensitive substring matched against ``"<platform> | <device>"``; the
 words ``gpu`` and ``cpu`` select by device type.
@@ -43,8 +48,10 @@ __all__ = [
     "Runtime",
     "build_log",
     "build_program",
+    "fit_work_group",
     "list_devices",
     "get_runtime",
+    "memory_needed",
     "kernel_source",
     "set_device_slot",
 ]
@@ -56,8 +63,27 @@ class DeviceError(RuntimeError):
     """No usable OpenCL device, or the requested one does not exist."""
 
 
+#: Device memory per particle of one force evaluation (bytes), measured on the H100
+#: (docs/gpus.md, "Memory per particle"): tree, sort scratch, lists, results.
+FORCE_BYTES_PER_PARTICLE = 255
+#: Device memory per particle of a run's state kept on the device (bytes): float64
+#: positions, velocities, accelerations, potentials, masses and 64-bit IDs.
+STATE_BYTES_PER_PARTICLE = 96
+
+
+def memory_needed(n: int, state: bool = True) -> int:
+    """Device memory (bytes) that a force evaluation of ``n`` particles needs, with the
+    run's state on the device when ``state``; the number the device choice compares with
+    a device's global memory."""
+    return int(n) * (FORCE_BYTES_PER_PARTICLE + (STATE_BYTES_PER_PARTICLE if state else 0))
+
+
 @dataclass(frozen=True)
 class DeviceInfo:
+    """One OpenCL device as the choice and the tuning see it.  Limits of 0 mean unknown
+    (a description made by hand); the tuning then assumes nothing beyond OpenCL 1.2's
+    minima."""
+
     platform_index: int
     device_index: int
     platform: str
@@ -65,10 +91,37 @@ class DeviceInfo:
     kind: str  # "gpu", "cpu", "accelerator" or "other"
     compute_units: int
     version: str
+    vendor: str = "other"           # "nvidia", "amd", "intel", "apple", "pocl", "oclgrind", "other"
+    max_work_group_size: int = 0    # CL_DEVICE_MAX_WORK_GROUP_SIZE
+    local_mem_size: int = 0         # bytes, CL_DEVICE_LOCAL_MEM_SIZE
+    global_mem_size: int = 0        # bytes
+    max_mem_alloc_size: int = 0     # bytes, largest single buffer
+    fp64: bool = False              # cl_khr_fp64
+    simulator: bool = False         # a simulator or emulator: never chosen automatically
 
     @property
     def label(self) -> str:
         return f"{self.platform_index}:{self.device_index} {self.platform} | {self.name} ({self.kind}, {self.compute_units} CU)"
+
+    def work_group_limit(self) -> int:
+        """The largest work-group size the device allows; 64 where it is unknown (a
+        description made by hand), which every GPU and CPU device of the last decade
+        allows (OpenCL 1.2's own minimum, 1, would be needlessly strict)."""
+        return self.max_work_group_size or 64
+
+    def local_mem_limit(self) -> int:
+        """Local memory per work-group in bytes (OpenCL 1.2's minimum, 32 KiB, when unknown)."""
+        return self.local_mem_size or 32768
+
+
+def fit_work_group(preferred: int, *limits: int, power_of_two: bool = True) -> int:
+    """The largest work-group size at most ``preferred`` and every positive ``limit``
+    (device limit, kernel limit, local memory over bytes per work-item), rounded down to a
+    power of two where the kernel's tree reductions need one; at least 1."""
+    size = max(1, min([int(preferred)] + [int(x) for x in limits if x and x > 0]))
+    if power_of_two:
+        size = 1 << (size.bit_length() - 1)
+    return size
 
 
 def _kind(device_type: int) -> str:
@@ -79,6 +132,54 @@ def _kind(device_type: int) -> str:
     if device_type & cl.device_type.ACCELERATOR:
         return "accelerator"
     return "other"
+
+
+#: Vendor keys: the driver where it decides what the device is (PoCL on a CPU, Oclgrind),
+#: else the hardware's maker (its warp or wavefront, its limits).
+_DRIVERS = (("oclgrind", "oclgrind"), ("portable computing language", "pocl"), ("pocl", "pocl"))
+_MAKERS = (("nvidia", "nvidia"), ("advanced micro devices", "amd"), ("amd", "amd"),
+           ("intel", "intel"), ("apple", "apple"))
+
+
+def _vendor(platform: str, name: str, vendor: str = "") -> str:
+    """The vendor key of a device from its platform, device and vendor names."""
+    for needle, key in _DRIVERS:
+        if needle in platform.lower():
+            return key
+    text = f"{vendor} {name} {platform}".lower()
+    for needle, key in _MAKERS:
+        if needle in text:
+            return key
+    return "other"
+
+
+def _is_simulator(platform: str, name: str, device_type: int) -> bool:
+    """Whether a device only simulates or emulates one: Oclgrind (whose type has every
+    bit set: GPU, CPU and accelerator at once), Intel's FPGA emulator, and anything
+    calling itself a simulator or an emulator."""
+    text = f"{platform} {name}".lower()
+    if any(w in text for w in ("oclgrind", "simulat", "emulat")):
+        return True
+    every = cl.device_type.GPU | cl.device_type.CPU | cl.device_type.ACCELERATOR
+    return device_type & every == every
+
+
+def _describe_device(pi: int, di: int, platform: cl.Platform, d: cl.Device) -> DeviceInfo:
+    def get(attr: str, default=0):
+        try:
+            return getattr(d, attr)
+        except (cl.Error, AttributeError):      # a driver that does not answer a query
+            return default
+
+    pname, name = platform.name.strip(), d.name.strip()
+    return DeviceInfo(pi, di, pname, name, _kind(d.type), int(d.max_compute_units),
+                      d.version.strip(), vendor=_vendor(pname, name, str(get("vendor", ""))),
+                      max_work_group_size=int(get("max_work_group_size")),
+                      local_mem_size=int(get("local_mem_size")),
+                      global_mem_size=int(get("global_mem_size")),
+                      max_mem_alloc_size=int(get("max_mem_alloc_size")),
+                      fp64="cl_khr_fp64" in str(get("extensions", "")).split(),
+                      simulator=_is_simulator(pname, name, int(d.type)))
 
 
 def list_devices() -> list[DeviceInfo]:
@@ -94,10 +195,7 @@ def list_devices() -> list[DeviceInfo]:
         except cl.Error:
             continue
         for di, d in enumerate(devices):
-            out.append(
-                DeviceInfo(pi, di, p.name.strip(), d.name.strip(), _kind(d.type),
-                           int(d.max_compute_units), d.version.strip())
-            )
+            out.append(_describe_device(pi, di, p, d))
     return out
 
 
@@ -122,7 +220,7 @@ def set_device_slot(slot: int) -> None:
     _SLOT = int(slot)
 
 
-def _match(spec: str, devices: list[DeviceInfo]) -> DeviceInfo:
+def _match(spec: str, devices: list[DeviceInfo], need_bytes: int = 0) -> DeviceInfo:
     spec = spec.strip()
     m = re.fullmatch(r"(\d+)(?::(\d+))?", spec)
     if m:
@@ -132,16 +230,29 @@ def _match(spec: str, devices: list[DeviceInfo]) -> DeviceInfo:
                 return d
         raise DeviceError(f"OpenCL device {spec!r} does not exist; {_describe(devices)}")
     low = spec.lower()
-    if low in ("gpu", "cpu"):
+    if low in ("gpu", "cpu"):           # a kind, like the automatic choice: no simulators
         hits = [d for d in devices if d.kind == low]
-    else:
-        hits = [d for d in devices if low in f"{d.platform} | {d.name}".lower()]
+        if not hits:
+            raise DeviceError(f"no OpenCL device matches {spec!r}; {_describe(devices)}")
+        return _best(hits, need_bytes, what=f"the choice {spec!r}")
+    hits = [d for d in devices if low in f"{d.platform} | {d.name}".lower()]
     if not hits:
         raise DeviceError(f"no OpenCL device matches {spec!r}; {_describe(devices)}")
-    return _best(hits)
+    return _rank(hits)
 
 
-def _best(devices: list[DeviceInfo]) -> DeviceInfo:
+def usable(d: DeviceInfo, need_bytes: int = 0) -> str:
+    """Why the automatic choice passes ``d`` over ("" when it does not): a simulator, or
+    less global memory than ``need_bytes`` (a known size only)."""
+    if d.simulator:
+        return "a simulator"
+    if need_bytes and d.global_mem_size and d.global_mem_size < need_bytes:
+        return (f"{d.global_mem_size / 2**30:.3g} GiB of memory, the run needs "
+                f"{need_bytes / 2**30:.3g} GiB")
+    return ""
+
+
+def _rank(devices: list[DeviceInfo]) -> DeviceInfo:
     """GPU first (the slot's one of several); among CPUs the most compute units, then the
     newest PoCL."""
     gpus = [d for d in devices if d.kind == "gpu"]
@@ -150,8 +261,21 @@ def _best(devices: list[DeviceInfo]) -> DeviceInfo:
     return max(devices, key=lambda d: (d.compute_units, _version_key(d.platform + " " + d.version)))
 
 
-def choose_device(spec: str | None = None) -> DeviceInfo:
-    """Resolve a device choice (see the module docstring) to one device."""
+def _best(devices: list[DeviceInfo], need_bytes: int = 0, what: str = "the automatic choice"
+          ) -> DeviceInfo:
+    """The automatic choice among ``devices``: :func:`_rank` of those that are no simulator
+    and hold ``need_bytes`` (bytes of device memory, 0: not checked)."""
+    ok = [d for d in devices if not usable(d, need_bytes)]
+    if not ok:
+        why = "; ".join(f"{d.label}: {usable(d, need_bytes)}" for d in devices)
+        raise DeviceError(f"{what} found no usable OpenCL device ({why}); name one "
+                          f"explicitly (--device, HYBRIDTREE_DEVICE) to use it anyway")
+    return _rank(ok)
+
+
+def choose_device(spec: str | None = None, need_bytes: int = 0) -> DeviceInfo:
+    """Resolve a device choice (see the module docstring) to one device; ``need_bytes``:
+    device memory the run needs (:func:`memory_needed`), 0 when unknown."""
     devices = list_devices()
     if not devices:
         raise DeviceError(_describe(devices))
@@ -160,8 +284,8 @@ def choose_device(spec: str | None = None) -> DeviceInfo:
     if spec is None and os.environ.get("PYOPENCL_CTX"):
         spec = os.environ["PYOPENCL_CTX"]
     if spec is not None and spec != "":
-        return _match(spec, devices)
-    return _best(devices)
+        return _match(spec, devices, need_bytes)
+    return _best(devices, need_bytes)
 
 
 def _kernel_dir() -> Path:
@@ -295,7 +419,14 @@ class Runtime:
         return "cl_khr_fp64" in self.device.extensions.split()
 
     def max_work_group_size(self, kernel: cl.Kernel) -> int:
+        """The largest work-group ``kernel`` may be launched with on this device (at most
+        the device's limit; less where the kernel's registers or local memory need it)."""
         return int(kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device))
+
+    def local_mem_used(self, kernel: cl.Kernel) -> int:
+        """Bytes of local memory one work-group of ``kernel`` takes on this device."""
+        return int(kernel.get_work_group_info(cl.kernel_work_group_info.LOCAL_MEM_SIZE,
+                                              self.device))
 
     def to_device(self, array: np.ndarray) -> cl.Buffer:
         mf = cl.mem_flags
@@ -314,14 +445,16 @@ _RUNTIMES: dict[tuple[int, int], Runtime] = {}
 _CHOSEN: dict[tuple, DeviceInfo] = {}
 
 
-def get_runtime(device: str | None = None) -> Runtime:
+def get_runtime(device: str | None = None, need_bytes: int = 0) -> Runtime:
     """The process's runtime for the chosen device (created once, then reused; the
-    choice itself is remembered per request, environment and slot, so that a call in a
-    hot path enumerates no platforms)."""
-    key = (device, os.environ.get("HYBRIDTREE_DEVICE"), os.environ.get("PYOPENCL_CTX"), _SLOT)
+    choice itself is remembered per request, memory need, environment and slot, so that
+    a call in a hot path enumerates no platforms).  ``need_bytes``: see
+    :func:`choose_device`."""
+    key = (device, int(need_bytes), os.environ.get("HYBRIDTREE_DEVICE"),
+           os.environ.get("PYOPENCL_CTX"), _SLOT)
     info = _CHOSEN.get(key)
     if info is None:
-        info = _CHOSEN[key] = choose_device(device)
+        info = _CHOSEN[key] = choose_device(device, need_bytes)
     key = (info.platform_index, info.device_index)
     rt = _RUNTIMES.get(key)
     if rt is None:

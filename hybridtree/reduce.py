@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
-from .opencl import Runtime
+from .opencl import DeviceInfo, Runtime, fit_work_group
 from .transfer import scratch
 
 __all__ = ["BLOCK", "TRIALS", "Reducer", "host_block_sum", "host_lagrangian_radii",
@@ -153,6 +153,20 @@ def host_lagrangian_radii(pos: np.ndarray, mass: np.ndarray, centre: np.ndarray,
     return _radii(fractions, total, rmax, enclosed, TRIALS)
 
 
+def reduce_work_group(info: DeviceInfo) -> int:
+    """Work-group size of the reductions (cl/reduce.cl's WG, count_sum's fixed size): 256
+    on GPUs, 64 on CPUs, within the device's work-group limit and local memory (16 bytes
+    per work-item), a power of two (count_sum's tree reduction halves it)."""
+    return fit_work_group(256 if info.kind == "gpu" else 64, info.work_group_limit(),
+                          info.local_mem_limit() // 16)
+
+
+def reduce_defines(wg: int, nr: int = 3 * TRIALS) -> dict:
+    """Build-time defines of cl/reduce.cl: BLOCK, NR (trial radii per enclosed-mass pass:
+    fractions x :data:`TRIALS`), WG (:func:`reduce_work_group`)."""
+    return {"BLOCK": BLOCK, "NR": nr, "WG": wg}
+
+
 def _local(values: np.ndarray, op: str) -> np.ndarray:
     """The reduction over one process: the values themselves."""
     return values
@@ -165,12 +179,11 @@ class Reducer:
         if not rt.has_fp64:
             raise ValueError("deterministic reductions need double precision (cl_khr_fp64)")
         self.rt = rt
-        self.wg = 256 if rt.info.kind == "gpu" else 64
+        self.wg = reduce_work_group(rt.info)
         self._sizes: dict[int, int] = {}     # work-group size per kernel object
 
     def _knl(self, name: str, nr: int = 3 * TRIALS) -> cl.Kernel:
-        return self.rt.kernel("reduce.cl", name, {"BLOCK": BLOCK, "NR": nr, "WG": self.wg},
-                              fast_math=False)
+        return self.rt.kernel("reduce.cl", name, reduce_defines(self.wg, nr), fast_math=False)
 
     def _run(self, knl: cl.Kernel, items: int, *args) -> None:
         wg = self._sizes.get(id(knl))

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pyopencl as cl
 
-from .opencl import Runtime, pack4, split_hi_lo
+from .opencl import Runtime, fit_work_group, pack4, split_hi_lo
 from .splitting import Changeover
 from .tree import Octree, integer_coords, leaf_ranges, morton_keys
 from .tree.octree import packed_leaf_ranges
@@ -256,8 +256,16 @@ def _walk_kernel(rt: Runtime, n_sinks: int, n_group: int | None, n_leaf: int, qu
             sinks_per_item = defines["SINKS"] = 1       # the device default does not fit
         wg = defines["WG"] = n_group // sinks_per_item
         defines["ZERO_GUARD"] = int(np.float32(eps * eps) == 0)
+        # walk_lists requires its work-group size: within the device's limit
+        defines["LWG"] = fit_work_group(int(defines.get("LWG", 64)),
+                                        rt.info.work_group_limit())
     source = "walklist.cl" if name == LIST_WALK else "treewalk.cl"
     knl = rt.kernel(source, "eval_lists" if name == LIST_WALK else name, defines)
+    used, room = rt.local_mem_used(knl), rt.info.local_mem_limit()
+    if used > room:
+        raise ValueError(f"the walk kernel {name} needs {used} bytes of local memory, more "
+                         f"than the device's {room}: lower n_leaf ({n_leaf}) or n_group "
+                         f"({n_group})")
     max_wg = rt.max_work_group_size(knl)
     if wg > max_wg and name != "tree_walk_simd":
         raise ValueError(f"n_group = {n_group} exceeds the device's work-group limit "

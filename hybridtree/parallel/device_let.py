@@ -54,6 +54,12 @@ def _launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) 
     knl(rt.queue, (-(-n // wg) * wg,), (wg,), *args)
 
 
+def let_defines(hard: bool, quad: bool | None = None) -> dict:
+    """Build-time defines of cl/let.cl's selection kernels: HARD (the hard part's LET), and
+    QUAD for ``let_fill`` (``quad`` not None); the file's other kernels take none."""
+    return {"HARD": int(hard)} if quad is None else {"QUAD": int(quad), "HARD": int(hard)}
+
+
 def _segments(rt: Runtime, offs: list[cl.Buffer], n_boxes: int, stride: int, alloc
               ) -> np.ndarray:
     """Starts of every box's segment of each exclusive scan in ``offs``, and its total
@@ -97,7 +103,7 @@ def select_on_device(tree: DeviceTree, pos: cl.Buffer, mass: cl.Buffer, boxes: n
     hard = r_out is not None
     _launch(rt, "let_decide", total, np.int32(n_cells), np.int32(m), d_boxes, *c,
             np.float64(r_out if hard else 0.0), tree.cell_hi, tree.cell_lo, tree.info,
-            tree.link, marks, decision, defines={"HARD": int(hard)})
+            tree.link, marks, decision, defines=let_defines(hard))
     # no read backs until every count is known: each one is a wait, and processes that
     # share a GPU wait for each other's work there
     cover, _ = exclusive_scan(rt, marks, m * (n_cells + 1), alloc=alloc, name="let_cover",
@@ -105,7 +111,7 @@ def select_on_device(tree: DeviceTree, pos: cl.Buffer, mass: cl.Buffer, boxes: n
     n_cell, n_part = alloc("let_n_cell", 4 * total), alloc("let_n_part", 4 * total)
     r = np.float64(r_out if hard else 0.0)
     _launch(rt, "let_count", total, np.int32(n_cells), np.int32(m), decision, cover, tree.info,
-            d_boxes, tree.order, pos, r, n_cell, n_part, defines={"HARD": int(hard)})
+            d_boxes, tree.order, pos, r, n_cell, n_part, defines=let_defines(hard))
     cell_off, _ = exclusive_scan(rt, n_cell, total, alloc=alloc, name="let_cell_off",
                                  read_total=False)
     part_off, _ = exclusive_scan(rt, n_part, total, alloc=alloc, name="let_part_off",
@@ -120,7 +126,7 @@ def select_on_device(tree: DeviceTree, pos: cl.Buffer, mass: cl.Buffer, boxes: n
         extra = [tree.cell_quad, quads_b]
     _launch(rt, "let_fill", total, np.int32(n_cells), np.int32(m), *c, n_cell, cell_off,
             n_part, part_off, tree.cell_hi, tree.cell_lo, tree.info, tree.order, pos, mass,
-            d_boxes, r, cells_b, parts_b, *extra, defines={"QUAD": int(quad), "HARD": int(hard)})
+            d_boxes, r, cells_b, parts_b, *extra, defines=let_defines(hard, quad))
     cells, parts = np.empty((n_c, 4)), np.empty((n_p, 4))
     pairs = [(cells_b, cells), (parts_b, parts)]
     if quad:
@@ -153,6 +159,8 @@ def local_sink_groups(tree: DeviceTree, n_local: int, n_group: int, pack: bool =
     """The groups of ``tree`` (its particles: caller indices below ``n_local`` are this
     process's, the rest received LET entries) that hold at least one local particle."""
     rt = tree.rt
+    if not rt.has_fp64:     # cl/let.cl is one program with float64 kernels
+        raise ValueError("the device LET kernels need double precision (cl_khr_fp64)")
     alloc = allocator(rt, tree.alloc)
     g = device_groups(tree, n_group, pack)
     flag = alloc("lg_flag", 4 * max(g.n_groups, 1))

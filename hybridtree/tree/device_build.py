@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyopencl as cl
 
-from ..opencl import Runtime, pack4, split_hi_lo
+from ..opencl import DeviceInfo, Runtime, fit_work_group, pack4, split_hi_lo
 from ..transfer import allocator, upload
 from .device_sort import exclusive_scan, radix_sort
 from .morton import BITS, MAX_LEVEL, Cube, bounding_cube, extent_cube
@@ -110,6 +110,14 @@ def launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) -
     knl(rt.queue, (-(-n // wg) * wg,), (wg,), *args)
 
 
+def extent_work_group(info: DeviceInfo) -> int:
+    """Work-group size of prepare.cl's ``extent`` (its WG define): 256 on GPUs, 64 on CPUs,
+    within the device's work-group limit and local memory (48 bytes per work-item), a
+    power of two (its tree reduction halves it)."""
+    return fit_work_group(256 if info.kind == "gpu" else 64, info.work_group_limit(),
+                          info.local_mem_limit() // 48)
+
+
 def device_extent(rt: Runtime, pos: cl.Buffer, n: int, alloc=None
                   ) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) corner of the box around n float64 positions on the device (one
@@ -117,7 +125,7 @@ def device_extent(rt: Runtime, pos: cl.Buffer, n: int, alloc=None
     if n == 0:
         return np.full(3, np.inf), np.full(3, -np.inf)
     alloc = allocator(rt, alloc)
-    wg = 256 if rt.info.kind == "gpu" else 64
+    wg = extent_work_group(rt.info)
     knl = rt.kernel("prepare.cl", "extent", {"WG": wg}, fast_math=False)
     n_wg = max(1, min(-(-n // wg), 4 * rt.info.compute_units))
     part = alloc("extent", 48 * n_wg)
@@ -153,12 +161,13 @@ def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray
     n = pos.n if resident else len(pos)
     if on_device is None:
         on_device = rt.has_fp64
-    if resident and not rt.has_fp64:
-        raise ValueError("particles kept on the device need double precision (cl_khr_fp64)")
     if not resident and (not on_device or n == 0):
         cube = cube or device_cube(pos)
         hi, lo = split_hi_lo(pos - cube.centre)
         return cube, rt.to_device(pack4(hi, mass)), rt.to_device(pack4(lo))
+    if not rt.has_fp64:         # prepare.cl is float64 throughout
+        raise ValueError("particles kept or prepared on the device need double precision "
+                         f"(cl_khr_fp64), which {rt.info.label} lacks")
     if resident:
         d_pos, d_mass = pos.pos, pos.mass
     else:
@@ -174,6 +183,12 @@ def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray
     knl(rt.queue, (-(-n // wg) * wg,), (wg,), np.int32(n), d_pos, d_mass, np.float64(c[0]),
         np.float64(c[1]), np.float64(c[2]), hi, lo)
     return cube, hi, lo
+
+
+def moment_defines(multipole: str) -> dict:
+    """Build-time defines of cl/treebuild.cl's ``cell_moments`` for a multipole order (its
+    other kernels are built without defines)."""
+    return {"QUAD": int(multipole == "quadrupole")}
 
 
 def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray | None,
@@ -226,7 +241,7 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     quad = multipole == "quadrupole"
     cell_hi, cell_lo = alloc("cell_hi", 16 * n_cells), alloc("cell_lo", 16 * n_cells)
     cell_quad = alloc("cell_quad", 32 * n_cells) if quad else None
-    defines = {"QUAD": int(quad)}
+    defines = moment_defines(multipole)
     for level in range(MAX_LEVEL + 1, -1, -1):
         args = [i32(n_cells), i32(level), np.float32(cube.side), np.float32(1.0 / theta), skeys,
                 src_hi, src_lo, info, link, cell_hi, cell_lo] + ([cell_quad] if quad else [])

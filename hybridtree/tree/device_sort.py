@@ -16,10 +16,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyopencl as cl
 
-from ..opencl import DeviceError, Runtime
+from ..opencl import DeviceError, DeviceInfo, Runtime
 from ..transfer import allocator
 
-__all__ = ["MAX_N", "Tuning", "exclusive_scan", "radix_sort"]
+__all__ = ["MAX_N", "Tuning", "exclusive_scan", "fit_tuning", "local_bytes", "radix_sort",
+           "sort_defines"]
 
 #: Largest element count the kernels' uint32 arithmetic allows.
 MAX_N = 2**31 - 1
@@ -102,29 +103,69 @@ def _local_bytes(rt: Runtime, knl: cl.Kernel) -> int:
     return int(knl.get_work_group_info(info, rt.device))
 
 
+def local_bytes(t: Tuning) -> int:
+    """Static local memory (bytes) of the largest kernel of cl/sort.cl built with ``t``:
+    radix_scatter (slot, counters, scan buffer, digit bases), a scan (block tile and
+    buffer) or radix_histogram (counters)."""
+    radix, tile, block = 1 << t.radix_bits, t.wg * t.items, t.wg * t.scan_items
+    scatter = 4 * (tile + (tile >> 5)) + 2 * radix * t.wg + 4 * t.wg + 4 * radix
+    scan = 4 * (block + (block >> 5)) + 4 * t.wg
+    return max(scatter, scan, 2 * radix * t.wg)
+
+
+def _shrink(t: Tuning, wg_ok: bool, label: str) -> Tuning:
+    """The next tuning to try when ``t`` does not fit: half the work-group with twice the
+    items (the same tile) while the work-group is too large or its digit counters
+    (2^bits x wg ushorts) outweigh the tile's slots in local memory; else half the items;
+    else one bit less per pass (more passes)."""
+    counters, slots = 2 * (1 << t.radix_bits) * t.wg, 4 * t.wg * t.items
+    if t.wg > 1 and (not wg_ok or counters >= slots):
+        return replace(t, wg=t.wg // 2, items=t.items * 2)
+    if wg_ok and t.items * t.scan_items > 1:
+        return replace(t, items=max(1, t.items // 2), scan_items=max(1, t.scan_items // 2))
+    if wg_ok and t.radix_bits > 1:
+        return replace(t, radix_bits=t.radix_bits - 1)
+    raise DeviceError(f"{label}: no work-group size fits the sort kernels")
+
+
+def fit_tuning(t: Tuning, info: DeviceInfo) -> Tuning:
+    """``t`` shrunk (:func:`_shrink`) until it fits the device's work-group limit and local
+    memory (:func:`local_bytes`): what the kernels are first built with."""
+    while True:
+        wg_ok = t.wg <= info.work_group_limit()
+        if wg_ok and local_bytes(t) <= info.local_mem_limit():
+            return t
+        t = _shrink(t, wg_ok, info.label)
+
+
+def preferred_tuning(info: DeviceInfo) -> Tuning:
+    """The tuning a device starts from: ``HYBRIDTREE_SORT_TUNING``, else :data:`TUNING` of
+    its kind, fitted to its limits (:func:`fit_tuning`)."""
+    return fit_tuning(_env_tuning() or TUNING.get(info.kind, TUNING["gpu"]), info)
+
+
+def sort_defines(t: Tuning) -> dict:
+    """Build-time defines of cl/sort.cl for a tuning."""
+    return {"WG": t.wg, "ITEMS": t.items, "SCAN_ITEMS": t.scan_items,
+            "RADIX_BITS": t.radix_bits}
+
+
 def _kernels(rt: Runtime, tuning: Tuning | None = None) -> _Kernels:
     """Build (once; the runtime caches programs) a tuning that the device can run.
 
-    The kernels fix their sizes at build time, so a device that cannot run the
-    preferred tuning gets rebuilds: half the work-group with twice the items per
-    work-item while the work-group is too large, then half the items while the
-    local memory does not fit.
+    The kernels fix their sizes at build time.  The preferred tuning is first fitted to
+    the device's reported limits (:func:`preferred_tuning`); a kernel that still cannot
+    run it (registers, a driver's own local memory) gets rebuilds with :func:`_shrink`.
     """
-    t = tuning or _env_tuning() or TUNING.get(rt.info.kind, TUNING["gpu"])
+    t = tuning or preferred_tuning(rt.info)
     while True:
-        defines = {"WG": t.wg, "ITEMS": t.items, "SCAN_ITEMS": t.scan_items,
-                   "RADIX_BITS": t.radix_bits}
-        knl = {name: rt.kernel(_SOURCE, name, defines, fast_math=False) for name in _KERNELS}
+        knl = {name: rt.kernel(_SOURCE, name, sort_defines(t), fast_math=False)
+               for name in _KERNELS}
         wg_ok = all(t.wg <= rt.max_work_group_size(k) for k in knl.values())
         local_ok = all(_local_bytes(rt, k) <= int(rt.device.local_mem_size) for k in knl.values())
         if wg_ok and local_ok:
             return _Kernels(t, knl)
-        if not wg_ok and t.wg > 1:
-            t = replace(t, wg=t.wg // 2, items=t.items * 2)
-        elif wg_ok and t.items * t.scan_items > 1:
-            t = replace(t, items=max(1, t.items // 2), scan_items=max(1, t.scan_items // 2))
-        else:
-            raise DeviceError(f"{rt.info.label}: no work-group size fits the sort kernels")
+        t = _shrink(t, wg_ok, rt.info.label)
 
 
 def _ceil_div(a: int, b: int) -> int:
