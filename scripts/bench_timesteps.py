@@ -62,6 +62,13 @@ def model(name: str, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return s.pos, s.vel, s.mass
 
 
+def fresh_lists() -> None:
+    """Forget the list room of earlier walks (it only grows within a process): each
+    configuration is timed with the lists its own walks need, not an earlier one's."""
+    from hybridtree import treewalk
+    treewalk._list_room.clear()
+
+
 def rel_errors(acc: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return np.linalg.norm(acc - ref, axis=1) / np.linalg.norm(ref, axis=1)
 
@@ -100,6 +107,7 @@ def errors(args) -> None:
                 for opening, knob in runs:
                     kw = {"theta": knob} if opening == "geometric" else \
                          {"opening": "relative", "alpha": knob, "acc_old": old}
+                    fresh_lists()
                     f, wall = timed(lambda: accelerations(pos, mass, eps, multipole=multipole,
                                                           device=args.device, **kw))
                     if opening == "geometric" and knob == 0.5 and multipole == "monopole":
@@ -183,6 +191,7 @@ def openings(args) -> None:
                     [("relative", al, tm) for al in args.alpha for tm in args.theta_min]:
                 key = "gravity.theta" if opening == "geometric" else "gravity.alpha"
                 extra = {} if tmin is None else {"gravity.theta_min": tmin}
+                fresh_lists()
                 sim = Simulation(pos, vel, mass, quiet=True, settings={
                     "gravity.eps": args.eps, "gravity.device": args.device,
                     "gravity.opening": opening, key: knob, "time.dt": 1 / 512,

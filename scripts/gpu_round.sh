@@ -275,6 +275,15 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   py steps_4m 300 scripts/bench_timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_4m.json"
   py openings 200 scripts/bench_timesteps.py openings --device nvidia --n 4194304 --theta 0.5 0.7 --alpha 0.0005 0.001 0.002 --json "$D/openings.json"
   ;;
+36) # issue 21: the criteria's wall times again, the list room reset per configuration (round 33's grew)
+  py openings 250 scripts/bench_timesteps.py openings --device nvidia --n 4194304 --theta 0.5 --alpha 0.0005 0.001 0.002 --theta-min 0.01 0.25 --json "$D/openings.json"
+  py errors 250 scripts/bench_timesteps.py errors --device nvidia --n 4194304 --theta 0.5 --alpha 0.0005 0.001 0.002 --json "$D/errors.json"
+  ;;
+35) # final code of session 10 (issues 21, 22): GPU tests of the changed kernels; step time unchanged
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 400 -m pytest -q -p no:cacheprovider tests/test_timesteps.py tests/test_opening.py \
+      tests/test_treewalk.py tests/test_direct.py tests/test_reduce.py tests/test_device_limits.py tests/test_state.py
+  py openings 120 scripts/bench_timesteps.py openings --device nvidia --n 4194304 --theta 0.5 --alpha 0.002 --json "$D/openings.json"
+  ;;
 34) # issue 21, final code: GPU tests; block against shared steps (warm-up first), 2^20 and 2^22
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/test_timesteps.py tests/test_opening.py
   py steps_1m 200 scripts/bench_timesteps.py steps --device nvidia --n 1048576 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_1m.json"
