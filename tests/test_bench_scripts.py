@@ -87,3 +87,26 @@ def test_bench_api_times_real_steps(monkeypatch, capsys):
     # the caller's clock around step() holds the run's own per-step wall (and little else)
     assert row["step_s_diagnostics"] <= row["step_s_caller"] * 1.5
     assert row["step_s_caller"] > 0 and abs(row["energy_error"]) < 1e-3
+
+
+def test_bench_timesteps_measures_all_three_parts(monkeypatch, capsys, tmp_path):
+    import bench_timesteps
+    monkeypatch.setattr(sys, "argv", [
+        "bench_timesteps.py", "errors", "steps", "openings", "--device", "cpu",
+        "--n", "3000", "--sample", "200", "--theta", "0.5", "--alpha", "0.002",
+        "--dt", "0.25", "--t-end", "0.5", "--shared-from", "3", "--run-steps", "1",
+        "--json", str(tmp_path / "rows.jsonl")])
+    bench_timesteps.main()
+    rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    assert rows == [json.loads(line) for line in capsys.readouterr().out.splitlines()
+                    if line.startswith("{")]
+    errors = {(r["model"], r["multipole"], r["opening"]): r for r in rows
+              if r["what"] == "error"}
+    assert len(errors) == 8 and all(0 < r["p99"] < 0.05 for r in errors.values())
+    block = next(r for r in rows if r["what"] == "block")
+    assert sum(b["particles"] for b in block["bins"]) == 3000
+    assert 0 < block["work_vs_deepest"] <= 1
+    shared = [r for r in rows if r["what"] == "shared"]
+    assert [r["k"] for r in shared] == list(range(3, max(b["bin"] for b in block["bins"]) + 1))
+    assert {(r["model"], r["opening"]) for r in rows if r["what"] == "run"} == {
+        (m, o) for m in ("plummer", "cusp") for o in ("geometric", "relative")}
