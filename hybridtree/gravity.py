@@ -18,7 +18,7 @@ import pyopencl as cl
 
 from .clock import Clock
 from .direct import direct_forces
-from .opencl import get_runtime
+from .opencl import get_runtime, memory_needed
 from .reduce import reducer
 from .transfer import Workspace, download, upload
 from .splitting import Changeover
@@ -278,7 +278,9 @@ def _forces(pos, mass, eps: float, method: str, theta: float, sinks, n_leaf: int
     _check_tree_knobs(n_leaf, n_group, multipole, theta if method == "tree" else None, build)
     eps = _check_eps(eps)
     self_sinks = sinks is None
-    rt = get_runtime(device)
+    # the automatic device choice passes over devices too small for these particles
+    rt = get_runtime(device, memory_needed(len(pos) + (0 if self_sinks else len(sinks)),
+                                           state=False))
     resident = method == "tree" and build == "device" and self_sinks and rt.has_fp64
     if resident:
         pos, mass = _shaped(pos, mass)        # values: checked on the device
@@ -327,7 +329,7 @@ def split_accelerations(pos, mass, eps: float, changeover: Changeover,
     _check_tree_knobs(n_leaf, n_group, multipole, theta, build)
     pos, mass = validate_particles(pos, mass)
     eps = _check_eps(eps)
-    rt = get_runtime(device)
+    rt = get_runtime(device, memory_needed(len(pos), state=False))
     t0 = time.perf_counter()
     tree = _build(rt, build, pos, mass, theta, n_leaf, multipole)
     build = time.perf_counter() - t0

@@ -37,7 +37,7 @@ from .faults import inject
 from .guards import NumericalError, RunInterrupted, Signals, check_step
 from .io.background import BackgroundWriter
 from .io.snapshot import Particles, Snapshot, SnapshotError, resolve_snapshot
-from .opencl import get_runtime, set_device_slot
+from .opencl import get_runtime, memory_needed, set_device_slot
 from .parallel.comm import Comm, node_local_rank
 from .parallel.snapshots import check_unique_ids_across, read_particles_share
 from .runfolder import prepare_output, run_point_step
@@ -209,7 +209,9 @@ class Simulation(RunWriting):
             together(comm, check_parallel, settings, comm.size)
             if settings.parallel.spread_devices:
                 set_device_slot(node_local_rank(comm))
-        self._rt = together(comm, get_runtime, settings.gravity.device or None)  # DeviceError
+        # DeviceError; the automatic choice passes over devices too small for the run
+        self._rt = together(comm, get_runtime, settings.gravity.device or None,
+                            memory_needed(len(start.particles)))
         in_place = (start.restart is not None and self._out is not None
                     and self._out.resolve() == Path(restart_path).parent.resolve())
         keep = (start.snapshot - 1, start.step) if in_place else None

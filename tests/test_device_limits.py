@@ -135,3 +135,23 @@ def test_forces_on_a_device_that_reports_small_limits():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=300)
     assert proc.returncode == 0 and "fine" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_runs_and_the_api_tell_the_device_choice_their_memory_need(monkeypatch):
+    """The automatic choice can pass over a device too small for the run only if the run
+    says how much it needs: the API and Simulation pass memory_needed(n)."""
+    import hybridtree
+    from hybridtree import gravity, opencl, simulation
+    from hybridtree.ics import plummer
+    seen = []
+    real = opencl.get_runtime
+
+    def spy(device=None, need_bytes=0):
+        seen.append(need_bytes)
+        return real(device)
+    monkeypatch.setattr(gravity, "get_runtime", spy)
+    monkeypatch.setattr(simulation, "get_runtime", spy)
+    pos, vel, mass = plummer(700, seed=1)
+    gravity.accelerations(pos, mass, 0.01)
+    hybridtree.Simulation(pos, vel, mass, quiet=True)
+    assert seen == [opencl.memory_needed(700, state=False), opencl.memory_needed(700)]

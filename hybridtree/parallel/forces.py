@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..gravity import _build, _check_eps, _check_tree_knobs, validate_particles
-from ..opencl import get_runtime
+from ..opencl import get_runtime, memory_needed
 from ..splitting import Changeover
 from ..tree import build_tree
 from ..tree.device_build import device_cube
@@ -106,7 +106,7 @@ def parallel_accelerations(comm: Comm, pos: np.ndarray, mass: np.ndarray, eps: f
     t2 = time.perf_counter()
     t["let_select"] = t2 - t1
     n = len(pos)
-    rt = get_runtime(device)
+    rt = get_runtime(device, memory_needed(n, state=False))
     walk = {"n_group": n_group, "split": split, "part": part}
     if not overlap:
         recv = comm.alltoallv(send, counts)
