@@ -34,7 +34,7 @@ from .tree import build_tree
 from .tree.device_build import DeviceArrays, build_device_tree
 from .treewalk import tree_forces, walk_active, walk_into
 
-__all__ = ["ForceEngine", "GravitySettings"]
+__all__ = ["ForceEngine", "GravitySettings", "opening_floor"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,14 @@ class GravitySettings:
         return ("full",) if self.changeover is None else ("hard", "soft")
 
 
+def opening_floor(g: GravitySettings, known: bool, acc):
+    """(alpha, a_old = ``acc``, theta_min) for the relative opening criterion, or None:
+    the geometric test, asked for or by a first force (``known`` false: no a_old yet)."""
+    if g.opening == "relative" and known:
+        return g.alpha, acc, g.theta_min
+    return None
+
+
 class ForceEngine:
     """Forces of a state (see the module docstring).  ``counts``: interactions per part
     and the number of forces computed, cumulative."""
@@ -93,13 +101,6 @@ class ForceEngine:
         """The state already holds forces (a restart): the relative opening criterion may
         use them from the first computation on."""
         self._known = True
-
-    def _floor(self, acc):
-        """(alpha, a_old, theta_min) for the relative opening criterion, or None (the
-        geometric test: asked for, or the first force, which has no a_old yet)."""
-        if self.g.opening == "relative" and self._known:
-            return self.g.alpha, acc, self.g.theta_min
-        return None
 
     def compute(self, state: State, parts: tuple[str, ...], active=None) -> int:
         """Forces of ``parts`` at the state's positions, into ``state.acc[part]`` (net force
@@ -125,7 +126,7 @@ class ForceEngine:
     def _on_device(self, s: DeviceState, parts: tuple[str, ...], active) -> int:
         g, rt, clock = self.g, self.rt, self.clock
         red = reduce.reducer(rt)
-        floor = self._floor(s.acc.get("full"))
+        floor = opening_floor(self.g, self._known, s.acc.get("full"))
         with clock.device("build"):
             tree = build_device_tree(rt, DeviceArrays(s.pos, s.mass, s.n), None,
                                      theta=g.theta_max if floor else g.theta,
@@ -164,7 +165,7 @@ class ForceEngine:
             return len(sinks)
         if s.n == 0:
             return 0
-        floor = self._floor(s.acc.get("full"))
+        floor = opening_floor(self.g, self._known, s.acc.get("full"))
         theta = g.theta_max if floor else g.theta
         with clock.host("build", wait=True):
             if g.build == "device":

@@ -183,7 +183,7 @@ class BlockLeapfrog:
             kmin = lowest_active(ti, deep)
             before = self.engine.counts["interactions"]
             n_forces = self.engine.compute(state, self.parts,
-                                           active=(bins.active_arg, kmin) if kmin else None)
+                                           active=(bins.bins, kmin) if kmin else None)
             bins.kick(kmin, half, lam)
             if ti < ticks:
                 bins.assign(kmin, deep, q0, lam)

@@ -77,10 +77,6 @@ class HostBins:
         """Particles per bin (NBINS,)."""
         return np.bincount(np.clip(self.bins, 0, NBINS - 1), minlength=NBINS)[:NBINS]
 
-    @property
-    def active_arg(self) -> np.ndarray:
-        return self.bins
-
 
 class DeviceBins:
     """Bins of a :class:`hybridtree.state.DeviceState`: an int32 buffer beside it."""
@@ -112,10 +108,6 @@ class DeviceBins:
         launch_blocks(self.rt, "bin_counts", self.n, np.int32(self.n), self.bins, self._counts)
         cl.enqueue_copy(self.rt.queue, out, self._counts)
         return out.astype(np.int64)
-
-    @property
-    def active_arg(self) -> cl.Buffer:
-        return self.bins
 
 
 def bins_for(state: State) -> HostBins | DeviceBins:

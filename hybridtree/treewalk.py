@@ -163,7 +163,9 @@ def _device_sinks(tree: DeviceTree, n_group: int, groups: DeviceGroups | None = 
 
 
 def launch_blocks(rt: Runtime, name: str, n: int, *args) -> None:
-    """Run kernel ``name`` of cl/blocks.cl over ``n`` work-items (rounded up)."""
+    """Run kernel ``name`` of cl/blocks.cl over ``n`` work-items (rounded up).  Its own
+    launcher, like treebuild.cl's and let.cl's: kernel_builds.call_sites finds the files a
+    package builds by their literal names in ``.kernel(...)`` calls."""
     if n <= 0:
         return
     knl = rt.kernel("blocks.cl", name, fast_math=False)

@@ -36,7 +36,7 @@ import pyopencl as cl
 
 from .. import reduce
 from ..clock import Clock
-from ..engine import GravitySettings
+from ..engine import GravitySettings, opening_floor
 from ..opencl import Runtime
 from ..state import DeviceState, HostState, State
 from ..transfer import Workspace, upload
@@ -75,13 +75,6 @@ class ParallelEngine:
         use them from the first computation on."""
         self._known = True
 
-    def _floor(self, acc):
-        """(alpha, a_old, theta_min) of the relative opening criterion, or None (see
-        :meth:`hybridtree.engine.ForceEngine._floor`)."""
-        if self.g.opening == "relative" and self._known:
-            return self.g.alpha, acc, self.g.theta_min
-        return None
-
     def compute(self, state: State, parts: tuple[str, ...], active=None) -> int:
         """As :meth:`hybridtree.engine.ForceEngine.compute` (collective: every process
         calls it, with or without active particles); returns this process's count of
@@ -112,7 +105,7 @@ class ParallelEngine:
     def _on_device(self, s: DeviceState, parts: tuple[str, ...], active) -> int:
         g, rt, comm, clock, work = self.g, self.rt, self.comm, self.clock, self.work
         n = s.n
-        floor = self._floor(s.acc.get("full"))
+        floor = opening_floor(self.g, self._known, s.acc.get("full"))
         # the relative walk may open any cell nearer than l / theta_min: the LET is cut
         # with theta_min, the walk's own tree has theta_max
         let_theta = g.theta_min if floor else g.theta
@@ -138,15 +131,8 @@ class ParallelEngine:
                                                           r_out, work))
             counts[others] = per_box
         self._sent(parts, len(send), send.nbytes)
-        if active is not None or floor is not None:
-            assert not self.overlap, "refused at set-up (runsetup.make_stepper)"
-            with clock.host("let_comm"):
-                recv = comm.alltoallv(send, counts)
-            done = self._walk_selected(s, local, recv, cube, active, floor) if n else 0
-            if active is None:
-                self._remove_net_force(s, parts)
-            return done
         if self.overlap or (parts == ("hard",) and self.hard_second_tree):
+            assert active is None and floor is None, "refused at set-up (make_stepper)"
             with clock.host("let_comm"):
                 pending = comm.ialltoallv(send, counts)
             if n:
@@ -159,34 +145,13 @@ class ParallelEngine:
             with clock.host("let_comm"):
                 recv = comm.alltoallv(send, counts)
             if n:
-                self._walk(s, parts, local, recv, cube)
+                done = self._walk(s, parts, local, recv, cube, active, floor)
+                if active is not None:        # a partial force's net force is real
+                    return done
+            elif active is not None:
+                return 0
         self._remove_net_force(s, parts)
         return n
-
-    def _walk_selected(self, s: DeviceState, local, recv: np.ndarray, cube, active,
-                       floor) -> int:
-        """The whole force of the active particles (``active`` = (bins, kmin)), or of all
-        with the relative criterion's ``floor``, from a tree of the local particles and
-        ``recv`` built with theta_max where ``floor`` is set; returns the forces done."""
-        g, rt, clock = self.g, self.rt, self.clock
-        n, m = s.n, len(recv)
-        n_group = g.n_group or default_group(rt.info.kind, n)
-        tree, groups = local, None
-        if m or floor is not None:
-            tree = self._merged(s, recv, cube, g.theta_max if floor else g.theta)
-        red = reduce.reducer(rt)
-        with clock.device("walk", "walk_full"):
-            if active is not None:
-                cnt, done, _ = walk_active(rt, tree, g.eps, s.acc["full"], s.pot, *active,
-                                           n_group, floor, n_sinks=n)
-            else:
-                groups = local_sink_groups(tree, n, n_group)
-                cnt, _, _ = walk_into(rt, tree, g.eps, s.acc["full"], s.pot, n_group,
-                                      n_sinks=n, groups=groups, floor=floor)
-                done = n
-        with clock.device("reduce"):
-            self._count("full", sum(red.count_sum(done if active is not None else n, cnt)))
-        return done
 
     def _merged(self, s: DeviceState, recv: np.ndarray, cube, theta: float):
         """A tree of the local particles followed by the received LET rows."""
@@ -234,34 +199,38 @@ class ParallelEngine:
                 self._count(part, sum(red.count_sum(n, cnt)))
 
     def _walk(self, s: DeviceState, parts: tuple[str, ...], local, recv: np.ndarray,
-              cube) -> None:
+              cube, active=None, floor=None) -> int:
         """Walk the local tree, or the tree of local particles and ``recv`` (LET rows), for
-        the local particles; forces into the state."""
-        g, rt, clock, work = self.g, self.rt, self.clock, self.work
+        the local particles; forces into the state.  ``active`` = (bins, kmin): the whole
+        force of the active particles only; ``floor``: the relative criterion's (alpha,
+        a_old, theta_min), walked on a tree built with theta_max.  Returns the number of
+        particles whose force was computed."""
+        g, rt, clock = self.g, self.rt, self.clock
         n, m = s.n, len(recv)
         n_group = g.n_group or default_group(rt.info.kind, n)
-        tree, groups = local, None
-        if m:
-            pos, mass = work("let_pos", 24 * (n + m)), work("let_mass", 8 * (n + m))
-            with clock.device("transfer"):
-                cl.enqueue_copy(rt.queue, pos, s.pos, byte_count=24 * n)
-                cl.enqueue_copy(rt.queue, mass, s.mass, byte_count=8 * n)
-                r_pos, r_mass = upload(rt, [recv[:, :3], recv[:, 3]], ["let_rpos", "let_rmass"])
-                cl.enqueue_copy(rt.queue, pos, r_pos, byte_count=24 * m, dst_offset=24 * n)
-                cl.enqueue_copy(rt.queue, mass, r_mass, byte_count=8 * m, dst_offset=8 * n)
-            with clock.device("build"):
-                tree = build_device_tree(rt, DeviceArrays(pos, mass, n + m), None,
-                                         theta=g.theta, n_leaf=g.n_leaf,
-                                         multipole=g.multipole, cube=cube, alloc=work)
-                groups = local_sink_groups(tree, n, n_group)
+        tree = local
+        if m or floor is not None:
+            tree = self._merged(s, recv, cube, g.theta_max if floor else g.theta)
         red = reduce.reducer(rt)
+        if active is not None:
+            with clock.device("walk", "walk_full"):
+                cnt, done, _ = walk_active(rt, tree, g.eps, s.acc["full"], s.pot, *active,
+                                           n_group, floor, n_sinks=n)
+            with clock.device("reduce"):
+                self._count("full", sum(red.count_sum(done, cnt)))
+            return done
+        groups = None
+        if tree is not local:
+            with clock.device("build"):
+                groups = local_sink_groups(tree, n, n_group)
         for part in parts:
-            pot = work("pot_unused", 8 * n) if part == "hard" else s.pot
+            pot = self.work("pot_unused", 8 * n) if part == "hard" else s.pot
             with clock.device("walk", f"walk_{part}"):
                 cnt, _, _ = walk_into(rt, tree, g.eps, s.acc[part], pot, n_group, g.changeover,
-                                      part, n_sinks=n, groups=groups)
+                                      part, n_sinks=n, groups=groups, floor=floor)
             with clock.device("reduce"):
                 self._count(part, sum(red.count_sum(n, cnt)))
+        return n
 
     def _remove_net_force(self, s: DeviceState, parts: tuple[str, ...]) -> None:
         """Subtract every part's mass-weighted mean acceleration over all processes (one
