@@ -13,16 +13,13 @@
  * system spans many decades.
  *
  * Build-time defines: WG (work-group size = tile size), NI (sinks per work-item),
- * SPLIT (0/1), ZERO_GUARD (0/1), RSQRT (how 1/sqrt is computed), SELF_BRANCH, FULL_TILE, UNROLL.
+ * SPLIT (0/1), ZERO_GUARD (0/1), RSQRT_MODE or RSQRT (how 1/sqrt is computed: rsqrt.cl), SELF_BRANCH, FULL_TILE, UNROLL.
  * Output per sink: (ax, ay, az, potential) with G = 1; a pair at distance r
  * contributes m r_vec / (r^2 + eps^2)^(3/2) and -m / (r^2 + eps^2)^(1/2).
  * Pairs with r^2 + eps^2 == 0 (coincident, eps = 0) contribute nothing; with
  * self_skip = 1 sink i is source i and does not act on itself.
  */
-/* RSQRT: how 1/sqrt is computed (CPU compilers vectorise 1/sqrt, not rsqrt calls). */
-#ifndef RSQRT
-#define RSQRT(x) rsqrt(x)
-#endif
+#include "rsqrt.cl"
 #ifndef WG
 #define WG 128
 #endif

@@ -9,7 +9,7 @@
  * so the host gives the very same bits.
  *
  * Defines: BLOCK (terms per sequential block), NR (radii per enclosed-mass pass),
- * WG (work-group size of count_sum).
+ * WG (work-group size of count_sum), ORDERED_SUMS (0/1, see SUM below).
  */
 /* double needs cl_khr_fp64: the host builds this file only where the device reports it
    (Runtime.has_fp64); elsewhere a clear error instead of one per double. */
@@ -31,6 +31,16 @@
 #define WG 64
 #endif
 
+/* SUM: the type of a running float64 sum.  Intel's CPU runtime reorders a loop's sum even
+   without fast math (it vectorises the loop: 1 ulp apart from the written order); a
+   volatile accumulator keeps the written order there.  ORDERED_SUMS = 1 where the device
+   probe (hybridtree/probe.py) found that the plain loop is reordered. */
+#if defined(ORDERED_SUMS) && ORDERED_SUMS
+#define SUM volatile double
+#else
+#define SUM double
+#endif
+
 /* The level step shared by every level-1 kernel: t[K] holds this index's terms
    (already +0.0 past n); the first index starts the sums instead of adding to 0.0,
    because 0.0 + (-0.0) would turn a -0.0 term into +0.0 where numpy keeps it. */
@@ -47,7 +57,7 @@ __kernel void reduce_rows(const int m, const int K, __global const double *in,
         return;
     const size_t first = (size_t)j * BLOCK;
     for (int k = 0; k < K; k++) {
-        double s = in[first * K + k];
+        SUM s = in[first * K + k];
         for (int i = 1; i < BLOCK; i++) {
             const size_t r = first + i;
             s = s + (r < (size_t)m ? in[r * K + k] : 0.0);
@@ -80,7 +90,8 @@ __kernel void reduce_rows_max(const int m, const int K, __global const double *i
     const int j = get_global_id(0);                                 \
     if (j >= ((n) + BLOCK - 1) / BLOCK)                             \
         return;                                                     \
-    double s[K], t[K];                                              \
+    SUM s[K];                                                       \
+    double t[K];                                                    \
     for (int i = 0; i < BLOCK; i++) {                               \
         const size_t p = (size_t)j * BLOCK + i;                     \
         for (int k = 0; k < (K); k++)                               \
@@ -158,7 +169,7 @@ __kernel void enclosed_terms(const int n, __global const double *pos, __global c
     const int j = get_global_id(0);
     if (j >= (n + BLOCK - 1) / BLOCK)
         return;
-    double s[NR];
+    SUM s[NR];
     for (int i = 0; i < BLOCK; i++) {
         const size_t p = (size_t)j * BLOCK + i;
         const int in = p < (size_t)n;

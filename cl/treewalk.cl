@@ -22,8 +22,8 @@
  * formed relative to the group centre, where float32 is precise.
  *
  * Defines: WG (work-group size, >= sinks per group), CAP (list size, >= largest
- * leaf), QUAD (0: monopole, 1: quadrupole moments of cells), RSQRT (how 1/sqrt
- * is computed), VEC (SIMD width of tree_walk_simd, the CPU variant at the end).
+ * leaf), QUAD (0: monopole, 1: quadrupole moments of cells), RSQRT_MODE (how 1/sqrt
+ * is computed: rsqrt.cl), VEC (SIMD width of tree_walk_simd, the CPU variant at the end).
  *
  * Force splitting (hybrid tree, hybridtree/splitting.py has the same formulas):
  * SPLIT 0 full force; 1 soft part: every accelerations term times W(r); 2 hard
@@ -268,7 +268,7 @@ __kernel void tree_walk_simd(const int n_cells,
                 const VF dx = rel.x - sx[v], dy = rel.y - sy[v], dz = rel.z - sz[v];
                 const VF d2 = dx * dx + dy * dy + dz * dz;
                 const VF r2 = d2 + eps2;
-                const VF rinv = rsqrt(r2);
+                const VF rinv = RSQRT(r2);
                 const VF mr = rel.w * rinv;
                 const VF rinv2 = rinv * rinv;
 #if SPLIT
@@ -309,7 +309,7 @@ __kernel void tree_walk_simd(const int n_cells,
                     const VF d2 = dx * dx + dy * dy + dz * dz;
                     const VF r2 = d2 + eps2;
                     const VI live = (self[v] != (VI)(j)) & (r2 > (VF)(0.0f));
-                    const VF rinv = select((VF)(0.0f), rsqrt(r2), live);
+                    const VF rinv = select((VF)(0.0f), RSQRT(r2), live);
                     const VF mr = e.w * rinv;
 #if SPLIT
                     const VF mr3 = mr * rinv * rinv * WEIGHT(CO_Y(d2));

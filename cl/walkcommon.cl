@@ -2,9 +2,7 @@
  * the opening test and the evaluation of an interaction list in local memory.
  * Included textually by hybridtree.opencl.kernel_source.
  */
-#ifndef RSQRT
-#define RSQRT(x) rsqrt(x)
-#endif
+#include "rsqrt.cl"
 #ifndef WG
 #define WG 64
 #endif

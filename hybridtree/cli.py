@@ -102,19 +102,19 @@ def _halos(args: argparse.Namespace) -> int:
 
 def _devices(args: argparse.Namespace) -> int:
     from .info import device_listing
-    from .opencl import DeviceError, choose_device, list_devices
+    from .opencl import DeviceError, REMEDY, choose_device, list_devices, probe_device
 
     devices = list_devices()
     if not devices:
-        raise DeviceError("no OpenCL device found (pip install pocl-binary-distribution "
-                          "gives a CPU one)")
+        raise DeviceError(f"no OpenCL device found ({REMEDY})")
+    probes = {d: probe_device(d) for d in devices}
     try:
         chosen = choose_device(args.device)
     except DeviceError:
         if args.device or os.environ.get("HYBRIDTREE_DEVICE") or os.environ.get("PYOPENCL_CTX"):
             raise                   # a choice that matches nothing: the user's error
-        chosen = None               # only simulators: listed, none marked
-    print(device_listing(devices, chosen))
+        chosen = None               # only simulators or failing devices: listed, none marked
+    print(device_listing(devices, chosen, probes=probes))
     return 0
 
 

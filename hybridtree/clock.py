@@ -25,7 +25,7 @@ from typing import Iterator
 
 import pyopencl as cl
 
-from .opencl import Runtime
+from .runtime import Runtime
 
 __all__ = ["Clock"]
 

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pyopencl as cl
 
-from .opencl import DeviceInfo, Runtime, fit_work_group, pack4, split_hi_lo
+from .runtime import DeviceInfo, Runtime, fit_work_group, pack4, split_hi_lo
 
 #: Work-group size (= j-tile size) per device kind; measured, see docs/benchmarks.md (GPU:
 #: the H100).  :func:`direct_defines` takes the largest size within what the device
@@ -21,7 +21,8 @@ DEFAULT_NI = {"gpu": 2, "cpu": 1}
 def direct_defines(info: DeviceInfo, eps: float, split: bool = True,
                    work_group: int | None = None, options: dict | None = None) -> dict:
     """Build-time defines of cl/direct.cl for a device: WG (work-group = tile size), NI,
-    SPLIT, SELF_BRANCH, FULL_TILE, ZERO_GUARD (eps, length units, rounds to 0 in float32).
+    SPLIT, SELF_BRANCH, FULL_TILE, ZERO_GUARD (eps, length units, rounds to 0 in float32),
+    and the device's math (:meth:`DeviceInfo.math_defines`: RSQRT_MODE).
 
     Without ``work_group`` WG is :data:`DEFAULT_WG` of the device's kind, made to fit the
     device's work-group limit and its local memory (16 bytes per work-item, 32 with
@@ -37,7 +38,8 @@ def direct_defines(info: DeviceInfo, eps: float, split: bool = True,
         wg = int(work_group)
     return {"WG": wg, "NI": DEFAULT_NI.get(info.kind, 1), "SPLIT": int(split),
             "SELF_BRANCH": int(gpu), "FULL_TILE": int(gpu),
-            "ZERO_GUARD": int(np.float32(eps * eps) == 0), **(options or {})}
+            "ZERO_GUARD": int(np.float32(eps * eps) == 0), **info.math_defines(),
+            **(options or {})}
 
 
 def _direct_kernel(rt: Runtime, defines: dict, fixed: bool) -> tuple[cl.Kernel, dict]:

@@ -26,7 +26,7 @@ import numpy as np
 from . import reduce
 from .clock import Clock
 from .direct import direct_forces
-from .opencl import Runtime
+from .runtime import Runtime
 from .splitting import Changeover
 from .state import DeviceState, HostState, State
 from .transfer import Workspace

@@ -3,6 +3,7 @@ the ``hybridtree devices`` listing (:func:`device_listing`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import h5py
@@ -11,6 +12,7 @@ import numpy as np
 from .diagnostics import energies, lagrangian_radii
 from .opencl import (DeviceInfo, FORCE_BYTES_PER_PARTICLE, STATE_BYTES_PER_PARTICLE,
                      usable)
+from .probe import Probe
 from .io.snapshot import SnapshotError, read_particles, resolve_snapshot, snapshot_files
 from .units import GYR_S
 
@@ -91,12 +93,14 @@ def describe(path: str | Path) -> str:
 
 
 def device_listing(devices: list[DeviceInfo], chosen: DeviceInfo | None,
-                   need_bytes: int = 0) -> str:
+                   need_bytes: int = 0, probes: Mapping[DeviceInfo, Probe] | None = None
+                   ) -> str:
     """The ``hybridtree devices`` listing: per device a line with ``*`` where ``chosen``,
     its label and OpenCL version, and an indented line with its memory (GiB), the largest
     run it holds (particles, state on the device), double precision, work-group and local
-    memory limits, and why the automatic choice passes it over (a simulator, or less
-    memory than ``need_bytes``), where it does."""
+    memory limits, what the device probe found (``probes``: unusable and why, or how it
+    computes 1/sqrt), and why the automatic choice passes it over (a simulator, less
+    memory than ``need_bytes``, or a failed probe), where it does."""
     lines = []
     per = FORCE_BYTES_PER_PARTICLE + STATE_BYTES_PER_PARTICLE
     for d in devices:
@@ -111,7 +115,12 @@ def device_listing(devices: list[DeviceInfo], chosen: DeviceInfo | None,
             facts.append(f"work-groups up to {d.max_work_group_size}")
         if d.local_mem_size:
             facts.append(f"local memory {d.local_mem_size // 1024} KiB")
+        found = (probes or {}).get(d)
         why = usable(d, need_bytes)
+        if found is not None and found.ok:
+            facts.append(found.describe())
+        elif found is not None:
+            why = why or f"cannot build kernels: {found.reason}"
         if why:
             facts.append(f"not chosen automatically: {why}")
         lines.append("      " + ", ".join(facts))

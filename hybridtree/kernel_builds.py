@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .direct import direct_defines
-from .opencl import DeviceInfo, _kernel_dir
+from .runtime import DeviceInfo, _kernel_dir
 from .parallel.device_let import let_defines
 from .reduce import TRIALS, Reducer, reduce_defines, reduce_work_group
 from .splitting import CHANGEOVERS, Changeover
@@ -39,7 +39,9 @@ GIB = 2**30
 
 #: Device descriptions the builds are asked for: the limits that steer work-group sizes
 #: and tunings, as these devices' OpenCL drivers report them (clinfo), plus an unknown GPU
-#: with small limits (the safe fallback) and the CPU device of CI.
+#: with small limits (the safe fallback) and the CPU device of CI.  The math the device
+#: probe chooses (rsqrt_mode, sum_mode) is as measured for Intel's CPU runtime; the Arc
+#: profile takes the third way of 1/sqrt, so that every way is compiled.
 PROFILES = {
     "nvidia-h100": DeviceInfo(0, 0, "NVIDIA CUDA", "NVIDIA H100 80GB HBM3", "gpu", 132,
                               "OpenCL 3.0 CUDA", vendor="nvidia", max_work_group_size=1024,
@@ -61,12 +63,13 @@ PROFILES = {
     "intel-cpu": DeviceInfo(0, 0, "Intel(R) OpenCL", "Intel(R) Xeon(R) CPU", "cpu", 32,
                             "OpenCL 3.0 (Build 0)", vendor="intel", max_work_group_size=8192,
                             local_mem_size=262144, global_mem_size=128 * GIB,
-                            max_mem_alloc_size=32 * GIB, fp64=True),
+                            max_mem_alloc_size=32 * GIB, fp64=True, rsqrt_mode=1,
+                            sum_mode=1),
     "intel-arc-a770": DeviceInfo(0, 0, "Intel(R) OpenCL Graphics", "Intel(R) Arc(TM) A770",
                                  "gpu", 512, "OpenCL 3.0 NEO", vendor="intel",
                                  max_work_group_size=1024, local_mem_size=65536,
                                  global_mem_size=16 * GIB, max_mem_alloc_size=4 * GIB,
-                                 fp64=False),
+                                 fp64=False, rsqrt_mode=2),
     "small-gpu": DeviceInfo(0, 0, "Unknown", "small GPU", "gpu", 4, "OpenCL 1.2",
                             max_work_group_size=64, local_mem_size=16384,
                             global_mem_size=GIB, max_mem_alloc_size=GIB // 4, fp64=False),
@@ -210,8 +213,8 @@ def profile_builds(name: str, info: DeviceInfo) -> list[Build]:
         "device_build.extent_work_group")
     fractions = inspect.signature(Reducer.lagrangian_radii).parameters["fractions"].default
     for n_fractions in sorted({len(fractions), 1}):
-        add("reduce.cl", reduce_defines(reduce_work_group(info), n_fractions * TRIALS), False,
-            True, "reduce.reduce_defines")
+        add("reduce.cl", reduce_defines(reduce_work_group(info), n_fractions * TRIALS,
+                                        info.sum_mode), False, True, "reduce.reduce_defines")
     for hard, quad in itertools.product((False, True), (None, False, True)):
         add("let.cl", let_defines(hard, quad), False, True, "device_let.let_defines")
     return out + walk_builds(name, info)

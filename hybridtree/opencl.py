@@ -1,46 +1,56 @@
-"""OpenCL runtime: device choice, one context and queue per process, program cache.
-
-Kernels are plain OpenCL C 1.2 sources in ``cl/`` (installed as the data package
-``hybridtree.cl``); tuning constants reach them as ``-D`` build-time defines.
+"""OpenCL devices: which drivers are seen, which device is chosen, one runtime per process.
 
 Device choice, in order of precedence:
 
 1. the ``device`` argument (e.g. from a config file or ``--device``),
 2. the environment variable ``HYBRIDTREE_DEVICE``,
 3. ``PYOPENCL_CTX`` (pyopencl's own ``"platform:device"`` index syntax),
-4. otherwise the first GPU, else the fastest-looking CPU device.
+4. otherwise the first GPU, else the CPU device ranked first (:func:`_rank`).
+
+A device is taken only after it passed the device probe (:mod:`hybridtree.probe`): it
+builds a small kernel with the force kernels' options (a driver can list a device whose
+compiler then fails every build: PyPI's PoCL 3.0 on CPUs newer than its LLVM), and the
+probe measures how the device must compute 1/sqrt (:attr:`DeviceInfo.rsqrt_mode`).  The
+automatic choice passes over a device that fails, saying why in the log; a device the
+user names that fails is one :class:`DeviceError` line.  Probes are cached per device
+and driver, so this costs one small build per device the first time only.
 
 The automatic choice (4., and the words ``gpu``/``cpu``) never takes a simulator or
 emulator (Oclgrind calls itself a GPU; :attr:`DeviceInfo.simulator`), nor a device with
 less global memory than the run needs when the caller says how much (``need_bytes``,
 :func:`memory_needed`); a name or an index still selects such a device.
 
-A choice is either ``"P"``/``"P:D"`` (indices as ``hybridtree devices`` lists them)
-or a case-insensitive substring matched against ``"<platform> | <device>"``; the
-words ``gpu`` and ``cpu`` select by device type.
+A choice is ``"P"``/``"P:D"`` (indices as ``hybridtree devices`` lists them), a kind
+(``gpu``, ``cpu``), a driver's name (``pocl``, ``intel``, ``nvidia``, ``amd``, ``apple``,
+``oclgrind``: the devices of that vendor's OpenCL, :data:`VENDOR_WORDS`), or else a
+case-insensitive substring of ``"<platform> | <device>"``.
 
 Several processes of one node (MPI) spread over the devices a choice matches: with
 :func:`set_device_slot` (the node-local rank) a choice that matches n devices (or, with
 no choice, the n GPUs) resolves to the (slot mod n)-th of them.
 
-Kernel builds are quiet: a compiler's remarks on a successful build (NVIDIA's compiler
-always says something) are logged at debug level on the ``hybridtree.opencl`` logger
-instead of pyopencl's ``CompilerWarning``; ``PYOPENCL_COMPILER_OUTPUT=1`` (pyopencl's
-own switch) shows them as warnings again.
+OpenCL drivers that pip installs without registering them with the ICD loader (Intel's
+CPU runtime, ``intel-opencl-rt``, part of the ``cpu`` extra) are registered when this
+module is imported (:func:`register_pip_drivers`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
-import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import sys
+import sysconfig
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pyopencl as cl
+
+from .probe import Probe, probe
+from .runtime import (DeviceError, DeviceInfo, Runtime, build_log, build_program,
+                      fit_work_group, kernel_source, pack4, split_hi_lo, user_cache_dir)
 
 __all__ = [
     "DeviceError",
@@ -48,20 +58,21 @@ __all__ = [
     "Runtime",
     "build_log",
     "build_program",
+    "choose_device",
     "fit_work_group",
     "list_devices",
     "get_runtime",
     "memory_needed",
     "kernel_source",
+    "pack4",
+    "probe_device",
+    "register_pip_drivers",
     "set_device_slot",
+    "split_hi_lo",
+    "unusable_devices",
 ]
 
 logger = logging.getLogger(__name__)
-
-
-class DeviceError(RuntimeError):
-    """No usable OpenCL device, or the requested one does not exist."""
-
 
 #: Device memory per particle of one force evaluation (bytes), measured on the H100
 #: (docs/gpus.md, "Memory per particle"): tree, sort scratch, lists, results.
@@ -78,51 +89,85 @@ def memory_needed(n: int, state: bool = True) -> int:
     return int(n) * (FORCE_BYTES_PER_PARTICLE + (STATE_BYTES_PER_PARTICLE if state else 0))
 
 
-@dataclass(frozen=True)
-class DeviceInfo:
-    """One OpenCL device as the choice and the tuning see it.  Limits of 0 mean unknown
-    (a description made by hand); the tuning then assumes nothing beyond OpenCL 1.2's
-    minima."""
+# --- drivers pip installs without registering them -------------------------------------
 
-    platform_index: int
-    device_index: int
-    platform: str
-    name: str
-    kind: str  # "gpu", "cpu", "accelerator" or "other"
-    compute_units: int
-    version: str
-    vendor: str = "other"           # "nvidia", "amd", "intel", "apple", "pocl", "oclgrind", "other"
-    max_work_group_size: int = 0    # CL_DEVICE_MAX_WORK_GROUP_SIZE
-    local_mem_size: int = 0         # bytes, CL_DEVICE_LOCAL_MEM_SIZE
-    global_mem_size: int = 0        # bytes
-    max_mem_alloc_size: int = 0     # bytes, largest single buffer
-    fp64: bool = False              # cl_khr_fp64
-    simulator: bool = False         # a simulator or emulator: never chosen automatically
-
-    @property
-    def label(self) -> str:
-        return f"{self.platform_index}:{self.device_index} {self.platform} | {self.name} ({self.kind}, {self.compute_units} CU)"
-
-    def work_group_limit(self) -> int:
-        """The largest work-group size the device allows; 64 where it is unknown (a
-        description made by hand), which every GPU and CPU device of the last decade
-        allows (OpenCL 1.2's own minimum, 1, would be needlessly strict)."""
-        return self.max_work_group_size or 64
-
-    def local_mem_limit(self) -> int:
-        """Local memory per work-group in bytes (OpenCL 1.2's minimum, 32 KiB, when unknown)."""
-        return self.local_mem_size or 32768
+#: Shared libraries of OpenCL drivers that pip puts under an environment's ``lib/``
+#: without a working ICD file: Intel's CPU runtime (its packaged ICD file names a
+#: placeholder path, /opt/anaconda1anaconda2anaconda3/lib/libintelocl.so).
+PIP_DRIVERS = ("libintelocl.so",)
 
 
-def fit_work_group(preferred: int, *limits: int, power_of_two: bool = True) -> int:
-    """The largest work-group size at most ``preferred`` and every positive ``limit``
-    (device limit, kernel limit, local memory over bytes per work-item), rounded down to a
-    power of two where the kernel's tree reductions need one; at least 1."""
-    size = max(1, min([int(preferred)] + [int(x) for x in limits if x and x > 0]))
-    if power_of_two:
-        size = 1 << (size.bit_length() - 1)
-    return size
+def _pip_driver_libraries() -> list[Path]:
+    """The :data:`PIP_DRIVERS` installed in this Python environment."""
+    found: list[Path] = []
+    for base in (sysconfig.get_path("data"), sys.prefix):
+        for name in PIP_DRIVERS:
+            lib = Path(base) / "lib" / name
+            if lib.is_file() and lib.resolve() not in {f.resolve() for f in found}:
+                found.append(lib)
+    return found
 
+
+def register_pip_drivers() -> Path | None:
+    """Make the ICD loader see the OpenCL drivers pip installed into this environment
+    (:data:`PIP_DRIVERS`) beside the system's: a folder of ICD files (copies of the
+    system's, from ``OPENCL_VENDOR_PATH`` or ``/etc/OpenCL/vendors``, plus one per pip
+    driver) in the user cache, named by its contents, becomes ``OCL_ICD_VENDORS``.
+    pyopencl's own PoCL is found by the loader whatever that folder holds.
+
+    Nothing is done when ``OCL_ICD_VENDORS`` is set (the user's or a parent process's
+    choice of drivers: one ICD file there hides every other driver) or no pip driver is
+    installed.  Must run before the first platform query of the process (the loader reads
+    its configuration once); this module calls it when imported.  Returns the folder, or
+    None."""
+    if os.environ.get("OCL_ICD_VENDORS"):
+        return None
+    libs = _pip_driver_libraries()
+    if not libs:
+        return None
+    system = Path(os.environ.get("OPENCL_VENDOR_PATH") or "/etc/OpenCL/vendors")
+    icds: dict[str, str] = {}
+    if system.is_dir():
+        for f in sorted(system.glob("*.icd")):
+            try:
+                icds[f.name] = f.read_text()
+            except OSError:
+                continue
+    registered = " ".join(icds.values())
+    added = False
+    for lib in libs:
+        if lib.name in registered:          # the system registers such a driver already
+            continue
+        icds[f"hybridtree-{lib.name.split('.')[0]}.icd"] = f"{lib}\n"
+        added = True
+    if not added:
+        return None
+    digest = hashlib.sha256(repr(sorted(icds.items())).encode()).hexdigest()[:16]
+    folder = user_cache_dir() / f"opencl-vendors-{digest}"
+    try:
+        if not folder.is_dir():
+            tmp = folder.with_name(f".{folder.name}-{os.getpid()}")
+            tmp.mkdir(parents=True, exist_ok=True)
+            for name, text in icds.items():
+                (tmp / name).write_text(text)
+            try:
+                tmp.rename(folder)
+            except OSError:                 # another process made it first
+                for f in tmp.iterdir():
+                    f.unlink()
+                tmp.rmdir()
+    except OSError as exc:
+        logger.warning("could not register %s with the OpenCL loader (%s): set "
+                       "OCL_ICD_VENDORS to a folder of ICD files naming it", libs[0], exc)
+        return None
+    os.environ["OCL_ICD_VENDORS"] = str(folder)
+    return folder
+
+
+register_pip_drivers()
+
+
+# --- what the drivers show -------------------------------------------------------------
 
 def _kind(device_type: int) -> str:
     if device_type & cl.device_type.GPU:
@@ -134,11 +179,15 @@ def _kind(device_type: int) -> str:
     return "other"
 
 
-#: Vendor keys: the driver where it decides what the device is (PoCL on a CPU, Oclgrind),
-#: else the hardware's maker (its warp or wavefront, its limits).
-_DRIVERS = (("oclgrind", "oclgrind"), ("portable computing language", "pocl"), ("pocl", "pocl"))
+#: Vendor keys from the platform's name (the driver decides what a device is to the code:
+#: PoCL or Intel's runtime on an AMD CPU, Oclgrind), else from the hardware's maker.
+_DRIVERS = (("oclgrind", "oclgrind"), ("portable computing language", "pocl"), ("pocl", "pocl"),
+            ("intel", "intel"), ("nvidia", "nvidia"), ("advanced micro devices", "amd"),
+            ("amd", "amd"), ("apple", "apple"))
 _MAKERS = (("nvidia", "nvidia"), ("advanced micro devices", "amd"), ("amd", "amd"),
            ("intel", "intel"), ("apple", "apple"))
+#: Words a choice may be: the devices of that vendor key.
+VENDOR_WORDS = ("pocl", "intel", "nvidia", "amd", "apple", "oclgrind")
 
 
 def _vendor(platform: str, name: str, vendor: str = "") -> str:
@@ -199,10 +248,52 @@ def list_devices() -> list[DeviceInfo]:
     return out
 
 
+#: What a user can do when no device works: the README's install brings two CPU drivers.
+REMEDY = ("hybridtree's cpu extra (pip install -e '.[cpu]') brings two CPU drivers, PoCL and "
+          "Intel's CPU runtime; a system one also serves (Debian: apt-get install "
+          "pocl-opencl-icd); hybridtree devices lists what is seen")
+
+
 def _describe(devices: list[DeviceInfo]) -> str:
     if not devices:
-        return "no OpenCL device found (install one, e.g. pip install pocl-binary-distribution)"
+        return f"no OpenCL device found ({REMEDY})"
     return "available: " + "; ".join(d.label for d in devices)
+
+
+_PROBES: dict[tuple, tuple[str, Probe]] = {}
+
+
+def probe_device(d: DeviceInfo) -> Probe:
+    """The device probe's result for ``d`` (:mod:`hybridtree.probe`; remembered for the
+    process)."""
+    key = (d.platform_index, d.device_index, d.platform, d.name,
+           os.environ.get("HYBRIDTREE_CL_OPTIONS", ""))
+    hit = _PROBES.get(key)
+    if hit is None:
+        dev = cl.get_platforms()[d.platform_index].get_devices()[d.device_index]
+        hit = _PROBES[key] = (d.label, probe(d, dev))
+    return hit[1]
+
+
+def unusable_devices() -> list[str]:
+    """"label: reason" of every device this process probed and found unable to build
+    kernels (for a run's log)."""
+    return [f"{label}: {p.reason}" for label, p in _PROBES.values() if not p.ok]
+
+
+#: A check of one device: the probe, or (tests, descriptions made by hand) a stand-in.
+Check = Callable[[DeviceInfo], Probe]
+
+
+def _probed(d: DeviceInfo, check: Check | None) -> tuple[DeviceInfo | None, str]:
+    """``d`` with its probe's math, or None and why it cannot be used (``check`` None:
+    the device is taken as it is described)."""
+    if check is None:
+        return d, ""
+    result = check(d)
+    if not result.ok:
+        return None, result.reason
+    return replace(d, rsqrt_mode=result.rsqrt_mode, sum_mode=result.sum_mode), ""
 
 
 def _version_key(text: str) -> tuple[int, ...]:
@@ -220,30 +311,9 @@ def set_device_slot(slot: int) -> None:
     _SLOT = int(slot)
 
 
-def _match(spec: str, devices: list[DeviceInfo], need_bytes: int = 0) -> DeviceInfo:
-    spec = spec.strip()
-    m = re.fullmatch(r"(\d+)(?::(\d+))?", spec)
-    if m:
-        pi, di = int(m.group(1)), int(m.group(2) or 0)
-        for d in devices:
-            if d.platform_index == pi and d.device_index == di:
-                return d
-        raise DeviceError(f"OpenCL device {spec!r} does not exist; {_describe(devices)}")
-    low = spec.lower()
-    if low in ("gpu", "cpu"):           # a kind, like the automatic choice: no simulators
-        hits = [d for d in devices if d.kind == low]
-        if not hits:
-            raise DeviceError(f"no OpenCL device matches {spec!r}; {_describe(devices)}")
-        return _best(hits, need_bytes, what=f"the choice {spec!r}")
-    hits = [d for d in devices if low in f"{d.platform} | {d.name}".lower()]
-    if not hits:
-        raise DeviceError(f"no OpenCL device matches {spec!r}; {_describe(devices)}")
-    return _rank(hits)
-
-
 def usable(d: DeviceInfo, need_bytes: int = 0) -> str:
-    """Why the automatic choice passes ``d`` over ("" when it does not): a simulator, or
-    less global memory than ``need_bytes`` (a known size only)."""
+    """Why the automatic choice passes ``d`` over before probing it ("" when it does
+    not): a simulator, or less global memory than ``need_bytes`` (a known size only)."""
     if d.simulator:
         return "a simulator"
     if need_bytes and d.global_mem_size and d.global_mem_size < need_bytes:
@@ -252,29 +322,90 @@ def usable(d: DeviceInfo, need_bytes: int = 0) -> str:
     return ""
 
 
+#: Rank of CPU drivers among CPU devices of equal compute units (higher first):
+#: measured on the 2-core development machine (docs/devices.md).
+CPU_DRIVER_RANK = {"pocl": 1, "intel": 0}
+
+
 def _rank(devices: list[DeviceInfo]) -> DeviceInfo:
-    """GPU first (the slot's one of several); among CPUs the most compute units, then the
-    newest PoCL."""
+    """GPU first (the slot's one of several); among CPUs the most compute units, then
+    the driver (:data:`CPU_DRIVER_RANK`), then the newest PoCL."""
     gpus = [d for d in devices if d.kind == "gpu"]
     if gpus:
         return gpus[_SLOT % len(gpus)]
-    return max(devices, key=lambda d: (d.compute_units, _version_key(d.platform + " " + d.version)))
+    return max(devices, key=lambda d: (d.compute_units, CPU_DRIVER_RANK.get(d.vendor, -1),
+                                       _version_key(d.platform + " " + d.version)))
 
 
-def _best(devices: list[DeviceInfo], need_bytes: int = 0, what: str = "the automatic choice"
-          ) -> DeviceInfo:
-    """The automatic choice among ``devices``: :func:`_rank` of those that are no simulator
-    and hold ``need_bytes`` (bytes of device memory, 0: not checked)."""
+def _working(devices: list[DeviceInfo], check: Check | None
+             ) -> tuple[list[DeviceInfo], list[str]]:
+    """The devices that pass ``check`` (with their math), and "label: reason" of those
+    that do not."""
+    good, bad = [], []
+    for d in devices:
+        ok, why = _probed(d, check)
+        if ok is not None:
+            good.append(ok)
+        else:
+            bad.append(f"{d.label}: {why}")
+            logger.info("passing over OpenCL device %s: it cannot build kernels: %s",
+                        d.label, why)
+    return good, bad
+
+
+def _best(devices: list[DeviceInfo], need_bytes: int = 0, what: str = "the automatic choice",
+          check: Check | None = None) -> DeviceInfo:
+    """The automatic choice among ``devices``: :func:`_rank` of those that are no
+    simulator, hold ``need_bytes`` (bytes of device memory, 0: not checked) and pass
+    ``check`` (the device probe; None: not probed)."""
     ok = [d for d in devices if not usable(d, need_bytes)]
     if not ok:
         why = "; ".join(f"{d.label}: {usable(d, need_bytes)}" for d in devices)
         raise DeviceError(f"{what} found no usable OpenCL device ({why}); name one "
                           f"explicitly (--device, HYBRIDTREE_DEVICE) to use it anyway")
-    return _rank(ok)
+    good, bad = _working(ok, check)
+    if not good:
+        raise DeviceError(f"{what} found no OpenCL device that builds kernels "
+                          f"({'; '.join(bad)}); {REMEDY}")
+    return _rank(good)
+
+
+def _match(spec: str, devices: list[DeviceInfo], need_bytes: int = 0,
+           check: Check | None = None) -> DeviceInfo:
+    """The device a choice ``spec`` names (see the module docstring), probed with
+    ``check``: a named device that fails it is an error, not passed over."""
+    spec = spec.strip()
+    m = re.fullmatch(r"(\d+)(?::(\d+))?", spec)
+    low = spec.lower()
+    if m:
+        pi, di = int(m.group(1)), int(m.group(2) or 0)
+        hits = [d for d in devices if d.platform_index == pi and d.device_index == di]
+        if not hits:
+            raise DeviceError(f"OpenCL device {spec!r} does not exist; {_describe(devices)}")
+    elif low in ("gpu", "cpu"):         # a kind, like the automatic choice: no simulators
+        hits = [d for d in devices if d.kind == low]
+        if not hits:
+            raise DeviceError(f"no OpenCL device matches {spec!r}; {_describe(devices)}")
+        return _best(hits, need_bytes, what=f"the choice {spec!r}", check=check)
+    elif low in VENDOR_WORDS:
+        hits = [d for d in devices if d.vendor == low]
+        if not hits:
+            raise DeviceError(f"no device of {spec!r}'s OpenCL driver is installed; "
+                              f"{_describe(devices)}")
+    else:
+        hits = [d for d in devices if low in f"{d.platform} | {d.name}".lower()]
+        if not hits:
+            raise DeviceError(f"no OpenCL device matches {spec!r}; {_describe(devices)}")
+    good, bad = _working(hits, check)
+    if not good:
+        raise DeviceError(f"the OpenCL device {spec!r} cannot build kernels: "
+                          f"{'; '.join(bad)} (choose another: hybridtree devices)")
+    return _rank(good)
 
 
 def choose_device(spec: str | None = None, need_bytes: int = 0) -> DeviceInfo:
-    """Resolve a device choice (see the module docstring) to one device; ``need_bytes``:
+    """Resolve a device choice (see the module docstring) to one device that passed the
+    device probe, with the probe's math (:attr:`DeviceInfo.rsqrt_mode`); ``need_bytes``:
     device memory the run needs (:func:`memory_needed`), 0 when unknown."""
     devices = list_devices()
     if not devices:
@@ -284,159 +415,8 @@ def choose_device(spec: str | None = None, need_bytes: int = 0) -> DeviceInfo:
     if spec is None and os.environ.get("PYOPENCL_CTX"):
         spec = os.environ["PYOPENCL_CTX"]
     if spec is not None and spec != "":
-        return _match(spec, devices, need_bytes)
-    return _best(devices, need_bytes)
-
-
-def _kernel_dir() -> Path:
-    here = Path(__file__).resolve().parent
-    for cand in (here / "cl", here.parent / "cl"):
-        if (cand / "direct.cl").is_file():
-            return cand
-    raise FileNotFoundError(f"OpenCL kernel sources not found next to {here}")
-
-
-_INCLUDE = re.compile(r'^#include "([\w.]+\.cl)"\s*$', re.MULTILINE)
-
-
-def kernel_source(name: str) -> str:
-    """Text of ``cl/<name>`` (works from a source checkout and from an installed wheel),
-    with ``#include "other.cl"`` lines replaced by that file's text (done here, not by
-    the OpenCL compiler, because include paths differ between drivers)."""
-    text = (_kernel_dir() / name).read_text()
-    return _INCLUDE.sub(lambda m: kernel_source(m.group(1)), text)
-
-
-def _compiler_output_wanted() -> bool:
-    """Whether ``PYOPENCL_COMPILER_OUTPUT`` asks for compiler output (read as pyopencl
-    reads it: y/yes/t/true/on/1, any case)."""
-    value = os.environ.get("PYOPENCL_COMPILER_OUTPUT", "").strip().lower()
-    return value in ("y", "yes", "t", "true", "on", "1")
-
-
-def build_log(program: cl.Program) -> str:
-    """The compiler's build log of ``program``: for each of its devices with a non-empty
-    log, a line with the device's name and a colon, then the log; "" when there is none."""
-    blocks = []
-    for dev in program.get_info(cl.program_info.DEVICES):
-        try:
-            text = program.get_build_info(dev, cl.program_build_info.LOG)
-        except cl.Error:        # a program from pyopencl's binary cache may have none
-            continue
-        if text and text.strip():
-            blocks.append(f"{dev.name.strip()}:\n{text.strip()}")
-    return "\n".join(blocks)
-
-
-def build_program(context: cl.Context, source: str, options: Sequence[str],
-                  what: str = "program") -> cl.Program:
-    """Build OpenCL C ``source`` for ``context``'s devices with compiler ``options``.
-
-    pyopencl warns (``CompilerWarning``) whenever a successful build leaves a non-empty
-    log, and NVIDIA's compiler always leaves one, so each build would print a warning
-    nobody can act on.  Here that warning is caught; the log (:func:`build_log`, or
-    the warning's text for a build pyopencl took from its binary cache) goes to the
-    ``hybridtree.opencl`` logger at debug level, naming ``what``.  With
-    ``PYOPENCL_COMPILER_OUTPUT=1`` the caught warnings are issued again (pyopencl then
-    puts the whole log in them).  Other warnings pass through unchanged.
-
-    Raises :class:`DeviceError` when the build fails (the message carries the log).
-    """
-    caught: list[warnings.WarningMessage] = []
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            # "always": a filter of "once" or "error" elsewhere must not hide or raise it
-            warnings.simplefilter("always", cl.CompilerWarning)
-            prg = cl.Program(context, source).build(options=list(options))
-    except cl.RuntimeError as exc:  # build failure: the message carries the log
-        raise DeviceError(f"building {what} failed with options {' '.join(options)}:\n"
-                          f"{exc}") from exc
-    finally:
-        remarks = [w for w in caught if issubclass(w.category, cl.CompilerWarning)]
-        for w in caught:
-            if w not in remarks or _compiler_output_wanted():
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno,
-                                       source=w.source)
-    if remarks:
-        text = build_log(prg) or "\n".join(str(w.message) for w in remarks)
-        logger.debug("building %s with options %s: the compiler said:\n%s",
-                     what, " ".join(options), text)
-    return prg
-
-
-@dataclass
-class Runtime:
-    """One OpenCL context and in-order queue on one device, with a program cache."""
-
-    info: DeviceInfo
-    context: cl.Context
-    queue: cl.CommandQueue
-    _programs: dict = field(default_factory=dict)
-
-    @property
-    def device(self) -> cl.Device:
-        return self.context.devices[0]
-
-    def program(self, source_name: str, defines: dict[str, int | float] | None = None,
-                fast_math: bool = True) -> cl.Program:
-        """Build ``cl/<source_name>`` with ``-D`` defines, once per context.
-
-        ``fast_math`` adds ``-cl-fast-relaxed-math``; the accuracy tests decide where
-        that is allowed (it is for the force kernels: errors stay < 1e-5).  The
-        environment variable ``HYBRIDTREE_CL_OPTIONS`` adds compiler options to every
-        build (a tuning aid, e.g. ``-cl-denorms-are-zero``).  The build is quiet
-        (:func:`build_program`): compiler remarks go to the debug log.
-        """
-        defines = dict(defines or {})
-        extra = tuple(os.environ.get("HYBRIDTREE_CL_OPTIONS", "").split())
-        key = (source_name, tuple(sorted(defines.items())), fast_math, extra)
-        prg = self._programs.get(key)
-        if prg is not None:
-            return prg
-        opts = [f"-D{k}={v}" for k, v in sorted(defines.items())]
-        opts.append("-cl-std=CL1.2")
-        if fast_math:
-            opts.append("-cl-fast-relaxed-math")
-        opts += extra
-        prg = build_program(self.context, kernel_source(source_name), opts,
-                            f"{source_name} for {self.info.label}")
-        self._programs[key] = prg
-        return prg
-
-    def kernel(self, source_name: str, kernel_name: str,
-               defines: dict[str, int | float] | None = None, fast_math: bool = True) -> cl.Kernel:
-        """A kernel object of a cached program (one per program and name)."""
-        prg = self.program(source_name, defines, fast_math)
-        key = ("kernel", id(prg), kernel_name)
-        knl = self._programs.get(key)
-        if knl is None:
-            knl = self._programs[key] = cl.Kernel(prg, kernel_name)
-        return knl
-
-    @property
-    def has_fp64(self) -> bool:
-        """Whether kernels may use double precision (cl_khr_fp64)."""
-        return "cl_khr_fp64" in self.device.extensions.split()
-
-    def max_work_group_size(self, kernel: cl.Kernel) -> int:
-        """The largest work-group ``kernel`` may be launched with on this device (at most
-        the device's limit; less where the kernel's registers or local memory need it)."""
-        return int(kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device))
-
-    def local_mem_used(self, kernel: cl.Kernel) -> int:
-        """Bytes of local memory one work-group of ``kernel`` takes on this device."""
-        return int(kernel.get_work_group_info(cl.kernel_work_group_info.LOCAL_MEM_SIZE,
-                                              self.device))
-
-    def to_device(self, array: np.ndarray) -> cl.Buffer:
-        mf = cl.mem_flags
-        array = np.ascontiguousarray(array)
-        if array.nbytes == 0:
-            array = np.zeros(4, dtype=np.uint8)
-        return cl.Buffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=array)
-
-    def empty(self, nbytes: int) -> cl.Buffer:
-        return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, size=max(int(nbytes), 4))
+        return _match(spec, devices, need_bytes, check=probe_device)
+    return _best(devices, need_bytes, check=probe_device)
 
 
 _RUNTIMES: dict[tuple[int, int], Runtime] = {}
@@ -466,22 +446,3 @@ def get_runtime(device: str | None = None, need_bytes: int = 0) -> Runtime:
         rt = Runtime(info, ctx, queue)
         _RUNTIMES[key] = rt
     return rt
-
-
-def split_hi_lo(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """float64 -> (hi, lo) float32 with hi + lo == x to about 2^-48 relative.
-
-    Differences of close points formed as (hi_a - hi_b) + (lo_a - lo_b) on the
-    device are then accurate even far from the coordinate origin.
-    """
-    hi = x.astype(np.float32)
-    lo = (x - hi.astype(np.float64)).astype(np.float32)
-    return hi, lo
-
-
-def pack4(xyz: np.ndarray, w: np.ndarray | float = 0.0, dtype=np.float32) -> np.ndarray:
-    """(N, 3) and (N,) -> contiguous (N, 4) array for float4 / int4 buffers."""
-    out = np.empty((len(xyz), 4), dtype=dtype)
-    out[:, :3] = xyz
-    out[:, 3] = w
-    return out

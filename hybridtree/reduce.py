@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
-from .opencl import DeviceInfo, Runtime, fit_work_group
+from .runtime import DeviceInfo, Runtime, fit_work_group
 from .transfer import scratch
 
 __all__ = ["BLOCK", "TRIALS", "Reducer", "host_block_sum", "host_lagrangian_radii",
@@ -161,10 +161,12 @@ def reduce_work_group(info: DeviceInfo) -> int:
                           info.local_mem_limit() // 16)
 
 
-def reduce_defines(wg: int, nr: int = 3 * TRIALS) -> dict:
+def reduce_defines(wg: int, nr: int = 3 * TRIALS, sum_mode: int = 0) -> dict:
     """Build-time defines of cl/reduce.cl: BLOCK, NR (trial radii per enclosed-mass pass:
-    fractions x :data:`TRIALS`), WG (:func:`reduce_work_group`)."""
-    return {"BLOCK": BLOCK, "NR": nr, "WG": wg}
+    fractions x :data:`TRIALS`), WG (:func:`reduce_work_group`), and ORDERED_SUMS where
+    the device probe found that the device reorders a plain loop's sum (``sum_mode`` 1,
+    :attr:`hybridtree.runtime.DeviceInfo.sum_mode`)."""
+    return {"BLOCK": BLOCK, "NR": nr, "WG": wg, **({"ORDERED_SUMS": 1} if sum_mode == 1 else {})}
 
 
 def _local(values: np.ndarray, op: str) -> np.ndarray:
@@ -180,10 +182,16 @@ class Reducer:
             raise ValueError("deterministic reductions need double precision (cl_khr_fp64)")
         self.rt = rt
         self.wg = reduce_work_group(rt.info)
+        # count_sum's work-group is fixed at build time (WG): it must fit what the built
+        # kernel allows on this device too, not only the device's own limit
+        limit = rt.max_work_group_size(self._knl("count_sum"))
+        if limit < self.wg:
+            self.wg = fit_work_group(limit)
         self._sizes: dict[int, int] = {}     # work-group size per kernel object
 
     def _knl(self, name: str, nr: int = 3 * TRIALS) -> cl.Kernel:
-        return self.rt.kernel("reduce.cl", name, reduce_defines(self.wg, nr), fast_math=False)
+        return self.rt.kernel("reduce.cl", name,
+                              reduce_defines(self.wg, nr, self.rt.info.sum_mode), fast_math=False)
 
     def _run(self, knl: cl.Kernel, items: int, *args) -> None:
         wg = self._sizes.get(id(knl))

@@ -37,7 +37,8 @@ from .faults import inject
 from .guards import NumericalError, RunInterrupted, Signals, check_step
 from .io.background import BackgroundWriter
 from .io.snapshot import Particles, Snapshot, SnapshotError, resolve_snapshot
-from .opencl import get_runtime, memory_needed, set_device_slot
+from .opencl import get_runtime, memory_needed, set_device_slot, unusable_devices
+from .probe import RSQRT_MODES
 from .parallel.comm import Comm, node_local_rank
 from .parallel.snapshots import check_unique_ids_across, read_particles_share
 from .runfolder import prepare_output, run_point_step
@@ -245,8 +246,11 @@ class Simulation(RunWriting):
         p0 = start.particles
         self._stepper = make_stepper(self.settings, p0, comm, self._rt, self._lambda)
         self._soften(self._step)
+        passed = {"unusable": "; ".join(unusable_devices())} if unusable_devices() else {}
+        if self._rt.info.rsqrt_mode:
+            passed["rsqrt"] = RSQRT_MODES[self._rt.info.rsqrt_mode]
         self._reporter.event("start", version=__version__, device=self._rt.info.label,
-                             particles=self._n,
+                             **passed, particles=self._n,
                              processes=comm.size, dt=self.dt, t_start=start.time,
                              state=getattr(self._stepper, "backend", "host"),
                              config=self.settings.source,

@@ -32,7 +32,7 @@ from . import reduce
 from .clock import Clock
 from .diagnostics import lagrangian_radii
 from .io.snapshot import Particles
-from .opencl import Runtime
+from .runtime import Runtime
 from .transfer import download, upload
 
 __all__ = ["DeviceState", "HostState", "State", "make_state", "state_backend"]

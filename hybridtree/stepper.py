@@ -16,7 +16,7 @@ import numpy as np
 from .clock import Clock
 from .engine import ForceEngine, GravitySettings
 from .io.snapshot import Particles
-from .opencl import Runtime
+from .runtime import Runtime
 from .schemes import BlockLeapfrog, BlockSettings, NestedLeapfrog, scheme_for
 from .state import State, make_state, state_backend
 

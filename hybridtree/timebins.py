@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
-from .opencl import Runtime
+from .runtime import Runtime
 from .state import DeviceState, HostState, State
 from .treewalk import launch_blocks
 

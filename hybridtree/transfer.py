@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pyopencl as cl
 
-from .opencl import Runtime
+from .runtime import Runtime
 
 __all__ = ["STAGING", "Workspace", "allocator", "download", "release", "scratch", "upload",
            "use_staging"]

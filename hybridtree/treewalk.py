@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pyopencl as cl
 
-from .opencl import Runtime, fit_work_group, pack4, split_hi_lo
+from .runtime import Runtime, fit_work_group, pack4, split_hi_lo
 from .splitting import Changeover
 from .tree import Octree, integer_coords, leaf_ranges, morton_keys
 from .tree.octree import packed_leaf_ranges
@@ -79,7 +79,8 @@ def _walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: d
     """The walk's defines; ``floor``: the relative criterion's (alpha, a_old, theta_min)."""
     defines = {"WG": n_group, "CAP": max(LIST_CAPACITY, int(n_leaf)), "QUAD": int(quad),
                "OPENING": int(floor is not None),
-               **WALK_SETTINGS.get(rt.info.kind, WALK_SETTINGS["gpu"]), **(options or {})}
+               **WALK_SETTINGS.get(rt.info.kind, WALK_SETTINGS["gpu"]),
+               **rt.info.math_defines(), **(options or {})}
     if floor is not None:
         defines["INV_THETA_MIN"] = f"{float(np.float32(1.0 / floor[2]))!r}f"
     if part != "full":

@@ -27,7 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .kernel_builds import Build, all_builds
-from .opencl import kernel_source
+from .runtime import kernel_source
 
 __all__ = ["TARGETS", "Target", "compile_all", "compilers", "missing_tools"]
 
@@ -230,7 +230,7 @@ def compile_all(targets: Iterable[Target] = TARGETS, jobs: int | None = None,
 
 
 def _kernel_files() -> list[Path]:
-    from .opencl import _kernel_dir
+    from .runtime import _kernel_dir
     return sorted(_kernel_dir().glob("*.cl"))
 
 

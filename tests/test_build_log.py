@@ -10,7 +10,7 @@ import warnings
 import pyopencl as cl
 import pytest
 
-from hybridtree import opencl
+from hybridtree import runtime as runtime_module
 from hybridtree.opencl import DeviceError, Runtime, build_log, build_program
 
 # PoCL's compiler (clang) writes ``#warning`` to the build log; NVIDIA's does not, but
@@ -63,7 +63,7 @@ def test_remarks_are_logged_not_warned(runtime, no_compiler_output, caplog):
 
 def test_runtime_builds_are_quiet(runtime, no_compiler_output, monkeypatch, caplog):
     caplog.set_level(logging.DEBUG, logger="hybridtree.opencl")
-    monkeypatch.setattr(opencl, "kernel_source", lambda name, text=fresh(): text)
+    monkeypatch.setattr(runtime_module, "kernel_source", lambda name, text=fresh(): text)
     new = Runtime(runtime.info, runtime.context, runtime.queue)     # empty program cache
     with warnings.catch_warnings():
         warnings.simplefilter("error")

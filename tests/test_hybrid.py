@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import same_counts_but_at_the_border
 
 from hybridtree.config import validate
 from hybridtree.diagnostics import read_diagnostics
@@ -88,8 +89,11 @@ def test_hard_plus_soft_is_the_full_tree_force(sphere, kernel, shape, multipole)
     total = hard[0] + soft[0]
     err = np.linalg.norm(total - full[0], axis=1) / np.linalg.norm(full[0], axis=1)
     assert err.max() < 2e-5, err.max()                 # float32 rounding of the sums
-    assert np.array_equal(soft[1], full[1])            # the soft walk returns the full potential
-    assert np.array_equal(soft[2], full[2]) and np.array_equal(soft[3], full[3])
+    # the soft walk returns the full potential; the two are different programs, so under
+    # fast math each rounds its own way (the H100 and Intel's CPU runtime differ in the
+    # last bits): equal to float32 rounding, and the same walk
+    assert np.allclose(soft[1], full[1], rtol=1e-5, atol=0)
+    same_counts_but_at_the_border(soft[2], soft[3], full[2], full[3])
     # the hard part is a small fraction of the interactions, and not nothing
     n_hard = hard[2].sum() + hard[3].sum()
     n_full = full[2].sum() + full[3].sum()

@@ -1,7 +1,7 @@
 import pyopencl as cl
 import pytest
 
-from hybridtree import opencl
+from hybridtree import runtime as runtime_module
 from hybridtree.opencl import DeviceError, choose_device, kernel_source, list_devices
 
 
@@ -38,7 +38,8 @@ def test_programs_are_built_once_per_context(runtime):
 
 
 def test_build_failure_reports_the_log(runtime, monkeypatch):
-    monkeypatch.setattr(opencl, "kernel_source", lambda name: "__kernel void k() { syntax error }")
+    monkeypatch.setattr(runtime_module, "kernel_source",
+                        lambda name: "__kernel void k() { syntax error }")
     with pytest.raises(DeviceError, match="broken.cl"):
         runtime.program("broken.cl", {})
 

@@ -12,7 +12,7 @@ import pytest
 from hybridtree import kernel_builds
 from hybridtree.kernel_builds import (PROFILES, WALK_AXES, Build, all_builds, call_sites,
                                       profile_builds, walk_builds)
-from hybridtree.opencl import _kernel_dir
+from hybridtree.runtime import _kernel_dir
 from hybridtree.tree.device_sort import Tuning, fit_tuning, sort_defines
 from hybridtree.vendor_compile import TARGETS, compile_all, missing_tools, report
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
-from ..opencl import Runtime
+from ..runtime import Runtime
 from ..transfer import allocator, download
 from ..tree.device_build import DeviceGroups, DeviceTree, device_groups
 from ..tree.device_sort import exclusive_scan

@@ -37,7 +37,7 @@ import pyopencl as cl
 from .. import reduce
 from ..clock import Clock
 from ..engine import GravitySettings, opening_floor
-from ..opencl import Runtime
+from ..runtime import Runtime
 from ..state import DeviceState, HostState, State
 from ..transfer import Workspace, upload
 from ..tree.device_build import DeviceArrays, build_device_tree, device_extent

@@ -23,7 +23,7 @@ from ..clock import Clock
 from ..diagnostics import lagrangian_radii_across
 from ..engine import GravitySettings
 from ..io.snapshot import Particles
-from ..opencl import Runtime
+from ..runtime import Runtime
 from ..schemes import BlockSettings, scheme_for
 from ..state import DeviceState, HostState, make_state, state_backend
 from ..stepper import Stepper

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyopencl as cl
 
-from ..opencl import DeviceInfo, Runtime, fit_work_group, pack4, split_hi_lo
+from ..runtime import DeviceInfo, Runtime, fit_work_group, pack4, split_hi_lo
 from ..transfer import allocator, upload
 from .device_sort import exclusive_scan, radix_sort
 from .morton import BITS, MAX_LEVEL, Cube, bounding_cube, extent_cube

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyopencl as cl
 
-from ..opencl import DeviceError, DeviceInfo, Runtime
+from ..runtime import DeviceError, DeviceInfo, Runtime
 from ..transfer import allocator
 
 __all__ = ["MAX_N", "Tuning", "exclusive_scan", "fit_tuning", "local_bytes", "radix_sort",
