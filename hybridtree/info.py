@@ -105,7 +105,8 @@ def device_listing(devices: list[DeviceInfo], chosen: DeviceInfo | None,
     per = FORCE_BYTES_PER_PARTICLE + STATE_BYTES_PER_PARTICLE
     for d in devices:
         mark = "*" if d == chosen else " "
-        lines.append(f"{mark} {d.label}  [{d.version}]")
+        driver = f", driver {d.driver}" if d.driver else ""
+        lines.append(f"{mark} {d.label}  [{d.version}{driver}]")
         facts = []
         if d.global_mem_size:
             facts.append(f"{d.global_mem_size / 2**30:.3g} GiB (runs up to about "

@@ -67,6 +67,7 @@ class DeviceInfo:
     max_mem_alloc_size: int = 0     # bytes, largest single buffer
     fp64: bool = False              # cl_khr_fp64
     simulator: bool = False         # a simulator or emulator: never chosen automatically
+    driver: str = ""                # CL_DRIVER_VERSION (PoCL: its own version, "3.0-rc2")
     #: how the force kernels compute 1/sqrt (cl/rsqrt.cl's RSQRT_MODE), set by the device
     #: probe (hybridtree.probe) when the device is chosen; not part of what the device is
     rsqrt_mode: int = field(default=0, compare=False)

@@ -105,11 +105,15 @@ def test_names_users_type_select_the_driver_they_mean():
     assert _match("EPYC", [POCL30, INTEL]) in (POCL30, INTEL)   # other text: a substring
 
 
-def test_cpu_drivers_rank_pocl_first_then_intel():
-    """The ranking docs/devices.md states, for CPU devices of equal compute units."""
-    assert _best([INTEL, POCL30]) == POCL30
-    assert _best([replace(INTEL, compute_units=4), POCL30]).vendor == "intel"
-    assert _best([INTEL, POCL30, NVIDIA]) == NVIDIA
+def test_cpu_drivers_rank_as_measured():
+    """The ranking docs/devices.md states, for CPU devices of equal compute units: a PoCL
+    of 3.1 or newer, then Intel's CPU runtime, then PyPI's PoCL 3.0."""
+    pocl31 = replace(POCL30, platform_index=3, driver="3.1+debian")
+    pocl30 = replace(POCL30, driver="3.0-rc2")
+    assert _best([pocl30, INTEL]) == INTEL
+    assert _best([pocl30, INTEL, pocl31]) == pocl31
+    assert _best([replace(pocl30, compute_units=4), INTEL]).vendor == "pocl"
+    assert _best([INTEL, pocl30, NVIDIA]) == NVIDIA
 
 
 def test_reason_line_takes_the_compilers_error():
