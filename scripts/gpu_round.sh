@@ -275,6 +275,17 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   py steps_4m 300 scripts/bench_timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_4m.json"
   py openings 200 scripts/bench_timesteps.py openings --device nvidia --n 4194304 --theta 0.5 0.7 --alpha 0.0005 0.001 0.002 --json "$D/openings.json"
   ;;
+37) # issue 34: the device probe on the H100 and PoCL 5; the whole suite on the GPU; a 2^22 step
+  py devices 120 -m hybridtree devices
+  HYBRIDTREE_DEVICE=nvidia py pytest_all 470 -m pytest -q -p no:cacheprovider --tb=line --deselect tests/test_oclgrind.py --deselect tests/test_vendor_compile.py
+  ;;
+38) # issue 34: speed unchanged where rsqrt is exact: 2^22 steps and the API force
+  py step_4m 300 scripts/bench_step.py --device nvidia --n 4194304 --schemes plain-mono --steps 48 --diag-every 8 --json "$D/step_4m.json"
+  py api 200 scripts/bench_api.py --device nvidia --n 4194304 --steps 16
+  ;;
+39) # issue 34: the whole suite on the GPU, final code
+  HYBRIDTREE_DEVICE=nvidia py pytest_all 560 -m pytest -q -p no:cacheprovider --tb=short
+  ;;
 36) # issue 21: the criteria's wall times again, the list room reset per configuration (round 33's grew)
   py openings 250 scripts/bench_timesteps.py openings --device nvidia --n 4194304 --theta 0.5 --alpha 0.0005 0.001 0.002 --theta-min 0.01 0.25 --json "$D/openings.json"
   py errors 250 scripts/bench_timesteps.py errors --device nvidia --n 4194304 --theta 0.5 --alpha 0.0005 0.001 0.002 --json "$D/errors.json"
