@@ -2,15 +2,18 @@
 units, data and legend of the figures of two small real runs (kpc and pc)."""
 
 import csv
+import re
 from pathlib import Path
 
 import h5py
+import matplotlib.colors
 import matplotlib.image
 import numpy as np
 import pytest
+from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
-from conftest import run_config
+from conftest import one_error_line, run_config
 from hybridtree.cli import main
 from hybridtree.diagnostics import read_diagnostics
 from hybridtree.io.snapshot import Particles, latest_snapshot, write_snapshot
@@ -93,7 +96,7 @@ def test_only_one_input(tmp_path: Path):
 
 
 def test_errors(tmp_path: Path):
-    with pytest.raises(FileNotFoundError, match="no such folder: "):
+    with pytest.raises(FileNotFoundError, match="no such run folder or snapshot file: "):
         plot_run(tmp_path / "missing")
     with pytest.raises(FileNotFoundError, match="no diagnostics.csv and no snapshot"):
         plot_run(tmp_path)
@@ -112,8 +115,49 @@ def test_cli(run: Path, capsys):
     capsys.readouterr()
     assert main(["plot", str(run / "missing")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("hybridtree: error: no such folder: ")
+    assert err.startswith("hybridtree: error: no such run folder or snapshot file: ")
     assert err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------------------
+# A snapshot file instead of a folder: its projection, and its run folder's diagnostics.
+
+def test_a_snapshot_file_in_a_run_folder(run: Path, capsys):
+    assert main(["plot", str(run / "snapshot_0002.hdf5")]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"wrote {run / 'diagnostics.png'}", f"wrote {run / 'snapshot_0002_xy.png'}"]
+    assert_png(run / "diagnostics.png")
+    assert_png(run / "snapshot_0002_xy.png")
+    assert not (run / "snapshot_0010_xy.png").exists()      # the one given, not the last
+    # its stem, as hybridtree info takes it
+    assert plot_run(run / "snapshot_0010") == [run / "diagnostics.png",
+                                               run / "snapshot_0010_xy.png"]
+    assert no_temporaries(run)
+
+
+def test_a_snapshot_file_on_its_own(tmp_path: Path, capsys):
+    # e.g. initial conditions from hybridtree ic: no diagnostics.csv beside it
+    write_snap(tmp_path / "plummer.hdf5", 0.0)
+    assert main(["plot", str(tmp_path / "plummer.hdf5")]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"wrote {tmp_path / 'plummer_xy.png'}"]
+    assert_png(tmp_path / "plummer_xy.png")
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["plummer.hdf5", "plummer_xy.png"]
+
+
+def test_a_file_that_is_no_snapshot(run: Path, capsys):
+    (run / "notes.txt").write_text("not a snapshot\n")
+    before = sorted(run.iterdir())
+    for name in ("diagnostics.csv", "notes.txt"):
+        assert main(["plot", str(run / name)]) == 2
+        one_error_line(capsys, "expects a run folder (the folder a run wrote) or a snapshot "
+                       f"file, got {run / name}: not an HDF5 file")
+    # a snapshot file and --snapshot: which one to draw?
+    assert main(["plot", str(run / "snapshot_0002.hdf5"), "--snapshot",
+                 "snapshot_0010.hdf5"]) == 2
+    one_error_line(capsys, "--snapshot", "run folder", str(run / "snapshot_0002.hdf5"))
+    assert main(["plot", str(run / "snapshot_0099.hdf5")]) == 2
+    one_error_line(capsys, f"no such run folder or snapshot file: {run / 'snapshot_0099.hdf5'}")
+    assert sorted(run.iterdir()) == before
 
 
 # ---------------------------------------------------------------------------------------
@@ -219,7 +263,8 @@ def test_projection_in_physical_units(real_runs, figures, name):
     assert (ax.get_xlabel(), ax.get_ylabel()) == (f"x ({length})", f"y ({length})")
     assert bar.get_ylabel() == f"surface density (M☉/{length}²)"
     pos, mass, t = internal_snapshot(snap)
-    assert f"t = {t * want['tf']:.4g} {want['time']}," in ax.get_title()
+    # t as the config and the console give it, then in the physical unit
+    assert f"t = {t:.4g} ({t * want['tf']:.4g} {want['time']}), N = " in ax.get_title()
     [image] = ax.get_images()
     x0, x1, y0, y1 = image.get_extent()
     # centred on the centre of mass, converted
@@ -234,6 +279,149 @@ def test_projection_in_physical_units(real_runs, figures, name):
     assert 0.9 * len(xy) < inside.sum() < len(xy)           # a few escapers are left out
     pixel = (x1 - x0) / nx * (y1 - y0) / ny
     np.testing.assert_allclose(sigma.sum() * pixel, mass[inside].sum() * want["mf"], rtol=1e-9)
+
+
+# ---------------------------------------------------------------------------------------
+# What a newcomer reads off the figures without the docs.
+
+PLAIN = (1e-3, 1e4)             # tick values that must read as plain numbers (2, 0.5, 20)
+
+
+def labelled_ticks(axis) -> list[tuple[float, str]]:
+    """(value, drawn text) of the labelled ticks, major and minor, inside ``axis``' view."""
+    axis.get_majorticklabels(), axis.get_minorticklabels()      # brings the ticks up to date
+    lo, hi = sorted(axis.get_view_interval())
+    out = []
+    for ticks in (axis.get_major_ticks(len(axis.get_majorticklocs())),
+                  axis.get_minor_ticks(len(axis.get_minorticklocs()))):
+        for tick in ticks:
+            label = tick.label1 if tick.label1.get_visible() else tick.label2
+            if label.get_visible() and label.get_text() and lo <= tick.get_loc() <= hi:
+                out.append((tick.get_loc(), label.get_text()))
+    return out
+
+
+def assert_plain_numbers(axis, at_least: int = 2) -> None:
+    """Every labelled tick of ``axis`` in the PLAIN range reads as its value, written out."""
+    ticks = labelled_ticks(axis)
+    plain = [(v, text) for v, text in ticks if PLAIN[0] <= abs(v) < PLAIN[1]]
+    assert len(plain) >= at_least, ticks
+    for value, text in plain:
+        assert float(text.replace("−", "-")) == pytest.approx(value, rel=1e-9), ticks
+
+
+SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+
+
+def number_in(text: str) -> float:
+    """The first number of ``text``: plain (1390, 0.25) or as 1.39×10⁹."""
+    m = re.search(r"(\d+(?:\.\d+)?)(?:×10([⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+))?", text)
+    assert m, text
+    return float(m.group(1)) * 10.0 ** int(m.group(2).translate(SUPERSCRIPTS) if m.group(2) else 0)
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_diagnostics_time_in_internal_units_too(real_runs, figures, name):
+    """The config and the console give times in internal units (t = 0 .. t_end): the
+    figure shows them beside the physical ones, on a second time axis."""
+    folder, want = real_runs[name], RUNS[name][1]
+    plot_run(folder)
+    fig = figures["diagnostics.png"]
+    renderer = fig.canvas.get_renderer()
+    ax_e, ax_r = fig.axes
+    secondary = [c for ax in fig.axes for c in ax.child_axes]
+    assert len(secondary) == 1, "one axis of internal time"
+    [sec] = secondary
+    assert sec.get_xlabel() == "t (internal units, as in the config and the console)"
+    lo, hi = ax_r.get_xlim()
+    np.testing.assert_allclose(sec.get_xlim(), (lo / want["tf"], hi / want["tf"]), rtol=1e-9)
+    t_end = float(read_diagnostics(folder / "diagnostics.csv")[-1]["time"])
+    assert sec.get_xlim()[1] >= t_end
+    # its ticks sit where the physical axis has the same time, labelled in plain numbers
+    ticks = labelled_ticks(sec.xaxis)
+    assert len(ticks) >= 3
+    for value, text in ticks:
+        assert float(text.replace("−", "-")) == pytest.approx(value, abs=1e-12)
+        [tick] = [t for t in sec.xaxis.get_major_ticks() if t.get_loc() == value]
+        label = tick.label2 if tick.label2.get_visible() else tick.label1
+        centre = window(label, renderer).x0 / 2 + window(label, renderer).x1 / 2
+        x = ax_e.transData.transform((value * want["tf"], 1.0))[0]
+        assert centre == pytest.approx(x, abs=1.5)
+    box = window(sec, renderer)
+    assert fig.bbox.contains(box.x0, box.y0) and fig.bbox.contains(box.x1, box.y1)
+    # (the projection's title gives both too: test_projection_in_physical_units)
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_log_ticks_are_plain_numbers(real_runs, figures, name):
+    folder = real_runs[name]
+    snap = latest_snapshot(folder)
+    plot_run(folder)
+    ax_e, ax_r = figures["diagnostics.png"].axes
+    assert ax_r.get_yscale() == "log"
+    assert_plain_numbers(ax_r.yaxis)                    # kpc: 0.3, 1, 2; pc: 300, 1000
+    ax, bar = figures[f"{snap.stem}_xy.png"].axes
+    assert bar.get_yscale() == "log"
+    # energy errors (10⁻⁵) and these surface densities (10¹⁰ M☉/kpc² or M☉/pc²) are not
+    # of everyday size: a power of ten reads better there
+    for axis in (ax_e.yaxis, bar.yaxis):
+        ticks = labelled_ticks(axis)
+        assert ticks
+        for value, text in ticks:
+            if PLAIN[0] <= value < PLAIN[1]:
+                assert float(text) == pytest.approx(value, rel=1e-9), ticks
+            else:
+                assert "10^{" in text, ticks
+
+
+def test_colour_bar_ticks_are_plain_numbers(tmp_path, figures):
+    # N-body units: surface densities of tens to hundreds
+    write_snap(tmp_path / "snapshot_0000.hdf5", 0.0)
+    strip_units(tmp_path / "snapshot_0000.hdf5")
+    plot_run(tmp_path)
+    ax, bar = figures["snapshot_0000_xy.png"].axes
+    assert bar.get_yscale() == "log"
+    assert_plain_numbers(bar.yaxis)
+
+
+def notes(fig) -> list[Text]:
+    return [t for t in fig.findobj(Text) if "no particle" in t.get_text()]
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_projection_explains_empty_pixels_and_floor(real_runs, figures, name):
+    folder, want = real_runs[name], RUNS[name][1]
+    snap = latest_snapshot(folder)
+    plot_run(folder)
+    fig = figures[f"{snap.stem}_xy.png"]
+    renderer = fig.canvas.get_renderer()
+    ax, bar = fig.axes
+    # the colour bar is as tall as the map, beside it
+    a, b = window(ax, renderer), window(bar, renderer)
+    assert b.x0 > a.x1
+    assert (b.y0, b.y1) == (pytest.approx(a.y0, abs=1.0), pytest.approx(a.y1, abs=1.0))
+    # the colour bar's floor is one particle per pixel
+    [image] = ax.get_images()
+    pos, mass, _ = internal_snapshot(snap)
+    x0, x1, y0, y1 = image.get_extent()
+    ny, nx = image.get_array().shape
+    one = mass.min() * want["mf"] / ((x1 - x0) / nx * (y1 - y0) / ny)
+    assert image.norm.vmin == pytest.approx(one, rel=1e-9)
+    assert bar.get_ylim()[0] == pytest.approx(one, rel=1e-9)
+    # empty pixels are drawn black, unlike the floor's colour
+    bad = image.cmap.get_bad()
+    empty = bad[:3] if bad[3] == 1 else matplotlib.colors.to_rgb(ax.get_facecolor())
+    assert tuple(empty) == (0.0, 0.0, 0.0)
+    assert np.linalg.norm(image.cmap(image.norm(one))[:3]) > 0.15, "the floor looks empty"
+    # ... and the figure says so, with the floor's value, where it can be read
+    [note] = notes(fig)
+    text = note.get_text()
+    assert "black: no particle in the pixel" in text
+    assert "one particle per pixel" in text
+    assert number_in(text.split("one particle per pixel")[1]) == pytest.approx(one, rel=0.01)
+    box = window(note, renderer)
+    assert fig.bbox.contains(box.x0, box.y0) and fig.bbox.contains(box.x1, box.y1)
+    assert not box.overlaps(a) and not box.overlaps(b)
 
 
 def test_unit_choice():

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import h5py
 import matplotlib.image
+import matplotlib.text
 import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -200,6 +201,16 @@ def test_redshift_panels(cosmo_run: Path):
     assert arrays[3].max() > arrays[0].max()
     [bar] = [ax for ax in fig.axes if ax.get_ylabel().startswith("surface density")]
     assert bar.get_ylabel() == "surface density (M☉/comoving Mpc²)"
+    # the colour bar spans the panels (not more), and the figure says what black and the
+    # colour bar's floor are
+    renderer = fig.canvas.get_renderer()
+    boxes = [ax.get_window_extent(renderer) for ax in panels]
+    b = bar.get_window_extent(renderer)
+    assert b.y0 == pytest.approx(min(x.y0 for x in boxes), abs=1.0)
+    assert b.y1 == pytest.approx(max(x.y1 for x in boxes), abs=1.0)
+    [note] = [t for t in fig.findobj(matplotlib.text.Text) if "no particle" in t.get_text()]
+    assert note.get_text().startswith("black: no particle in the pixel\n"
+                                      "the colour bar starts at ")
 
 
 def test_redshift_panels_options(cosmo_run: Path, tmp_path_factory):
