@@ -240,8 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "the run's settings (internal units, G = 1, unless "
                                    "stated).")
     p.add_argument("snapshot", help="snapshot file, any part of a multi-file set (the "
-                                    "whole set is read), or the stem of either "
-                                    "(out/snapshot_0002)")
+                                    "whole set is read), the stem of either "
+                                    "(out/snapshot_0002), or a run folder (its newest "
+                                    "snapshot or restart point)")
     p.set_defaults(func=_info)
 
     p = sub.add_parser("plot", parents=[common], help="plot a run (needs matplotlib)",
@@ -250,7 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "PNG files in the folder; in the run's physical units "
                                    "(e.g. kpc, Myr, Msun/kpc^2), or N-body units for a "
                                    "snapshot that states none.")
-    p.add_argument("folder", help="a run's output folder")
+    p.add_argument("folder", metavar="FOLDER_OR_SNAPSHOT",
+                   help="a run's output folder, or one snapshot file (its projection, and "
+                        "the diagnostics of the run folder it sits in)")
     p.add_argument("--snapshot", help="snapshot to project (default: the last one)")
     p.set_defaults(func=_plot)
 
@@ -316,9 +319,30 @@ def _abort_others(code: int) -> None:
         mpi.COMM_WORLD.Abort(code)
 
 
+def _take_over_ctrl_c() -> None:
+    """From here on main() reports a SIGINT itself: put back Python's KeyboardInterrupt
+    where hybridtree/__init__.py set the handler of the command's start-up.  Called only
+    once main() has imported what every command needs (numpy, h5py, pyopencl): a
+    KeyboardInterrupt raised inside an extension module's initialisation (pyopencl's,
+    through nanobind) aborts the process (status 134) instead of reaching main()."""
+    import signal
+
+    from . import _interrupted_at_start
+    if signal.getsignal(signal.SIGINT) is _interrupted_at_start:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    from .simulation import RunInterrupted
+    args = None
+    try:
+        args = build_parser().parse_args(argv)
+        from .simulation import RunInterrupted      # numpy, h5py, OpenCL: a while
+        _take_over_ctrl_c()
+    except KeyboardInterrupt:
+        if args is not None and args.debug:
+            raise
+        print("hybridtree: interrupted", file=sys.stderr)
+        return 130
     try:
         return args.func(args)
     except RunInterrupted as exc:

@@ -24,8 +24,9 @@ def describe(path: str | Path) -> str:
     stored) and the run's settings, one item per line (internal units unless stated).
 
     ``path``: a snapshot file, any part of a multi-file set (the whole set is described),
-    or the stem of either (``out/snapshot_0002``)."""
-    path = resolve_snapshot(path)
+    the stem of either (``out/snapshot_0002``), or a run folder (its newest state, the
+    one ``hybridtree run --restart FOLDER`` would continue)."""
+    path = resolve_snapshot(_newest_in(path) if Path(path).is_dir() else path)
     files = snapshot_files(path)        # every part of a multi-file set, checked complete
     p, t, units = read_particles(path, "all")
     lines = [f"{path}"]
@@ -90,6 +91,16 @@ def describe(path: str | Path) -> str:
             f"{k}={v.decode() if isinstance(v, bytes) else v}" for k, v in settings.items()
             if k.split(".")[0] in ("ics", "gravity", "time")))
     return "\n".join(lines)
+
+
+def _newest_in(folder: str | Path) -> Path:
+    """A run folder's newest snapshot or restart point; SnapshotError if it has none."""
+    from .runfolder import latest_run_point
+    newest = latest_run_point(folder)
+    if newest is None:
+        raise SnapshotError(f"no snapshot in folder {folder} (a run folder holds "
+                            f"snapshot_*.hdf5)")
+    return newest
 
 
 def device_listing(devices: list[DeviceInfo], chosen: DeviceInfo | None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 from pathlib import Path
 
@@ -107,8 +108,16 @@ def prepare_output(out: Path, overwrite: bool, keep: tuple[int, int] | None) -> 
     conflicts, leftovers = _conflicts(out, keep)
     if conflicts and not overwrite:
         names = ", ".join(p.name for p in conflicts[:3]) + (" ..." if len(conflicts) > 3 else "")
-        raise RunError(f"output folder {str(out)!r} already holds a run ({names}); "
-                             f"use --overwrite or another output.dir")
+        go_on = f"hybridtree run --restart {shlex.quote(str(out))}"
+        if keep is None:
+            raise RunError(f"output folder {str(out)!r} already holds a run ({names}); "
+                           f"continue it with {go_on} (beyond its end: add --set "
+                           f"time.t_end=...), replace it with --overwrite, or set another "
+                           f"output.dir")
+        raise RunError(f"output folder {str(out)!r} holds states later than the one "
+                       f"continued from ({names}): this run would replace them; continue "
+                       f"from the newest with {go_on}, replace them with --overwrite, or "
+                       f"set another output.dir")
     created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
