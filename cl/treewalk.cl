@@ -261,6 +261,7 @@ __kernel void tree_walk_simd(const int n_cells,
             continue;
         }
         if (d == 1) {
+            IN_ORDER
 #if QUAD
             const float8 Q = cell_quad[p];
 #endif

@@ -3,6 +3,20 @@
  * Included textually by hybridtree.opencl.kernel_source.
  */
 #include "rsqrt.cl"
+
+/* IN_ORDER, at the start of a block: its float arithmetic keeps the order written.
+ * -cl-fast-relaxed-math lets a compiler reassociate, and Intel's CPU runtime (2026.2)
+ * does: in REL it forms gch + gcl and h + l first, which drops the lo parts, and differently
+ * for sinks and for list entries, so that a sink's own particle no longer lay at the sink
+ * (the list walk's self term then gave a force m dx / eps^3, inf with eps = 0, and near
+ * pairs lost the hi/lo precision); in the quadrupole terms it cost accuracy too.
+ * Clang-based compilers (PoCL, Intel, AMD, ...) take the pragma from clang 12 on (older
+ * ones reject the option); other compilers have no such pragma and get nothing. */
+#if defined(__clang__) && __clang_major__ >= 12
+#define IN_ORDER _Pragma("clang fp reassociate(off)")
+#else
+#define IN_ORDER
+#endif
 #ifndef WG
 #define WG 64
 #endif
@@ -58,9 +72,15 @@
 
 #define CELL_ENTRY (-2)   /* index of a list entry that is a cell (never a sink's own) */
 
-/* Position of a float4 hi/lo pair relative to the group centre (gch, gcl); w kept. */
-#define REL(h, l) (float4)(((h).x - gch.x) + ((l).x - gcl.x), ((h).y - gch.y) + ((l).y - gcl.y), \
-                           ((h).z - gch.z) + ((l).z - gcl.z), (h).w)
+/* Position of a float4 hi/lo pair relative to the group centre (gch, gcl); w kept.
+   Bit for bit the same wherever it is formed (sink or list entry): IN_ORDER. */
+inline float4 rel_pos(const float4 h, const float4 l, const float4 gch, const float4 gcl)
+{
+    IN_ORDER
+    return (float4)((h.x - gch.x) + (l.x - gcl.x), (h.y - gch.y) + (l.y - gcl.y),
+                    (h.z - gch.z) + (l.z - gcl.z), h.w);
+}
+#define REL(h, l) rel_pos((h), (l), gch, gcl)
 
 /* Opening test of one cell against the group box: 1 accept, 2 leaf, 0 open,
    3 skip (hard part only: nothing of the cell is within R_OUT of the group). */
@@ -99,6 +119,7 @@ inline void interact(const float4 e,
                      const float sx, const float sy, const float sz, const float eps2,
                      float *pax, float *pay, float *paz, float *ppot)
 {
+    IN_ORDER
     const float dx = e.x - sx, dy = e.y - sy, dz = e.z - sz;
     const float d2 = dx * dx + dy * dy + dz * dz;
     const float r2 = d2 + eps2;
