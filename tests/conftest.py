@@ -1,5 +1,7 @@
 """Shared fixtures: one OpenCL runtime per session (the CPU device in CI)."""
 
+import signal
+
 import numpy as np
 import pytest
 
@@ -74,6 +76,14 @@ def same_counts_but_at_the_border(pp1, pc1, pp2, pc2):
     assert same.mean() > 0.998, f"{(~same).sum()} sinks differ"
     total1, total2 = (pp1 + pc1).sum(), (pp2 + pc2).sum()
     assert abs(int(total1) - int(total2)) <= 1e-5 * total1
+
+
+def interruptible() -> None:
+    """``preexec_fn`` of a child process that a test sends Ctrl-C: SIGINT back to its
+    default, as in a user's terminal.  A test run started in the background by a shell
+    without job control ignores SIGINT, children inherit that, and Python then installs
+    no KeyboardInterrupt handler at all."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def one_error_line(capsys, *needles: str) -> str:

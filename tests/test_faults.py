@@ -15,7 +15,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import run_config
+from conftest import interruptible, run_config
 from hybridtree.cli import main
 from hybridtree.diagnostics import read_diagnostics
 from hybridtree.io.snapshot import SNAPSHOT_RE, latest_snapshot, read_snapshot
@@ -38,7 +38,7 @@ def start(here: Path, args: list[str], fault: str | None = None, k: int = 1) -> 
     if k > 1:
         cmd = [_mpiexec(), "-n", str(k), *cmd]
     return subprocess.Popen(cmd, cwd=here, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
 
 
 def finish(proc: subprocess.Popen, timeout: float = 240) -> tuple[int, str]:

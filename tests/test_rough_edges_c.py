@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import one_error_line, run_config
+from conftest import interruptible, one_error_line, run_config
 from hybridtree.cli import main
 from hybridtree.io.snapshot import Particles, write_snapshot
 from hybridtree.units import Units
@@ -141,7 +141,8 @@ def test_ctrl_c_while_importing_is_one_line_and_130(launcher, tmp_path, at, how)
     start = ([str(launcher / "bin" / "hybridtree")] if how == "console_script"
              else ["-m", "hybridtree"])
     r = subprocess.run([sys.executable, *start, "info", "missing.hdf5"], cwd=tmp_path,
-                       env=env, capture_output=True, text=True, timeout=120)
+                       env=env, capture_output=True, text=True, timeout=120,
+                       preexec_fn=interruptible)
     assert mark.read_text() == at            # the interrupt came during that import
     assert (r.returncode, r.stderr, r.stdout) == (130, "hybridtree: interrupted\n", "")
 
@@ -157,14 +158,14 @@ def test_ctrl_c_at_any_moment_of_a_short_command(launcher, tmp_path):
     for _ in range(2):
         t0 = time.perf_counter()
         whole = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
-                               timeout=120)
+                               timeout=120, preexec_fn=interruptible)
         took = min(took, time.perf_counter() - t0)
     done = whole.stderr
     assert whole.returncode == 2 and done.startswith("hybridtree: error: "), done
     interrupted = 0
     for k in range(1, 12):
         p = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
         time.sleep(took * k / 12)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=120)
@@ -184,7 +185,8 @@ def test_importing_hybridtree_leaves_ctrl_c_alone(tmp_path):
             "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler; "
             "print('ok')")
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                       text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+                       text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120,
+                       preexec_fn=interruptible)
     assert (r.returncode, r.stdout.strip()) == (0, "ok"), r.stderr
 
 
