@@ -91,8 +91,9 @@ def measure(step: int, t: float, mom: dict, radii: list[float], e0: float | None
     ``now``/``prev``: the run's counters now and at the previous report: ``seconds``
     (cumulative per phase, :class:`hybridtree.clock.Clock`), ``counts`` (interactions and
     forces per part), ``step`` and ``wall``.  Rates and per-step figures are over the
-    interval between them (phases: mean over the processes); wall columns are this
-    process's cumulative seconds.
+    interval between them (interactions: summed over the processes; phases and force
+    seconds: mean over the processes); wall columns are this process's cumulative seconds
+    (collective with ``comm``).
     """
     sec, psec = now["seconds"], prev["seconds"]
     cnt, pcnt = now["counts"], prev["counts"]
@@ -115,18 +116,29 @@ def measure(step: int, t: float, mom: dict, radii: list[float], e0: float | None
     ref = tot if e0 is None else e0
     walls = {"soft": "walk_soft", "hard": "walk_hard"}
     part_s = {}
+    forces, secs, n_int = {}, {}, {}
     for part, key in walls.items():
-        forces = cnt.get(f"{part}_forces", 0) - pcnt.get(f"{part}_forces", 0)
+        forces[part] = cnt.get(f"{part}_forces", 0) - pcnt.get(f"{part}_forces", 0)
         if part == "soft":          # a plain run's whole force stands for the soft one
-            forces += cnt.get("full_forces", 0) - pcnt.get("full_forces", 0)
-            secs = sum(sec.get(k, 0.0) - psec.get(k, 0.0) for k in ("walk_soft", "walk_full"))
-            n_int = sum(cnt.get(k, 0) - pcnt.get(k, 0)
-                        for k in ("soft_interactions", "full_interactions"))
+            forces[part] += cnt.get("full_forces", 0) - pcnt.get("full_forces", 0)
+            secs[part] = sum(sec.get(k, 0.0) - psec.get(k, 0.0)
+                             for k in ("walk_soft", "walk_full"))
+            n_int[part] = sum(cnt.get(k, 0) - pcnt.get(k, 0)
+                              for k in ("soft_interactions", "full_interactions"))
         else:
-            secs = sec.get(key, 0.0) - psec.get(key, 0.0)
-            n_int = cnt.get("hard_interactions", 0) - pcnt.get("hard_interactions", 0)
-        part_s[f"{part}_force_s"] = secs / forces if forces else 0.0
-        part_s[f"{part}_interactions"] = n_int / forces if forces else 0.0
+            secs[part] = sec.get(key, 0.0) - psec.get(key, 0.0)
+            n_int[part] = cnt.get("hard_interactions", 0) - pcnt.get("hard_interactions", 0)
+    if size > 1:
+        # every process takes part in every force: its interactions add up, its seconds
+        # are averaged (as the t_* columns)
+        summed = comm.allreduce(np.array([secs["soft"], secs["hard"], n_int["soft"],
+                                          n_int["hard"]], dtype=float))
+        secs = {"soft": summed[0] / size, "hard": summed[1] / size}
+        n_int = {"soft": summed[2], "hard": summed[3]}
+    for part in walls:
+        f = forces[part]
+        part_s[f"{part}_force_s"] = float(secs[part] / f) if f else 0.0
+        part_s[f"{part}_interactions"] = float(n_int[part] / f) if f else 0.0
     return {"step": int(step), "time": float(t), "kinetic": kin, "potential": epot,
             "total": tot, "rel_energy_error": (tot - ref) / abs(ref) if ref else 0.0,
             "px": float(p[0]), "py": float(p[1]), "pz": float(p[2]),
@@ -248,6 +260,10 @@ class Reporter:
     def message(self, text: str) -> None:
         """A line for the log (and stdout unless quiet or JSON)."""
         self._emit(text)
+
+    def warning(self, text: str) -> None:
+        """A line ``warning: text`` for the log and stdout (JSON: a "warning" event)."""
+        self._emit(f"warning: {text}", {"event": "warning", "message": text})
 
     def event(self, kind: str, **fields: Any) -> None:
         """A structured event: a JSON line with ``log_json``, else a plain line."""

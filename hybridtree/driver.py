@@ -9,8 +9,8 @@ from typing import Any
 
 from .config import Settings, load_config, parse_overrides
 from .runfolder import latest_run_point
-from .runsetup import (RunError, initial_conditions, load_restart, run_comm, settings_units,
-                       together)
+from .runsetup import (RunError, check_memory, ics_count, initial_conditions, load_restart,
+                       run_comm, settings_units, together)
 from .simulation import Simulation, Start
 
 __all__ = ["run"]
@@ -65,6 +65,8 @@ def run(config: str | None = None, overrides: list[str] | None = None,
         sim._continue(loaded, restart, comm, **kw)
     else:
         settings = together(comm, load_config, config, over)
+        n, grid = together(comm, ics_count, settings)
+        check_memory(settings, comm, n, grid=grid)     # before any particle is drawn or read
         particles, t0 = together(comm, initial_conditions, settings, settings_units(settings), comm)
         _check_end(settings, t0)
         sim._setup(settings, comm, Start(particles, t0, 0, 0, None, None), **kw)

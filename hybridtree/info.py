@@ -62,7 +62,7 @@ def describe(path: str | Path) -> str:
         lines.append(tline)
         lines.append(f"units: length {units.length_cm:.6g} cm, mass {units.mass_g:.6g} g, "
                      f"velocity {units.velocity_cm_per_s:.6g} cm/s, time {units.time_s:.6g} s "
-                     f"(G = 1)")
+                     f"({getattr(units, 'note', 'G = 1')})")     # note: a foreign file's
     else:
         lines.append(tline)
         lines.append("units: none stored")

@@ -8,6 +8,7 @@ Units: internal (G = 1) unless a docstring says otherwise.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,11 @@ from . import ics
 from .config import SCHEMA, ConfigError, Settings, redshift_list, settings_from_flat
 from .engine import GravitySettings
 from .gravity import validate_particles
-from .io.snapshot import Particles, Snapshot, SnapshotError
-from .parallel.comm import Comm
+from .io.hdf5_read import group_attrs
+from .io.snapshot import (Particles, Snapshot, SnapshotError, count_particles,
+                          file_cosmology)
+from .opencl import DeviceError, get_runtime, memory_needed, set_device_slot
+from .parallel.comm import Comm, node_local_rank
 from .parallel.snapshots import agree, read_particles_share, read_run_share
 from .schedule import Cosmic, Uniform
 from .schemes import BlockSettings
@@ -30,7 +34,9 @@ from .units import Units
 __all__ = ["RunError", "launched_processes", "run_comm", "together", "initial_conditions",
            "check_particles", "load_restart", "check_parallel", "grid_shape", "api_settings",
            "particles_from_arrays", "SHORT_NAMES", "background_of", "settings_units",
-           "gravity_keys", "make_stepper", "schedule_of"]
+           "gravity_keys", "make_stepper", "schedule_of", "check_memory", "ics_count",
+           "per_process", "device_need", "host_memory_available", "check_file_cosmology",
+           "check_ic_memory"]
 
 
 def launched_processes() -> int:
@@ -96,11 +102,11 @@ def initial_conditions(settings: Settings, units: Units, comm: Comm | None = Non
         except SnapshotError as exc:
             raise RunError(f"initial conditions: {exc}") from None
         check_particles(p, f"initial conditions ({c.file})", comm)
+        start = check_file_cosmology(settings, c.file, t0, "initial conditions")
         if settings.cosmology.enabled:
             # the origin is the centre of the Hubble flow: no shift; the run's schedule
             # starts at z_start, which must be the file's
-            _check_start(settings, t0, c.file)
-            return p, t0
+            return p, start
         if comm.size == 1:
             p.pos, p.vel = ics.to_com_frame(p.pos, p.vel, p.mass)
         else:
@@ -123,14 +129,52 @@ def initial_conditions(settings: Settings, units: Units, comm: Comm | None = Non
     return p, t0
 
 
+def check_file_cosmology(settings: Settings, path: str, t0: float, what: str) -> float:
+    """The start time of a run from the particles of file ``path`` (read at time ``t0``,
+    internal units); RunError where the file and the run disagree: a cosmological file
+    (comoving coordinates) needs a cosmological run of its cosmology starting at its
+    redshift, and a cosmological run from any other file must start at the file's time."""
+    try:
+        cosmic = file_cosmology(path)
+    except SnapshotError as exc:
+        raise RunError(f"{what}: {exc}") from None
+    c = settings.cosmology
+    if cosmic is None:
+        if c.enabled:
+            _check_start(settings, t0, f"{what} ({path})")
+        return t0
+    z = 1.0 / cosmic.a - 1.0
+    stated = (f"Omega0 = {cosmic.omega_m:.6g}, OmegaLambda = {cosmic.omega_lambda:.6g}, "
+              f"HubbleParam = {cosmic.h:.6g}")
+    if not c.enabled:
+        raise RunError(
+            f"{what} ({path}) are a cosmological snapshot (comoving coordinates at a = "
+            f"{cosmic.a:.6g}, z = {z:.6g}; {stated}): start a cosmological run from it, with "
+            f"cosmology.enabled = true, cosmology.z_start = {z:.6g}, cosmology.omega_m = "
+            f"{cosmic.omega_m:.6g}, cosmology.omega_lambda = {cosmic.omega_lambda:.6g}, "
+            f"cosmology.h = {cosmic.h:.6g}")
+    run = {"omega_m": (c.omega_m, cosmic.omega_m), "omega_lambda": (c.omega_lambda,
+                                                                     cosmic.omega_lambda),
+           "h": (c.h, cosmic.h)}
+    differ = [k for k, (mine, theirs) in run.items() if abs(mine - theirs) > 1e-6 * abs(theirs)]
+    if differ:
+        raise RunError(f"{what} ({path}) are of a cosmology with {stated}, but the run's has "
+                       + ", ".join(f"cosmology.{k} = {run[k][0]:.6g}" for k in differ)
+                       + ": set them to the file's")
+    a0 = 1.0 / (1.0 + c.z_start)
+    if abs(cosmic.a - a0) > 1e-6 * a0:
+        raise RunError(f"{what} ({path}) are at z = {z:.6g}, but cosmology.z_start is "
+                       f"{c.z_start}")
+    return float(background_of(settings).t_of_a(a0))
+
+
 def _check_start(settings: Settings, t0: float, what: str) -> None:
     bg = background_of(settings)
     z = settings.cosmology.z_start
     t_start = float(bg.t_of_a(1.0 / (1.0 + z)))
     if abs(t0 - t_start) > 1e-6 * t_start:
         z_file = 1.0 / float(bg.a_of_t(t0)) - 1.0
-        raise RunError(f"initial conditions ({what}) are at z = {z_file:.6g}, but "
-                       f"cosmology.z_start is {z}")
+        raise RunError(f"{what} are at z = {z_file:.6g}, but cosmology.z_start is {z}")
 
 
 def _cosmo_sphere(settings: Settings, comm: Comm) -> tuple[Particles, float]:
@@ -169,15 +213,40 @@ def check_particles(p: Particles, what: str, comm: Comm | None = None) -> None:
 def load_restart(path: str, overrides: dict[str, Any], comm: Comm
                  ) -> tuple[Settings, Snapshot]:
     """This process's share of run snapshot ``path`` and its settings changed by
-    ``overrides`` (output.dir defaults to the snapshot's folder)."""
+    ``overrides`` (output.dir defaults to the snapshot's folder).  The settings and the
+    particle count come from the attributes first: a file that is no run snapshot, or a
+    run too big for this machine (:func:`check_memory`), is refused before any particle
+    is read."""
+    settings, n, error = None, 0, None
+    try:
+        settings, n = _restart_header(path, overrides)
+    except RunError as exc:
+        error = str(exc)
+    agree(comm, error, RunError)        # every process, before the collective check
+    check_memory(settings, comm, n, restart=True)
     try:
         snap = read_run_share(comm, path)
     except SnapshotError as exc:
         raise RunError(f"restart: {exc}") from None
-    if "Step" not in snap.run_state:
-        raise RunError(f"restart: {path} is not a snapshot of a hybridtree run (no RunState); "
-                       f"to start from it use ics.kind = 'file'")
-    flat = {k: v for k, v in snap.parameters.items() if "." in k}
+    return settings, snap
+
+
+def _restart_header(path: str, overrides: dict[str, Any]) -> tuple[Settings, int]:
+    """The settings (changed by ``overrides``) and particle count of run snapshot ``path``,
+    from its attributes and datasets' shapes alone."""
+    try:
+        state = group_attrs(path, "RunState")
+        params = group_attrs(path, "Parameters") if "Step" in state else {}
+    except SnapshotError as exc:
+        raise RunError(f"restart: {exc}") from None
+    if "Step" not in state:
+        full = os.path.abspath(path)        # a relative ics.file is the config's folder's
+        raise RunError(f"restart: {path} is not a snapshot of a hybridtree run (it has no "
+                       f"RunState group), so there is no run to continue; to start a new run "
+                       f"from its particles use ics.kind = \"file\": a config with the lines "
+                       f"ics.kind = \"file\" and ics.file = \"{full}\" (hybridtree run "
+                       f"CONFIG), or --set ics.kind=file --set ics.file={full}")
+    flat = {k: v for k, v in params.items() if "." in k}
     try:
         settings = settings_from_flat(flat, path)
         if "output.dir" not in overrides:
@@ -185,7 +254,10 @@ def load_restart(path: str, overrides: dict[str, Any], comm: Comm
         settings = settings.with_overrides(overrides)
     except ConfigError as exc:
         raise RunError(f"restart: {exc}") from None
-    return settings, snap
+    try:
+        return settings, count_particles(path, "PartType1")
+    except SnapshotError as exc:
+        raise RunError(f"restart: {exc}") from None
 
 
 def check_parallel(settings: Settings, size: int) -> None:
@@ -313,3 +385,220 @@ def schedule_of(settings: Settings, background: Any, t0: float, step0: int):
     c = settings.cosmology
     return Cosmic(background, c.z_start, c.z_end, c.steps, c.stepping,
                   redshift_list(settings.output.redshifts))
+
+
+# --- memory: checked before any particle is drawn, read or copied ------------------------
+#
+# Host bytes a run takes, per particle of this process unless said otherwise: what the
+# code allocates, checked against the peak of its numpy arrays (tracemalloc: the growth of
+# the peak from 2^17 to 2^18 particles, one process, PoCL; tests/test_rough_edges_d.py
+# checks the first figure).
+
+#: a run with its state on the device: the particles as drawn, read or copied (float64
+#: pos, vel (n, 3) and mass, uint64 ids: 64 B) while the first snapshot is downloaded
+#: (float64 pos, vel, acc (n, 3), mass, pot, uint64 ids: 96 B); measured 168 B (a
+#: generated model, a file's particles and a hybrid run alike)
+HOST_BYTES_DEVICE_STATE = 176
+#: a run with its state on the host (no double precision, gravity.build = "host", the
+#: direct method): the state itself, the numpy tree and the walk's arrays as well;
+#: measured 379 B (a hybrid run holds one more acceleration: 24 B)
+HOST_BYTES_HOST_STATE = 416
+#: reading a run snapshot to continue it: every column with its acceleration and
+#: potential, the columns joined, the IDs sorted to check them; measured 208 B
+HOST_BYTES_RESTART = 216
+#: process 0 of an MPI run with output.snapshot_files = "single", per particle of the
+#: whole run: the gathered rows (96 B), their copy in ID order (96 B) and the sort order
+HOST_BYTES_GATHER = 200
+#: ics.kind = "cosmo_sphere": every process computes the whole grid's fields (white noise,
+#: its Fourier modes, the displacements), per grid point; measured 52 B (1LPT), 68 B (2LPT)
+HOST_BYTES_PER_GRID_POINT = 72
+#: a fixed part: a generator's blocks of 2^16 particles, the code's own buffers
+HOST_FIXED_BYTES = 64 << 20
+#: ``hybridtree ic``: the whole model (float64 pos, vel, mass, uint64 ids) while it is
+#: written; measured peak 76 B
+HOST_BYTES_IC_COMMAND = 80
+#: MPI: a process may hold more than N/K particles once the domains are cut by measured
+#: work; its buffers grow by a quarter when they must (DeviceState.reserve)
+MPI_SLACK = 1.25
+
+
+def per_process(n_total: int, size: int, n_local: int = 0) -> int:
+    """Particles one process is sized for: all of them on one process, else N/K plus a
+    quarter (:data:`MPI_SLACK`), or its own ``n_local`` where that is more."""
+    if size <= 1:
+        return int(n_total)
+    return max(int(n_local), math.ceil(MPI_SLACK * int(n_total) / size))
+
+
+def device_need(n_total: int, size: int, n_local: int = 0) -> int:
+    """Device memory (bytes) one process asks of its device for a run of ``n_total``
+    particles on ``size`` processes (:func:`hybridtree.opencl.memory_needed`)."""
+    return memory_needed(per_process(n_total, size, n_local))
+
+
+def host_memory_available() -> tuple[int | None, str]:
+    """(bytes of host memory available now, where that figure comes from): /proc/meminfo's
+    MemAvailable, else the free pages (os.sysconf), lowered to a cgroup's memory limit less
+    its use where one is set; (None, "") when nothing says."""
+    avail, source = None, ""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    avail, source = int(line.split()[1]) * 1024, "MemAvailable in /proc/meminfo"
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    if avail is None:
+        try:
+            avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+            source = "free memory pages (os.sysconf)"
+        except (OSError, ValueError, AttributeError):
+            return None, ""
+    for limit_file, used_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                  ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                   "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        try:
+            limit = Path(limit_file).read_text().strip()
+            if limit.isdigit() and int(limit) < 1 << 60:
+                left = int(limit) - int(Path(used_file).read_text().strip())
+                if left < avail:
+                    avail, source = max(left, 0), f"the cgroup's limit {limit_file} less its use"
+            break
+        except (OSError, ValueError):
+            continue
+    return avail, source
+
+
+def ics_count(settings: Settings) -> tuple[int, int]:
+    """(particles, grid points) of the run's initial conditions, known before any is
+    drawn or read: ics.n, a cosmological sphere's count from its grid (the volume of the
+    sphere, at most n_grid^3), or a file's count from its datasets' shapes."""
+    c = settings.ics
+    if c.kind == "file":
+        try:
+            return count_particles(c.file, c.types), 0
+        except SnapshotError as exc:
+            raise RunError(f"initial conditions: {exc}") from None
+    if c.kind == "cosmo_sphere":
+        grid = c.n_grid ** 3
+        sphere = 4.0 / 3.0 * math.pi * (c.radius * c.n_grid / c.box) ** 3
+        return min(grid, math.ceil(sphere)), grid
+    return c.n, 0
+
+
+def _size(nbytes: float) -> str:
+    for unit, scale in (("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20)):
+        if nbytes >= scale or unit == "MiB":
+            return f"{nbytes / scale:.3g} {unit}"
+    return ""
+
+
+def _node_sum(comm: Comm, value: int) -> int:
+    """``value`` summed over the processes of this node (they share its host memory)."""
+    if comm.mpi is None:
+        return value
+    from mpi4py import MPI
+    local = comm.mpi.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
+    try:
+        return int(local.allreduce(int(value)))
+    finally:
+        local.Free()
+
+
+def check_memory(settings: Settings, comm: Comm, n_total: int, *, n_local: int = 0,
+                 grid: int = 0, restart: bool = False) -> None:
+    """Collective: RunError (or DeviceError) unless this machine has the memory for a run
+    of ``n_total`` particles, checked before any particle is drawn, read or copied.
+
+    Host: what the run's arrays take (the ``HOST_BYTES_*`` figures above, for this
+    process's :func:`per_process` share; ``grid``: grid points of a cosmological sphere;
+    ``restart``: reading a run snapshot; a CPU device's buffers, which are host memory),
+    summed over the processes of a node, against :func:`host_memory_available`.  Device:
+    the automatic choice takes only a device with :func:`device_need` of global memory
+    (one named by the user is taken as named); the choice is remembered, so the run gets
+    the same device.  Checked first with the least the run can need (so that an absurd N is
+    refused at once), then with the chosen device."""
+    size = comm.size
+    n_proc = per_process(n_total, size, n_local)
+    together(comm, _check_host, settings, comm, n_total, n_proc, grid, restart, None,
+             _node_sum(comm, _host_need(settings, comm, n_total, n_proc, grid, restart,
+                                        None)))
+    if size > 1 and settings.parallel.spread_devices:
+        set_device_slot(node_local_rank(comm))
+    rt = together(comm, _device_for, settings, n_total, n_proc, size)
+    need = together(comm, _host_need, settings, comm, n_total, n_proc, grid, restart, rt)
+    together(comm, _check_host, settings, comm, n_total, n_proc, grid, restart, rt,
+             _node_sum(comm, need))
+
+
+def _device_for(settings: Settings, n_total: int, n_proc: int, size: int):
+    need = memory_needed(n_proc)
+    try:
+        return get_runtime(settings.gravity.device or None, need)
+    except DeviceError as exc:
+        if "the run needs" not in str(exc):         # not a matter of memory
+            raise
+        each = f" ({n_proc} per process)" if size > 1 else ""
+        raise DeviceError(f"N = {n_total} particles{each} need about {_size(need)} of device "
+                          f"memory: {exc}") from None
+
+
+def _host_need(settings: Settings, comm: Comm, n_total: int, n_proc: int, grid: int,
+               restart: bool, rt) -> int:
+    """Host bytes this process needs (:func:`check_memory`); ``rt`` None: the least."""
+    per = HOST_BYTES_DEVICE_STATE if rt is None else per_particle_host(settings, rt)
+    device_part = 0
+    if rt is not None and rt.info.kind == "cpu":        # a CPU device's memory is the host's
+        device_part = memory_needed(n_proc, state=per == HOST_BYTES_DEVICE_STATE)
+    if restart:
+        per = max(per, HOST_BYTES_RESTART)
+    need = n_proc * per + HOST_FIXED_BYTES + grid * HOST_BYTES_PER_GRID_POINT + device_part
+    if comm.size > 1 and comm.rank == 0 and settings.output.snapshot_files == "single":
+        need += int(n_total) * HOST_BYTES_GATHER
+    return need
+
+
+def per_particle_host(settings: Settings, rt) -> int:
+    """Host bytes per particle of a run on ``rt``: its state on the device or the host."""
+    from .state import state_backend
+    g = settings.gravity
+    on_device = state_backend(rt, g.method, g.build) == "device"
+    return HOST_BYTES_DEVICE_STATE if on_device else HOST_BYTES_HOST_STATE
+
+
+def _check_host(settings: Settings, comm: Comm, n_total: int, n_proc: int, grid: int,
+                restart: bool, rt, node_need: int) -> None:
+    avail, source = host_memory_available()
+    if avail is None or node_need <= avail:
+        return
+    size = comm.size
+    who = (f"N = {n_total} particles" if size == 1 else
+           f"N = {n_total} particles on {size} processes ({n_proc} per process: N/{size} "
+           f"and a quarter for the domain decomposition)")
+    what = ["reading the snapshot" if restart else "the particles while a snapshot is copied"]
+    if rt is not None and per_particle_host(settings, rt) == HOST_BYTES_HOST_STATE:
+        what.append("the state on the host")
+    if grid:
+        what.append(f"the {grid}-point grid's fields")
+    if rt is not None and rt.info.kind == "cpu":
+        what.append("the CPU device's buffers")
+    if size > 1 and settings.output.snapshot_files == "single":
+        what.append("the gathered snapshot on process 0")
+    where = " on this node" if size > 1 else ""
+    more = "more nodes" if size > 1 else "several processes on more nodes (mpiexec)"
+    raise RunError(f"{who} need about {_size(node_need)} of host memory{where} "
+                   f"({', '.join(what)}), but {_size(avail)} is available ({source}); use "
+                   f"fewer particles or {more}")
+
+
+def check_ic_memory(n: int) -> None:
+    """RunError unless this machine's host memory holds a model of ``n`` particles as
+    ``hybridtree ic`` draws and writes it (:data:`HOST_BYTES_IC_COMMAND`); for the command
+    to call before drawing."""
+    need = int(n) * HOST_BYTES_IC_COMMAND + HOST_FIXED_BYTES
+    avail, source = host_memory_available()
+    if avail is not None and need > avail:
+        raise RunError(f"N = {n} particles need about {_size(need)} of host memory (the model "
+                       f"while it is written), but {_size(avail)} is available ({source}); "
+                       f"use fewer particles")

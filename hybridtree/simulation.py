@@ -23,6 +23,7 @@ from __future__ import annotations
 import shutil
 import signal
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,21 +37,29 @@ from .diagnostics import COLUMNS, DiagnosticsFile, Reporter
 from .faults import inject
 from .guards import NumericalError, RunInterrupted, Signals, check_step
 from .io.background import BackgroundWriter
-from .io.snapshot import Particles, Snapshot, SnapshotError, resolve_snapshot
-from .opencl import get_runtime, memory_needed, set_device_slot, unusable_devices
+from .io.snapshot import Particles, Snapshot, SnapshotError, count_particles, resolve_snapshot
+from .opencl import get_runtime, set_device_slot, unusable_devices
 from .probe import RSQRT_MODES
 from .parallel.comm import Comm, node_local_rank
 from .parallel.snapshots import check_unique_ids_across, read_particles_share
 from .runfolder import prepare_output, run_point_step
-from .runsetup import (RunError, api_settings, background_of, check_parallel, check_particles,
-                       gravity_keys, initial_conditions, launched_processes, load_restart,
+from .runsetup import (RunError, api_settings, background_of, check_file_cosmology,
+                       check_memory, check_parallel, check_particles, device_need, gravity_keys,
+                       ics_count, initial_conditions, launched_processes, load_restart,
                        make_stepper, particles_from_arrays, run_comm, schedule_of,
                        settings_units, together)
 from .simulation_output import RunWriting
 from .units import Units
 
 __all__ = ["NumericalError", "RunError", "RunInterrupted", "Simulation", "Start",
-           "initial_conditions", "launched_processes", "settings_units"]
+           "initial_conditions", "launched_processes", "settings_units", "VIRIAL_RANGE"]
+
+#: 2K/|W| of a new run's first state outside this range is said in a warning (a run that
+#: starts cold, K = 0, is taken as meant): above 10 nearly every particle is unbound, below
+#: 0.01 the velocities are all but nil -- both the mark of initial conditions read in other
+#: units than they were written in (velocities in km/s taken as 207 km/s, or the reverse,
+#: move 2K/|W| by a factor 43 000)
+VIRIAL_RANGE = (0.01, 10.0)
 
 
 @dataclass
@@ -99,6 +108,10 @@ class Simulation(RunWriting):
         except ConfigError as exc:
             raise ConfigError(f"Simulation: {exc}", exc.keys) from None
         comm = run_comm()
+        shape = np.shape(mass)
+        n_local = int(shape[0]) if shape else 0
+        # refused before the arrays are copied (or reach the device) when too big
+        check_memory(cfg, comm, int(comm.allreduce(float(n_local))[0]), n_local=n_local)
         p = together(comm, particles_from_arrays, pos, vel, mass, ids)
         if comm.size > 1:
             if ids is None:         # 1..N over all processes, in rank order
@@ -122,6 +135,8 @@ class Simulation(RunWriting):
                              output if isinstance(output, (str, Path)) else None)
         comm = run_comm()
         cfg = together(comm, load_config, path, over)
+        n, grid = together(comm, ics_count, cfg)
+        check_memory(cfg, comm, n, grid=grid)          # before any particle is drawn or read
         particles, t0 = together(comm, initial_conditions, cfg, settings_units(cfg), comm)
         sim = cls.__new__(cls)
         sim._setup(cfg, comm, Start(particles, t0, 0, 0, None, None), output=bool(output),
@@ -145,12 +160,19 @@ class Simulation(RunWriting):
         if run_point_step(Path(path)) is None:
             # not a run's snapshot: its particles, in the new run's units (as ics.kind =
             # "file" reads them), start a new run
-            units = settings_units(settings_from_flat(api_settings(settings, options, None,
-                                                                   None)))
+            cfg = together(comm, settings_from_flat, api_settings(settings, options, None,
+                                                                  None))
+            units = settings_units(cfg)
+            try:
+                n = together(comm, count_particles, path, "all")
+            except SnapshotError as exc:
+                raise RunError(f"{exc}") from None
+            check_memory(cfg, comm, n)          # before any particle is read
             try:
                 p, t, _ = read_particles_share(comm, path, "all", units)
             except SnapshotError as exc:
                 raise RunError(f"{exc}") from None
+            t = together(comm, check_file_cosmology, cfg, path, t, "the particles")
             if output is True:
                 raise RunError(f"{path} is not a snapshot of a run, so it has no run folder "
                                f"to continue in: give output a folder")
@@ -210,9 +232,10 @@ class Simulation(RunWriting):
             together(comm, check_parallel, settings, comm.size)
             if settings.parallel.spread_devices:
                 set_device_slot(node_local_rank(comm))
-        # DeviceError; the automatic choice passes over devices too small for the run
+        # DeviceError; the automatic choice passes over devices too small for the run (the
+        # same need as check_memory's, so the same device)
         self._rt = together(comm, get_runtime, settings.gravity.device or None,
-                            memory_needed(len(start.particles)))
+                            device_need(self._n, comm.size, len(start.particles)))
         in_place = (start.restart is not None and self._out is not None
                     and self._out.resolve() == Path(restart_path).parent.resolve())
         keep = (start.snapshot - 1, start.step) if in_place else None
@@ -268,12 +291,33 @@ class Simulation(RunWriting):
         if self._e0 is None:
             mom = self._moments()
             self._e0 = float(mom["kinetic"] + mom["potential"])
+            if not self._sched.cosmological:
+                self._check_virial(mom, echo)
         self._prev = self._counters()
         self._prev_bd = self._stepper.breakdown()
         if start.restart is None:
             if self._out is not None:
                 self._snapshot(wait=True)
             self._report()
+
+    def _check_virial(self, mom: dict, echo: bool) -> None:
+        """A warning (log, stdout; the API: a RuntimeWarning) when the first state's
+        2K/|W| is outside :data:`VIRIAL_RANGE`."""
+        kin, pot = float(mom["kinetic"]), float(mom["potential"])
+        if not (kin > 0 and pot < 0):
+            return
+        q = 2 * kin / abs(pot)
+        low, high = VIRIAL_RANGE
+        if low <= q <= high:
+            return
+        why = (f"above {high:g} nearly every particle is unbound" if q > high else
+               f"below {low:g} the velocities are all but nil")
+        text = (f"the initial state has 2K/|W| = {q:.3g} (1 in virial equilibrium; {why}): "
+                f"are the initial conditions in the units they are read in? (hybridtree info "
+                f"FILE shows the units a file states; internal units: G = 1)")
+        self._reporter.warning(text)
+        if not echo and self._comm.rank == 0:
+            warnings.warn(text, RuntimeWarning, stacklevel=5)    # the caller's line
 
     def _discard(self, created: bool) -> None:
         """Remove what a start that failed had written."""
@@ -447,6 +491,10 @@ class Simulation(RunWriting):
         if (t is None) == (z is None):
             raise ValueError("evolve: give a time t or (cosmological runs) a redshift z")
         if z is None:
+            now = self.t
+            if t < now - 1e-9 * max(abs(now), self.dt):
+                raise ValueError(f"evolve({t}): t = {t} is in the past: the simulation is at "
+                                 f"t = {now:.10g} already and only steps forward")
             n = self._sched.steps_to(t, self._step)
         elif not self._sched.cosmological:
             raise ValueError("evolve(z=...): this is not a cosmological run")

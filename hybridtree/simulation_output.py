@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from . import __version__
 from .diagnostics import breakdown_record, measure, write_timebins
 from .guards import Signals
@@ -133,8 +135,9 @@ class RunWriting:
         return path
 
     def close(self) -> None:
-        """Finish the run: with an output folder, the last state is written as the next
-        snapshot unless one was just written, and the run log gets its end line."""
+        """Finish the run (collective): with an output folder, the last state is written as
+        the next snapshot unless one was just written, and the run log gets its end line
+        (under MPI: interactions summed over the processes, phase seconds their mean)."""
         if self._ended:
             return
         self._ended = True
@@ -149,11 +152,17 @@ class RunWriting:
             if self._broken is not None:
                 return
             sec = self._stepper.clock.snapshot()
+            phases = ("build", "walk", "transfer", "integrate", "reduce", "output")
+            seconds = np.array([sec.get(k, 0.0) for k in phases])
+            interactions = self._stepper.counts.get("interactions", 0)
+            size = self._comm.size
+            if size > 1:        # collective: the sum of the interactions, the mean seconds
+                tot = self._comm.allreduce(np.append(seconds, float(interactions)))
+                seconds, interactions = tot[:-1] / size, int(round(tot[-1]))
             self._reporter.event(
                 "end", steps=self._step - self._step0, wall_s=round(self._wall, 3),
-                **{f"{k}_s": round(sec.get(k, 0.0), 3) for k in
-                   ("build", "walk", "transfer", "integrate", "reduce", "output")},
-                interactions=self._stepper.counts.get("interactions", 0),
+                **{f"{k}_s": round(float(v), 3) for k, v in zip(phases, seconds)},
+                interactions=interactions,
                 **({"snapshots_in_background": self._writer.writes,
                     "background_write_s": round(self._writer.seconds, 3)}
                    if self._writer is not None else {}))

@@ -28,6 +28,8 @@ either or the stem ``snapshot_0002`` (:func:`resolve_snapshot`) and read the who
 This is the public module: the writing side lives in :mod:`hybridtree.io.hdf5_write`, the
 reading side (with :class:`Particles` and :class:`Snapshot`) in :mod:`hybridtree.io.hdf5_read`;
 their public names are re-exported here, beside the names of a run's snapshot files.
+Files of other codes are read in the units and the convention they state, or GADGET's
+(:mod:`hybridtree.io.hdf5_read` says how).
 """
 
 from __future__ import annotations
@@ -36,12 +38,14 @@ import re
 from pathlib import Path
 
 from . import hdf5_read
-from .hdf5_read import (Particles, Snapshot, SnapshotError, check_unique_ids, read_particles,
+from .hdf5_read import (GADGET_DEFAULT_UNITS, Particles, Snapshot, SnapshotError, StatedUnits,
+                        check_unique_ids, count_particles, file_cosmology, read_particles,
                         read_snapshot, resolve_snapshot, snapshot_files)
 from .hdf5_write import UNITS_MARK, SnapshotWriteError, atomic_path, write_snapshot
 
-__all__ = ["SNAPSHOT_RE", "Particles", "Snapshot", "SnapshotError", "SnapshotWriteError",
-           "UNITS_MARK", "atomic_path", "check_unique_ids", "latest_snapshot", "read_snapshot",
+__all__ = ["GADGET_DEFAULT_UNITS", "SNAPSHOT_RE", "Particles", "Snapshot", "SnapshotError",
+           "SnapshotWriteError", "StatedUnits", "UNITS_MARK", "atomic_path", "check_unique_ids",
+           "count_particles", "file_cosmology", "latest_snapshot", "read_snapshot",
            "read_particles", "resolve_snapshot", "snapshot_files", "snapshot_name",
            "write_snapshot"]
 
