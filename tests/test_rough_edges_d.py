@@ -462,3 +462,13 @@ def test_evolve_into_the_past_says_so():
         sim.evolve(DT)
     with pytest.raises(ValueError, match="not a whole number of steps"):
         sim.evolve(2.5 * DT)
+
+
+def test_the_ic_command_refuses_a_size_that_cannot_fit_before_drawing(tmp_path, monkeypatch,
+                                                                      capsys):
+    from hybridtree import cli, ics
+    monkeypatch.setattr(ics, "plummer", lambda *a, **k: pytest.fail("drew the particles"))
+    rc = cli.main(["ic", "plummer", "-n", str(10**11), "-o", str(tmp_path / "ic.hdf5")])
+    assert rc == 2
+    one_error_line(capsys, "N = 100000000000", "host memory", "available")
+    assert not (tmp_path / "ic.hdf5").exists()
