@@ -50,7 +50,7 @@ def _ic(args: argparse.Namespace) -> int:
     if args.kind == "cosmo_sphere":
         return _ic_cosmo(args, out)
     make = {"plummer": ics.plummer, "hernquist": ics.hernquist, "cold_sphere": ics.cold_sphere}
-    from .runsetup import check_ic_memory
+    from .runsize import check_ic_memory
     check_ic_memory(args.n)             # before anything is drawn
     pos, vel, mass = make[args.kind](args.n, seed=args.seed)
     units = Units(SCHEMA["units"]["length_cm"].default, SCHEMA["units"]["mass_g"].default)

@@ -9,8 +9,9 @@ from typing import Any
 
 from .config import Settings, load_config, parse_overrides
 from .runfolder import latest_run_point
-from .runsetup import (RunError, check_memory, ics_count, initial_conditions, load_restart,
-                       run_comm, settings_units, together)
+from .runcomm import RunError, run_comm, together
+from .runsetup import initial_conditions, load_restart, settings_units
+from .runsize import check_memory, ics_count
 from .simulation import Simulation, Start
 
 __all__ = ["run"]

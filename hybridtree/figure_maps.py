@@ -15,7 +15,7 @@ from matplotlib.transforms import Bbox
 
 from .figure_text import PlainLogFormatter, number_text
 from .figure_units import PlotUnits, SnapshotCosmology, snapshot_cosmology, snapshot_units
-from .io.hdf5_read import _read_set
+from .io.hdf5_read import read_set
 from .io.snapshot import SNAPSHOT_RE, SnapshotError, read_particles
 
 __all__ = ["REDSHIFTS", "cosmological_snapshots", "projection_figure", "redshift_panels"]
@@ -49,7 +49,7 @@ def _comoving_xy(snapshot: Path, units: PlotUnits) -> tuple[np.ndarray, np.ndarr
     """(x-y positions in ``units``' comoving lengths, masses in its M☉) of the finite
     particles of a cosmological ``snapshot``, from the columns as stored (comoving
     ``Coordinates`` in UnitLength/h, ``Masses`` in UnitMass/h)."""
-    cols = _read_set(snapshot, "all", (0, 1))[0]
+    cols = read_set(snapshot, "all", (0, 1))[0]
     pos, mass = cols["pos"], cols["mass"]
     ok = np.isfinite(pos).all(axis=1)
     if not ok.any():

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .io.hdf5_read import _attr, _file_units, _open, attr_number
+from .io.gadget_units import file_units
+from .io.hdf5_files import attr_number, attr_value, open_file
 from .units import GYR_S, KPC_CM, MPC_CM, MSUN_1E10_G, MSUN_G, Units
 
 __all__ = ["INTERNAL_NAME", "NBODY", "NBODY_NAME", "PlotUnits", "SnapshotCosmology",
@@ -150,7 +151,7 @@ GADGET_MASS_G = MSUN_1E10_G
 
 
 def _flag(value) -> bool:
-    value = _attr(value)
+    value = attr_value(value)
     if isinstance(value, str):
         return value.strip().lower() in ("1", "true", "yes", "on")
     try:
@@ -169,7 +170,7 @@ def snapshot_cosmology(path: str | Path) -> SnapshotCosmology | None:
     defaults (1 kpc/h, 1e10 M☉/h).  ValueError for a cosmological snapshot without h > 0
     or without a scale factor or redshift."""
     path = Path(path)
-    with _open(path) as f:
+    with open_file(path) as f:
         header = f["Header"].attrs if "Header" in f else {}
         params = f["Parameters"].attrs if "Parameters" in f else {}
         h = attr_number(header, "HubbleParam")
@@ -219,8 +220,8 @@ def snapshot_units(path: str | Path, h_units: bool = False) -> PlotUnits:
     cosmo = snapshot_cosmology(path)
     if cosmo is not None:
         return cosmo.units(h_units)
-    with _open(Path(path)) as f:
-        stated = _file_units(f)
+    with open_file(Path(path)) as f:
+        stated = file_units(f)
         if stated is not None:
             units, _, time_s = stated
             return plot_units(units.length_cm, units.mass_g, time_s)
@@ -241,8 +242,8 @@ def run_units(path: str | Path) -> PlotUnits:
     where the file states none."""
     if snapshot_cosmology(path) is None:
         return snapshot_units(path)
-    with _open(Path(path)) as f:
-        stated = _file_units(f)
+    with open_file(Path(path)) as f:
+        stated = file_units(f)
     if stated is None:
         return PlotUnits(INTERNAL_NAME, 1.0, INTERNAL_NAME, 1.0, 1.0, cosmological=True)
     units, _, time_s = stated

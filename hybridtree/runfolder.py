@@ -21,7 +21,7 @@ import h5py
 import numpy as np
 
 from .io.snapshot import SNAPSHOT_RE, latest_snapshot
-from .runsetup import RunError
+from .runcomm import RunError
 
 __all__ = ["RUN_FILES", "RESTART_STEM", "TEMP_RE", "run_point_step", "latest_run_point",
            "restart_point", "prepare_output"]

@@ -52,8 +52,8 @@ def no_drawing(monkeypatch):
 
 def little_memory(monkeypatch, free: int = 1 << 20):
     """This machine has ``free`` bytes of host memory available (1 MiB by default)."""
-    from hybridtree import runsetup
-    monkeypatch.setattr(runsetup, "host_memory_available", lambda: (free, "MemAvailable"))
+    from hybridtree import runsize
+    monkeypatch.setattr(runsize, "host_memory_available", lambda: (free, "MemAvailable"))
 
 
 # --- 1. size checks before allocation ------------------------------------------------
@@ -109,7 +109,7 @@ def test_a_restart_reads_n_from_the_header_before_the_particles(here, capsys, mo
         raise AssertionError("the particles were read")
 
     little_memory(monkeypatch)
-    monkeypatch.setattr(hdf5_read, "_read_set", read)
+    monkeypatch.setattr(hdf5_read, "read_set", read)
     capsys.readouterr()
     assert main(["run", "--restart", "out", "--set", "time.t_end=0.125",
                  "--set", "output.dir=again"]) == 2
@@ -126,7 +126,7 @@ def test_a_foreign_file_is_refused_before_its_particles_are_read(here, capsys, m
         raise AssertionError("the particles were read")
 
     little_memory(monkeypatch)
-    monkeypatch.setattr(hdf5_read, "_read_set", read)
+    monkeypatch.setattr(hdf5_read, "read_set", read)
     assert main(["run", "small.toml", "--quiet", "--set", "ics.kind=file",
                  "--set", f"ics.file={path}"]) == 2
     one_error_line(capsys, "N = 400 particles", "host memory")
@@ -143,7 +143,7 @@ def test_the_estimates_per_process_and_are_not_below_what_a_run_uses(here):
     import tracemalloc
 
     import hybridtree
-    from hybridtree.runsetup import HOST_BYTES_DEVICE_STATE, HOST_FIXED_BYTES, per_process
+    from hybridtree.runsize import HOST_BYTES_DEVICE_STATE, HOST_FIXED_BYTES, per_process
     assert per_process(1000, 1) == 1000
     assert per_process(1000, 4) == 313
     assert per_process(5, 4) == 2 and per_process(1000, 4, n_local=400) == 400

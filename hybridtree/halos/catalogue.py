@@ -49,7 +49,7 @@ from typing import Any, Mapping
 import h5py
 import numpy as np
 
-from ..io.hdf5_read import attr_number
+from ..io.hdf5_files import attr_number
 from ..io.snapshot import (N_TYPES, SnapshotError, atomic_path, resolve_snapshot,
                           snapshot_files)
 from ..units import MPC_CM, MSUN_G

@@ -15,7 +15,7 @@ import h5py
 import numpy as np
 
 from ..io.snapshot import resolve_snapshot
-from ..io.hdf5_read import attr_number
+from ..io.hdf5_files import attr_number
 from .catalogue import HaloCatalogue, _plain
 
 __all__ = ["MassFunction", "colossus_cosmology", "cosmology_params", "mass_function",

@@ -19,7 +19,9 @@ import numpy as np
 
 from ..faults import inject
 from ..units import GYR_S, Units
-from .hdf5_read import N_TYPES, CosmicHeader, Particles
+from .gadget_units import CosmicHeader
+from .hdf5_files import N_TYPES
+from .hdf5_read import Particles
 
 __all__ = ["UNITS_MARK", "SnapshotWriteError", "atomic_path", "write_snapshot"]
 

@@ -29,7 +29,7 @@ This is the public module: the writing side lives in :mod:`hybridtree.io.hdf5_wr
 reading side (with :class:`Particles` and :class:`Snapshot`) in :mod:`hybridtree.io.hdf5_read`;
 their public names are re-exported here, beside the names of a run's snapshot files.
 Files of other codes are read in the units and the convention they state, or GADGET's
-(:mod:`hybridtree.io.hdf5_read` says how).
+(:mod:`hybridtree.io.gadget_units` says how).
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ from typing import Any, Iterator
 import h5py
 import numpy as np
 
-from .hdf5_read import N_TYPES, _file_units, _open
+from .gadget_units import file_units
+from .hdf5_files import N_TYPES, open_file
 from .snapshot import SnapshotError, snapshot_files
 
 __all__ = ["load_yt"]
@@ -75,12 +76,12 @@ def _units_and_box(path: Path) -> tuple[dict[str, float] | None, float]:
     """yt's ``unit_base`` from the file's units (cgs; None if it states none) and its
     ``BoxSize`` (internal units; 0 for open boundaries).  SnapshotError if ``path`` has no
     GADGET ``Header`` or no particles."""
-    with _open(path) as f:
+    with open_file(path) as f:
         if not isinstance(f.get("Header"), h5py.Group):
             raise SnapshotError(f"{path}: no Header group: not a GADGET-style snapshot")
         if not any(f"PartType{t}" in f for t in range(N_TYPES)):
             raise SnapshotError(f"{path}: no PartType groups: not a GADGET-style snapshot")
-        stated = _file_units(f)
+        stated = file_units(f)
         box = float(np.asarray(f["Header"].attrs.get("BoxSize", 0.0)).reshape(-1)[0])
     if stated is None:
         return None, box
@@ -108,7 +109,7 @@ def _bounding_box(files: list[Path]) -> np.ndarray:
 def _coordinates_and_masses(path: Path) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(positions (n, 3), masses (n,)) of every PartType of the file, CHUNK rows at a time;
     masses from ``Masses`` or the ``MassTable``."""
-    with _open(path) as f:
+    with open_file(path) as f:
         table = np.asarray(f["Header"].attrs.get("MassTable", np.zeros(N_TYPES)),
                            np.float64).reshape(-1)
         for t in range(N_TYPES):
