@@ -93,7 +93,12 @@ def test_list_walk_matches_the_simd_walk(runtime, multipole, eps, sinks_per_item
                                                    "SINKS": sinks_per_item, "LBUF": lbuf,
                                                    "REPLICATE": replicate})
         same_counts_but_at_the_border(pp1, pc1, pp2, pc2)
-        assert rel_err(a2, a1).max() < 2e-5
+        # two programs under fast math round each sum their own way: per sink a few ulp
+        # of the sum of |terms|, which is up to ~130 x |a| for the few core sinks whose
+        # forces cancel (H100: 2.3e-5 at most, 1.6e-7 typical); a wrong walk is far off
+        # everywhere (the lost lo parts of issue 34: median 2.6e-5, max 0.23)
+        e = rel_err(a2, a1)
+        assert np.percentile(e, 99) < 2e-6 and e.max() < 1e-4, (np.percentile(e, 99), e.max())
         assert np.allclose(p1, p2, rtol=1e-5)
     assert treewalk._list_room[id(runtime.context)] > 512      # the lists did outgrow it
 
