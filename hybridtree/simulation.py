@@ -269,7 +269,8 @@ class Simulation(RunWriting, ParticleViews):
         p0 = start.particles
         self._stepper = make_stepper(self.settings, p0, comm, self._rt, self._lambda)
         self._soften(self._step)
-        passed = {"unusable": "; ".join(unusable_devices())} if unusable_devices() else {}
+        unusable = unusable_devices()
+        passed = {"unusable": "; ".join(unusable)} if unusable else {}
         if self._rt.info.rsqrt_mode:
             passed["rsqrt"] = RSQRT_MODES[self._rt.info.rsqrt_mode]
         self._reporter.event("start", version=__version__, device=self._rt.info.label,
