@@ -58,6 +58,6 @@ __all__ = ["Simulation", "__version__"]
 def __getattr__(name: str):
     # lazily, so that ``import hybridtree`` stays light (no OpenCL, no h5py)
     if name == "Simulation":
-        from .simulation import Simulation
+        from .run.simulation import Simulation
         return Simulation
     raise AttributeError(f"module 'hybridtree' has no attribute {name!r}")

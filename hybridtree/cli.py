@@ -24,7 +24,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .driver import run
+    from .run.driver import run
 
     overrides = list(args.set or [])
     if args.device:
@@ -37,10 +37,10 @@ def _run(args: argparse.Namespace) -> int:
 def _ic(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from . import ics
-    from .config import SCHEMA
+    from .ics import spheres as ics
+    from .config.settings import SCHEMA
     from .io.snapshot import Particles, write_snapshot
-    from .units import Units
+    from .config.units import Units
 
     out = Path(args.output)
     if out.exists() and not args.overwrite:
@@ -50,7 +50,7 @@ def _ic(args: argparse.Namespace) -> int:
     if args.kind == "cosmo_sphere":
         return _ic_cosmo(args, out)
     make = {"plummer": ics.plummer, "hernquist": ics.hernquist, "cold_sphere": ics.cold_sphere}
-    from .runsize import check_ic_memory
+    from .run.size import check_ic_memory
     check_ic_memory(args.n)             # before anything is drawn
     pos, vel, mass = make[args.kind](args.n, seed=args.seed)
     units = Units(SCHEMA["units"]["length_cm"].default, SCHEMA["units"]["mass_g"].default)
@@ -64,16 +64,16 @@ def _ic(args: argparse.Namespace) -> int:
 def _ic_cosmo(args: argparse.Namespace, out: Path) -> int:
     """``hybridtree ic cosmo_sphere``: the sphere a cosmological run with these settings
     starts from, as a GADGET cosmological snapshot at cosmology.z_start."""
-    from .config import load_config, parse_overrides, settings_from_flat
+    from .config.settings import load_config, parse_overrides, settings_from_flat
     from .io.snapshot import Particles, write_snapshot
-    from .runsetup import initial_conditions
+    from .run.setup import initial_conditions
 
     over = parse_overrides(args.set or [])
     over.update({"ics.kind": "cosmo_sphere", "ics.n_grid": args.n, "ics.seed": args.seed,
                  "cosmology.enabled": True})
     s = (load_config(args.config, over) if args.config else
          settings_from_flat(over, "hybridtree ic"))
-    from .units import Units
+    from .config.units import Units
     units = Units(s.units.length_cm, s.units.mass_g)
     p, t0 = initial_conditions(s, units)
     a = 1.0 / (1.0 + s.cosmology.z_start)
@@ -88,7 +88,7 @@ def _ic_cosmo(args: argparse.Namespace, out: Path) -> int:
 
 
 def _halos(args: argparse.Namespace) -> int:
-    from .halos import find_halos, write_catalogue
+    from .analysis.halos import find_halos, write_catalogue
 
     from .io.snapshot import resolve_snapshot
 
@@ -103,8 +103,8 @@ def _halos(args: argparse.Namespace) -> int:
 
 
 def _devices(args: argparse.Namespace) -> int:
-    from .info import device_listing
-    from .opencl import DeviceError, REMEDY, choose_device, list_devices, probe_device
+    from .analysis.info import device_listing
+    from .device.choice import DeviceError, REMEDY, choose_device, list_devices, probe_device
 
     devices = list_devices()
     if not devices:
@@ -121,7 +121,7 @@ def _devices(args: argparse.Namespace) -> int:
 
 
 def _info(args: argparse.Namespace) -> int:
-    from .info import describe
+    from .analysis.info import describe
 
     print(describe(args.snapshot))
     return 0
@@ -129,7 +129,7 @@ def _info(args: argparse.Namespace) -> int:
 
 def _plot(args: argparse.Namespace) -> int:
     try:
-        from .plot import plot_run
+        from .analysis.plot import plot_run
     except ImportError as exc:
         raise RuntimeError(f"plotting needs matplotlib: pip install matplotlib "
                            f"(or the 'plot' extra) ({exc})") from None
@@ -139,7 +139,7 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from .bench import bench
+    from .analysis.bench import bench
 
     r = bench(args.n, method=args.method, theta=args.theta, multipole=args.multipole,
               device=args.device, repeat=args.repeat)
@@ -291,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _mpi_rank() -> tuple[int, int]:
     """(rank, size) from the MPI launcher's environment ((0, 1) without one)."""
-    from .simulation import launched_processes
+    from .run.simulation import launched_processes
     size = launched_processes()
     for name in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"):
         value = os.environ.get(name, "")
@@ -302,9 +302,9 @@ def _mpi_rank() -> tuple[int, int]:
 
 def _collective(exc: BaseException) -> bool:
     """Errors every process of an MPI run raises together (reported once, by rank 0)."""
-    from .config import ConfigError
+    from .config.settings import ConfigError
     from .parallel.comm import CollectiveError
-    from .simulation import NumericalError, RunError
+    from .run.simulation import NumericalError, RunError
     return isinstance(exc, (CollectiveError, RunError, ConfigError, NumericalError))
 
 
@@ -329,7 +329,7 @@ def _take_over_ctrl_c() -> None:
     through nanobind) aborts the process (status 134) instead of reaching main()."""
     import signal
 
-    from . import _interrupted_at_start
+    from hybridtree import _interrupted_at_start
     if signal.getsignal(signal.SIGINT) is _interrupted_at_start:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     args = None
     try:
         args = build_parser().parse_args(argv)
-        from .simulation import RunInterrupted      # numpy, h5py, OpenCL: a while
+        from .run.simulation import RunInterrupted      # numpy, h5py, OpenCL: a while
         _take_over_ctrl_c()
     except KeyboardInterrupt:
         if args is not None and args.debug:

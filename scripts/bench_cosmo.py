@@ -52,8 +52,8 @@ def mass_function_check(catalogue: Path, snapshot: Path, radius: float, min_len:
     Tinker (colossus), per bin."""
     import h5py
     import numpy as np
-    from hybridtree.halos import mass_function, reference_mass_function
-    from hybridtree.units import MPC_CM, MSUN_G
+    from hybridtree.analysis.halos import mass_function, reference_mass_function
+    from hybridtree.config.units import MPC_CM, MSUN_G
     with h5py.File(catalogue, "r") as f:
         u = f["Units"].attrs if "Units" in f else f["Header"].attrs
         length_mpc_h = float(u["UnitLength_in_cm"]) / MPC_CM        # file units: L/h

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_gravity as bg  # noqa: E402
 
 from hybridtree.ics import plummer  # noqa: E402
-from hybridtree.opencl import get_runtime  # noqa: E402
+from hybridtree.device.choice import get_runtime  # noqa: E402
 
 #: The chip's arithmetic limit for the direct kernel that the issue quotes (pairs/s).
 DIRECT_LIMIT = 2.5e12

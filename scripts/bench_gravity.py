@@ -42,7 +42,7 @@ import numpy as np
 
 from hybridtree.gravity import accelerations, direct_reference
 from hybridtree.ics import plummer
-from hybridtree.opencl import get_runtime
+from hybridtree.device.choice import get_runtime
 
 T = TypeVar("T")
 FLOPS_PER_INTERACTION = 38
@@ -232,7 +232,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--n-leaf", type=int, default=16)
     p.add_argument("--n-group", type=int, default=None, help="default: the device's")
     p.add_argument("--eps", type=float, default=0.01, help="Plummer softening")
-    p.add_argument("--device", default=None, help="OpenCL device choice (hybridtree.opencl)")
+    p.add_argument("--device", default=None, help="OpenCL device choice (hybridtree.device.choice)")
     p.add_argument("--sample", type=int, default=1000, help="sinks sampled for the error")
     p.add_argument("--repeat", type=int, default=2, help="timed repeats after one warm-up")
     p.add_argument("--pytreegrav", action="store_true", help="also time pytreegrav at tree N")

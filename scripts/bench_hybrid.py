@@ -19,14 +19,14 @@ import time
 
 import numpy as np
 
-from hybridtree.clock import Clock
-from hybridtree.engine import ForceEngine, GravitySettings
+from hybridtree.device.clock import Clock
+from hybridtree.gravity.engine import ForceEngine, GravitySettings
 from hybridtree.ics import plummer
 from hybridtree.io.snapshot import Particles
-from hybridtree.opencl import get_runtime
-from hybridtree.schemes import scheme_for
-from hybridtree.splitting import Changeover
-from hybridtree.state import make_state, state_backend
+from hybridtree.device.choice import get_runtime
+from hybridtree.integrate.schemes import scheme_for
+from hybridtree.gravity.splitting import Changeover
+from hybridtree.integrate.state import make_state, state_backend
 
 
 def core_spacing(n: int) -> float:

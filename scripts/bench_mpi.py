@@ -40,15 +40,15 @@ PHASES = ("decompose", "exchange", "let_select", "let_comm", "build", "walk", "i
 
 
 def worker(a: argparse.Namespace) -> None:
-    from hybridtree.engine import GravitySettings
+    from hybridtree.gravity.engine import GravitySettings
     from hybridtree.ics import plummer
     from hybridtree.io.snapshot import Particles
-    from hybridtree.opencl import get_runtime
+    from hybridtree.device.choice import get_runtime
     from hybridtree.parallel import world
     from hybridtree.parallel.stepping import ParallelStepper
-    from hybridtree.splitting import Changeover
+    from hybridtree.gravity.splitting import Changeover
 
-    from hybridtree.stepper import SerialStepper
+    from hybridtree.integrate.stepper import SerialStepper
 
     comm = world()
     pos, vel, mass = plummer(a.n, seed=1)

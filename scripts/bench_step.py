@@ -127,7 +127,7 @@ def run_scheme(n: int, scheme: str, ic: Path, tmp: Path, args) -> dict:
            "bytes_per_particle": per_particle(c["peak_mib"], n), "sets": sets}
     diag = out / "diagnostics.csv"
     if c["rc"] == 0 and diag.exists():
-        from hybridtree.diagnostics import read_diagnostics
+        from hybridtree.analysis.diagnostics import read_diagnostics
         rows = read_diagnostics(diag)
         later = [r for r in rows if num(r.get("step")) and num(r["step"]) > 0]
         row["reports"] = len(later)
@@ -205,7 +205,7 @@ def write_ic(n: int, seed: int, tmp: Path) -> tuple[Path, dict]:
     from hybridtree.config import SCHEMA
     from hybridtree.ics import plummer
     from hybridtree.io.snapshot import Particles, write_snapshot
-    from hybridtree.units import Units
+    from hybridtree.config.units import Units
     t0 = time.perf_counter()
     pos, vel, mass = plummer(n, seed)
     t1 = time.perf_counter()
@@ -219,7 +219,7 @@ def write_ic(n: int, seed: int, tmp: Path) -> tuple[Path, dict]:
 
 
 def header(args) -> dict:
-    from hybridtree.opencl import choose_device      # no context: no device memory held
+    from hybridtree.device.choice import choose_device      # no context: no device memory held
     try:
         label = choose_device(args.device).label
     except Exception as exc:                         # noqa: BLE001 (reported, not fatal)

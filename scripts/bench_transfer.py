@@ -6,7 +6,7 @@ Upload: float64 positions (N x 3) and masses (N); download: float64 acceleration
 does.  Every way is timed best of ``--repeat`` after a warm-up:
 
 - ``pageable``: plain copies from and to numpy arrays (HYBRIDTREE_STAGING=never);
-- ``staged``: through pinned staging memory in chunks (hybridtree.transfer), per chunk size;
+- ``staged``: through pinned staging memory in chunks (hybridtree.device.transfer), per chunk size;
 - ``dma``: the pinned area to the device and back with no host copy (the bus's limit).
 
     PYTHONPATH=. python scripts/bench_transfer.py --device nvidia --n 4194304 16777216
@@ -21,8 +21,8 @@ import time
 import numpy as np
 import pyopencl as cl
 
-from hybridtree import transfer
-from hybridtree.opencl import get_runtime
+from hybridtree.device import transfer
+from hybridtree.device.choice import get_runtime
 
 
 def best(fn, repeat: int) -> float:

@@ -6,9 +6,9 @@ for defs in "SELF_BRANCH=0 NI=1" "SELF_BRANCH=0 NI=2" "SELF_BRANCH=1 NI=1"; do
   python - $defs <<'PY'
 import sys
 import numpy as np
-from hybridtree.direct import direct_forces
+from hybridtree.gravity.direct import direct_forces
 from hybridtree.gravity import direct_reference
-from hybridtree.opencl import get_runtime
+from hybridtree.device.choice import get_runtime
 opts = {k: int(v) for k, v in (a.split("=") for a in sys.argv[1:])}
 rt = get_runtime("cpu")
 pos = np.random.default_rng(1).normal(size=(3000, 3))

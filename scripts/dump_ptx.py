@@ -12,7 +12,7 @@ import argparse
 import collections
 import re
 
-from hybridtree.opencl import get_runtime
+from hybridtree.device.choice import get_runtime
 
 
 def main() -> None:

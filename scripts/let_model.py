@@ -44,13 +44,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:                 # run from a checkout without installing
     sys.path.insert(0, str(ROOT))
 
-from hybridtree import ics  # noqa: E402
+from hybridtree import ics# noqa: E402
 from hybridtree.parallel.domain import Domains, cut_samples, grid_shape  # noqa: E402
 from hybridtree.parallel.forces import global_cube  # noqa: E402
-from hybridtree.tree import Octree  # noqa: E402
-from hybridtree.tree.moments import cell_moments  # noqa: E402
-from hybridtree.tree.morton import MAX_LEVEL, Cube, integer_coords, key_coords, morton_keys  # noqa: E402
-from hybridtree.tree.octree import _concat_ranges, split_cells  # noqa: E402
+from hybridtree.gravity.tree import Octree  # noqa: E402
+from hybridtree.gravity.tree.moments import cell_moments  # noqa: E402
+from hybridtree.gravity.tree.morton import MAX_LEVEL, Cube, integer_coords, key_coords, morton_keys  # noqa: E402
+from hybridtree.gravity.tree.octree import _concat_ranges, split_cells  # noqa: E402
 
 MODELS = ("plummer", "halo_sat")
 DEFAULT_PROCS = (8, 16, 32, 64, 128, 256, 512, 1024)

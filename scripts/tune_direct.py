@@ -8,10 +8,10 @@ import argparse
 import itertools
 import numpy as np
 
-from hybridtree.direct import direct_forces
+from hybridtree.gravity.direct import direct_forces
 from hybridtree.gravity import direct_reference
 from hybridtree.ics import plummer
-from hybridtree.opencl import get_runtime
+from hybridtree.device.choice import get_runtime
 
 
 def main() -> None:

@@ -15,8 +15,8 @@ import time
 import numpy as np
 import pyopencl as cl
 
-from hybridtree.opencl import get_runtime
-from hybridtree.tree.device_sort import Tuning, radix_sort
+from hybridtree.device.choice import get_runtime
+from hybridtree.gravity.tree.device_sort import Tuning, radix_sort
 
 
 def main() -> None:

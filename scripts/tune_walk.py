@@ -16,10 +16,10 @@ import numpy as np
 
 from hybridtree.gravity import accelerations
 from hybridtree.ics import plummer
-from hybridtree.opencl import get_runtime
-from hybridtree.tree.device_build import build_device_tree
-from hybridtree import treewalk
-from hybridtree.treewalk import tree_forces
+from hybridtree.device.choice import get_runtime
+from hybridtree.gravity.tree.device_build import build_device_tree
+from hybridtree.gravity import walk as treewalk
+from hybridtree.gravity.walk import tree_forces
 
 
 def main() -> None:

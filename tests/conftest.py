@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hybridtree.ics import plummer
-from hybridtree.opencl import get_runtime
+from hybridtree.device.choice import get_runtime
 
 
 @pytest.fixture(scope="session")
@@ -49,13 +49,13 @@ diag_every = {diag_every}
 
 def stepping(pos, vel, mass, g, backend: str = "host"):
     """(state, scheme) of particles with gravity settings ``g``
-    (:class:`hybridtree.engine.GravitySettings`) on the session's device, forces computed
+    (:class:`hybridtree.gravity.engine.GravitySettings`) on the session's device, forces computed
     at the start; ``backend``: "host" or "device" state."""
-    from hybridtree.clock import Clock
-    from hybridtree.engine import ForceEngine
+    from hybridtree.device.clock import Clock
+    from hybridtree.gravity.engine import ForceEngine
     from hybridtree.io.snapshot import Particles
-    from hybridtree.schemes import scheme_for
-    from hybridtree.state import make_state
+    from hybridtree.integrate.schemes import scheme_for
+    from hybridtree.integrate.state import make_state
     rt = get_runtime()
     clock = Clock(rt)
     p = Particles(pos, vel, mass, np.arange(1, len(mass) + 1, dtype=np.uint64))
@@ -100,11 +100,11 @@ def one_error_line(capsys, *needles: str) -> str:
 
 @pytest.fixture
 def figures(monkeypatch) -> dict:
-    """The figures hybridtree.plot saves, by file name (each with an Agg canvas to
+    """The figures hybridtree.analysis.plot saves, by file name (each with an Agg canvas to
     measure)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from hybridtree import plot
+    from hybridtree.analysis import plot
     seen = {}
     save = plot._save
 

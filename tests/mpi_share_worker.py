@@ -19,8 +19,8 @@ import numpy as np
 from hybridtree.config import validate
 from hybridtree.parallel import comm as comm_module
 from hybridtree.parallel.comm import world
-from hybridtree.simulation import initial_conditions
-from hybridtree.units import Units
+from hybridtree.run.simulation import initial_conditions
+from hybridtree.config.units import Units
 
 #: 33 bytes a row: pieces of a small chunk limit split rows and fields
 ROW = np.dtype([("src", "<u8"), ("pos", "<f8", (3,)), ("flag", "i1")])

@@ -13,16 +13,16 @@ import pyopencl as cl
 
 from hybridtree.ics import plummer
 from hybridtree.parallel import PARTICLE_DTYPE, decompose, exchange, parallel_accelerations, world
-from hybridtree.engine import GravitySettings
+from hybridtree.gravity.engine import GravitySettings
 from hybridtree.io.snapshot import Particles
-from hybridtree.opencl import get_runtime
-from hybridtree.clock import Clock
+from hybridtree.device.choice import get_runtime
+from hybridtree.device.clock import Clock
 from hybridtree.parallel import comm as comm_module
 from hybridtree.parallel.engine import ParallelEngine
 from hybridtree.parallel.migrate import migrate, sample_positions
 from hybridtree.parallel.stepping import ParallelStepper
-from hybridtree.state import DeviceState
-from hybridtree.splitting import Changeover
+from hybridtree.integrate.state import DeviceState
+from hybridtree.gravity.splitting import Changeover
 
 
 def run(n: int, out: str, opts: dict) -> None:

@@ -16,25 +16,25 @@ import numpy as np
 import pyopencl as cl
 
 from conftest import rel_err, stepping
-from hybridtree import treewalk
-from hybridtree.direct import direct_forces
-from hybridtree.engine import GravitySettings
+from hybridtree.gravity import walk as treewalk
+from hybridtree.gravity.direct import direct_forces
+from hybridtree.gravity.engine import GravitySettings
 from hybridtree.gravity import accelerations, direct_reference
 from hybridtree.ics import plummer
-from hybridtree.opencl import get_runtime
+from hybridtree.device.choice import get_runtime
 from hybridtree.io.snapshot import Particles
 from hybridtree.parallel.device_let import local_sink_groups, select_on_device
 from hybridtree.parallel.domain import Domains
 from hybridtree.parallel.migrate import migrate, sample_positions
-from hybridtree.schemes import BlockLeapfrog, BlockSettings
-from hybridtree.reduce import (host_block_sum, host_lagrangian_radii, host_moments,
+from hybridtree.integrate.schemes import BlockLeapfrog, BlockSettings
+from hybridtree.device.reduce import (host_block_sum, host_lagrangian_radii, host_moments,
                                host_net_acceleration, reducer)
-from hybridtree.splitting import Changeover
-from hybridtree.state import DeviceState
-from hybridtree.transfer import upload
-from hybridtree.tree import build_tree
-from hybridtree.tree.device_build import DeviceArrays, build_device_tree, launch
-from hybridtree.tree.device_sort import (TUNING, Tuning, _kernels, exclusive_scan,
+from hybridtree.gravity.splitting import Changeover
+from hybridtree.integrate.state import DeviceState
+from hybridtree.device.transfer import upload
+from hybridtree.gravity.tree import build_tree
+from hybridtree.gravity.tree.device_build import DeviceArrays, build_device_tree, launch
+from hybridtree.gravity.tree.device_sort import (TUNING, Tuning, _kernels, exclusive_scan,
                                          local_bytes, radix_sort)
 
 N = 300

@@ -10,8 +10,8 @@ from hybridtree.cli import main
 from hybridtree.config import load_config
 from hybridtree.ics import plummer
 from hybridtree.io.snapshot import read_snapshot
-from hybridtree.simulation import initial_conditions
-from hybridtree.units import Units
+from hybridtree.run.simulation import initial_conditions
+from hybridtree.config.units import Units
 
 DT = 1 / 64
 CONFIG = run_config(600, 4, 0.6, 16, 8, 4, DT)
@@ -202,7 +202,7 @@ def test_from_snapshot_of_initial_conditions_starts_a_new_run(here):
         np.testing.assert_array_equal(sim.ids, s.particles.ids)
     sim.step(2)
     assert abs(sim.energy_error) < 1e-4
-    with pytest.raises(hybridtree.simulation.RunError, match="nothing.hdf5"):
+    with pytest.raises(hybridtree.run.simulation.RunError, match="nothing.hdf5"):
         hybridtree.Simulation.from_snapshot(here / "nothing.hdf5")
 
 
@@ -215,7 +215,7 @@ def test_a_failed_step_leaves_nothing_more_to_write(here, monkeypatch):
     pos, vel, mass = plummer(200, seed=1)
     sim = hybridtree.Simulation(pos, vel, mass, dt=DT, snapshot_dt=8 * DT, output="bad",
                                 quiet=True)
-    with pytest.raises(hybridtree.simulation.NumericalError, match="step 3"):
+    with pytest.raises(hybridtree.run.simulation.NumericalError, match="step 3"):
         sim.step(5)
     with pytest.raises(RuntimeError, match="cannot go on: step 3 did not complete"):
         sim.step(1)

@@ -10,8 +10,8 @@ import warnings
 import pyopencl as cl
 import pytest
 
-from hybridtree import runtime as runtime_module
-from hybridtree.opencl import DeviceError, Runtime, build_log, build_program
+from hybridtree.device import runtime as runtime_module
+from hybridtree.device.choice import DeviceError, Runtime, build_log, build_program
 
 # PoCL's compiler (clang) writes ``#warning`` to the build log; NVIDIA's does not, but
 # remarks on every kernel it compiles
@@ -39,7 +39,7 @@ def said(prg) -> list[str]:
 
 
 def ours(caplog) -> list[logging.LogRecord]:
-    return [r for r in caplog.records if r.name == "hybridtree.opencl"]
+    return [r for r in caplog.records if r.name == "hybridtree.device.choice"]
 
 
 def test_the_device_fills_the_log(runtime, no_compiler_output):
@@ -50,7 +50,7 @@ def test_the_device_fills_the_log(runtime, no_compiler_output):
 
 
 def test_remarks_are_logged_not_warned(runtime, no_compiler_output, caplog):
-    caplog.set_level(logging.DEBUG, logger="hybridtree.opencl")
+    caplog.set_level(logging.DEBUG, logger="hybridtree.device.choice")
     with warnings.catch_warnings():
         warnings.simplefilter("error")          # any escaping warning fails the test
         prg = build_program(runtime.context, fresh(), OPTIONS, "the test kernel")
@@ -62,7 +62,7 @@ def test_remarks_are_logged_not_warned(runtime, no_compiler_output, caplog):
 
 
 def test_runtime_builds_are_quiet(runtime, no_compiler_output, monkeypatch, caplog):
-    caplog.set_level(logging.DEBUG, logger="hybridtree.opencl")
+    caplog.set_level(logging.DEBUG, logger="hybridtree.device.choice")
     monkeypatch.setattr(runtime_module, "kernel_source", lambda name, text=fresh(): text)
     new = Runtime(runtime.info, runtime.context, runtime.queue)     # empty program cache
     with warnings.catch_warnings():
@@ -82,7 +82,7 @@ def test_pyopencl_switch_still_shows_the_log(runtime, monkeypatch):
 
 
 def test_a_clean_build_logs_nothing(runtime, no_compiler_output, caplog):
-    caplog.set_level(logging.DEBUG, logger="hybridtree.opencl")
+    caplog.set_level(logging.DEBUG, logger="hybridtree.device.choice")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         prg = build_program(runtime.context, fresh(remark=False), OPTIONS)

@@ -9,10 +9,11 @@ import scipy.fft as sfft
 from scipy import integrate
 
 from hybridtree.config import MSUN_1E10_G
-from hybridtree.cosmo import (Cosmology, cosmo_sphere, cosmo_sphere_share, lagrangian_positions,
-                              linear_density_k, lpt_displacements, sphere_count, white_noise)
+from hybridtree.cosmo import Cosmology
+from hybridtree.ics import (cosmo_sphere, cosmo_sphere_share, lagrangian_positions,
+                            linear_density_k, lpt_displacements, sphere_count, white_noise)
 from hybridtree.cosmo.background import MPC_CM
-from hybridtree.units import G_CGS, Units
+from hybridtree.config.units import G_CGS, Units
 
 MPC_UNITS = Units(MPC_CM, MSUN_1E10_G)          # 1 Mpc, 1e10 Msun
 H = 0.7

@@ -12,7 +12,7 @@ import pytest
 import hybridtree
 from hybridtree.cosmo.background import Cosmology
 from hybridtree.io.snapshot import read_snapshot
-from hybridtree.units import Units
+from hybridtree.config.units import Units
 
 MPC_CM = 3.0856775814913673e24
 MSUN_G = 1.98841e33
@@ -144,7 +144,7 @@ def test_linear_growth_of_the_displacements_follows_d():
     """A cosmological sphere from z = 49 to z = 9: inside its inner half, where the
     vacuum outside has not yet acted, the displacements from the grid grow as D(a)
     (linear theory) within 5 %."""
-    from hybridtree.cosmo.ics import cosmo_sphere, lagrangian_positions
+    from hybridtree.ics.cosmological import cosmo_sphere, lagrangian_positions
     bg = Cosmology(omega_m=0.3, omega_l=0.7, omega_b=0.045, h=0.7, sigma8=0.8, n_s=0.96,
                    units=UNITS)
     n, box, radius, z0 = 32, 256.0, 128.0, 49.0
@@ -173,7 +173,7 @@ def test_a_cosmological_sphere_is_the_same_bits_for_any_number_of_processes(tmp_
     processes give the particles of the serial sphere, bit for bit."""
     from hybridtree.config import validate
     from hybridtree.parallel.comm import Comm
-    from hybridtree.simulation import initial_conditions
+    from hybridtree.run.simulation import initial_conditions
     from test_mpi_share import run_worker
     spec = {"kind": "cosmo_sphere", "n_grid": 24, "box": 60.0, "radius": 30.0, "seed": 2,
             "lpt": 2, "cosmology": {"enabled": True, "z_start": 30.0}}

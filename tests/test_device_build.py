@@ -7,11 +7,11 @@ from conftest import rel_err
 
 from hybridtree.gravity import accelerations, direct_reference
 from hybridtree.ics import plummer
-from hybridtree import treewalk
-from hybridtree.tree import MAX_LEVEL, build_tree, leaf_ranges, split_cells
-from hybridtree.tree.device_build import build_device_tree, device_cube, device_groups
-from hybridtree.tree.octree import packed_leaf_ranges
-from hybridtree.treewalk import sink_groups
+from hybridtree.gravity import walk as treewalk
+from hybridtree.gravity.tree import MAX_LEVEL, build_tree, leaf_ranges, split_cells
+from hybridtree.gravity.tree.device_build import build_device_tree, device_cube, device_groups
+from hybridtree.gravity.tree.octree import packed_leaf_ranges
+from hybridtree.gravity.walk import sink_groups
 
 
 def _clump(n=3000):
@@ -141,7 +141,7 @@ def test_device_build_forces_match_direct_summation(multipole):
 
 
 def test_device_build_rejects_a_cube_that_is_not_a_power_of_two(runtime):
-    from hybridtree.tree.morton import Cube
+    from hybridtree.gravity.tree.morton import Cube
     pos, mass = _plummer(10)
     with pytest.raises(ValueError, match="power-of-two"):
         build_device_tree(runtime, pos, mass, cube=Cube(np.full(3, -3.0), 6.0))

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from hybridtree import opencl
-from hybridtree.direct import DEFAULT_WG, direct_defines
-from hybridtree.info import device_listing
-from hybridtree.kernel_builds import PROFILES
-from hybridtree.opencl import DeviceError, DeviceInfo, _best, _match, memory_needed
-from hybridtree.probe import Probe
-from hybridtree.reduce import reduce_work_group
-from hybridtree.tree.device_build import extent_work_group
-from hybridtree.tree.device_sort import TUNING, Tuning, fit_tuning, local_bytes
+from hybridtree.device import choice as opencl
+from hybridtree.gravity.direct import DEFAULT_WG, direct_defines
+from hybridtree.analysis.info import device_listing
+from tools.kernel_builds import PROFILES
+from hybridtree.device.choice import DeviceError, DeviceInfo, _best, _match, memory_needed
+from hybridtree.device.probe import Probe
+from hybridtree.device.reduce import reduce_work_group
+from hybridtree.gravity.tree.device_build import extent_work_group
+from hybridtree.gravity.tree.device_sort import TUNING, Tuning, fit_tuning, local_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 GIB = 2**30
@@ -129,7 +129,7 @@ def test_forces_on_a_device_that_reports_small_limits():
     code = ("import numpy as np\n"
             "from hybridtree.gravity import accelerations, direct_reference\n"
             "from hybridtree.ics import plummer\n"
-            "from hybridtree.opencl import get_runtime\n"
+            "from hybridtree.device.choice import get_runtime\n"
             "assert get_runtime().info.max_work_group_size == 16\n"
             "pos, _, m = plummer(600, seed=3)\n"
             "ref, _ = direct_reference(pos, m, 0.01)\n"
@@ -148,7 +148,9 @@ def test_runs_and_the_api_tell_the_device_choice_their_memory_need(monkeypatch):
     """The automatic choice can pass over a device too small for the run only if the run
     says how much it needs: the API and Simulation pass memory_needed(n)."""
     import hybridtree
-    from hybridtree import gravity, opencl, simulation
+    from hybridtree import gravity
+    from hybridtree.device import choice as opencl
+    from hybridtree.run import simulation
     from hybridtree.ics import plummer
     seen = []
     real = opencl.get_runtime

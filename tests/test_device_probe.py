@@ -12,10 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hybridtree import cli, opencl, probe
-from hybridtree.opencl import (DeviceError, DeviceInfo, _best, _match, _vendor, list_devices,
+from hybridtree import cli
+from hybridtree.device import choice as opencl
+from hybridtree.device import probe
+from hybridtree.device.choice import (DeviceError, DeviceInfo, _best, _match, _vendor, list_devices,
                                register_pip_drivers)
-from hybridtree.probe import RSQRT_TOLERANCE, Probe, reason_line
+from hybridtree.device.probe import RSQRT_TOLERANCE, Probe, reason_line
 
 from conftest import one_error_line
 
@@ -68,7 +70,7 @@ def test_a_failure_that_is_not_the_compiler_is_not_cached(runtime, tmp_path, mon
 def test_rsqrt_modes_reach_the_kernels():
     """RSQRT_MODE is a define of the force kernels only where the probe chose other than
     rsqrt, so devices where rsqrt is exact build the same programs as before."""
-    from hybridtree.direct import direct_defines
+    from hybridtree.gravity.direct import direct_defines
     assert "RSQRT_MODE" not in direct_defines(INTEL, 0.01)
     assert direct_defines(replace(INTEL, rsqrt_mode=1), 0.01)["RSQRT_MODE"] == 1
     assert replace(INTEL, rsqrt_mode=2) == INTEL           # not part of what the device is

@@ -6,7 +6,7 @@ import numpy as np
 import pyopencl as cl
 import pytest
 
-from hybridtree.tree.device_sort import TUNING, Tuning, exclusive_scan, radix_sort
+from hybridtree.gravity.tree.device_sort import TUNING, Tuning, exclusive_scan, radix_sort
 
 #: The GPU tuning (4-bit digits, work-groups of 256), run here on the CPU device.
 GPU_TUNING = TUNING["gpu"]

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from conftest import rel_err
 
-from hybridtree.direct import direct_forces
+from hybridtree.gravity.direct import direct_forces
 from hybridtree.gravity import accelerations, direct_reference
 from hybridtree.ics import plummer
-from hybridtree.opencl import get_runtime
+from hybridtree.device.choice import get_runtime
 
 
 @pytest.mark.parametrize("kind", ["uniform", "plummer"])

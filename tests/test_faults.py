@@ -17,9 +17,9 @@ import pytest
 
 from conftest import interruptible, run_config
 from hybridtree.cli import main
-from hybridtree.diagnostics import read_diagnostics
+from hybridtree.analysis.diagnostics import read_diagnostics
 from hybridtree.io.snapshot import SNAPSHOT_RE, latest_snapshot, read_snapshot
-from hybridtree.runfolder import latest_run_point
+from hybridtree.run.folder import latest_run_point
 
 from test_mpi import _mpiexec
 
@@ -202,7 +202,7 @@ def test_non_finite_values_stop_the_run_naming_step_and_particles(here):
 def good_ics(path: Path, n: int = 200) -> None:
     from hybridtree.ics import plummer
     from hybridtree.io.snapshot import Particles, write_snapshot
-    from hybridtree.units import Units
+    from hybridtree.config.units import Units
     pos, vel, mass = plummer(n, seed=1)
     write_snapshot(path, Particles(pos, vel, mass, np.arange(1, n + 1, dtype=np.uint64)), 0.0,
                    Units(3.0856775814913673e21, 1.98841e43))
@@ -298,7 +298,7 @@ def test_hostile_restart_snapshots_are_rejected_by_name(case, here, monkeypatch,
 
 def _ics_file(path: Path, pos: np.ndarray, vel: np.ndarray, mass: np.ndarray) -> None:
     from hybridtree.io.snapshot import Particles, write_snapshot
-    from hybridtree.units import Units
+    from hybridtree.config.units import Units
     write_snapshot(path, Particles(pos, vel, mass, np.arange(1, len(mass) + 1, dtype=np.uint64)),
                    0.0, Units(3.0856775814913673e21, 1.98841e43))
 

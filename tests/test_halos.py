@@ -1,4 +1,4 @@
-"""FOF halos (hybridtree.halos): friends of friends against constructed groups and brute
+"""FOF halos (hybridtree.analysis.halos): friends of friends against constructed groups and brute
 force, the GADGET-4 FOF catalogue of a cosmological snapshot, mass functions (colossus)."""
 
 import math
@@ -8,7 +8,7 @@ import h5py
 import numpy as np
 import pytest
 
-from hybridtree.halos import (HaloCatalogue, catalogue_name, cosmology_params, find_halos,
+from hybridtree.analysis.halos import (HaloCatalogue, catalogue_name, cosmology_params, find_halos,
                               friends_of_friends, linking_length, mass_function,
                               mean_separation, reference_mass_function, write_catalogue)
 

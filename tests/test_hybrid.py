@@ -5,15 +5,15 @@ import pytest
 from conftest import same_counts_but_at_the_border
 
 from hybridtree.config import validate
-from hybridtree.diagnostics import read_diagnostics
+from hybridtree.analysis.diagnostics import read_diagnostics
 from hybridtree.gravity import accelerations, split_accelerations
 from hybridtree.ics import plummer
-from hybridtree.engine import GravitySettings
-from hybridtree.opencl import get_runtime
-from hybridtree.driver import run
-from hybridtree.splitting import Changeover, soft_potential
-from hybridtree.tree import build_tree
-from hybridtree.treewalk import tree_forces
+from hybridtree.gravity.engine import GravitySettings
+from hybridtree.device.choice import get_runtime
+from hybridtree.run.driver import run
+from hybridtree.gravity.splitting import Changeover, soft_potential
+from hybridtree.gravity.tree import build_tree
+from hybridtree.gravity.walk import tree_forces
 
 from conftest import stepping
 

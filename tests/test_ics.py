@@ -18,7 +18,8 @@ import pytest
 from scipy import integrate, stats
 from scipy.spatial.distance import pdist
 
-from hybridtree.ics import (BLOCK, _hernquist_b, _hernquist_df, block_rng, cold_sphere, com_offsets,
+from hybridtree.ics.spheres import (BLOCK, _hernquist_b, _hernquist_df, block_rng, cold_sphere,
+                                    com_offsets,
                             exact_column_sums, generate_share, hernquist, plummer, to_com_frame)
 
 GENERATORS = [plummer, hernquist, cold_sphere]

@@ -11,7 +11,7 @@ from conftest import rel_err
 import hybridtree
 from hybridtree.gravity import accelerations, direct_reference
 from hybridtree.ics import plummer
-from hybridtree.opencl import list_devices, probe_device
+from hybridtree.device.choice import list_devices, probe_device
 
 EPS = 0.01
 

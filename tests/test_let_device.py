@@ -10,12 +10,12 @@ import pytest
 
 from hybridtree.ics import plummer
 from hybridtree.io.snapshot import Particles
-from hybridtree.opencl import get_runtime
+from hybridtree.device.choice import get_runtime
 from hybridtree.parallel.device_let import let_rows, local_sink_groups, select_on_device
 from hybridtree.parallel.let import quadrupole_points, select_let
-from hybridtree.state import DeviceState
-from hybridtree.transfer import upload
-from hybridtree.tree.device_build import DeviceArrays, build_device_tree
+from hybridtree.integrate.state import DeviceState
+from hybridtree.device.transfer import upload
+from hybridtree.gravity.tree.device_build import DeviceArrays, build_device_tree
 
 N = 12000
 BOXES = np.array([[[0.3, -1.0, -1.0], [2.0, 1.0, 1.0]],       # touches the core

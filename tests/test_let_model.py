@@ -17,7 +17,7 @@ from hybridtree import ics
 from hybridtree.parallel.domain import grid_shape
 from hybridtree.parallel.forces import global_cube
 from hybridtree.parallel.let import LET_DTYPE, box_distance2, select_let
-from hybridtree.tree import build_tree
+from hybridtree.gravity.tree import build_tree
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 sys.path.insert(0, str(SCRIPTS))

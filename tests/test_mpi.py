@@ -15,7 +15,7 @@ from hybridtree.gravity import accelerations, split_accelerations
 from hybridtree.ics import plummer
 from hybridtree.parallel import Comm, grid_shape, parallel_accelerations
 from hybridtree.parallel.domain import cut_samples
-from hybridtree.splitting import Changeover
+from hybridtree.gravity.splitting import Changeover
 
 ROOT = Path(__file__).resolve().parents[1]
 N = 3000

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import run_config
-from hybridtree.diagnostics import read_diagnostics
+from hybridtree.analysis.diagnostics import read_diagnostics
 from hybridtree.io.snapshot import SnapshotError, read_snapshot
 
 from test_mpi import ROOT, _mpiexec

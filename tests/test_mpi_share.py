@@ -15,8 +15,8 @@ import pytest
 from hybridtree import ics
 from hybridtree.config import validate
 from hybridtree.parallel.comm import Comm
-from hybridtree.simulation import initial_conditions
-from hybridtree.units import Units
+from hybridtree.run.simulation import initial_conditions
+from hybridtree.config.units import Units
 
 from mpi_share_worker import gather_rows, rows_for
 from test_mpi import ROOT, _mpiexec

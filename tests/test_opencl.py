@@ -1,8 +1,8 @@
 import pyopencl as cl
 import pytest
 
-from hybridtree import runtime as runtime_module
-from hybridtree.opencl import DeviceError, choose_device, kernel_source, list_devices
+from hybridtree.device import runtime as runtime_module
+from hybridtree.device.choice import DeviceError, choose_device, kernel_source, list_devices
 
 
 def test_lists_the_device_ci_has():

@@ -26,9 +26,9 @@ def test_plain_install_finds_kernels(tmp_path):
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     # every subpackage made it (a missing one in setup.cfg only shows up here)
-    code = ("import hybridtree.simulation, hybridtree.io.snapshot, hybridtree.cli, hybridtree.plot, "
-            "hybridtree.parallel.stepping, hybridtree.tree.device_build, hybridtree.cosmo.ics, "
-            "hybridtree.halos.catalogue")
+    code = ("import hybridtree.run.simulation, hybridtree.io.snapshot, hybridtree.cli, hybridtree.analysis.plot, "
+            "hybridtree.parallel.stepping, hybridtree.gravity.tree.device_build, hybridtree.ics.cosmological, "
+            "hybridtree.analysis.halos.catalogue")
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path,
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from hybridtree.diagnostics import lagrangian_radii, read_diagnostics
+from hybridtree.analysis.diagnostics import lagrangian_radii, read_diagnostics
 from hybridtree.ics import plummer
-from hybridtree.engine import GravitySettings
-from hybridtree.driver import run
+from hybridtree.gravity.engine import GravitySettings
+from hybridtree.run.driver import run
 
 from conftest import stepping
 

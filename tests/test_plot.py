@@ -15,10 +15,10 @@ from matplotlib.transforms import Bbox
 
 from conftest import one_error_line, run_config
 from hybridtree.cli import main
-from hybridtree.diagnostics import read_diagnostics
+from hybridtree.analysis.diagnostics import read_diagnostics
 from hybridtree.io.snapshot import Particles, latest_snapshot, write_snapshot
-from hybridtree.plot import plot_run, plot_units, snapshot_units
-from hybridtree.units import Units
+from hybridtree.analysis.plot import plot_run, plot_units, snapshot_units
+from hybridtree.config.units import Units
 
 COLUMNS = ("step,time,kinetic,potential,total,rel_energy_error,px,py,pz,lx,ly,lz,"
            "virial_ratio,r10,r50,r90,wall_build,wall_force,wall_integrate,wall_io,"
@@ -161,7 +161,7 @@ def test_a_file_that_is_no_snapshot(run: Path, capsys):
 
 
 # ---------------------------------------------------------------------------------------
-# Physical units.  The unit sizes are spelled out here, not taken from hybridtree.plot.
+# Physical units.  The unit sizes are spelled out here, not taken from hybridtree.analysis.plot.
 
 KPC = 3.0856775814913673e21         # cm
 PC_RUN = 3.0857e18                  # cm: a run's units.length_cm "in parsecs"

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from hybridtree.plot import (plot_run, projection_figure, redshift_panels, snapshot_cosmology,
+from hybridtree.analysis.plot import (plot_run, projection_figure, redshift_panels, snapshot_cosmology,
                              snapshot_units)
 
-# The unit sizes are spelled out here, not taken from hybridtree.plot.
+# The unit sizes are spelled out here, not taken from hybridtree.analysis.plot.
 MPC = 3.0856775814913673e24         # cm
 MSUN = 1.98841e33                   # g
 UNIT_LENGTH = 3.0857e24             # cm: the runs' "1 Mpc"
@@ -285,7 +285,7 @@ def test_hybridtree_cosmological_snapshot(tmp_path: Path):
     import inspect
 
     from hybridtree.io.snapshot import Particles, write_snapshot
-    from hybridtree.units import Units
+    from hybridtree.config.units import Units
     if "cosmology" not in inspect.signature(write_snapshot).parameters:
         pytest.skip("write_snapshot writes no cosmological snapshots yet")
     a, n = 0.4, 2000

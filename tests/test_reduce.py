@@ -1,13 +1,13 @@
-"""Fixed-order float64 reductions (hybridtree.reduce): the device and its numpy twins
+"""Fixed-order float64 reductions (hybridtree.device.reduce): the device and its numpy twins
 give the same bits, and both agree with plain numpy to rounding."""
 
 import numpy as np
 import pyopencl as cl
 import pytest
 
-from hybridtree.diagnostics import lagrangian_radii as sorted_radii
+from hybridtree.analysis.diagnostics import lagrangian_radii as sorted_radii
 from hybridtree.ics import plummer
-from hybridtree.reduce import (BLOCK, host_block_sum, host_lagrangian_radii, host_moments,
+from hybridtree.device.reduce import (BLOCK, host_block_sum, host_lagrangian_radii, host_moments,
                                host_net_acceleration, reducer)
 
 

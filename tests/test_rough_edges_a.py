@@ -14,7 +14,7 @@ from conftest import one_error_line
 from hybridtree.cli import main
 from hybridtree.gravity import validate_particles
 from hybridtree.io.snapshot import Particles, SnapshotError, write_snapshot
-from hybridtree.units import Units
+from hybridtree.config.units import Units
 
 ROOT = Path(__file__).resolve().parents[1]
 UNITS = Units(3.0856775814913673e21, 1.98841e43)

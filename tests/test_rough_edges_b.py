@@ -106,7 +106,7 @@ def test_a_full_disk_names_the_snapshot_and_leaves_no_temporary_file(here, capsy
 def test_write_snapshot_error_names_the_file(tmp_path, monkeypatch):
     import numpy as np
     import hybridtree.io.hdf5_write as snapshot
-    from hybridtree.units import Units
+    from hybridtree.config.units import Units
 
     def broken(*a, **k):
         raise OSError(5, "Input/output error")

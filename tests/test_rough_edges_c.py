@@ -16,7 +16,7 @@ import pytest
 from conftest import interruptible, one_error_line, run_config
 from hybridtree.cli import main
 from hybridtree.io.snapshot import Particles, write_snapshot
-from hybridtree.units import Units
+from hybridtree.config.units import Units
 
 ROOT = Path(__file__).resolve().parents[1]
 UNITS = Units(3.0856775814913673e21, 1.98841e43)
@@ -130,8 +130,8 @@ def launcher(tmp_path_factory):
 
 
 # hybridtree.cli: right after hybridtree/__init__.py; argparse, json: cli.py's own imports;
-# hybridtree.simulation, numpy: what main() imports before it runs the command
-@pytest.mark.parametrize("at", ["hybridtree.cli", "argparse", "json", "hybridtree.simulation",
+# hybridtree.run.simulation, numpy: what main() imports before it runs the command
+@pytest.mark.parametrize("at", ["hybridtree.cli", "argparse", "json", "hybridtree.run.simulation",
                                 "numpy"])
 @pytest.mark.parametrize("how", ["console_script", "python_m"])
 def test_ctrl_c_while_importing_is_one_line_and_130(launcher, tmp_path, at, how):

@@ -19,10 +19,10 @@ import pytest
 from conftest import one_error_line, run_config
 from hybridtree.cli import main
 from hybridtree.config import SCHEMA
-from hybridtree.diagnostics import read_diagnostics
+from hybridtree.analysis.diagnostics import read_diagnostics
 from hybridtree.ics import cold_sphere, plummer
 from hybridtree.io.snapshot import read_particles, read_snapshot
-from hybridtree.units import G_CGS, KM_CM, MPC_CM, Units
+from hybridtree.config.units import G_CGS, KM_CM, MPC_CM, Units
 
 ROOT = Path(__file__).resolve().parents[1]
 DT = 1 / 64
@@ -52,7 +52,7 @@ def no_drawing(monkeypatch):
 
 def little_memory(monkeypatch, free: int = 1 << 20):
     """This machine has ``free`` bytes of host memory available (1 MiB by default)."""
-    from hybridtree import runsize
+    from hybridtree.run import size as runsize
     monkeypatch.setattr(runsize, "host_memory_available", lambda: (free, "MemAvailable"))
 
 
@@ -79,7 +79,7 @@ def test_the_host_check_names_n_need_and_what_is_available(here, capsys, monkeyp
 
 def test_from_config_checks_before_drawing(here, monkeypatch, no_drawing):
     import hybridtree
-    from hybridtree.runsetup import RunError
+    from hybridtree.run.setup import RunError
     little_memory(monkeypatch)
     with pytest.raises(RunError, match=r"N = 300 particles need about .* of host memory"):
         hybridtree.Simulation.from_config(here / "small.toml", quiet=True)
@@ -87,8 +87,8 @@ def test_from_config_checks_before_drawing(here, monkeypatch, no_drawing):
 
 def test_arrays_are_refused_before_they_are_copied(monkeypatch):
     import hybridtree
-    from hybridtree import simulation
-    from hybridtree.runsetup import RunError
+    from hybridtree.run import simulation
+    from hybridtree.run.setup import RunError
     pos, vel, mass = plummer(500, seed=1)
 
     def copied(*args, **kwargs):
@@ -131,7 +131,7 @@ def test_a_foreign_file_is_refused_before_its_particles_are_read(here, capsys, m
                  "--set", f"ics.file={path}"]) == 2
     one_error_line(capsys, "N = 400 particles", "host memory")
     import hybridtree
-    from hybridtree.runsetup import RunError
+    from hybridtree.run.setup import RunError
     with pytest.raises(RunError, match="N = 400 particles"):
         hybridtree.Simulation.from_snapshot(path, dt=DT, quiet=True)
 
@@ -143,7 +143,7 @@ def test_the_estimates_per_process_and_are_not_below_what_a_run_uses(here):
     import tracemalloc
 
     import hybridtree
-    from hybridtree.runsize import HOST_BYTES_DEVICE_STATE, HOST_FIXED_BYTES, per_process
+    from hybridtree.run.size import HOST_BYTES_DEVICE_STATE, HOST_FIXED_BYTES, per_process
     assert per_process(1000, 1) == 1000
     assert per_process(1000, 4) == 313
     assert per_process(5, 4) == 2 and per_process(1000, 4, n_local=400) == 400
@@ -470,7 +470,8 @@ def test_evolve_into_the_past_says_so():
 
 def test_the_ic_command_refuses_a_size_that_cannot_fit_before_drawing(tmp_path, monkeypatch,
                                                                       capsys):
-    from hybridtree import cli, ics
+    from hybridtree import cli
+    from hybridtree import ics
     monkeypatch.setattr(ics, "plummer", lambda *a, **k: pytest.fail("drew the particles"))
     rc = cli.main(["ic", "plummer", "-n", str(10**11), "-o", str(tmp_path / "ic.hdf5")])
     assert rc == 2

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import one_error_line, run_config
 from hybridtree.cli import main
-from hybridtree.diagnostics import read_diagnostics
+from hybridtree.analysis.diagnostics import read_diagnostics
 
 ROOT = Path(__file__).resolve().parents[1]
 DT = 1 / 64
@@ -96,7 +96,7 @@ def test_restart_is_bit_for_bit(here, capsys):
 
 def test_interrupted_run_restarts_to_the_same_end(here, capsys, monkeypatch):
     assert main(["run", "small.toml", "--quiet", "--set", "output.dir=full"]) == 0
-    from hybridtree.stepper import SerialStepper
+    from hybridtree.integrate.stepper import SerialStepper
     real, calls = SerialStepper.step, []
 
     def interrupt_at_step_8(*args, **kwargs):
@@ -182,7 +182,7 @@ def test_failure_before_the_first_snapshot_leaves_nothing(here, capsys, monkeypa
     def broken(self, state, parts):
         raise RuntimeError("kernel failed (simulated)")
 
-    from hybridtree.engine import ForceEngine
+    from hybridtree.gravity.engine import ForceEngine
     monkeypatch.setattr(ForceEngine, "compute", broken)
     assert main(["run", "small.toml", "--quiet"]) == 2
     one_error_line(capsys, "kernel failed (simulated)")

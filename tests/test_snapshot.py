@@ -12,7 +12,7 @@ from hybridtree.config import validate
 from hybridtree.io import hdf5_write as snapmod
 from hybridtree.io.snapshot import (Particles, SnapshotError, read_particles, read_snapshot,
                                     write_snapshot)
-from hybridtree.units import G_CGS, Units
+from hybridtree.config.units import G_CGS, Units
 
 UNITS = Units(3.0856775814913673e21, 1.98841e43)
 
@@ -226,7 +226,7 @@ FULL_DISK_SCRIPT = r"""
 import json, os, sys
 import numpy as np
 from hybridtree.io.snapshot import Particles, SnapshotWriteError, write_snapshot
-from hybridtree.units import Units
+from hybridtree.config.units import Units
 
 folder = sys.argv[1]
 units = Units(3.0856775814913673e21, 1.98841e43)

@@ -2,7 +2,7 @@
 
 Both backends do the same float64 operations in the same order (kicks and drifts
 without fused multiply-adds, net forces summed in the fixed order of
-hybridtree.reduce), and the forces come from the same tree and the same kernels, so
+hybridtree.device.reduce), and the forces come from the same tree and the same kernels, so
 20 steps of the same particles must give the same bits, plain and hybrid.  The device
 diagnostics are checked against numpy on the downloaded state.
 """
@@ -12,12 +12,12 @@ import pytest
 
 from conftest import run_config, stepping
 from hybridtree.cli import main
-from hybridtree.diagnostics import lagrangian_radii, read_diagnostics
-from hybridtree.engine import GravitySettings
+from hybridtree.analysis.diagnostics import lagrangian_radii, read_diagnostics
+from hybridtree.gravity.engine import GravitySettings
 from hybridtree.ics import plummer
 from hybridtree.io.snapshot import read_snapshot
-from hybridtree.opencl import get_runtime
-from hybridtree.splitting import Changeover
+from hybridtree.device.choice import get_runtime
+from hybridtree.gravity.splitting import Changeover
 
 pytestmark = pytest.mark.skipif(not get_runtime().has_fp64,
                                 reason="no double precision on this device: no device state")
@@ -104,7 +104,7 @@ def test_a_host_state_run_writes_the_device_state_run(tmp_path, monkeypatch, hyb
 
 
 def test_forcing_a_device_state_where_there_can_be_none_is_an_error(monkeypatch):
-    from hybridtree.state import state_backend
+    from hybridtree.integrate.state import state_backend
     monkeypatch.setenv("HYBRIDTREE_STATE", "device")
     with pytest.raises(ValueError, match="HYBRIDTREE_STATE=device needs the tree method"):
         state_backend(get_runtime(), "direct")

@@ -9,7 +9,7 @@ import pytest
 import hybridtree
 from hybridtree.config import ConfigError, load_config, parse_overrides
 from hybridtree.ics import hernquist_satellite, plummer
-from hybridtree.timebins import lowest_active
+from hybridtree.integrate.timebins import lowest_active
 
 
 def block(**extra):
@@ -86,8 +86,8 @@ def test_one_bin_is_the_shared_leapfrog_bit_for_bit(backend, monkeypatch):
 def test_one_bin_with_a_lambda_term_is_the_shared_leapfrog_bit_for_bit():
     """The cosmological Λ term (an external acceleration lam x) kicked with the bins."""
     from conftest import stepping
-    from hybridtree.engine import GravitySettings
-    from hybridtree.schemes import BlockLeapfrog, BlockSettings, NestedLeapfrog
+    from hybridtree.gravity.engine import GravitySettings
+    from hybridtree.integrate.schemes import BlockLeapfrog, BlockSettings, NestedLeapfrog
     pos, vel, mass = plummer(500, seed=7)
     g = GravitySettings(eps=0.02)
     out = []

@@ -1,10 +1,10 @@
-"""Copies through pinned staging memory (hybridtree.transfer) keep every byte."""
+"""Copies through pinned staging memory (hybridtree.device.transfer) keep every byte."""
 
 import numpy as np
 import pyopencl as cl
 import pytest
 
-from hybridtree import transfer
+from hybridtree.device import transfer
 
 
 @pytest.mark.parametrize("policy", ["always", "never"])

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hybridtree.ics import plummer
-from hybridtree.tree import MAX_LEVEL, bounding_cube, build_tree, integer_coords, morton_keys
+from hybridtree.gravity.tree import MAX_LEVEL, bounding_cube, build_tree, integer_coords, morton_keys
 
 
 def _naive_key(ix, iy, iz):

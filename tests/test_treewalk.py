@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from conftest import rel_err, same_counts_but_at_the_border
 
-from hybridtree import treewalk
+from hybridtree.gravity import walk as treewalk
 from hybridtree.gravity import _build, accelerations, direct_reference
 from hybridtree.ics import plummer
-from hybridtree.tree import build_tree
-from hybridtree.treewalk import tree_forces
+from hybridtree.gravity.tree import build_tree
+from hybridtree.gravity.walk import tree_forces
 
 EPS = 0.01
 

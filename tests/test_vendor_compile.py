@@ -1,6 +1,6 @@
 """Compile checks for AMD and Intel (issue 22): every kernel build the code can request
-(hybridtree.kernel_builds) compiled by clang for AMD CDNA and RDNA GPUs and to SPIR /
-SPIR-V for Intel's runtimes (hybridtree.vendor_compile).  The enumeration's own tests run
+(tools.kernel_builds) compiled by clang for AMD CDNA and RDNA GPUs and to SPIR /
+SPIR-V for Intel's runtimes (tools.vendor_compile).  The enumeration's own tests run
 everywhere; the compiles need Debian's clang-14 (clang-19 adds gfx942 and gfx1100,
 llvm-spirv-14 adds SPIR-V) and are skipped without it, saying so."""
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from hybridtree import kernel_builds
-from hybridtree.kernel_builds import (PROFILES, WALK_AXES, Build, all_builds, call_sites,
+from tools import kernel_builds
+from tools.kernel_builds import (PROFILES, WALK_AXES, Build, all_builds, call_sites,
                                       profile_builds, walk_builds)
-from hybridtree.runtime import _kernel_dir
-from hybridtree.tree.device_sort import Tuning, fit_tuning, sort_defines
-from hybridtree.vendor_compile import TARGETS, compile_all, missing_tools, report
+from hybridtree.device.runtime import _kernel_dir
+from hybridtree.gravity.tree.device_sort import Tuning, fit_tuning, sort_defines
+from tools.vendor_compile import TARGETS, compile_all, missing_tools, report
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_CLANG = missing_tools()

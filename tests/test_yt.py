@@ -16,7 +16,7 @@ from conftest import run_config
 from hybridtree.cli import main
 from hybridtree.io import load_yt
 from hybridtree.io.snapshot import Particles, SnapshotError, read_snapshot, write_snapshot
-from hybridtree.units import Units
+from hybridtree.config.units import Units
 
 yt = pytest.importorskip("yt")
 yt.set_log_level(40)

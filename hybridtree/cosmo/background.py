@@ -1,6 +1,6 @@
 """The homogeneous background of a matter + Λ (+ curvature) universe, in internal units.
 
-:class:`Cosmology` holds Ω_m, Ω_Λ, Ω_b, h, σ8, n_s and the run's :class:`~hybridtree.units.Units`
+:class:`Cosmology` holds Ω_m, Ω_Λ, Ω_b, h, σ8, n_s and the run's :class:`~hybridtree.config.units.Units`
 (G = 1; length L = ``units.length_cm``, mass M = ``units.mass_g``, velocity √(GM/L), time
 L/v).  Every method takes and returns internal units: times in L/v, rates in v/L, comoving
 wavenumbers in 1/L, power in L³, densities in M/L³.
@@ -42,7 +42,7 @@ from functools import cached_property
 import numpy as np
 from scipy import integrate
 
-from hybridtree.units import KM_CM, MPC_CM, Units
+from ..config.units import KM_CM, MPC_CM, Units
 
 __all__ = ["Cosmology", "MPC_CM", "KM_CM", "FLAT_TOL"]
 
@@ -89,7 +89,7 @@ class Cosmology:
         if not (self.h > 0.0 and self.sigma8 > 0.0):
             raise ValueError(f"h and sigma8 must be > 0, got {self.h}, {self.sigma8}")
         if not isinstance(self.units, Units):
-            raise TypeError(f"units must be a hybridtree.units.Units, got {type(self.units).__name__}")
+            raise TypeError(f"units must be a hybridtree.config.units.Units, got {type(self.units).__name__}")
 
     def __getstate__(self) -> dict:
         # the fields only: the cached colossus object and tables are rebuilt on demand, so

@@ -25,7 +25,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from ..units import G_CGS, GYR_S, H100_PER_S, Units
+from ..config.units import G_CGS, GYR_S, H100_PER_S, Units
 from .hdf5_files import SnapshotError, attr_number, attr_value, open_file, resolve_snapshot
 
 __all__ = ["GADGET_DEFAULT_UNITS", "Convention", "CosmicHeader", "StatedUnits",

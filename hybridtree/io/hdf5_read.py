@@ -24,7 +24,7 @@ from typing import Any
 import h5py
 import numpy as np
 
-from ..units import Units
+from ..config.units import Units
 from .gadget_units import (GADGET_DEFAULT_UNITS, CosmicHeader, StatedUnits,
                            cosmic_header, file_cosmology, file_units, hubble_rate,
                            snapshot_convention, to_physical)

@@ -18,7 +18,7 @@ import h5py
 import numpy as np
 
 from ..faults import inject
-from ..units import GYR_S, Units
+from ..config.units import GYR_S, Units
 from .gadget_units import CosmicHeader
 from .hdf5_files import N_TYPES
 from .hdf5_read import Particles

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
-from ..runtime import Runtime
-from ..transfer import allocator, download
-from ..tree.device_build import DeviceGroups, DeviceTree, device_groups
-from ..tree.device_sort import exclusive_scan
+from ..device.runtime import Runtime
+from ..device.transfer import allocator, download
+from ..gravity.tree.device_build import DeviceGroups, DeviceTree, device_groups
+from ..gravity.tree.device_sort import exclusive_scan
 from .let import quadrupole_points
 
 __all__ = ["DeviceLet", "let_rows", "local_sink_groups", "select_on_device"]

@@ -1,7 +1,7 @@
 """The force engine of many processes: local tree, LETs, net force over all processes.
 
-``compute(state, parts)`` as :class:`hybridtree.engine.ForceEngine`.  With the state on
-the device (:class:`hybridtree.state.DeviceState`), per call:
+``compute(state, parts)`` as :class:`hybridtree.gravity.engine.ForceEngine`.  With the state on
+the device (:class:`hybridtree.integrate.state.DeviceState`), per call:
 
 1. every process's particle box (one small read back) is gathered, and the global
    power-of-two cube around them, so that every process's cells are cells of the
@@ -34,14 +34,14 @@ from collections import defaultdict
 import numpy as np
 import pyopencl as cl
 
-from .. import reduce
-from ..clock import Clock
-from ..engine import GravitySettings, opening_floor
-from ..runtime import Runtime
-from ..state import DeviceState, HostState, State
-from ..transfer import Workspace, upload
-from ..tree.device_build import DeviceArrays, build_device_tree, device_extent
-from ..treewalk import default_group, walk_active, walk_into
+from ..device import reduce
+from ..device.clock import Clock
+from ..gravity.engine import GravitySettings, opening_floor
+from ..device.runtime import Runtime
+from ..integrate.state import DeviceState, HostState, State
+from ..device.transfer import Workspace, upload
+from ..gravity.tree.device_build import DeviceArrays, build_device_tree, device_extent
+from ..gravity.walk import default_group, walk_active, walk_into
 from .comm import Comm
 from .device_let import let_rows, local_sink_groups, select_on_device
 from .forces import global_cube, parallel_accelerations
@@ -76,7 +76,7 @@ class ParallelEngine:
         self._known = True
 
     def compute(self, state: State, parts: tuple[str, ...], active=None) -> int:
-        """As :meth:`hybridtree.engine.ForceEngine.compute` (collective: every process
+        """As :meth:`hybridtree.gravity.engine.ForceEngine.compute` (collective: every process
         calls it, with or without active particles); returns this process's count of
         particles whose force was computed."""
         if active is not None and parts != ("full",):

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..gravity import _build, _check_eps, _check_tree_knobs, validate_particles
-from ..opencl import get_runtime, memory_needed
-from ..splitting import Changeover
-from ..tree import build_tree
-from ..tree.device_build import device_cube
-from ..tree.morton import Cube
-from ..treewalk import tree_forces
+from ..gravity.api import _build, _check_eps, _check_tree_knobs, validate_particles
+from ..device.choice import get_runtime, memory_needed
+from ..gravity.splitting import Changeover
+from ..gravity.tree import build_tree
+from ..gravity.tree.device_build import device_cube
+from ..gravity.tree.morton import Cube
+from ..gravity.walk import tree_forces
 from .comm import Comm
 from .let import LET_DTYPE, let_entries, select_let
 

@@ -6,7 +6,7 @@ of mass against S_eff): accepted cells travel as pseudo-particles (mass at the c
 mass; with quadrupoles, six point masses that carry the cell's quadrupole, see
 :func:`quadrupole_points`), the particles of opened leaves travel as they are.  Every
 sink group of the receiver lies inside that box, so it would accept every cell the box
-accepts: the LET is conservative.  For the hard force (:mod:`hybridtree.splitting`)
+accepts: the LET is conservative.  For the hard force (:mod:`hybridtree.gravity.splitting`)
 cells whose bounding sphere lies farther than r_out from the box are not sent at all
 (the hard walk skips them), nor are the particles of opened leaves that lie farther than
 r_out from the box (their hard force on any sink in it is exactly zero), so hard LETs are
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tree import Octree
-from ..tree.moments import _by_level
-from ..tree.octree import _concat_ranges
+from ..gravity.tree import Octree
+from ..gravity.tree.moments import _by_level
+from ..gravity.tree.octree import _concat_ranges
 
 __all__ = ["box_distance2", "let_entries", "quadrupole_points", "select_let", "LET_DTYPE"]
 

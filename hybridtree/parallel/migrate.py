@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
-from ..state import DeviceState
-from ..transfer import allocator, download, upload
-from ..tree.device_sort import exclusive_scan
+from ..integrate.state import DeviceState
+from ..device.transfer import allocator, download, upload
+from ..gravity.tree.device_sort import exclusive_scan
 from .comm import Comm
 from .device_let import _launch
 from .domain import Domains

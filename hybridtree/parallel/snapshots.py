@@ -30,7 +30,7 @@ import numpy as np
 from ..io.snapshot import (Particles, Snapshot, SnapshotError, SnapshotWriteError,
                            check_unique_ids, read_particles,
                            read_snapshot, write_snapshot)
-from ..units import Units
+from ..config.units import Units
 from .comm import Comm, CollectiveError
 
 __all__ = ["LAYOUTS", "file_name", "write_run_snapshot", "read_run_share", "read_particles_share",

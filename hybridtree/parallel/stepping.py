@@ -1,8 +1,8 @@
 """Time stepping on many processes: the one-process scheme and state with parallel forces.
 
-Each process holds its particles in a run state (:mod:`hybridtree.state`: on the device
+Each process holds its particles in a run state (:mod:`hybridtree.integrate.state`: on the device
 where the device has double precision, as for one process) and steps them with the same
-scheme as one process (:class:`hybridtree.schemes.NestedLeapfrog`);
+scheme as one process (:class:`hybridtree.integrate.schemes.NestedLeapfrog`);
 :class:`.engine.ParallelEngine` computes the forces from the local tree and the other
 processes' LETs.  Once per (soft) step the domains are cut anew from a sample of the
 particles weighted by each process's work in the step (its interaction count, which
@@ -19,14 +19,14 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..clock import Clock
-from ..diagnostics import lagrangian_radii_across
-from ..engine import GravitySettings
+from ..device.clock import Clock
+from ..analysis.diagnostics import lagrangian_radii_across
+from ..gravity.engine import GravitySettings
 from ..io.snapshot import Particles
-from ..runtime import Runtime
-from ..schemes import BlockSettings, scheme_for
-from ..state import DeviceState, HostState, make_state, state_backend
-from ..stepper import Stepper
+from ..device.runtime import Runtime
+from ..integrate.schemes import BlockSettings, scheme_for
+from ..integrate.state import DeviceState, HostState, make_state, state_backend
+from ..integrate.stepper import Stepper
 from .comm import Comm
 from .domain import decompose, exchange
 from .engine import ParallelEngine

@@ -1,0 +1,441 @@
+"""The FOF halo catalogue of a snapshot, in GADGET-4's conventions and file layout.
+
+- :func:`find_halos`: the FOF groups of a (cosmological) snapshot as a
+  :class:`HaloCatalogue`: linking length b times the mean comoving interparticle
+  separation (:func:`hybridtree.analysis.halos.fof.linking_length`), group properties in GADGET-4's
+  conventions.
+- :func:`write_catalogue`: the catalogue as GADGET-4's ``fof_tab_NNN.hdf5``.
+
+Conventions (GADGET's, as hybridtree writes a cosmological snapshot): ``Header/Time`` is
+the scale factor a, ``HubbleParam`` h, ``Omega0`` Ω_m, ``OmegaLambda`` Ω_Λ; ``Coordinates``
+are comoving in UnitLength/h, ``Masses`` in UnitMass/h, ``Velocities`` u = v_pec / sqrt(a)
+(v_pec the peculiar velocity, in UnitVelocity).  A file with no ``Omega0`` > 0 is not
+cosmological: a = 1, h = 1, and the linking length must be given.
+
+What GADGET-4 does and this module follows (src/fof/fof.cc, fof_io.cc, fof.h, io/io.cc,
+main/init.cc, io/snap_io.h of GADGET-4):
+
+- the linking length: :mod:`hybridtree.analysis.halos.fof`;
+- groups of at least ``FOF_GROUP_MIN_LEN`` particles, ordered by length (descending), ties
+  by the smallest particle ID in the group (ascending);
+- ``GroupPos``: the centre of mass (comoving), ``GroupMass`` the summed mass, in the
+  snapshot's units;
+- ``GroupVel``: the mass-weighted mean of GADGET-4's internal velocity a² dx/dt, written
+  without conversion: GroupVel = a · v_pec = a^(3/2) · u (so v_pec = GroupVel / a);
+- the catalogue file: ``Header`` (Ngroups_/Nsubhalos_/Nids_ ThisFile and Total as uint64,
+  ``NumFiles`` int32, ``Time``, ``Redshift``, ``BoxSize`` float64), ``Parameters``,
+  ``Config`` (compile-time options: a flag is an empty string, a valued option a double),
+  ``Group`` (GroupLen and GroupLenType int32, GroupMass, GroupMassType, GroupPos,
+  GroupVel, GroupAscale float: float64 here, GADGET-4's ``OUTPUT_IN_DOUBLEPRECISION``).
+
+Additions of hybridtree (GADGET-4 writes neither): ``IDs/ID`` (uint64), the particle IDs of
+the members, group after group, ascending ID within a group (the order of GADGET-4's FOF
+ID list without SUBFIND), so that group i is ``ID[off_i : off_i + GroupLen_i]`` with
+``off`` the running sum of ``GroupLen``; a ``Units`` group and ``HubbleParam``, ``Omega0``,
+``OmegaLambda`` and ``LinkingLength`` in ``Header`` (the first three where GADGET-2/3-era
+readers such as yt's look for them).  ``GroupOffsetType`` (offsets into a snapshot stored in
+group order) is not written: hybridtree's snapshots are not in group order.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import h5py
+import numpy as np
+
+from ...io.hdf5_files import attr_number
+from ...io.snapshot import (N_TYPES, SnapshotError, atomic_path, resolve_snapshot,
+                          snapshot_files)
+from ...config.units import MPC_CM, MSUN_G
+from .fof import FOF_CHUNK, friends_of_friends, linking_length
+
+__all__ = ["HaloCatalogue", "catalogue_name", "find_halos", "write_catalogue"]
+
+
+
+# --------------------------------------------------------------------------------------
+# the catalogue
+
+@dataclass
+class HaloCatalogue:
+    """FOF groups of a snapshot, ordered by length (descending), then by the smallest
+    particle ID (ascending), in the snapshot's units:
+
+    - ``group_len`` (int64): particles per group; ``group_len_type`` (n, 6) per PartType;
+    - ``group_mass`` (UnitMass/h; M for a non-cosmological file), ``group_mass_type``;
+    - ``group_pos`` (n, 3): centre of mass, comoving, UnitLength/h;
+    - ``group_vel`` (n, 3): GADGET-4's GroupVel, a · (mass-weighted mean peculiar velocity)
+      in UnitVelocity (= a^(3/2) × the mean of the snapshot's ``Velocities``);
+    - ``ids`` (uint64): the members' ParticleIDs, group after group, ascending within a
+      group; ``offsets`` (int64): where each group starts in ``ids``;
+    - ``link``: the linking length used (comoving UnitLength/h), ``b`` the factor of the
+      mean separation that gave it (None when ``link`` was given), ``min_len``;
+    - from the snapshot: ``time`` (Header/Time: a, or the time of a non-cosmological
+      file), ``redshift``, ``hubble_param``, ``omega0``, ``omega_lambda``, ``box_size``,
+      ``cosmological``, ``n_particles`` (all particles searched), ``snapshot`` (its first
+      file), ``number`` (the snapshot number, None if unknown), ``units`` (the ``Units``
+      group's attributes) and ``parameters`` (``Parameters``).
+    """
+
+    group_len: np.ndarray
+    group_len_type: np.ndarray
+    group_mass: np.ndarray
+    group_mass_type: np.ndarray
+    group_pos: np.ndarray
+    group_vel: np.ndarray
+    ids: np.ndarray
+    offsets: np.ndarray
+    link: float
+    b: float | None
+    min_len: int
+    time: float
+    redshift: float
+    hubble_param: float
+    omega0: float
+    omega_lambda: float
+    box_size: float
+    cosmological: bool
+    n_particles: int
+    snapshot: Path | None = None
+    number: int | None = None
+    units: dict[str, Any] = field(default_factory=dict)
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.group_len)
+
+    @property
+    def scale_factor(self) -> float:
+        """a (1 for a non-cosmological file)."""
+        return self.time if self.cosmological else 1.0
+
+    def members(self, i: int) -> np.ndarray:
+        """ParticleIDs of group ``i``."""
+        return self.ids[self.offsets[i]:self.offsets[i] + self.group_len[i]]
+
+    def peculiar_velocity(self) -> np.ndarray:
+        """(n, 3) mass-weighted mean peculiar velocities in UnitVelocity: GroupVel / a."""
+        return self.group_vel / self.scale_factor
+
+    def masses_msun_h(self) -> np.ndarray:
+        """``group_mass`` in M☉/h (in M☉ for a non-cosmological file, whose h is 1)."""
+        return self.group_mass * float(self.units.get("UnitMass_in_g", math.nan)) / MSUN_G
+
+    @property
+    def unit_length_mpc_h(self) -> float:
+        """One comoving UnitLength/h of ``group_pos`` (and ``link``) in comoving Mpc/h."""
+        return float(self.units.get("UnitLength_in_cm", math.nan)) / MPC_CM
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+_NUMBER_RE = re.compile(r"_(\d+)(?:\.\d+)?\.hdf5$")
+
+
+def _snapshot_number(path: Path, run_state: Mapping[str, Any]) -> int | None:
+    m = _NUMBER_RE.search(path.name)
+    if m:
+        return int(m.group(1))
+    if "SnapshotNumber" in run_state:
+        return int(run_state["SnapshotNumber"])
+    return None
+
+
+def _read_snapshot(path: str | Path) -> dict[str, Any]:
+    """Every PartType of every file of the snapshot at ``path``, as stored (comoving
+    positions etc.), and its header, units, parameters, run state."""
+    files = snapshot_files(path)
+    pos, vel, mass, ids, ptype = [], [], [], [], []
+    info: dict[str, Any] = {}
+    for i, q in enumerate(files):
+        try:
+            f = h5py.File(q, "r")
+        except OSError as exc:
+            raise SnapshotError(f"{q}: not a readable HDF5 file ({exc})") from None
+        with f:
+            header = f["Header"].attrs if "Header" in f else {}
+            if i == 0:
+                info = {
+                    "header": {k: _plain(v) for k, v in header.items()},
+                    "units": ({k: _plain(v) for k, v in f["Units"].attrs.items()}
+                              if "Units" in f else {}),
+                    "parameters": ({k: _plain(v) for k, v in f["Parameters"].attrs.items()}
+                                   if "Parameters" in f else {}),
+                    "run_state": ({k: _plain(v) for k, v in f["RunState"].attrs.items()}
+                                  if "RunState" in f else {}),
+                }
+                for key in ("UnitLength_in_cm", "UnitMass_in_g", "UnitVelocity_in_cm_per_s"):
+                    if key not in info["units"]:
+                        for where in (header, info["parameters"]):
+                            if key in where:
+                                info["units"][key] = attr_number(where, key, math.nan)
+                                break
+            table = np.zeros(N_TYPES)
+            if "MassTable" in header:
+                table[:] = np.asarray(header["MassTable"], np.float64).reshape(-1)[:N_TYPES]
+            for t in range(N_TYPES):
+                name = f"PartType{t}"
+                if name not in f:
+                    continue
+                g = f[name]
+                if "Coordinates" not in g:
+                    raise SnapshotError(f"{q}: {name} has no Coordinates")
+                x = np.asarray(g["Coordinates"][...], np.float64)
+                if x.ndim != 2 or x.shape[1] != 3:
+                    raise SnapshotError(f"{q}: {name}/Coordinates has shape {x.shape}")
+                n = len(x)
+                v = (np.asarray(g["Velocities"][...], np.float64) if "Velocities" in g
+                     else np.zeros((n, 3)))
+                if "Masses" in g:
+                    m = np.asarray(g["Masses"][...], np.float64)
+                elif table[t] > 0:
+                    m = np.full(n, table[t])
+                else:
+                    raise SnapshotError(f"{q}: {name} has no Masses and no MassTable entry")
+                if "ParticleIDs" in g:
+                    pid = np.asarray(g["ParticleIDs"][...]).astype(np.uint64)
+                else:
+                    pid = None
+                for key, arr, shape in (("Velocities", v, (n, 3)), ("Masses", m, (n,)),
+                                        ("ParticleIDs", pid, (n,))):
+                    if arr is not None and arr.shape != shape:
+                        raise SnapshotError(f"{q}: {name}/{key} has shape {arr.shape}, "
+                                            f"expected {shape}")
+                pos.append(x)
+                vel.append(v)
+                mass.append(m)
+                ids.append(pid)
+                ptype.append(np.full(n, t, np.int8))
+    if not pos:
+        raise SnapshotError(f"{path}: no PartType groups: not a GADGET-style snapshot")
+    total = sum(len(x) for x in pos)
+    if any(p is None for p in ids):         # GADGET: IDs 1.. by row when none are stored
+        ids = [np.arange(1, total + 1, dtype=np.uint64)]
+    out = {"pos": np.concatenate(pos), "vel": np.concatenate(vel),
+           "mass": np.concatenate(mass), "ids": np.concatenate(ids),
+           "type": np.concatenate(ptype), "files": files, **info}
+    for key in ("pos", "vel", "mass"):
+        if not np.isfinite(out[key]).all():
+            raise SnapshotError(f"{path}: non-finite values in the particles' {key}")
+    return out
+
+
+def find_halos(path: str | Path, b: float = 0.2, min_len: int = 20,
+               link: float | None = None, chunk: int = FOF_CHUNK) -> HaloCatalogue:
+    """The FOF groups of the snapshot at ``path`` (a file, any part of a multi-file set, or
+    a stem: :func:`hybridtree.io.snapshot.snapshot_files`), every PartType linked.
+
+    Linking length: ``link`` (comoving, in the file's length unit UnitLength/h) if given,
+    else for a cosmological file (``Header/Omega0`` > 0, ``HubbleParam``) ``b`` times the
+    mean comoving separation (mean particle mass / (Ω_m ρ_crit,0))^(1/3)
+    (:func:`mean_separation`, in cgs from the file's ``UnitMass_in_g`` and
+    ``UnitLength_in_cm``; meant for particles of equal mass, as GADGET-4 takes the mean
+    mass).  A non-cosmological file needs ``link``.  Groups of fewer than ``min_len``
+    particles are dropped.  Periodic boxes (``BoxSize`` > 0) are refused: the search has
+    open boundaries.  Returns a :class:`HaloCatalogue`.
+    """
+    if min_len < 1:
+        raise ValueError(f"min_len must be >= 1, not {min_len}")
+    snap = _read_snapshot(path)
+    header, units = snap["header"], snap["units"]
+    box = attr_number(header, "BoxSize", 0.0)
+    if box > 0:
+        raise SnapshotError(f"{path}: BoxSize = {box}: a periodic box; the FOF search here "
+                            f"has open boundaries (no periodic images)")
+    omega0 = attr_number(header, "Omega0", 0.0)
+    h = attr_number(header, "HubbleParam", math.nan)
+    cosmological = omega0 > 0 and h > 0
+    time = attr_number(header, "Time", 0.0)
+    if cosmological and not time > 0:
+        raise SnapshotError(f"{path}: Header/Time (the scale factor) is {time}")
+    if link is None:
+        if not cosmological:
+            raise ValueError(f"{path} is not cosmological (no Header/Omega0 > 0 and "
+                             f"HubbleParam): give the linking length (link=, in the "
+                             f"file's length unit)")
+        for key in ("UnitLength_in_cm", "UnitMass_in_g"):
+            if not units.get(key, 0) > 0:
+                raise SnapshotError(f"{path}: no {key} (Units group): cannot convert the "
+                                    f"mean separation to the file's units")
+        mean_mass = float(np.mean(snap["mass"]))
+        link = linking_length(b, mean_mass, omega0, h, float(units["UnitMass_in_g"]),
+                              float(units["UnitLength_in_cm"]))
+        used_b: float | None = float(b)
+    else:
+        used_b = None
+    a = time if cosmological else 1.0
+    labels = friends_of_friends(snap["pos"], link, chunk=chunk)
+    cat = _catalogue(labels, snap, min_len, a ** 1.5)
+    return HaloCatalogue(
+        **cat, link=float(link), b=used_b, min_len=int(min_len), time=time,
+        redshift=attr_number(header, "Redshift", 1.0 / a - 1.0 if cosmological else 0.0),
+        hubble_param=h if cosmological else attr_number(header, "HubbleParam", 1.0),
+        omega0=omega0, omega_lambda=attr_number(header, "OmegaLambda", 0.0), box_size=box,
+        cosmological=cosmological, n_particles=len(labels), snapshot=snap["files"][0],
+        number=_snapshot_number(snap["files"][0], snap["run_state"]), units=units,
+        parameters=snap["parameters"])
+
+
+def _catalogue(labels: np.ndarray, snap: Mapping[str, np.ndarray], min_len: int,
+               vel_factor: float) -> dict[str, np.ndarray]:
+    """Group properties of the groups of ``labels`` with >= ``min_len`` members."""
+    ids, mass = snap["ids"], snap["mass"]
+    counts = np.bincount(labels)
+    keep = counts >= min_len
+    sel = np.flatnonzero(keep[labels])
+    lab = labels[sel]
+    # order groups: length descending, then smallest ID ascending (GADGET-4)
+    by_label = np.lexsort((ids[sel], lab))          # members by group label, then ID
+    sel, lab = sel[by_label], lab[by_label]
+    starts = np.flatnonzero(np.r_[True, lab[1:] != lab[:-1]]) if len(lab) else np.zeros(0, int)
+    group_labels = lab[starts]
+    min_id = ids[sel[starts]]
+    lens = counts[group_labels]
+    rank = np.lexsort((min_id, -lens))              # new order of the groups
+    new_number = np.empty(len(rank), np.int64)
+    new_number[rank] = np.arange(len(rank))
+    member_group = new_number[np.repeat(np.arange(len(starts)), lens)]
+    order = np.argsort(member_group, kind="stable")  # keeps ascending IDs within groups
+    members = sel[order]
+    lens = lens[rank]
+    offsets = np.zeros(len(lens), np.int64)
+    if len(lens):
+        offsets[1:] = np.cumsum(lens)[:-1]
+    n = len(lens)
+    m = mass[members]
+    gmass = np.add.reduceat(m, offsets) if n else np.zeros(0)
+    # centre of mass relative to each group's first member (smallest ID): no cancellation
+    ref = snap["pos"][members[offsets]] if n else np.zeros((0, 3))
+    gid = np.repeat(np.arange(n), lens)
+    rel = snap["pos"][members] - ref[gid]
+    safe = np.where(gmass > 0, gmass, 1.0)[:, None]
+    pos = ref + (np.add.reduceat(m[:, None] * rel, offsets) if n else np.zeros((0, 3))) / safe
+    vel = (np.add.reduceat(m[:, None] * snap["vel"][members], offsets) / safe if n
+           else np.zeros((0, 3)))
+    types = snap["type"][members]
+    len_type = np.zeros((n, N_TYPES), np.int64)
+    mass_type = np.zeros((n, N_TYPES))
+    np.add.at(len_type, (gid, types), 1)
+    np.add.at(mass_type, (gid, types), m)
+    return {"group_len": lens.astype(np.int64), "group_len_type": len_type,
+            "group_mass": gmass, "group_mass_type": mass_type, "group_pos": pos,
+            "group_vel": vel * vel_factor, "ids": ids[members].astype(np.uint64),
+            "offsets": offsets}
+
+
+# --------------------------------------------------------------------------------------
+# the catalogue file
+
+def catalogue_name(number: int) -> str:
+    """GADGET-4's name of the FOF catalogue of snapshot ``number``: ``fof_tab_NNN.hdf5``."""
+    return f"fof_tab_{int(number):03d}.hdf5"
+
+
+def write_catalogue(path_out: str | Path, catalogue: HaloCatalogue,
+                    header_from: str | Path | None = None, overwrite: bool = False) -> Path:
+    """Write ``catalogue`` in GADGET-4's FOF layout (module docstring), atomically (a
+    temporary name beside the file, then a rename); return the file's path.
+
+    ``path_out``: a folder (the file is ``fof_tab_NNN.hdf5`` there, NNN the snapshot
+    number: from the snapshot's name ``..._NNNN[.K].hdf5``, else ``RunState/SnapshotNumber``)
+    or a file name.  ``header_from``: the snapshot (file or stem) whose ``Parameters`` and
+    ``Units`` are copied (default: ``catalogue.snapshot``; the catalogue's own values where
+    there is none).  FileExistsError if the file exists and ``overwrite`` is false.
+    """
+    path_out = Path(path_out)
+    source = header_from if header_from is not None else catalogue.snapshot
+    parameters, units, number = dict(catalogue.parameters), dict(catalogue.units), catalogue.number
+    if source is not None:
+        first = resolve_snapshot(source)
+        with h5py.File(first, "r") as f:
+            if "Parameters" in f:
+                parameters = {k: v for k, v in f["Parameters"].attrs.items()}
+            if "Units" in f:
+                units = {k: v for k, v in f["Units"].attrs.items()}
+            state = ({k: _plain(v) for k, v in f["RunState"].attrs.items()}
+                     if "RunState" in f else {})
+        number = _snapshot_number(first, state)
+        if number is None:
+            number = catalogue.number
+    if path_out.is_dir():
+        if number is None:
+            raise ValueError(f"the snapshot number is unknown (not in the snapshot's name nor "
+                             f"RunState): give a file name, not the folder {path_out}")
+        path_out = path_out / catalogue_name(number)
+    if path_out.exists() and not overwrite:
+        raise FileExistsError(f"{path_out} exists (use --overwrite to replace it)")
+    tmp = atomic_path(path_out)
+    try:
+        with h5py.File(tmp, "w") as f:
+            _write_catalogue(f, catalogue, parameters, units)
+        os.replace(tmp, path_out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path_out
+
+
+def _write_catalogue(f: h5py.File, cat: HaloCatalogue, parameters: Mapping[str, Any],
+                     units: Mapping[str, Any]) -> None:
+    n, nids = len(cat), len(cat.ids)
+    h = f.create_group("Header").attrs
+    for key, value in (("Ngroups_ThisFile", n), ("Nsubhalos_ThisFile", 0),
+                       ("Nids_ThisFile", nids), ("Ngroups_Total", n), ("Nsubhalos_Total", 0),
+                       ("Nids_Total", nids)):
+        h[key] = np.uint64(value)
+    h["NumFiles"] = np.int32(1)
+    h["Time"] = np.float64(cat.time)
+    h["Redshift"] = np.float64(cat.redshift)
+    h["BoxSize"] = np.float64(cat.box_size)
+    h["HubbleParam"] = np.float64(cat.hubble_param)
+    h["Omega0"] = np.float64(cat.omega0)
+    h["OmegaLambda"] = np.float64(cat.omega_lambda)
+    h["LinkingLength"] = np.float64(cat.link)
+
+    p = f.create_group("Parameters").attrs
+    for k, v in parameters.items():
+        p[k] = v
+    # GADGET-4's own names of what a reader needs, where the snapshot's parameters lack them
+    for k, v in (("HubbleParam", cat.hubble_param), ("Omega0", cat.omega0),
+                 ("OmegaLambda", cat.omega_lambda), ("BoxSize", cat.box_size),
+                 *((key, units[key]) for key in ("UnitLength_in_cm", "UnitMass_in_g",
+                                                 "UnitVelocity_in_cm_per_s") if key in units)):
+        if k not in p:
+            p[k] = np.float64(v)
+
+    c = f.create_group("Config").attrs
+    for flag in ("FOF", "IDS_64BIT", "OUTPUT_IN_DOUBLEPRECISION"):
+        c[flag] = np.bytes_(b"")
+    if cat.b is not None:
+        c["FOF_LINKLENGTH"] = np.float64(cat.b)
+    c["FOF_GROUP_MIN_LEN"] = np.float64(cat.min_len)
+    c["NTYPES"] = np.float64(N_TYPES)
+
+    g = f.create_group("Group")
+    wide = len(cat.group_len) and int(cat.group_len.max()) >= 2 ** 31   # FOF_ALLOW_HUGE_...
+    len_dtype = np.int64 if wide else np.int32
+    g.create_dataset("GroupLen", data=cat.group_len.astype(len_dtype))
+    g.create_dataset("GroupLenType", data=cat.group_len_type.astype(len_dtype).reshape(n, N_TYPES))
+    g.create_dataset("GroupMass", data=cat.group_mass.astype(np.float64))
+    g.create_dataset("GroupMassType", data=cat.group_mass_type.astype(np.float64)
+                     .reshape(n, N_TYPES))
+    g.create_dataset("GroupPos", data=cat.group_pos.astype(np.float64).reshape(n, 3))
+    g.create_dataset("GroupVel", data=cat.group_vel.astype(np.float64).reshape(n, 3))
+    g.create_dataset("GroupAscale", data=np.full(n, cat.scale_factor))
+    f.create_group("IDs").create_dataset("ID", data=cat.ids.astype(np.uint64))
+
+    u = f.create_group("Units").attrs
+    for k, v in units.items():
+        u[k] = v

@@ -1,0 +1,139 @@
+"""``hybridtree info SNAPSHOT``: a human-readable summary of a GADGET-style snapshot; and
+the ``hybridtree devices`` listing (:func:`device_listing`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from .diagnostics import energies, lagrangian_radii
+from ..device.choice import (DeviceInfo, FORCE_BYTES_PER_PARTICLE, STATE_BYTES_PER_PARTICLE,
+                     usable)
+from ..device.probe import Probe
+from ..io.snapshot import SnapshotError, read_particles, resolve_snapshot, snapshot_files
+from ..config.units import GYR_S
+
+__all__ = ["describe", "device_listing"]
+
+
+def describe(path: str | Path) -> str:
+    """Counts, time, units, mass, centre of mass, radii, energies (if potentials are
+    stored) and the run's settings, one item per line (internal units unless stated).
+
+    ``path``: a snapshot file, any part of a multi-file set (the whole set is described),
+    the stem of either (``out/snapshot_0002``), or a run folder (its newest state, the
+    one ``hybridtree run --restart FOLDER`` would continue)."""
+    path = resolve_snapshot(_newest_in(path) if Path(path).is_dir() else path)
+    files = snapshot_files(path)        # every part of a multi-file set, checked complete
+    p, t, units = read_particles(path, "all")
+    lines = [f"{path}"]
+    if len(files) > 1:
+        lines.append(f"files: {len(files)} parts, {files[0].name} ... {files[-1].name}")
+    # read in the same order as read_particles: file by file, PartType by PartType
+    counts: dict[str, int] = {}
+    pots: list[np.ndarray] | None = []
+    params: dict = {}
+    state: dict = {}
+    for i, q in enumerate(files):
+        with h5py.File(q, "r") as f:
+            for name in sorted(f):
+                if name.startswith("PartType") and "Coordinates" in f[name]:
+                    counts[name] = counts.get(name, 0) + len(f[name]["Coordinates"])
+                    if pots is not None and "Potential" in f[name]:
+                        pots.append(np.asarray(f[name]["Potential"][...], np.float64))
+                    else:
+                        pots = None
+            if i == 0:
+                params = dict(f["Parameters"].attrs) if "Parameters" in f else {}
+                state = dict(f["RunState"].attrs) if "RunState" in f else {}
+    pot = None
+    if pots and list(counts) == ["PartType1"]:
+        pot = np.concatenate(pots)
+        if pot.shape != (len(p),):
+            pot = None
+    lines.append("particles: " + ", ".join(f"{n} {name}" for name, n in counts.items())
+                 + f" (total {len(p)})")
+    tline = f"time: {t:.6g}"
+    if units is not None:
+        tline += f" ({t * units.time_s / GYR_S:.6g} Gyr)"
+        lines.append(tline)
+        lines.append(f"units: length {units.length_cm:.6g} cm, mass {units.mass_g:.6g} g, "
+                     f"velocity {units.velocity_cm_per_s:.6g} cm/s, time {units.time_s:.6g} s "
+                     f"({getattr(units, 'note', 'G = 1')})")     # note: a foreign file's
+    else:
+        lines.append(tline)
+        lines.append("units: none stored")
+    if "Step" in state:
+        lines.append(f"run state: step {int(state['Step'])}, snapshot "
+                     f"{int(state['SnapshotNumber'])}, initial energy {float(state['InitialEnergy']):.10g}")
+    m = p.mass.sum()
+    if m <= 0:
+        raise SnapshotError(f"{path}: total mass is {m}")
+    com = p.mass @ p.pos / m
+    vcom = p.mass @ p.vel / m
+    lines.append(f"total mass: {m:.10g}")
+    lines.append(f"centre of mass: {np.array2string(com, precision=4)}, "
+                 f"velocity {np.array2string(vcom, precision=4)}")
+    r10, r50, r90 = lagrangian_radii(p.pos, p.mass)
+    lines.append(f"Lagrangian radii 10/50/90 %: {r10:.5g} / {r50:.5g} / {r90:.5g}")
+    kin, w = energies(p.vel, p.mass, pot)
+    if pot is not None:
+        lines.append(f"energy: kinetic {kin:.10g}, potential {w:.10g}, total {kin + w:.10g}, "
+                     f"2K/|W| {2 * kin / abs(w):.5f}")
+    else:
+        lines.append(f"energy: kinetic {kin:.10g} (no potentials stored)")
+    settings = {k: v for k, v in params.items() if "." in k}
+    if settings:
+        lines.append("settings: " + ", ".join(
+            f"{k}={v.decode() if isinstance(v, bytes) else v}" for k, v in settings.items()
+            if k.split(".")[0] in ("ics", "gravity", "time")))
+    return "\n".join(lines)
+
+
+def _newest_in(folder: str | Path) -> Path:
+    """A run folder's newest snapshot or restart point; SnapshotError if it has none."""
+    from ..run.folder import latest_run_point
+    newest = latest_run_point(folder)
+    if newest is None:
+        raise SnapshotError(f"no snapshot in folder {folder} (a run folder holds "
+                            f"snapshot_*.hdf5)")
+    return newest
+
+
+def device_listing(devices: list[DeviceInfo], chosen: DeviceInfo | None,
+                   need_bytes: int = 0, probes: Mapping[DeviceInfo, Probe] | None = None
+                   ) -> str:
+    """The ``hybridtree devices`` listing: per device a line with ``*`` where ``chosen``,
+    its label and OpenCL version, and an indented line with its memory (GiB), the largest
+    run it holds (particles, state on the device), double precision, work-group and local
+    memory limits, what the device probe found (``probes``: unusable and why, or how it
+    computes 1/sqrt), and why the automatic choice passes it over (a simulator, less
+    memory than ``need_bytes``, or a failed probe), where it does."""
+    lines = []
+    per = FORCE_BYTES_PER_PARTICLE + STATE_BYTES_PER_PARTICLE
+    for d in devices:
+        mark = "*" if d == chosen else " "
+        driver = f", driver {d.driver}" if d.driver else ""
+        lines.append(f"{mark} {d.label}  [{d.version}{driver}]")
+        facts = []
+        if d.global_mem_size:
+            facts.append(f"{d.global_mem_size / 2**30:.3g} GiB (runs up to about "
+                         f"{d.global_mem_size / per:.2g} particles)")
+        facts.append("double precision" if d.fp64 else "no double precision (state on the host)")
+        if d.max_work_group_size:
+            facts.append(f"work-groups up to {d.max_work_group_size}")
+        if d.local_mem_size:
+            facts.append(f"local memory {d.local_mem_size // 1024} KiB")
+        found = (probes or {}).get(d)
+        why = usable(d, need_bytes)
+        if found is not None and found.ok:
+            facts.append(found.describe())
+        elif found is not None:
+            why = why or f"cannot build kernels: {found.reason}"
+        if why:
+            facts.append(f"not chosen automatically: {why}")
+        lines.append("      " + ", ".join(facts))
+    return "\n".join(lines)

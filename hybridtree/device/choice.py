@@ -1,0 +1,454 @@
+"""OpenCL devices: which drivers are seen, which device is chosen, one runtime per process.
+
+Device choice, in order of precedence:
+
+1. the ``device`` argument (e.g. from a config file or ``--device``),
+2. the environment variable ``HYBRIDTREE_DEVICE``,
+3. ``PYOPENCL_CTX`` (pyopencl's own ``"platform:device"`` index syntax),
+4. otherwise the first GPU, else the CPU device ranked first (:func:`_rank`).
+
+A device is taken only after it passed the device probe (:mod:`hybridtree.device.probe`): it
+builds a small kernel with the force kernels' options (a driver can list a device whose
+compiler then fails every build: PyPI's PoCL 3.0 on CPUs newer than its LLVM), and the
+probe measures how the device must compute 1/sqrt (:attr:`DeviceInfo.rsqrt_mode`).  The
+automatic choice passes over a device that fails, saying why in the log; a device the
+user names that fails is one :class:`DeviceError` line.  Probes are cached per device
+and driver, so this costs one small build per device the first time only.
+
+The automatic choice (4., and the words ``gpu``/``cpu``) never takes a simulator or
+emulator (Oclgrind calls itself a GPU; :attr:`DeviceInfo.simulator`), nor a device with
+less global memory than the run needs when the caller says how much (``need_bytes``,
+:func:`memory_needed`); a name or an index still selects such a device.
+
+A choice is ``"P"``/``"P:D"`` (indices as ``hybridtree devices`` lists them), a kind
+(``gpu``, ``cpu``), a driver's name (``pocl``, ``intel``, ``nvidia``, ``amd``, ``apple``,
+``oclgrind``: the devices of that vendor's OpenCL, :data:`VENDOR_WORDS`), or else a
+case-insensitive substring of ``"<platform> | <device>"``.
+
+Several processes of one node (MPI) spread over the devices a choice matches: with
+:func:`set_device_slot` (the node-local rank) a choice that matches n devices (or, with
+no choice, the n GPUs) resolves to the (slot mod n)-th of them.
+
+OpenCL drivers that pip installs without registering them with the ICD loader (Intel's
+CPU runtime, ``intel-opencl-rt``, part of the ``cpu`` extra) are registered when this
+module is imported (:func:`register_pip_drivers`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import sys
+import sysconfig
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pyopencl as cl
+
+from .probe import Probe, probe
+from .runtime import (DeviceError, DeviceInfo, Runtime, build_log, build_program,
+                      fit_work_group, kernel_source, pack4, split_hi_lo, user_cache_dir)
+
+__all__ = [
+    "DeviceError",
+    "DeviceInfo",
+    "Runtime",
+    "build_log",
+    "build_program",
+    "choose_device",
+    "fit_work_group",
+    "list_devices",
+    "get_runtime",
+    "memory_needed",
+    "kernel_source",
+    "pack4",
+    "probe_device",
+    "register_pip_drivers",
+    "set_device_slot",
+    "split_hi_lo",
+    "unusable_devices",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Device memory per particle of one force evaluation (bytes), measured on the H100
+#: (docs/gpus.md, "Memory per particle"): tree, sort scratch, lists, results.
+FORCE_BYTES_PER_PARTICLE = 255
+#: Device memory per particle of a run's state kept on the device (bytes): float64
+#: positions, velocities, accelerations, potentials, masses and 64-bit IDs.
+STATE_BYTES_PER_PARTICLE = 96
+
+
+def memory_needed(n: int, state: bool = True) -> int:
+    """Device memory (bytes) that a force evaluation of ``n`` particles needs, with the
+    run's state on the device when ``state``; the number the device choice compares with
+    a device's global memory."""
+    return int(n) * (FORCE_BYTES_PER_PARTICLE + (STATE_BYTES_PER_PARTICLE if state else 0))
+
+
+# --- drivers pip installs without registering them -------------------------------------
+
+#: Shared libraries of OpenCL drivers that pip puts under an environment's ``lib/``
+#: without a working ICD file: Intel's CPU runtime (its packaged ICD file names a
+#: placeholder path, /opt/anaconda1anaconda2anaconda3/lib/libintelocl.so).
+PIP_DRIVERS = ("libintelocl.so",)
+
+
+def _pip_driver_libraries() -> list[Path]:
+    """The :data:`PIP_DRIVERS` installed in this Python environment."""
+    found: list[Path] = []
+    for base in (sysconfig.get_path("data"), sys.prefix):
+        for name in PIP_DRIVERS:
+            lib = Path(base) / "lib" / name
+            if lib.is_file() and lib.resolve() not in {f.resolve() for f in found}:
+                found.append(lib)
+    return found
+
+
+def register_pip_drivers() -> Path | None:
+    """Make the ICD loader see the OpenCL drivers pip installed into this environment
+    (:data:`PIP_DRIVERS`) beside the system's: a folder of ICD files (copies of the
+    system's, from ``OPENCL_VENDOR_PATH`` or ``/etc/OpenCL/vendors``, plus one per pip
+    driver) in the user cache, named by its contents, becomes ``OCL_ICD_VENDORS``.
+    pyopencl's own PoCL is found by the loader whatever that folder holds.
+
+    Nothing is done when ``OCL_ICD_VENDORS`` is set (the user's or a parent process's
+    choice of drivers: one ICD file there hides every other driver) or no pip driver is
+    installed.  Must run before the first platform query of the process (the loader reads
+    its configuration once); this module calls it when imported.  Returns the folder, or
+    None."""
+    if os.environ.get("OCL_ICD_VENDORS"):
+        return None
+    libs = _pip_driver_libraries()
+    if not libs:
+        return None
+    system = Path(os.environ.get("OPENCL_VENDOR_PATH") or "/etc/OpenCL/vendors")
+    icds: dict[str, str] = {}
+    if system.is_dir():
+        for f in sorted(system.glob("*.icd")):
+            try:
+                icds[f.name] = f.read_text()
+            except OSError:
+                continue
+    registered = " ".join(icds.values())
+    added = False
+    for lib in libs:
+        if lib.name in registered:          # the system registers such a driver already
+            continue
+        icds[f"hybridtree-{lib.name.split('.')[0]}.icd"] = f"{lib}\n"
+        added = True
+    if not added:
+        return None
+    digest = hashlib.sha256(repr(sorted(icds.items())).encode()).hexdigest()[:16]
+    folder = user_cache_dir() / f"opencl-vendors-{digest}"
+    try:
+        if not folder.is_dir():
+            tmp = folder.with_name(f".{folder.name}-{os.getpid()}")
+            tmp.mkdir(parents=True, exist_ok=True)
+            for name, text in icds.items():
+                (tmp / name).write_text(text)
+            try:
+                tmp.rename(folder)
+            except OSError:                 # another process made it first
+                for f in tmp.iterdir():
+                    f.unlink()
+                tmp.rmdir()
+    except OSError as exc:
+        logger.warning("could not register %s with the OpenCL loader (%s): set "
+                       "OCL_ICD_VENDORS to a folder of ICD files naming it", libs[0], exc)
+        return None
+    os.environ["OCL_ICD_VENDORS"] = str(folder)
+    return folder
+
+
+register_pip_drivers()
+
+
+# --- what the drivers show -------------------------------------------------------------
+
+def _kind(device_type: int) -> str:
+    if device_type & cl.device_type.GPU:
+        return "gpu"
+    if device_type & cl.device_type.CPU:
+        return "cpu"
+    if device_type & cl.device_type.ACCELERATOR:
+        return "accelerator"
+    return "other"
+
+
+#: Vendor keys from the platform's name (the driver decides what a device is to the code:
+#: PoCL or Intel's runtime on an AMD CPU, Oclgrind), else from the hardware's maker.
+_DRIVERS = (("oclgrind", "oclgrind"), ("portable computing language", "pocl"), ("pocl", "pocl"),
+            ("intel", "intel"), ("nvidia", "nvidia"), ("advanced micro devices", "amd"),
+            ("amd", "amd"), ("apple", "apple"))
+_MAKERS = (("nvidia", "nvidia"), ("advanced micro devices", "amd"), ("amd", "amd"),
+           ("intel", "intel"), ("apple", "apple"))
+#: Words a choice may be: the devices of that vendor key.
+VENDOR_WORDS = ("pocl", "intel", "nvidia", "amd", "apple", "oclgrind")
+
+
+def _vendor(platform: str, name: str, vendor: str = "") -> str:
+    """The vendor key of a device from its platform, device and vendor names."""
+    for needle, key in _DRIVERS:
+        if needle in platform.lower():
+            return key
+    text = f"{vendor} {name} {platform}".lower()
+    for needle, key in _MAKERS:
+        if needle in text:
+            return key
+    return "other"
+
+
+def _is_simulator(platform: str, name: str, device_type: int) -> bool:
+    """Whether a device only simulates or emulates one: Oclgrind (whose type has every
+    bit set: GPU, CPU and accelerator at once), Intel's FPGA emulator, and anything
+    calling itself a simulator or an emulator."""
+    text = f"{platform} {name}".lower()
+    if any(w in text for w in ("oclgrind", "simulat", "emulat")):
+        return True
+    every = cl.device_type.GPU | cl.device_type.CPU | cl.device_type.ACCELERATOR
+    return device_type & every == every
+
+
+def _describe_device(pi: int, di: int, platform: cl.Platform, d: cl.Device) -> DeviceInfo:
+    def get(attr: str, default=0):
+        try:
+            return getattr(d, attr)
+        except (cl.Error, AttributeError):      # a driver that does not answer a query
+            return default
+
+    pname, name = platform.name.strip(), d.name.strip()
+    return DeviceInfo(pi, di, pname, name, _kind(d.type), int(d.max_compute_units),
+                      d.version.strip(), vendor=_vendor(pname, name, str(get("vendor", ""))),
+                      max_work_group_size=int(get("max_work_group_size")),
+                      local_mem_size=int(get("local_mem_size")),
+                      global_mem_size=int(get("global_mem_size")),
+                      max_mem_alloc_size=int(get("max_mem_alloc_size")),
+                      fp64="cl_khr_fp64" in str(get("extensions", "")).split(),
+                      simulator=_is_simulator(pname, name, int(d.type)),
+                      driver=str(get("driver_version", "")).strip())
+
+
+def list_devices() -> list[DeviceInfo]:
+    """All OpenCL devices of all platforms (an empty list when there is no ICD)."""
+    out: list[DeviceInfo] = []
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:  # no ICD loader or no platform
+        return out
+    for pi, p in enumerate(platforms):
+        try:
+            devices = p.get_devices()
+        except cl.Error:
+            continue
+        for di, d in enumerate(devices):
+            out.append(_describe_device(pi, di, p, d))
+    return out
+
+
+#: What a user can do when no device works: the README's install brings two CPU drivers.
+REMEDY = ("hybridtree's cpu extra (pip install -e '.[cpu]') brings two CPU drivers, PoCL and "
+          "Intel's CPU runtime; a system one also serves (Debian: apt-get install "
+          "pocl-opencl-icd); hybridtree devices lists what is seen")
+
+
+def _describe(devices: list[DeviceInfo]) -> str:
+    if not devices:
+        return f"no OpenCL device found ({REMEDY})"
+    return "available: " + "; ".join(d.label for d in devices)
+
+
+_PROBES: dict[tuple, tuple[str, Probe]] = {}
+
+
+def probe_device(d: DeviceInfo) -> Probe:
+    """The device probe's result for ``d`` (:mod:`hybridtree.device.probe`; remembered for the
+    process)."""
+    key = (d.platform_index, d.device_index, d.platform, d.name,
+           os.environ.get("HYBRIDTREE_CL_OPTIONS", ""))
+    hit = _PROBES.get(key)
+    if hit is None:
+        dev = cl.get_platforms()[d.platform_index].get_devices()[d.device_index]
+        hit = _PROBES[key] = (d.label, probe(d, dev))
+    return hit[1]
+
+
+def unusable_devices() -> list[str]:
+    """"label: reason" of every device this process probed and found unable to build
+    kernels (for a run's log)."""
+    return [f"{label}: {p.reason}" for label, p in _PROBES.values() if not p.ok]
+
+
+#: A check of one device: the probe, or (tests, descriptions made by hand) a stand-in.
+Check = Callable[[DeviceInfo], Probe]
+
+
+def _probed(d: DeviceInfo, check: Check | None) -> tuple[DeviceInfo | None, str]:
+    """``d`` with its probe's math, or None and why it cannot be used (``check`` None:
+    the device is taken as it is described)."""
+    if check is None:
+        return d, ""
+    result = check(d)
+    if not result.ok:
+        return None, result.reason
+    return replace(d, rsqrt_mode=result.rsqrt_mode, sum_mode=result.sum_mode), ""
+
+
+def _pocl_version(d: DeviceInfo) -> tuple[int, int]:
+    """A PoCL device's PoCL version (its driver version, e.g. "3.1+debian"); (0, 0) for
+    other drivers or when it cannot be read."""
+    m = re.match(r"(\d+)\.(\d+)", d.driver) if d.vendor == "pocl" else None
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+_SLOT = 0       # this process's node-local rank when devices are spread over processes
+
+
+def set_device_slot(slot: int) -> None:
+    """Make ambiguous device choices of this process resolve to their (slot mod n)-th
+    match (MPI: the node-local rank, so processes of a node use different GPUs)."""
+    global _SLOT
+    _SLOT = int(slot)
+
+
+def usable(d: DeviceInfo, need_bytes: int = 0) -> str:
+    """Why the automatic choice passes ``d`` over before probing it ("" when it does
+    not): a simulator, or less global memory than ``need_bytes`` (a known size only)."""
+    if d.simulator:
+        return "a simulator"
+    if need_bytes and d.global_mem_size and d.global_mem_size < need_bytes:
+        return (f"{d.global_mem_size / 2**30:.3g} GiB of memory, the run needs "
+                f"{need_bytes / 2**30:.3g} GiB")
+    return ""
+
+
+def _cpu_driver_rank(d: DeviceInfo) -> int:
+    """Rank of a CPU device's driver (higher first), as measured with the README's example
+    on the 2-core development machine (docs/devices.md): PoCL 3.1 and newer 9.3 s,
+    Intel's CPU runtime 10.7 s, PyPI's PoCL 3.0 12.5 s."""
+    if d.vendor == "pocl":
+        return 2 if _pocl_version(d) >= (3, 1) else 0
+    return 1 if d.vendor == "intel" else -1
+
+
+def _rank(devices: list[DeviceInfo]) -> DeviceInfo:
+    """GPU first (the slot's one of several); among CPUs the most compute units, then
+    the driver (:func:`_cpu_driver_rank`), then the newest PoCL."""
+    gpus = [d for d in devices if d.kind == "gpu"]
+    if gpus:
+        return gpus[_SLOT % len(gpus)]
+    return max(devices, key=lambda d: (d.compute_units, _cpu_driver_rank(d), _pocl_version(d)))
+
+
+def _working(devices: list[DeviceInfo], check: Check | None
+             ) -> tuple[list[DeviceInfo], list[str]]:
+    """The devices that pass ``check`` (with their math), and "label: reason" of those
+    that do not."""
+    good, bad = [], []
+    for d in devices:
+        ok, why = _probed(d, check)
+        if ok is not None:
+            good.append(ok)
+        else:
+            bad.append(f"{d.label}: {why}")
+            logger.info("passing over OpenCL device %s: it cannot build kernels: %s",
+                        d.label, why)
+    return good, bad
+
+
+def _best(devices: list[DeviceInfo], need_bytes: int = 0, what: str = "the automatic choice",
+          check: Check | None = None) -> DeviceInfo:
+    """The automatic choice among ``devices``: :func:`_rank` of those that are no
+    simulator, hold ``need_bytes`` (bytes of device memory, 0: not checked) and pass
+    ``check`` (the device probe; None: not probed)."""
+    ok = [d for d in devices if not usable(d, need_bytes)]
+    if not ok:
+        why = "; ".join(f"{d.label}: {usable(d, need_bytes)}" for d in devices)
+        raise DeviceError(f"{what} found no usable OpenCL device ({why}); name one "
+                          f"explicitly (--device, HYBRIDTREE_DEVICE) to use it anyway")
+    good, bad = _working(ok, check)
+    if not good:
+        raise DeviceError(f"{what} found no OpenCL device that builds kernels "
+                          f"({'; '.join(bad)}); {REMEDY}")
+    return _rank(good)
+
+
+def _match(spec: str, devices: list[DeviceInfo], need_bytes: int = 0,
+           check: Check | None = None) -> DeviceInfo:
+    """The device a choice ``spec`` names (see the module docstring), probed with
+    ``check``: a named device that fails it is an error, not passed over."""
+    spec = spec.strip()
+    m = re.fullmatch(r"(\d+)(?::(\d+))?", spec)
+    low = spec.lower()
+    if m:
+        pi, di = int(m.group(1)), int(m.group(2) or 0)
+        hits = [d for d in devices if d.platform_index == pi and d.device_index == di]
+        if not hits:
+            raise DeviceError(f"OpenCL device {spec!r} does not exist; {_describe(devices)}")
+    elif low in ("gpu", "cpu"):         # a kind, like the automatic choice: no simulators
+        hits = [d for d in devices if d.kind == low]
+        if not hits:
+            raise DeviceError(f"no OpenCL device matches {spec!r}; {_describe(devices)}")
+        return _best(hits, need_bytes, what=f"the choice {spec!r}", check=check)
+    elif low in VENDOR_WORDS:
+        hits = [d for d in devices if d.vendor == low]
+        if not hits:
+            raise DeviceError(f"no device of {spec!r}'s OpenCL driver is installed; "
+                              f"{_describe(devices)}")
+    else:
+        hits = [d for d in devices if low in f"{d.platform} | {d.name}".lower()]
+        if not hits:
+            raise DeviceError(f"no OpenCL device matches {spec!r}; {_describe(devices)}")
+    good, bad = _working(hits, check)
+    if not good:
+        raise DeviceError(f"the OpenCL device {spec!r} cannot build kernels: "
+                          f"{'; '.join(bad)} (choose another: hybridtree devices)")
+    return _rank(good)
+
+
+def choose_device(spec: str | None = None, need_bytes: int = 0) -> DeviceInfo:
+    """Resolve a device choice (see the module docstring) to one device that passed the
+    device probe, with the probe's math (:attr:`DeviceInfo.rsqrt_mode`); ``need_bytes``:
+    device memory the run needs (:func:`memory_needed`), 0 when unknown."""
+    devices = list_devices()
+    if not devices:
+        raise DeviceError(_describe(devices))
+    if spec is None:
+        spec = os.environ.get("HYBRIDTREE_DEVICE") or None
+    if spec is None and os.environ.get("PYOPENCL_CTX"):
+        spec = os.environ["PYOPENCL_CTX"]
+    if spec is not None and spec != "":
+        return _match(spec, devices, need_bytes, check=probe_device)
+    return _best(devices, need_bytes, check=probe_device)
+
+
+_RUNTIMES: dict[tuple[int, int], Runtime] = {}
+
+
+_CHOSEN: dict[tuple, DeviceInfo] = {}
+
+
+def get_runtime(device: str | None = None, need_bytes: int = 0) -> Runtime:
+    """The process's runtime for the chosen device (created once, then reused; the
+    choice itself is remembered per request, memory need, environment and slot, so that
+    a call in a hot path enumerates no platforms).  ``need_bytes``: see
+    :func:`choose_device`."""
+    key = (device, int(need_bytes), os.environ.get("HYBRIDTREE_DEVICE"),
+           os.environ.get("PYOPENCL_CTX"), _SLOT)
+    info = _CHOSEN.get(key)
+    if info is None:
+        info = _CHOSEN[key] = choose_device(device, need_bytes)
+    key = (info.platform_index, info.device_index)
+    rt = _RUNTIMES.get(key)
+    if rt is None:
+        dev = cl.get_platforms()[info.platform_index].get_devices()[info.device_index]
+        ctx = cl.Context([dev])
+        # profiling on: the run's phase timers read device timestamps of markers
+        # (hybridtree.device.clock) instead of waiting for the queue at every phase boundary
+        queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        rt = Runtime(info, ctx, queue)
+        _RUNTIMES[key] = rt
+    return rt

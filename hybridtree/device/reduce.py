@@ -1,0 +1,323 @@
+"""Deterministic float64 reductions of a device-resident state, with numpy twins.
+
+A float64 sum depends on its order.  The usual device reduction (strided per work-item
+sums, then a tree in local memory) has an order that changes with the work-group size,
+the number of compute units and the device, so a GPU run, a CPU run and a restart on
+other hardware would drift apart in the last bits, and from there (the net force
+removed each step, the energy check) in everything.  Here each sum has one fixed
+order (cl/reduce.cl): blocks of :data:`BLOCK` consecutive terms summed sequentially,
+then blocks of those block sums, until one is left.  numpy's ``cumsum`` over the
+zero-padded blocks rounds in exactly that sequence, so :func:`host_block_sum` and the
+``host_*`` twins give the device's bits: a device run and a host run of the same
+particles agree bit for bit, and a restart reproduces the run.
+
+Units: internal (G = 1); masses, lengths and velocities as the caller's arrays.
+Device buffers are float64, (n, 3) row-major for vectors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+
+from .runtime import DeviceInfo, Runtime, fit_work_group
+from .transfer import scratch
+
+__all__ = ["BLOCK", "TRIALS", "Reducer", "host_block_sum", "host_lagrangian_radii",
+           "host_moments", "host_net_acceleration", "reducer"]
+
+#: Terms per sequential block (a build-time define of cl/reduce.cl).
+BLOCK = 64
+#: Trial radii per fraction and pass of the Lagrangian-radius multisection.
+TRIALS = 15
+_PASSES = 64
+
+
+def host_block_sum(terms: np.ndarray) -> np.ndarray:
+    """Column sums (K,) of ``terms`` (n, K) float64 in the device's fixed order."""
+    rows = np.asarray(terms, np.float64)
+    if rows.ndim == 1:
+        rows = rows[:, None]
+    if len(rows) == 0:
+        return np.zeros(rows.shape[1])
+    while True:       # level 1 always runs, as on the device (it turns -0.0 into +0.0)
+        m, k = rows.shape
+        pad = np.zeros((-(-m // BLOCK) * BLOCK, k))
+        pad[:m] = rows
+        blocks = pad.reshape(-1, BLOCK, k)
+        # s = x0, s = s + x1, ...: the rounding sequence of np.cumsum(blocks, axis=1)[:, -1]
+        # (tested), without its (m, BLOCK, K) array: 3-10x faster at n = 2^20
+        rows = blocks[:, 0, :].copy()
+        for i in range(1, BLOCK):
+            rows += blocks[:, i, :]
+        if len(rows) == 1:
+            return rows[0]
+
+
+def _net(s: np.ndarray) -> np.ndarray:
+    return s[:3] / s[3] if s[3] != 0 else np.zeros(3)
+
+
+def host_net_acceleration(mass: np.ndarray, acc: np.ndarray) -> np.ndarray:
+    """Σ m a / Σ m (3,) (zeros when Σ m = 0): :meth:`Reducer.net_acceleration`'s bits."""
+    terms = np.empty((len(mass), 4))
+    terms[:, :3] = mass[:, None] * acc
+    terms[:, 3] = mass
+    return _net(host_block_sum(terms))
+
+
+def _moments(s: np.ndarray) -> dict:
+    com = s[1:4] / s[0] if s[0] != 0 else np.zeros(3)
+    return {"mass": float(s[0]), "com": com, "kinetic": float(s[4]), "potential": float(s[5]),
+            "momentum": s[6:9].copy(), "angular_momentum": s[9:12].copy(),
+            "inertia": float(s[12])}
+
+
+def host_moments(pos: np.ndarray, vel: np.ndarray, mass: np.ndarray,
+                 pot: np.ndarray | None = None) -> dict:
+    """:meth:`Reducer.moments` on the host, the same bits."""
+    x, y, z = pos.T
+    vx, vy, vz = vel.T
+    h = 0.5 * mass
+    t = np.empty((len(mass), 13))
+    t[:, 0] = mass
+    t[:, 1:4] = mass[:, None] * pos
+    t[:, 4] = h * ((vx * vx + vy * vy) + vz * vz)
+    t[:, 5] = h * pot if pot is not None else 0.0
+    t[:, 6:9] = mass[:, None] * vel
+    t[:, 9] = mass * (y * vz - z * vy)
+    t[:, 10] = mass * (z * vx - x * vz)
+    t[:, 11] = mass * (x * vy - y * vx)
+    t[:, 12] = mass * ((x * x + y * y) + z * z)
+    return _moments(host_block_sum(t))
+
+
+def _radii(fractions, total: float, rmax: float, enclosed, trials: int) -> list[float]:
+    """Multisection for the smallest R with enclosed(R) >= f * total, shared by both twins.
+
+    Invariant per fraction: enclosed(lo) < want <= enclosed(hi) (hi = rmax holds all the
+    mass; lo starts below 0, where nothing is enclosed).  ``enclosed`` maps trial radii
+    (F, trials) to enclosed masses.
+    """
+    f = np.asarray(fractions, np.float64)
+    if np.any(f <= 0):
+        raise ValueError(f"mass fractions must be positive, got {fractions}")
+    if not total > 0 or not np.isfinite(rmax):
+        return [float("nan")] * len(f)
+    want = f * total
+    hi = np.full(len(f), rmax)
+    lo = -hi / trials       # first trial radius ~0, the rest spread over (0, rmax]
+    step = np.arange(1, trials + 1) / (trials + 1)
+    for _ in range(_PASSES):
+        if np.all(hi - lo <= 4 * np.spacing(hi)):
+            break
+        r = lo[:, None] + (hi - lo)[:, None] * step
+        lo, hi = _narrow(r, enclosed(r) < want[:, None], lo, hi)
+    # The floats strictly inside (lo, hi) are few now: try each, so the answer is the
+    # particle radius itself, not a radius within 4 ulp of it.
+    r = np.repeat(hi[:, None], trials, axis=1)
+    for i in range(len(f)):
+        x = np.nextafter(lo[i], np.inf)
+        for t in range(trials):
+            if not x < hi[i]:
+                break
+            r[i, t], x = x, np.nextafter(x, np.inf)
+    _, hi = _narrow(r, enclosed(r) < want[:, None], lo, hi)
+    return [float(h) for h in hi]
+
+
+def _narrow(r: np.ndarray, below: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """The bracket after one pass: the last trial below and the first at or above."""
+    n_below = below.sum(axis=1)       # enclosed mass grows with r: a prefix is below
+    rows = np.arange(len(r))
+    lo = np.where(n_below > 0, r[rows, np.maximum(n_below - 1, 0)], lo)
+    hi = np.where(n_below < r.shape[1], r[rows, np.minimum(n_below, r.shape[1] - 1)], hi)
+    return lo, hi
+
+
+def host_lagrangian_radii(pos: np.ndarray, mass: np.ndarray, centre: np.ndarray,
+                          fractions=(0.1, 0.5, 0.9), total_mass: float | None = None
+                          ) -> list[float]:
+    """:meth:`Reducer.lagrangian_radii` on the host, the same bits.  Slow (n x F x
+    :data:`TRIALS` terms a pass for F fractions: 6.6 s at n = 2^20 on 2 cores), so the
+    twin for tests; a host run sorts (:func:`hybridtree.analysis.diagnostics.lagrangian_radii`)."""
+    d = pos - np.asarray(centre, np.float64)
+    r = np.sqrt((d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]) + d[:, 2] * d[:, 2])
+    total = float(host_block_sum(mass[:, None])[0]) if total_mass is None else total_mass
+    rmax = float(np.fmax.reduce(r, initial=-np.inf))
+
+    def enclosed(radii: np.ndarray) -> np.ndarray:
+        terms = np.where(r[:, None] <= radii.reshape(-1), mass[:, None], 0.0)
+        return host_block_sum(terms).reshape(radii.shape)
+
+    return _radii(fractions, total, rmax, enclosed, TRIALS)
+
+
+def reduce_work_group(info: DeviceInfo) -> int:
+    """Work-group size of the reductions (cl/reduce.cl's WG, count_sum's fixed size): 256
+    on GPUs, 64 on CPUs, within the device's work-group limit and local memory (16 bytes
+    per work-item), a power of two (count_sum's tree reduction halves it)."""
+    return fit_work_group(256 if info.kind == "gpu" else 64, info.work_group_limit(),
+                          info.local_mem_limit() // 16)
+
+
+def reduce_defines(wg: int, nr: int = 3 * TRIALS, sum_mode: int = 0) -> dict:
+    """Build-time defines of cl/reduce.cl: BLOCK, NR (trial radii per enclosed-mass pass:
+    fractions x :data:`TRIALS`), WG (:func:`reduce_work_group`), and ORDERED_SUMS where
+    the device probe found that the device reorders a plain loop's sum (``sum_mode`` 1,
+    :attr:`hybridtree.device.runtime.DeviceInfo.sum_mode`)."""
+    return {"BLOCK": BLOCK, "NR": nr, "WG": wg, **({"ORDERED_SUMS": 1} if sum_mode == 1 else {})}
+
+
+def _local(values: np.ndarray, op: str) -> np.ndarray:
+    """The reduction over one process: the values themselves."""
+    return values
+
+
+class Reducer:
+    """The fixed-order reductions on one runtime's device (see :func:`reducer`)."""
+
+    def __init__(self, rt: Runtime) -> None:
+        if not rt.has_fp64:
+            raise ValueError("deterministic reductions need double precision (cl_khr_fp64)")
+        self.rt = rt
+        self.wg = reduce_work_group(rt.info)
+        # count_sum's work-group is fixed at build time (WG): it must fit what the built
+        # kernel allows on this device too, not only the device's own limit
+        limit = rt.max_work_group_size(self._knl("count_sum"))
+        if limit < self.wg:
+            self.wg = fit_work_group(limit)
+        self._sizes: dict[int, int] = {}     # work-group size per kernel object
+
+    def _knl(self, name: str, nr: int = 3 * TRIALS) -> cl.Kernel:
+        return self.rt.kernel("reduce.cl", name,
+                              reduce_defines(self.wg, nr, self.rt.info.sum_mode), fast_math=False)
+
+    def _run(self, knl: cl.Kernel, items: int, *args) -> None:
+        wg = self._sizes.get(id(knl))
+        if wg is None:
+            wg = self._sizes[id(knl)] = min(self.wg, self.rt.max_work_group_size(knl))
+        knl(self.rt.queue, (-(-items // wg) * wg,), (wg,), *args)
+
+    def _levels(self, knl: cl.Kernel, n: int, k: int, *args, op: str = "reduce_rows"
+                ) -> np.ndarray:
+        """Run level-1 kernel ``knl`` (n items, k sums; args after n, before out), then
+        level ``op`` until one row is left; that row (k,)."""
+        names = ("reduce.even", "reduce.odd")
+        rows = -(-n // BLOCK)
+        out = scratch(self.rt, names[0], 8 * k * rows)
+        self._run(knl, rows, np.int32(n), *args, out)
+        level = 1
+        while rows > 1:
+            nxt = scratch(self.rt, names[level % 2], 8 * k * -(-rows // BLOCK))
+            self._run(self._knl(op), -(-rows // BLOCK), np.int32(rows), np.int32(k), out, nxt)
+            out, rows, level = nxt, -(-rows // BLOCK), level + 1
+        res = np.empty(k)
+        cl.enqueue_copy(self.rt.queue, res, out)
+        return res
+
+    def block_sum(self, n: int, k: int, terms: cl.Buffer) -> np.ndarray:
+        """Column sums (k,) of the (n, k) float64 buffer ``terms``; :func:`host_block_sum`."""
+        if n == 0:
+            return np.zeros(k)
+        return self._levels(self._knl("reduce_rows"), n, k, np.int32(k), terms)
+
+    def net_acceleration(self, n: int, mass: cl.Buffer, acc: cl.Buffer) -> np.ndarray:
+        """Σ m a / Σ m (3,), acceleration units; zeros when Σ m = 0."""
+        return _net(self.net_sums(n, mass, acc))
+
+    def net_sums(self, n: int, mass: cl.Buffer, acc: cl.Buffer) -> np.ndarray:
+        """(Σ m a_x, Σ m a_y, Σ m a_z, Σ m): the terms of the net acceleration, for a sum
+        over processes."""
+        if n == 0:
+            return np.zeros(4)
+        return self._levels(self._knl("net_terms"), n, 4, mass, acc)
+
+    def subtract(self, n: int, acc: cl.Buffer, shift: np.ndarray) -> None:
+        """acc -= shift in place (``shift`` (3,), e.g. the net acceleration)."""
+        if n > 0:
+            self._run(self._knl("subtract3"), n, np.int32(n),
+                      *(np.float64(s) for s in shift), acc)
+
+    def moments(self, n: int, pos: cl.Buffer, vel: cl.Buffer, mass: cl.Buffer,
+                pot: cl.Buffer | None = None) -> dict:
+        """Keys ``mass`` (Σ m), ``com`` (Σ m x / Σ m, (3,)), ``kinetic`` (½ Σ m v²),
+        ``potential`` (½ Σ m φ, 0.0 without ``pot``), ``momentum`` (Σ m v, (3,)) and
+        ``angular_momentum`` (Σ m x × v about the origin, (3,)) and ``inertia``
+        (Σ m |x|², about the origin); internal units."""
+        if n == 0:
+            return _moments(np.zeros(13))
+        knl = self._knl("moment_terms")
+        return _moments(self._levels(knl, n, 13, pos, vel, mass, pot,
+                                     np.int32(pot is not None)))
+
+    def lagrangian_radii(self, n: int, pos: cl.Buffer, mass: cl.Buffer, centre: np.ndarray,
+                         fractions=(0.1, 0.5, 0.9), total_mass: float | None = None,
+                         combine=None) -> list[float]:
+        """Radii (length units) about ``centre`` enclosing the mass ``fractions`` (each
+        > 0) of ``total_mass`` (default Σ m): for each, the radius of the particle
+        where the cumulative mass in radius order first reaches f * total (the largest
+        radius where it never does), found without sorting; NaN where total <= 0.
+
+        ``combine(values, op)`` (op "sum" or "max"): the reduction over processes (e.g.
+        :meth:`hybridtree.parallel.Comm.allreduce`) of every partial result, so that the
+        radii are those of all processes' particles; collective then (every process calls
+        it the same number of times, whatever its n)."""
+        if combine is None:
+            if n == 0:
+                return [float("nan")] * len(fractions)
+            combine = _local
+        c = [np.float64(x) for x in centre]
+        if total_mass is None:
+            total_mass = float(combine(self.block_sum(n, 1, mass), "sum")[0])
+        rmax = self._levels(self._knl("max_radius"), n, 1, pos, *c, op="reduce_rows_max") \
+            if n else np.zeros(1)
+        rmax = float(combine(rmax, "max")[0])
+        nr = len(fractions) * TRIALS
+        knl = self._knl("enclosed_terms", nr)
+        radii = scratch(self.rt, "reduce.radii", 8 * nr)
+
+        def enclosed(r: np.ndarray) -> np.ndarray:
+            if n == 0:
+                return combine(np.zeros(r.size), "sum").reshape(r.shape)
+            cl.enqueue_copy(self.rt.queue, radii, np.ascontiguousarray(r, np.float64))
+            return combine(self._levels(knl, n, nr, pos, mass, *c, radii), "sum"
+                           ).reshape(r.shape)
+
+        return _radii(fractions, total_mass, rmax, enclosed, TRIALS)
+
+    def all_finite(self, n: int, *arrays: tuple[cl.Buffer, int]) -> bool:
+        """Whether every value of each (buffer, count of float64) is finite.  ``n``
+        (particles) only keeps the signature of the other reductions."""
+        flag = scratch(self.rt, "reduce.flag", 4)
+        cl.enqueue_copy(self.rt.queue, flag, np.zeros(1, np.int32))
+        knl = self._knl("nonfinite")
+        for buf, count in arrays:
+            if count > 0:
+                self._run(knl, count, np.int32(count), buf, flag)
+        out = np.empty(1, np.int32)
+        cl.enqueue_copy(self.rt.queue, out, flag)
+        return bool(out[0] == 0)
+
+    def count_sum(self, n: int, counts: cl.Buffer) -> tuple[int, int]:
+        """Sums of both components of n int2 interaction counts, as 64-bit integers."""
+        if n == 0:
+            return 0, 0
+        groups = max(1, min(-(-n // self.wg), 4 * self.rt.info.compute_units))
+        part = scratch(self.rt, "reduce.counts", 16 * groups)
+        self._knl("count_sum")(self.rt.queue, (groups * self.wg,), (self.wg,), np.int32(n),
+                               counts, part)
+        out = np.empty((groups, 2), np.int64)
+        cl.enqueue_copy(self.rt.queue, out, part)
+        return int(out[:, 0].sum()), int(out[:, 1].sum())
+
+
+_REDUCERS: dict[int, Reducer] = {}
+
+
+def reducer(rt: Runtime) -> Reducer:
+    """The runtime's :class:`Reducer` (one per OpenCL context)."""
+    red = _REDUCERS.get(id(rt.context))
+    if red is None:
+        red = _REDUCERS[id(rt.context)] = Reducer(rt)
+    return red

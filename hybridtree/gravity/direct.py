@@ -1,0 +1,105 @@
+"""Host side of the Chamomile direct-summation kernel (cl/direct.cl)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyopencl as cl
+
+from ..device.runtime import DeviceInfo, Runtime, fit_work_group, pack4, split_hi_lo
+
+#: Work-group size (= j-tile size) per device kind; measured, see docs/benchmarks.md (GPU:
+#: the H100).  :func:`direct_defines` takes the largest size within what the device
+#: allows (ROCm's OpenCL reports 256 as its limit).
+DEFAULT_WG = {"gpu": 512, "cpu": 64}
+
+#: Sinks per work-item (the kernel's NI) per device kind; measured, docs/benchmarks.md.
+DEFAULT_NI = {"gpu": 2, "cpu": 1}
+
+
+def direct_defines(info: DeviceInfo, eps: float, split: bool = True,
+                   work_group: int | None = None, options: dict | None = None) -> dict:
+    """Build-time defines of cl/direct.cl for a device: WG (work-group = tile size), NI,
+    SPLIT, SELF_BRANCH, FULL_TILE, ZERO_GUARD (eps, length units, rounds to 0 in float32),
+    and the device's math (:meth:`DeviceInfo.math_defines`: RSQRT_MODE).
+
+    Without ``work_group`` WG is :data:`DEFAULT_WG` of the device's kind, made to fit the
+    device's work-group limit and its local memory (16 bytes per work-item, 32 with
+    ``split``); a given ``work_group`` is taken as it is (tuning).  ``options``: extra
+    defines, applied last.
+    """
+    gpu = info.kind == "gpu"
+    if work_group is None:
+        per_item = 32 if split else 16          # tile (and tile_lo) float4s in local memory
+        wg = fit_work_group(DEFAULT_WG.get(info.kind, 64), info.work_group_limit(),
+                            info.local_mem_limit() // per_item)
+    else:
+        wg = int(work_group)
+    return {"WG": wg, "NI": DEFAULT_NI.get(info.kind, 1), "SPLIT": int(split),
+            "SELF_BRANCH": int(gpu), "FULL_TILE": int(gpu),
+            "ZERO_GUARD": int(np.float32(eps * eps) == 0), **info.math_defines(),
+            **(options or {})}
+
+
+def _direct_kernel(rt: Runtime, defines: dict, fixed: bool) -> tuple[cl.Kernel, dict]:
+    """The built kernel and its defines; a work-group the built kernel cannot run with
+    (registers) is halved and the kernel built again, unless the caller ``fixed`` it."""
+    while True:
+        knl = rt.kernel("direct.cl", "direct_force", defines)
+        limit = rt.max_work_group_size(knl)
+        if defines["WG"] <= limit:
+            return knl, defines
+        if fixed or defines["WG"] == 1:
+            raise ValueError(f"direct kernel: a work-group of {defines['WG']} exceeds "
+                             f"{limit}, the most {rt.info.label} runs it with")
+        defines = {**defines, "WG": fit_work_group(limit, defines["WG"] // 2)}
+
+
+def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_pos: np.ndarray,
+                  eps: float, self_skip: bool, work_group: int | None = None,
+                  split: bool = True, options: dict | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Accelerations (n_i, 3) and potentials (n_i,) in float64, G = 1.
+
+    ``self_skip``: sink i is source i and exerts no force on itself.
+    ``split``: hi + lo coordinates (default).  Plain float32 coordinates about the
+    median source position are faster on the H100 (1.64e12 against 1.13e12 pairs/s at
+    N = 2^20) but slower on PoCL 3.0 (2.9e8 against 4.2e8 on 2 cores), and their
+    rounding limits the relative error of small accelerations (seen: 1e-5 at the
+    centre of a 4096-particle Plummer sphere, against 5e-7 with split;
+    docs/benchmarks.md).
+    ``work_group``: the work-group size (default: :func:`direct_defines`).
+    ``options``: extra kernel defines (tuning, e.g. ``{"RSQRT(x)": "native_rsqrt(x)"}``
+    or ``{"NI": 2}``, the sinks per work-item).
+    Returns (acc, pot, timings in seconds).
+    """
+    t0 = time.perf_counter()
+    centre = np.median(src_pos, axis=0)
+    defines = direct_defines(rt.info, eps, split, work_group, options)
+    knl, defines = _direct_kernel(rt, defines, fixed=work_group is not None or
+                                  "WG" in (options or {}))
+    wg = int(defines["WG"])
+    per_group = wg * int(defines["NI"])
+    n_i, n_j = len(sink_pos), len(src_pos)
+    xj_hi, xj_lo = split_hi_lo(src_pos - centre)
+    xi_hi, xi_lo = split_hi_lo(sink_pos - centre)
+    lo_i = [rt.to_device(pack4(xi_lo))] if split else []
+    lo_j = [rt.to_device(pack4(xj_lo))] if split else []
+    out = rt.empty(16 * n_i)
+    args = [np.int32(n_i), rt.to_device(pack4(xi_hi)), *lo_i,
+            np.int32(n_j), rt.to_device(pack4(xj_hi, src_mass)), *lo_j,
+            np.float32(eps * eps), np.int32(bool(self_skip)), out]
+    rt.queue.finish()
+    t1 = time.perf_counter()
+    n_groups = -(-n_i // per_group)
+    knl(rt.queue, (n_groups * wg,), (wg,), *args)
+    rt.queue.finish()
+    t2 = time.perf_counter()
+    res = np.empty((n_i, 4), np.float32)
+    cl.enqueue_copy(rt.queue, res, out)
+    t3 = time.perf_counter()
+    acc = res[:, :3].astype(np.float64)
+    pot = res[:, 3].astype(np.float64)
+    return acc, pot, {"upload": t1 - t0, "kernel": t2 - t1, "download": t3 - t2,
+                      "split": bool(split), "work_group": wg}

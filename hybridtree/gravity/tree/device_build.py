@@ -1,0 +1,290 @@
+"""Octree build on the OpenCL device (cl/treebuild.cl): the numpy build's tree, kept there.
+
+The host uploads positions once (float32 hi/lo pairs relative to the cube centre); keys,
+sort, cells, links and moments are computed on the device and stay there for the walk,
+so that large N is not limited by numpy.  Given the same cube, the cells (first particle,
+count, level, next, leaf) are those of :func:`hybridtree.gravity.tree.build_tree`; moments agree
+to float32 rounding.  The cube's side is a power of two so that the key scaling and every
+cell centre are exact in float32 (:func:`device_cube`).  Lengths and masses: the caller's
+units.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyopencl as cl
+
+from ...device.runtime import DeviceInfo, Runtime, fit_work_group, pack4, split_hi_lo
+from ...device.transfer import allocator, upload
+from .device_sort import exclusive_scan, radix_sort
+from .morton import BITS, MAX_LEVEL, Cube, bounding_cube, extent_cube
+from .octree import PACK_SPREAD, check_build_args
+
+__all__ = ["DeviceGroups", "DeviceTree", "build_device_tree", "device_cube", "device_extent",
+           "device_groups"]
+
+
+def device_cube(pos: np.ndarray) -> Cube:
+    """Bounding cube with a power-of-two side, centred on the particles' extent."""
+    return bounding_cube(pos, power_of_two=True)
+
+
+@dataclass
+class DeviceTree:
+    """A tree on the device.  Buffers over cells are in pre-order (as :class:`Octree`)."""
+
+    rt: Runtime
+    cube: Cube
+    theta: float
+    n_leaf: int
+    multipole: str
+    n: int                      # particles
+    n_cells: int
+    order: cl.Buffer            # uint32 (N,) caller index of the i-th particle in tree order
+    keys: cl.Buffer             # uint64 (N,) sorted Morton keys
+    src_hi: cl.Buffer           # float4 (N,) tree order: x, y, z hi (cube-centre relative), m
+    src_lo: cl.Buffer           # float4 (N,) lo parts
+    info: cl.Buffer             # int4 (C,) first particle, count, level, is_leaf
+    link: cl.Buffer             # int4 (C,) next, first particle, leaf count or 0, radius bits
+    cell_hi: cl.Buffer          # float4 (C,) centre of mass hi, mass
+    cell_lo: cl.Buffer          # float4 (C,) centre of mass lo, S_eff
+    cell_quad: cl.Buffer | None  # float8 (C,) traceless Q (xx yy zz xy xz yz) about the com
+    timings: dict = field(default_factory=dict)
+    groups: dict = field(default_factory=dict)   # (n_group, pack) -> DeviceGroups
+    alloc: object = None        # where this tree's buffers came from (its groups' too)
+
+    def to_host(self) -> dict[str, np.ndarray]:
+        """Copies of the device arrays (tests and debugging); positions relative to the cube
+        are turned back into the caller's coordinates."""
+        q = self.rt.queue
+
+        def get(buf, shape, dtype):
+            out = np.empty(shape, dtype)
+            if out.size:
+                cl.enqueue_copy(q, out, buf)
+            return out
+
+        info = get(self.info, (self.n_cells, 4), np.int32)
+        link = get(self.link, (self.n_cells, 4), np.int32)
+        chi = get(self.cell_hi, (self.n_cells, 4), np.float32)
+        clo = get(self.cell_lo, (self.n_cells, 4), np.float32)
+        centre = self.cube.centre
+        out = {"order": get(self.order, self.n, np.uint32).astype(np.int64),
+               "keys": get(self.keys, self.n, np.uint64),
+               "start": info[:, 0], "count": info[:, 1], "level": info[:, 2],
+               "is_leaf": info[:, 3].astype(bool), "next": link[:, 0],
+               "radius": link[:, 3].view(np.float32),
+               "cell_mass": chi[:, 3].astype(np.float64),
+               "com": chi[:, :3].astype(np.float64) + clo[:, :3] + centre,
+               "s_eff": clo[:, 3].astype(np.float64)}
+        if self.cell_quad is not None:
+            out["quad"] = get(self.cell_quad, (self.n_cells, 8), np.float32)[:, :6]
+        return out
+
+
+@dataclass
+class DeviceGroups:
+    """Sink groups of a device tree's own particles (tree order)."""
+
+    n_groups: int
+    ranges: cl.Buffer   # int2: first sink, sink count
+    hi: cl.Buffer       # float4 box centre hi
+    lo: cl.Buffer       # float4 box centre lo
+    half: cl.Buffer     # float4 box half sides
+
+
+def _local_size(rt: Runtime, knl: cl.Kernel) -> int:
+    return min(256 if rt.info.kind == "gpu" else 64, rt.max_work_group_size(knl))
+
+
+def launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) -> None:
+    """Run kernel ``name`` of treebuild.cl over ``n`` work-items (rounded up; kernels
+    check their bounds)."""
+    if n <= 0:
+        return
+    knl = rt.kernel("treebuild.cl", name, defines, fast_math=False)
+    wg = _local_size(rt, knl)
+    knl(rt.queue, (-(-n // wg) * wg,), (wg,), *args)
+
+
+def extent_work_group(info: DeviceInfo) -> int:
+    """Work-group size of prepare.cl's ``extent`` (its WG define): 256 on GPUs, 64 on CPUs,
+    within the device's work-group limit and local memory (48 bytes per work-item), a
+    power of two (its tree reduction halves it)."""
+    return fit_work_group(256 if info.kind == "gpu" else 64, info.work_group_limit(),
+                          info.local_mem_limit() // 48)
+
+
+def device_extent(rt: Runtime, pos: cl.Buffer, n: int, alloc=None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) corner of the box around n float64 positions on the device (one
+    small read back); n = 0 gives (inf, -inf)."""
+    if n == 0:
+        return np.full(3, np.inf), np.full(3, -np.inf)
+    alloc = allocator(rt, alloc)
+    wg = extent_work_group(rt.info)
+    knl = rt.kernel("prepare.cl", "extent", {"WG": wg}, fast_math=False)
+    n_wg = max(1, min(-(-n // wg), 4 * rt.info.compute_units))
+    part = alloc("extent", 48 * n_wg)
+    knl(rt.queue, (n_wg * wg,), (wg,), np.int32(n), pos, part)
+    ext = np.empty((n_wg, 6))
+    cl.enqueue_copy(rt.queue, ext, part)
+    return ext[:, :3].min(axis=0), ext[:, 3:].max(axis=0)
+
+
+@dataclass
+class DeviceArrays:
+    """Particles already on the device (hybridtree.integrate.state): float64 positions (n x 3)
+    and masses (n), in the caller's order."""
+
+    pos: cl.Buffer
+    mass: cl.Buffer
+    n: int
+
+
+def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray | None,
+                   cube: Cube | None, on_device: bool | None = None, alloc=None
+                   ) -> tuple[Cube, cl.Buffer, cl.Buffer]:
+    """(cube, hi, lo): float4 hi/lo positions relative to the cube centre, w = mass.
+
+    ``on_device`` (default: where the device has double precision): upload the
+    float64 arrays as they are and find the extent and split on the device
+    (cl/prepare.cl); otherwise on the host.  Both give the same bits.
+    :class:`DeviceArrays` are used where they are (double precision needed).
+    ``alloc``: a :class:`hybridtree.device.transfer.Workspace` for the device buffers.
+    """
+    alloc = allocator(rt, alloc)
+    resident = isinstance(pos, DeviceArrays)
+    n = pos.n if resident else len(pos)
+    if on_device is None:
+        on_device = rt.has_fp64
+    if not resident and (not on_device or n == 0):
+        cube = cube or device_cube(pos)
+        hi, lo = split_hi_lo(pos - cube.centre)
+        return cube, rt.to_device(pack4(hi, mass)), rt.to_device(pack4(lo))
+    if not rt.has_fp64:         # prepare.cl is float64 throughout
+        raise ValueError("particles kept or prepared on the device need double precision "
+                         f"(cl_khr_fp64), which {rt.info.label} lacks")
+    if resident:
+        d_pos, d_mass = pos.pos, pos.mass
+    else:
+        d_pos, d_mass = upload(rt, [np.asarray(pos, np.float64), np.asarray(mass, np.float64)],
+                               ["upload_pos", "upload_mass"])
+    if cube is None:
+        lo, hi = device_extent(rt, d_pos, n, alloc)
+        cube = extent_cube(lo, hi, power_of_two=True)
+    hi, lo = alloc("in_hi", 16 * n), alloc("in_lo", 16 * n)
+    knl = rt.kernel("prepare.cl", "split_sources", fast_math=False)
+    wg = _local_size(rt, knl)
+    c = cube.centre
+    knl(rt.queue, (-(-n // wg) * wg,), (wg,), np.int32(n), d_pos, d_mass, np.float64(c[0]),
+        np.float64(c[1]), np.float64(c[2]), hi, lo)
+    return cube, hi, lo
+
+
+def moment_defines(multipole: str) -> dict:
+    """Build-time defines of cl/treebuild.cl's ``cell_moments`` for a multipole order (its
+    other kernels are built without defines)."""
+    return {"QUAD": int(multipole == "quadrupole")}
+
+
+def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray | None,
+                      theta: float = 0.5,
+                      n_leaf: int = 16, multipole: str = "monopole",
+                      cube: Cube | None = None, prepare_on_device: bool | None = None,
+                      alloc=None) -> DeviceTree:
+    """Build the octree of ``pos`` (N, 3) float64 with masses ``mass`` (N,) on ``rt``'s device.
+
+    ``cube`` defaults to :func:`device_cube`; its side must be a power of two.
+    ``prepare_on_device``: see :func:`upload_sources` (which also takes ``pos`` as
+    :class:`DeviceArrays`, with ``mass`` None).  ``alloc``: a
+    :class:`hybridtree.device.transfer.Workspace` (no allocation when the sizes repeat; the
+    tree is then valid until the workspace's next build), default fresh buffers.
+    """
+    work = alloc
+    alloc = allocator(rt, alloc)
+    n = pos.n if isinstance(pos, DeviceArrays) else len(pos)
+    check_build_args(n, theta, n_leaf, multipole)
+    if n >= 2**31 - 1:
+        raise ValueError(f"{n} particles exceed the device build's int32 indices")
+    t = {}
+    t0 = time.perf_counter()
+    if cube is not None and not np.log2(cube.side).is_integer():
+        raise ValueError(f"the device build needs a power-of-two cube side, got {cube.side}")
+    cube, in_hi, in_lo = upload_sources(rt, pos, mass, cube, prepare_on_device, work)
+    rt.queue.finish()
+    t1 = time.perf_counter()
+    t["upload"] = t1 - t0
+
+    i32 = np.int32
+    keys = alloc("keys", 8 * n)
+    launch(rt, "morton_keys", n, i32(n), in_hi, in_lo, np.float32(2.0**BITS / cube.side), keys)
+    skeys, order = radix_sort(rt, keys, n, key_bits=3 * BITS, alloc=work)
+    src_hi, src_lo = alloc("src_hi", 16 * n), alloc("src_lo", 16 * n)
+    launch(rt, "gather", n, i32(n), order, in_hi, in_lo, src_hi, src_lo)
+    rt.queue.finish()
+    t2 = time.perf_counter()
+    t["sort"] = t2 - t1
+
+    n_start = alloc("n_start", 4 * n)
+    launch(rt, "count_cells", n, i32(n), skeys, i32(n_leaf), n_start, None, None)
+    offset, n_cells = exclusive_scan(rt, n_start, n, alloc=work, name="cell_offset")
+    info, link = alloc("cell_info", 16 * n_cells), alloc("cell_link", 16 * n_cells)
+    launch(rt, "fill_cells", n, i32(n), skeys, i32(n_leaf), offset, info, link)
+    rt.queue.finish()
+    t3 = time.perf_counter()
+    t["cells"] = t3 - t2
+
+    quad = multipole == "quadrupole"
+    cell_hi, cell_lo = alloc("cell_hi", 16 * n_cells), alloc("cell_lo", 16 * n_cells)
+    cell_quad = alloc("cell_quad", 32 * n_cells) if quad else None
+    defines = moment_defines(multipole)
+    for level in range(MAX_LEVEL + 1, -1, -1):
+        args = [i32(n_cells), i32(level), np.float32(cube.side), np.float32(1.0 / theta), skeys,
+                src_hi, src_lo, info, link, cell_hi, cell_lo] + ([cell_quad] if quad else [])
+        launch(rt, "cell_moments", n_cells, *args, defines=defines)
+    rt.queue.finish()
+    t["moments"] = time.perf_counter() - t3
+    return DeviceTree(rt=rt, cube=cube, theta=float(theta), n_leaf=int(n_leaf),
+                      multipole=multipole, n=n, n_cells=int(n_cells), order=order, keys=skeys,
+                      src_hi=src_hi, src_lo=src_lo, info=info, link=link, cell_hi=cell_hi,
+                      cell_lo=cell_lo, cell_quad=cell_quad, timings=t, alloc=work)
+
+
+def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGroups:
+    """Groups of at most ``n_group`` Morton-consecutive particles: the leaves of a split
+    with ``n_group`` per leaf (:func:`hybridtree.gravity.tree.leaf_ranges`), with ``pack``
+    consecutive siblings merged (:func:`hybridtree.gravity.tree.octree.packed_leaf_ranges`);
+    computed once per tree, group size and packing."""
+    if (n_group, pack) in tree.groups:
+        return tree.groups[n_group, pack]
+    rt, n = tree.rt, tree.n
+    i32 = np.int32
+    work = tree.alloc
+    base = allocator(rt, work)
+
+    def alloc(name: str, nbytes: int) -> cl.Buffer:   # groups of other sizes stay valid
+        return base(f"{name}_{n_group}_{int(pack)}", nbytes)
+
+    n_start, flag, size = alloc("g_start", 4 * n), alloc("g_flag", 4 * n), alloc("g_size", 4 * n)
+    launch(rt, "count_cells", n, i32(n), tree.keys, i32(n_group), n_start, flag, size)
+    offset, n_groups = exclusive_scan(rt, flag, n, alloc=base, name="g_offset")
+    ranges = alloc("g_leaves", 8 * n_groups)
+    launch(rt, "fill_leaves", n, i32(n), size, offset, ranges)
+    if pack:
+        n_leaves, leaves = n_groups, ranges
+        gflag = alloc("g_pack", 4 * n_leaves)
+        launch(rt, "pack_leaves", n_leaves, i32(n_leaves), leaves, i32(n), tree.keys,
+               i32(n_group), np.array(PACK_SPREAD, np.int32).view(cl.cltypes.int2)[0], gflag)
+        offset, n_groups = exclusive_scan(rt, gflag, n_leaves, alloc=base, name="g_offset2")
+        ranges = alloc("g_ranges", 8 * n_groups)
+        launch(rt, "fill_groups", n_leaves, i32(n_leaves), leaves, gflag, offset, ranges)
+    g_hi, g_lo, g_half = (alloc("g_hi", 16 * n_groups), alloc("g_lo", 16 * n_groups),
+                          alloc("g_half", 16 * n_groups))
+    launch(rt, "group_boxes", n_groups, i32(n_groups), ranges, tree.src_hi, tree.src_lo,
+           g_hi, g_lo, g_half)
+    tree.groups[n_group, pack] = DeviceGroups(int(n_groups), ranges, g_hi, g_lo, g_half)
+    return tree.groups[n_group, pack]

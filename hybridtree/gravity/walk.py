@@ -1,0 +1,486 @@
+"""Host side of the group tree walk (cl/treewalk.cl): sink groups and device arrays."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyopencl as cl
+
+from ..device.runtime import Runtime, fit_work_group, pack4, split_hi_lo
+from .splitting import Changeover
+from .tree import Octree, integer_coords, leaf_ranges, morton_keys
+from .tree.octree import packed_leaf_ranges
+from ..device.transfer import allocator, download, scratch
+from .tree.device_build import DeviceGroups, DeviceTree, device_groups, launch
+from .tree.device_sort import exclusive_scan
+
+#: Interaction-list capacity in local memory (entries).
+LIST_CAPACITY = 256
+
+#: Kernels of cl/walklist.cl (walk into global lists, then evaluate them).
+LIST_WALK = "walk_lists"
+
+#: Walk kernel and its defines per device kind (see cl/treewalk.cl); chosen by
+#: measurement, docs/benchmarks.md.  "KERNEL" is not a define.
+WALK_SETTINGS = {"cpu": {"KERNEL": "tree_walk_simd", "VEC": 8},
+                 "gpu": {"KERNEL": LIST_WALK, "SINKS": 2, "LBUF": 8, "REPLICATE": 4}}
+
+#: Merge consecutive sibling leaves into fuller sink groups (tree.octree.packed_leaf_ranges):
+#: without it groups are about 30 % full and most of a GPU work-group idles.
+PACK_GROUPS = True
+
+#: Default group size (sinks per walk) per device kind.
+DEFAULT_GROUP = {"cpu": 128, "gpu": 128}
+
+#: From how many sinks a device kind takes larger groups, and their size.  H100
+#: (docs/history.md, session 6): groups of 256 walk 2^24 sinks 10 % faster than
+#: groups of 128 (fewer lists to build), 2^22 as fast, 2^20 10 % slower.
+LARGE_GROUP = {"gpu": (1 << 23, 256)}
+
+
+def default_group(kind: str, n_sinks: int) -> int:
+    """Sinks per group when the caller gives none, for a device kind and sink count."""
+    large = LARGE_GROUP.get(kind)
+    if large is not None and n_sinks >= large[0]:
+        return large[1]
+    return DEFAULT_GROUP.get(kind, 64)
+
+
+#: First room per group list (entries); grown to the largest list seen on overflow.
+LIST_START = 8192
+
+#: Share of the device's global memory that the lists of one batch of groups may use.
+LIST_MEMORY_SHARE = 8
+
+_list_room: dict[int, int] = {}     # per context: list room that sufficed last time
+
+#: Tuning aid (scripts/tune_walk.py): wait for each list-walk kernel and add its time
+#: to the walk's timings as "list_walk" and "list_eval" (slows the walk a little).
+PROFILE = False
+
+
+def sink_groups(keys_sorted: np.ndarray, n_group: int) -> tuple[np.ndarray, np.ndarray]:
+    """Groups of at most ``n_group`` Morton-consecutive sinks: the cells of a split with at
+    most ``n_group`` per cell, consecutive siblings merged where :data:`PACK_GROUPS`."""
+    if PACK_GROUPS:
+        return packed_leaf_ranges(keys_sorted, n_group)
+    return leaf_ranges(keys_sorted, n_group)
+
+
+def _group_boxes(pos: np.ndarray, gstart: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    lo = np.minimum.reduceat(pos, gstart, axis=0)
+    hi = np.maximum.reduceat(pos, gstart, axis=0)
+    return 0.5 * (lo + hi), 0.5 * (hi - lo)
+
+
+def _walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: dict | None,
+                  split: Changeover | None, part: str, floor: tuple | None = None) -> dict:
+    """The walk's defines; ``floor``: the relative criterion's (alpha, a_old, theta_min)."""
+    defines = {"WG": n_group, "CAP": max(LIST_CAPACITY, int(n_leaf)), "QUAD": int(quad),
+               "OPENING": int(floor is not None),
+               **WALK_SETTINGS.get(rt.info.kind, WALK_SETTINGS["gpu"]),
+               **rt.info.math_defines(), **(options or {})}
+    if floor is not None:
+        defines["INV_THETA_MIN"] = f"{float(np.float32(1.0 / floor[2]))!r}f"
+    if part != "full":
+        if split is None:
+            raise ValueError(f"part = {part!r} needs a changeover (split)")
+        defines.update(split.defines(part))
+    return defines
+
+
+def _source_buffers(rt: Runtime, tree: Octree | DeviceTree) -> list:
+    """Kernel arguments for the sources: n_cells, cell_hi, cell_lo, link[, quad], src_hi, src_lo."""
+    if isinstance(tree, DeviceTree):
+        quad = [tree.cell_quad] if tree.cell_quad is not None else []
+        return [np.int32(tree.n_cells), tree.cell_hi, tree.cell_lo, tree.link, *quad,
+                tree.src_hi, tree.src_lo]
+    centre = tree.cube.centre
+    src_hi, src_lo = split_hi_lo(tree.pos - centre)
+    com_hi, com_lo = split_hi_lo(tree.com - centre)
+    link = np.zeros((tree.n_cells, 4), np.int32)
+    link[:, 0] = tree.next
+    link[:, 1] = tree.start
+    link[:, 2] = np.where(tree.is_leaf, tree.count, 0)
+    # bounding radius (rounded up) for the hard walk's cut-off
+    link[:, 3] = np.nextafter(tree.radius.astype(np.float32), np.float32(np.inf)).view(np.int32)
+    args = [np.int32(tree.n_cells), rt.to_device(pack4(com_hi, tree.cell_mass)),
+            rt.to_device(pack4(com_lo, tree.s_eff)), rt.to_device(link)]
+    if tree.quad is not None:
+        q8 = np.zeros((tree.n_cells, 8), np.float32)
+        q8[:, :6] = tree.quad
+        args.append(rt.to_device(q8))
+    return args + [rt.to_device(pack4(src_hi, tree.mass)), rt.to_device(pack4(src_lo))]
+
+
+def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None,
+                n_group: int, floor: tuple[float, np.ndarray, float] | None = None
+                ) -> tuple[list, np.ndarray, int]:
+    """Sink groups formed on the host: (kernel arguments from n_groups to sink_self,
+    caller index of each sink in group order, n_groups).  ``floor`` = (alpha, a_old of
+    each sink, caller order): alpha times the group's smallest |a_old| goes into the w of
+    its half-sides (the relative opening criterion)."""
+    centre = tree.cube.centre
+    if sinks is None:          # a host tree's own particles
+        spos, skeys, sorder = tree.pos, tree.keys, tree.order
+        self_idx = np.arange(len(spos), dtype=np.int32)
+    else:
+        skeys = morton_keys(integer_coords(sinks, tree.cube))
+        sorder = np.argsort(skeys, kind="stable")
+        skeys, spos = skeys[sorder], sinks[sorder]
+        self_idx = np.full(len(spos), -1, np.int32)
+    gstart, gcount = sink_groups(skeys, n_group)
+    gcentre, ghalf = _group_boxes(spos, gstart)
+    half32 = np.nextafter(ghalf.astype(np.float32), np.float32(np.inf))
+    bound = 0.0
+    if floor is not None:
+        a_old = np.linalg.norm(np.asarray(floor[1], np.float64), axis=1)[sorder]
+        bound = floor[0] * np.minimum.reduceat(a_old, gstart)
+    snk_hi, snk_lo = split_hi_lo(spos - centre)
+    g_hi, g_lo = split_hi_lo(gcentre - centre)
+    args = [np.int32(len(gstart)),
+            rt.to_device(np.stack([gstart, gcount], axis=1).astype(np.int32)),
+            rt.to_device(pack4(g_hi)), rt.to_device(pack4(g_lo)),
+            rt.to_device(pack4(half32, bound)),
+            # w = the sink's own mass (list walk: its self term is removed at the end)
+            rt.to_device(pack4(snk_hi, tree.mass if sinks is None else 0.0)),
+            rt.to_device(pack4(snk_lo)), rt.to_device(self_idx)]
+    return args, sorder, len(gstart)
+
+
+def _device_sinks(tree: DeviceTree, n_group: int, groups: DeviceGroups | None = None,
+                  own: bool = True) -> tuple[list, int]:
+    """Sink groups of a device tree's own particles, formed on the device (or ``groups``);
+    ``own``: the sinks are the walked tree's sources too (their self terms are removed)."""
+    g = groups or device_groups(tree, n_group, PACK_GROUPS)
+    self_idx = allocator(tree.rt, tree.alloc)("self_idx", 4 * tree.n)
+    if own:
+        launch(tree.rt, "iota", tree.n, np.int32(tree.n), self_idx)
+    elif tree.n:
+        cl.enqueue_fill_buffer(tree.rt.queue, self_idx, np.int32(-1), 0, 4 * tree.n)
+    return [np.int32(g.n_groups), g.ranges, g.hi, g.lo, g.half, tree.src_hi, tree.src_lo,
+            self_idx], g.n_groups
+
+
+def launch_blocks(rt: Runtime, name: str, n: int, *args) -> None:
+    """Run kernel ``name`` of cl/blocks.cl over ``n`` work-items (rounded up).  Its own
+    launcher, like treebuild.cl's and let.cl's: kernel_builds.call_sites finds the files a
+    package builds by their literal names in ``.kernel(...)`` calls."""
+    if n <= 0:
+        return
+    knl = rt.kernel("blocks.cl", name, fast_math=False)
+    wg = min(256, rt.max_work_group_size(knl))
+    knl(rt.queue, (-(-n // wg) * wg,), (wg,), *args)
+
+
+def _set_floor(rt: Runtime, n_groups: int, ranges: cl.Buffer, caller: cl.Buffer,
+               g_half: cl.Buffer, floor: tuple[float, cl.Buffer, float], n_sinks: int
+               ) -> None:
+    """alpha |a_old|, the smallest of each group's sinks, into the w of its half-sides
+    (cl/blocks.cl ``group_floor``); ``caller``: each sink's row of the float64 a_old,
+    which has ``n_sinks`` rows (larger caller indices are not sinks)."""
+    alpha, a_old = floor[:2]
+    launch_blocks(rt, "group_floor", n_groups, np.int32(n_groups), np.int32(n_sinks), ranges,
+                  caller, a_old, np.float64(alpha), g_half)
+
+
+def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, wg: int,
+               quad: bool) -> dict:
+    """Enqueue walk_lists + eval_lists over batches of groups (arguments as for tree_walk;
+    ``wg``: eval_lists's work-group size); returns kernel times when :data:`PROFILE` is set."""
+    nq = int(quad)
+    n_cells, cell_hi, cell_lo, link = args[:4]
+    src_hi, src_lo = args[4 + nq:6 + nq]
+    n_groups, ranges, g_hi, g_lo, g_half, sink_hi, sink_lo, self_idx = args[6 + nq:14 + nq]
+    eps2, out, counts = args[14 + nq:]
+    walk_knl = rt.kernel("walklist.cl", "walk_lists", defines)
+    lwg = int(defines.get("LWG", 64))
+    lbuf = int(defines.get("LBUF", 0))
+    n_groups = int(n_groups)
+    info = scratch(rt, "walk_info", 8 * n_groups)
+    dev = rt.device
+    budget = min(dev.max_mem_alloc_size, dev.global_mem_size // LIST_MEMORY_SHARE)
+    room = _list_room.get(id(rt.context), LIST_START)
+    prof = {"list_walk": 0.0, "list_eval": 0.0}
+
+    def lap(key: str | None, since: float) -> float:
+        """With PROFILE: wait for the queue and charge the time since ``since`` to key."""
+        if not PROFILE:
+            return since
+        rt.queue.finish()
+        now = time.perf_counter()
+        if key:
+            prof[key] += now - since
+        return now
+
+    for _attempt in range(2):
+        assert lbuf == 0 or room % lbuf == 0, "list room must hold whole LBUF blocks"
+        batch = max(1, min(n_groups, budget // (4 * room)))
+        lists = scratch(rt, "walk_lists", 4 * batch * room)
+        for g0 in range(0, n_groups, batch):
+            nb = min(batch, n_groups - g0)
+            t = lap(None, 0.0)
+            walk_knl(rt.queue, (-(-nb // lwg) * lwg,), (lwg,), n_cells, cell_hi, cell_lo, link,
+                     np.int32(g0), np.int32(nb), g_hi, g_lo, g_half, np.int32(room), lists, info)
+            t = lap("list_walk", t)
+            eval_knl(rt.queue, (nb * wg,), (wg,), cell_hi, cell_lo,
+                     *([args[4]] if quad else []), src_hi, src_lo, np.int32(g0), ranges, g_hi,
+                     g_lo, sink_hi, sink_lo, self_idx, np.int32(room), lists, info, eps2,
+                     out, counts)
+            lap("list_eval", t)
+        sizes = np.empty((n_groups, 2), np.int32)
+        cl.enqueue_copy(rt.queue, sizes, info)
+        longest = int(sizes[:, 0].max()) if n_groups else 0
+        if longest <= room:
+            return prof if PROFILE else {}
+        room = _list_room[id(rt.context)] = max(64, 1 << (longest - 1).bit_length())   # again
+    raise AssertionError("interaction lists outgrew the room made for them")
+
+
+def _walk_kernel(rt: Runtime, n_sinks: int, n_group: int | None, n_leaf: int, quad: bool,
+                 eps: float, options: dict | None, split: Changeover | None, part: str,
+                 floor: tuple | None = None):
+    """(kernel name, evaluation kernel, defines, work-group size, n_group) of a walk;
+    ``floor``: the relative opening criterion's (alpha, a_old, theta_min)."""
+    if floor is not None and split is not None:
+        raise ValueError("the relative opening criterion does not take a force split "
+                         "(hybrid tree) yet")
+    n_group = int(n_group or default_group(rt.info.kind, n_sinks))
+    defines = _walk_defines(rt, n_group, n_leaf, quad, options, split, part, floor)
+    name = defines.pop("KERNEL")
+    wg = n_group
+    if name == LIST_WALK:
+        sinks_per_item = int(defines.get("SINKS", 1))
+        if n_group % sinks_per_item:
+            if "SINKS" in (options or {}):
+                raise ValueError(f"n_group = {n_group} is not a multiple of "
+                                 f"SINKS = {sinks_per_item}")
+            sinks_per_item = defines["SINKS"] = 1       # the device default does not fit
+        wg = defines["WG"] = n_group // sinks_per_item
+        defines["ZERO_GUARD"] = int(np.float32(eps * eps) == 0)
+        # walk_lists requires its work-group size: within the device's limit
+        defines["LWG"] = fit_work_group(int(defines.get("LWG", 64)),
+                                        rt.info.work_group_limit())
+    source = "walklist.cl" if name == LIST_WALK else "treewalk.cl"
+    knl = rt.kernel(source, "eval_lists" if name == LIST_WALK else name, defines)
+    used, room = rt.local_mem_used(knl), rt.info.local_mem_limit()
+    if used > room:
+        raise ValueError(f"the walk kernel {name} needs {used} bytes of local memory, more "
+                         f"than the device's {room}: lower n_leaf ({n_leaf}) or n_group "
+                         f"({n_group})")
+    max_wg = rt.max_work_group_size(knl)
+    if wg > max_wg and name != "tree_walk_simd":
+        raise ValueError(f"n_group = {n_group} exceeds the device's work-group limit "
+                         f"{max_wg} for the walk kernel")
+    return name, knl, defines, wg, n_group
+
+
+def _enqueue_walk(rt: Runtime, name: str, knl, defines: dict, args: list, wg: int,
+                  n_groups: int, n_group: int, quad: bool) -> dict:
+    """Enqueue the walk kernel(s); the list walk's kernel times with :data:`PROFILE`."""
+    if name == LIST_WALK:
+        return _list_walk(rt, defines, knl, args, wg, quad)
+    if name == "tree_walk_simd":
+        knl(rt.queue, (n_groups,), (1,), *args)   # private arrays: keep work-groups small
+    else:
+        knl(rt.queue, (n_groups * n_group,), (n_group,), *args)
+    return {}
+
+
+def _unsort64(rt: Runtime, n: int, keep: int, order: cl.Buffer, out: cl.Buffer,
+              counts: cl.Buffer, acc: cl.Buffer, pot: cl.Buffer, cnt: cl.Buffer) -> None:
+    """A walk's results (tree order) into the caller's order as float64, for the particles
+    of caller index below ``keep`` (cl/prepare.cl ``unsort64``)."""
+    knl = rt.kernel("prepare.cl", "unsort64", fast_math=False)
+    wg = min(256, rt.max_work_group_size(knl))
+    knl(rt.queue, (-(-n // wg) * wg,), (wg,), np.int32(n), np.int32(keep), order, out, counts,
+        acc, pot, cnt)
+
+
+def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl.Buffer,
+              n_group: int | None = None, split: Changeover | None = None,
+              part: str = "full", options: dict | None = None, n_sinks: int | None = None,
+              groups: DeviceGroups | None = None, sinks: DeviceTree | None = None,
+              floor: tuple[float, cl.Buffer, float] | None = None
+              ) -> tuple[cl.Buffer, int, dict]:
+    """Walk a device tree for its own particles (double-precision device) and write the
+    results as float64, in the caller's particle order, into ``acc`` (n x 3) and
+    ``pot`` (n); nothing is read back but the list sizes.  Units: the tree's.
+
+    ``n_sinks``: only the particles of caller index below it are sinks (default all: a
+    tree of local particles and received LET entries keeps the local ones first);
+    ``groups``: the sink groups to walk (default all groups of ``n_group``; they must
+    hold every sink).  ``sinks``: another device tree built in the same cube whose
+    particles are the sinks instead (its groups, no self term: e.g. the local particles
+    against a tree of the LET received from other processes); results in its caller
+    order.  Returns (interaction counts per sink, int2 in the caller's order:
+    particle-particle, particle-cell; the number of groups walked; timings of the list
+    kernels with :data:`PROFILE`).  ``split``/``part`` as for :func:`tree_forces`.
+    ``floor`` = (alpha, a_old, theta_min): the relative opening criterion
+    (cl/walkcommon.cl) with tolerance alpha, the sinks' last accelerations a_old (float64
+    n x 3 buffer in the caller's order) and the angle below which a cell is accepted
+    whatever a_old; the tree must then be built with theta_max.
+    """
+    if not rt.has_fp64:
+        raise ValueError("walk_into writes float64 results: the device needs cl_khr_fp64")
+    own = sinks is None
+    sinks = tree if own else sinks
+    assert np.array_equal(tree.cube.centre, sinks.cube.centre), "trees of different cubes"
+    n = sinks.n
+    keep = n if n_sinks is None else int(n_sinks)
+    quad = tree.cell_quad is not None
+    name, knl, defines, wg, n_group = _walk_kernel(rt, keep, n_group, tree.n_leaf, quad, eps,
+                                                   options, split, part, floor)
+    sink_args, n_groups = _device_sinks(sinks, n_group, groups, own)
+    if floor is not None:
+        _set_floor(rt, n_groups, sink_args[1], sinks.order, sink_args[4], floor, keep)
+    alloc = allocator(rt, sinks.alloc)
+    out, counts = alloc("walk_out", 16 * n), alloc("walk_counts", 8 * n)
+    args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
+    prof = _enqueue_walk(rt, name, knl, defines, args, wg, n_groups, n_group, quad)
+    cnt = alloc("walk_cnt", 8 * n)       # the kernel writes counts in caller order too
+    _unsort64(rt, n, keep, sinks.order, out, counts, acc, pot, cnt)
+    return cnt, n_groups, prof
+
+
+def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl.Buffer,
+                bins: cl.Buffer, kmin: int, n_group: int | None = None,
+                floor: tuple[float, cl.Buffer, float] | None = None, options: dict | None = None,
+                n_sinks: int | None = None) -> tuple[cl.Buffer, int, int]:
+    """Walk a device tree for the active particles only: those whose time bin (int32
+    ``bins``, caller order) is at least ``kmin``.  They are packed in tree (Morton) order;
+    each group of the whole walk with active sinks gives one group of them (on GPUs the
+    list evaluation spreads a small group's list over idle work-items: REPLICATE in
+    cl/walklist.cl); their float64 results go into
+    their rows of ``acc`` and ``pot`` (the other rows are left as they were).  Returns
+    (interaction counts of the active sinks, int2 in packed order; how many are active;
+    the number of groups walked).  ``floor`` as for :func:`walk_into`; ``n_sinks``:
+    only particles of caller index below it have bins and are sinks (default all: a tree
+    of local particles and received LET entries keeps the local ones first)."""
+    if not rt.has_fp64:
+        raise ValueError("walk_active writes float64 results: the device needs cl_khr_fp64")
+    n = tree.n
+    keep = n if n_sinks is None else int(n_sinks)
+    alloc = allocator(rt, tree.alloc)
+    i32 = np.int32
+    flag = alloc("act_flag", 4 * max(n, 1))
+    launch_blocks(rt, "active_flags", n, i32(n), i32(keep), i32(kmin), tree.order, bins, flag)
+    offset, m = exclusive_scan(rt, flag, n, alloc=tree.alloc, name="act_offset")
+    counts = alloc("act_counts", 8 * max(n, 1))
+    if m == 0:
+        return counts, 0, 0
+    quad = tree.cell_quad is not None
+    # the groups of the whole tree (as for all particles), each cut down to its active
+    # sinks: boxes as tight as a full walk's, so no more interactions per sink
+    name, knl, defines, wg, n_group = _walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps,
+                                                   options, None, "full", floor)
+    whole = device_groups(tree, n_group, PACK_GROUPS)
+    most = max(whole.n_groups, 1)
+    snk_hi, snk_lo = alloc("act_hi", 16 * n), alloc("act_lo", 16 * n)
+    self_idx, caller = alloc("act_self", 4 * n), alloc("act_caller", 4 * n)
+    launch_blocks(rt, "pack_active", n, i32(n), flag, offset, tree.order, tree.src_hi,
+                  tree.src_lo, snk_hi, snk_lo, self_idx, caller)
+    gflag, cut = alloc("act_gflag", 4 * most), alloc("act_cut", 8 * most)
+    launch_blocks(rt, "active_groups", whole.n_groups, i32(whole.n_groups), whole.ranges,
+                  offset, gflag, cut)
+    goff, n_groups = exclusive_scan(rt, gflag, whole.n_groups, alloc=tree.alloc,
+                                    name="act_goff")
+    ranges = alloc("act_ranges", 8 * most)
+    launch_blocks(rt, "pack_groups", whole.n_groups, i32(whole.n_groups), gflag, goff, cut,
+                  ranges)
+    g_hi, g_lo, g_half = (alloc("act_g_hi", 16 * most), alloc("act_g_lo", 16 * most),
+                          alloc("act_g_half", 16 * most))
+    launch(rt, "group_boxes", n_groups, i32(n_groups), ranges, snk_hi, snk_lo, g_hi, g_lo,
+           g_half)
+    if floor is not None:
+        _set_floor(rt, n_groups, ranges, caller, g_half, floor, keep)
+    out = alloc("act_out", 16 * n)
+    args = _source_buffers(rt, tree) + [i32(n_groups), ranges, g_hi, g_lo, g_half, snk_hi,
+                                        snk_lo, self_idx, np.float32(eps * eps), out, counts]
+    _enqueue_walk(rt, name, knl, defines, args, wg, n_groups, n_group, quad)
+    cnt = alloc("act_cnt", 8 * n)
+    _unsort64(rt, m, keep, caller, out, counts, acc, pot, cnt)
+    return counts, m, n_groups
+
+
+def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int | None = None,
+                sinks: np.ndarray | None = None, options: dict | None = None,
+                split: Changeover | None = None, part: str = "full",
+                floor: tuple[float, np.ndarray, float] | None = None):
+    """Walk ``tree`` (host-built or device-built) for every sink; float64 results in the
+    sinks' own order, on the host.
+
+    ``sinks=None``: the sinks are the tree's own particles (in the caller's order,
+    with no self-interaction).  ``options``: extra kernel defines (tuning).
+    ``split`` and ``part`` ("full", "soft" or "hard"): the hybrid tree's force parts
+    (:mod:`hybridtree.gravity.splitting`); the potential is always the full one, except for
+    "hard", whose walk skips distant cells and whose potential is meaningless.
+    ``floor`` = (alpha, a_old (n, 3) of the sinks in their order, theta_min): the
+    relative opening criterion (see :func:`walk_into`; the tree must be built with
+    theta_max).
+    Returns (acc (n, 3), pot (n,), n_pp (n,), n_pc (n,), timings in seconds).
+    Results that stay on the device: :func:`walk_into`.
+    """
+    t0 = time.perf_counter()
+    n_sinks = (tree.n if isinstance(tree, DeviceTree) else len(tree.pos)) if sinks is None \
+        else len(sinks)
+    quad = (tree.cell_quad if isinstance(tree, DeviceTree) else tree.quad) is not None
+    name, knl, defines, wg, n_group = _walk_kernel(rt, n_sinks, n_group, tree.n_leaf, quad,
+                                                   eps, options, split, part, floor)
+    if floor is not None and np.shape(floor[1]) != (n_sinks, 3):
+        raise ValueError(f"the old accelerations of the relative opening criterion must be "
+                         f"({n_sinks}, 3), got {np.shape(floor[1])}")
+    on_device = isinstance(tree, DeviceTree) and sinks is None
+    if on_device:
+        sink_args, n_groups = _device_sinks(tree, n_group)
+        if floor is not None:
+            a_old = rt.to_device(np.ascontiguousarray(floor[1], np.float64))
+            _set_floor(rt, n_groups, sink_args[1], tree.order, sink_args[4],
+                       (floor[0], a_old, floor[2]), tree.n)
+        sorder = None
+        n = tree.n
+    else:
+        sink_args, sorder, n_groups = _host_sinks(rt, tree, sinks, n_group, floor)
+        n = len(sorder)
+    out = scratch(rt, "walk_out", 16 * n)
+    counts = scratch(rt, "walk_counts", 8 * n)
+    args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
+    rt.queue.finish()
+    t1 = time.perf_counter()
+    prof = _enqueue_walk(rt, name, knl, defines, args, wg, n_groups, n_group, quad)
+    wide = on_device and rt.has_fp64
+    if wide:        # back into the caller's order, as float64, before the download
+        acc_buf, pot_buf = scratch(rt, "walk_acc", 24 * n), scratch(rt, "walk_pot", 8 * n)
+        cnt_buf = scratch(rt, "walk_cnt", 8 * n)
+        _unsort64(rt, n, n, tree.order, out, counts, acc_buf, pot_buf, cnt_buf)
+    elif on_device:
+        res_buf, cnt_buf = scratch(rt, "walk_res", 16 * n), scratch(rt, "walk_cnt", 8 * n)
+        launch(rt, "unsort", n, np.int32(n), tree.order, out, counts, res_buf, cnt_buf)
+        out, counts = res_buf, cnt_buf
+    rt.queue.finish()
+    t2 = time.perf_counter()
+    cnt = np.empty((n, 2), np.int32)
+    if wide:
+        acc, pot = np.empty((n, 3)), np.empty(n)
+        download(rt, [(acc_buf, acc), (pot_buf, pot), (cnt_buf, cnt)])
+        n_pp, n_pc = cnt[:, 0], cnt[:, 1]     # int32 views: no copy of 2 x 8 bytes per sink
+    else:
+        res = np.empty((n, 4), np.float32)
+        download(rt, [(out, res), (counts, cnt)])
+    if on_device and not wide:
+        acc = res[:, :3].astype(np.float64)
+        pot = res[:, 3].astype(np.float64)
+        n_pp, n_pc = cnt[:, 0], cnt[:, 1]
+    elif not on_device:
+        acc = np.empty((n, 3))
+        pot = np.empty(n)
+        n_pp = np.empty(n, np.int64)
+        n_pc = np.empty(n, np.int64)
+        acc[sorder] = res[:, :3]
+        pot[sorder] = res[:, 3]
+        n_pp[sorder] = cnt[:, 0]
+        n_pc[sorder] = cnt[:, 1]
+    t3 = time.perf_counter()
+    return acc, pot, n_pp, n_pc, {"walk_setup": t1 - t0, "walk": t2 - t1, "download": t3 - t2,
+                                  "n_groups": n_groups, **prof}

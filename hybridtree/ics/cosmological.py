@@ -1,0 +1,359 @@
+"""Cosmological initial conditions: a sphere cut from a Gaussian cold-dark-matter field.
+
+The set-up of the oct-tree cosmology runs: particles on a cubic grid of comoving side
+``box`` (internal length) and n_grid³ points, displaced by Lagrangian perturbation theory
+(Zel'dovich, or 2LPT) from one realization of the linear power spectrum; the particles
+whose *Lagrangian* position q lies within comoving radius R of the cube's centre are kept,
+with vacuum outside, and given in physical coordinates r = a x, to be integrated with
+Newtonian gravity plus the Λ term Ω_Λ H0² r.
+
+Conventions (all internal units, G = 1; see :class:`~hybridtree.cosmo.background.Cosmology`):
+
+* Grid: point (i, j, l), 0 <= i, j, l < n, sits at the comoving Lagrangian position
+  q = ((i, j, l) + 1/2) d - box/2, d = box / n, so the cube's centre is the origin (and
+  no grid point lies on it).  Its linear index is (i n + j) n + l and its particle ID is
+  1 + that index, so IDs name grid points whatever the cut keeps.
+* Fourier: numpy's unnormalized forward DFT, δ_k = Σ_q δ(q) e^{-i k·q}, k = (2π/box) ×
+  integers.  The field has ⟨|δ_k|²⟩ = N² P(k) / V (N = n³, V = box³), which gives the
+  real-space variance ⟨δ²⟩ = Σ_k P(k) / V = ∫ d³k/(2π)³ P(k) of the continuous field.
+  It is made by Fourier transforming real white noise w (unit variance, ⟨|w_k|²⟩ = N)
+  and multiplying by √(P(k) N / V); the transform of a real field is Hermitian, so
+  rfftn/irfftn keep the symmetry without any bookkeeping.  The k = 0 mode (the box's
+  mean density) and the Nyquist planes (|k_i| = π n/box for some i, whose gradients are
+  ill-defined on the grid) are set to zero, as 2LPTic does.
+* Displacements, for the linear field δ at a = 1: ψ1 = -∇φ1 with ∇²φ1 = δ
+  (ψ1_k = i k δ_k / k², so ∇·ψ1 = -δ); second order ψ2 = ∇φ2 with
+  ∇²φ2 = Σ_{a<b} (ψ1_{a,a} ψ1_{b,b} - ψ1_{a,b}²) (Scoccimarro 1998; Crocce, Pueblas &
+  Scoccimarro 2006).  Comoving positions x = q + D ψ1 + D2 ψ2 with D = D(a) (D(1) = 1)
+  and D2 ≈ -(3/7) D² Ω_m(a)^{-1/143} (Bouchet et al. 1995); D2 < 0 makes overdense
+  regions collapse faster than Zel'dovich.
+* Velocities: physical v = dr/dt = H r + a (f H D ψ1 + f2 H D2 ψ2), f = d ln D / d ln a
+  (exact, from the background), f2 ≈ 2 Ω_m(a)^{6/11}.
+* Masses: all equal, Ω_m ρ_crit,0 d³ (the comoving mean matter density times a cell; Ω_m
+  includes the baryons, which move with the dark matter here).  The cut is on q, so the
+  sphere holds exactly its Lagrangian grid points: mass = m × (number of points with
+  |q| < R) ≈ Ω_m ρ_crit,0 (4π/3) R³ up to the grid's surface term.
+
+Determinism: the white noise is drawn plane by plane, plane i (all q with first index i)
+from its own stream ``default_rng(SeedSequence(seed, spawn_key=(i,)))``, and every
+process computes the whole field with the same FFTs (pocketfft computes each 1-D
+transform the same way whichever thread does it, so ``workers`` does not change the
+bits either; the promise is for one installation: other numpy/scipy builds or CPUs may
+round differently).  :func:`cosmo_sphere_share` then keeps the particles with sphere ordinals
+[lo, hi) (their rank, in grid-index order, among the grid points in the sphere), and every
+per-particle quantity is computed element by element: the shares of any split of
+[0, :func:`sphere_count`) are, concatenated, the bits of :func:`cosmo_sphere`.
+
+Cost (each process computes the whole grid, keeps its share): float64 fields, peak
+resident memory ≈ 75 bytes per grid point for order 1 and ≈ 90 for order 2, measured for
+the whole sphere of radius box/2 (52 % of the points kept, ~100 bytes per kept particle
+included): 256³ 1.3 / 1.5 GB, so 512³ ≈ 10 / 12 GB.  Time on the 2-core development
+machine (scipy.fft, workers = -1, whole sphere of radius box/2, 2026-11):
+n_grid 128: 0.4 s (order 1), 0.6 s (order 2); n_grid 256: 3.2 s, 6.2 s
+(12 inverse FFTs of the 14 for order 2 dominate; drawing the noise is ~0.4 s at 256³).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Callable
+
+import numpy as np
+import scipy.fft as sfft
+
+from ..cosmo.background import Cosmology
+
+__all__ = ["sphere_count", "lagrangian_positions", "white_noise", "linear_density_k",
+           "lpt_displacements", "cosmo_sphere", "cosmo_sphere_share"]
+
+Particles = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+# --- the grid and the sphere ----------------------------------------------------------
+
+def sphere_count(n_grid: int, box: float, radius: float) -> int:
+    """Number of grid points with |q| < ``radius`` (comoving, internal length) on the
+    n_grid³ grid of side ``box``: the particles :func:`cosmo_sphere` returns.  Cheap (no
+    field), so that processes can split [0, count) among themselves first."""
+    n, box, radius = _check_grid(n_grid, box, radius)
+    return sum(int(np.count_nonzero(m)) for _, m in _sphere_planes(n, box, radius))
+
+
+def lagrangian_positions(ids, n_grid: int, box: float) -> np.ndarray:
+    """Comoving Lagrangian positions q (m, 3) (internal length, cube centre at the origin)
+    of the grid points with particle IDs ``ids`` (1 + linear index (i n + j) n + l)."""
+    n = _check_n(n_grid)
+    idx = np.asarray(ids, dtype=np.int64) - 1
+    if idx.size and (idx.min() < 0 or idx.max() >= n ** 3):
+        raise ValueError(f"IDs must lie in 1 .. {n ** 3}")
+    ijk = np.stack([idx // (n * n), (idx // n) % n, idx % n], axis=-1)
+    return _grid_coord(ijk, n, float(box))
+
+
+def white_noise(n_grid: int, seed: int) -> np.ndarray:
+    """Unit-variance Gaussian white noise (n, n, n) (float64): plane i from the stream
+    ``default_rng(SeedSequence(seed, spawn_key=(i,)))``, a fixed part of what a seed means."""
+    n, seed = _check_n(n_grid), _check_seed(seed)
+    w = np.empty((n, n, n))
+    for i in range(n):
+        w[i] = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(i,))
+                                     ).standard_normal((n, n))
+    return w
+
+
+def linear_density_k(n_grid: int, box: float, cosmo: Cosmology, seed: int,
+                     workers: int = -1) -> np.ndarray:
+    """Fourier modes δ_k (n, n, n//2 + 1) (complex128, rfftn layout) of the linear density
+    contrast at a = 1 on the n_grid³ grid of comoving side ``box`` (internal length):
+    ⟨|δ_k|²⟩ = N² P(k)/V with numpy's unnormalized DFT (module docstring), k = 0 and the
+    Nyquist planes zero.  ``irfftn(δ_k, s=(n, n, n))`` is the real field on the grid.
+    ``workers``: FFT threads (-1: all cores)."""
+    n = _check_n(n_grid)
+    box = _check_positive("box", box)
+    delta_k = sfft.rfftn(white_noise(n, seed), workers=workers)
+    kf = 2.0 * np.pi / box
+    # √(P N / V) on the integer |k|²/k_f² = i² + j² + l², one P(k) call for the lot
+    m_max = 3 * (n // 2) ** 2
+    amp = np.sqrt(cosmo.power(kf * np.sqrt(np.arange(m_max + 1.0))) * n ** 3 / box ** 3)
+    ix, iz = _freq_ints(n), np.arange(n // 2 + 1)
+    m_yz = ix[:, None] ** 2 + iz[None, :] ** 2
+    for p in range(n):
+        delta_k[p] *= amp[ix[p] ** 2 + m_yz]
+    _zero_unwanted(delta_k)
+    return delta_k
+
+
+def lpt_displacements(delta_k: np.ndarray, box: float, order: int = 1,
+                      take: np.ndarray | None = None, workers: int = -1
+                      ) -> tuple[np.ndarray, np.ndarray | None]:
+    """First- and second-order Lagrangian displacement fields of the linear field
+    ``delta_k`` (rfftn layout, at D = 1) on a grid of comoving side ``box``.
+
+    Returns (ψ1, ψ2) in internal length, ψ2 None for ``order`` 1: whole fields (3, n, n, n),
+    or, with ``take`` (linear grid indices), only those points (3, len(take)).  ψ1_k =
+    i k δ_k / k² (∇·ψ1 = -δ); ψ2_k = -i k μ2_k / k², μ2 = Σ_{a<b} (ψ1_{a,a} ψ1_{b,b} -
+    ψ1_{a,b}²), its mean and Nyquist planes dropped.  Positions are q + D ψ1 + D2 ψ2."""
+    n = delta_k.shape[0]
+    if delta_k.shape != (n, n, n // 2 + 1):
+        raise ValueError(f"delta_k must have the rfftn shape (n, n, n//2 + 1), got {delta_k.shape}")
+    if order not in (1, 2):
+        raise ValueError(f"order must be 1 or 2, got {order!r}")
+    box = _check_positive("box", box)
+
+    def grab(field: np.ndarray) -> np.ndarray:
+        return field if take is None else field.ravel()[take]
+
+    def real(src_k: np.ndarray, factor: Callable) -> np.ndarray:
+        return sfft.irfftn(_multiply(src_k, box, factor), s=(n, n, n), workers=workers)
+
+    psi1 = np.stack([grab(real(delta_k, _i_k_over_k2(a, +1))) for a in range(3)])
+    if order == 1:
+        return psi1, None
+    mu2 = _mu2(delta_k, real)
+    del delta_k                 # the last reference when the caller passed a temporary
+    mu2_k = sfft.rfftn(mu2, workers=workers)
+    del mu2
+    _zero_unwanted(mu2_k)
+    psi2 = np.stack([grab(real(mu2_k, _i_k_over_k2(a, -1))) for a in range(3)])
+    return psi1, psi2
+
+
+# --- the sphere of particles ------------------------------------------------------------
+
+def cosmo_sphere(n_grid: int, box: float, radius: float, a_start: float, cosmo: Cosmology,
+                 seed: int, order: int = 1, workers: int = -1) -> Particles:
+    """The particles of a sphere cut from a cold-dark-matter realization, at ``a_start``.
+
+    ``n_grid``³ grid points on a comoving cube of side ``box``; the linear field is drawn
+    from ``cosmo.power`` (P(k) at a = 1, times D(a_start)²) with the seed ``seed``;
+    Zel'dovich (``order`` 1) or 2LPT (``order`` 2) displacements.  The particles kept are
+    the grid points whose Lagrangian position q has |q| < ``radius`` (the cut is on q, not
+    on the displaced x, so the sphere's mass is exactly its grid points' and does not
+    depend on the realization); ``radius`` <= box/2.  Lengths comoving, internal units.
+
+    Returns (pos (m, 3), vel (m, 3), mass (m,), ids (m,) uint64): PHYSICAL positions
+    r = a x and velocities v = H r + a ẋ (Hubble flow plus peculiar), internal units,
+    centred on the cube's centre; equal masses Ω_m ρ_crit,0 (box/n)³; IDs 1 + linear grid
+    index, ascending.  See the module docstring for conventions, memory and time.
+    """
+    count = sphere_count(n_grid, box, radius)
+    return cosmo_sphere_share(n_grid, box, radius, a_start, cosmo, seed, 0, count,
+                              order=order, workers=workers)
+
+
+def cosmo_sphere_share(n_grid: int, box: float, radius: float, a_start: float,
+                       cosmo: Cosmology, seed: int, lo: int, hi: int, order: int = 1,
+                       workers: int = -1) -> Particles:
+    """The particles with sphere ordinals lo .. hi - 1 of :func:`cosmo_sphere` (the same
+    arguments), the same bits as its rows lo .. hi - 1, for 0 <= lo <= hi <=
+    :func:`sphere_count`.  Every call computes the whole field (see the module docstring
+    for the memory) and keeps its share."""
+    n, box, radius = _check_grid(n_grid, box, radius)
+    a_start = _check_positive("a_start", a_start)
+    if order not in (1, 2):
+        raise ValueError(f"order must be 1 or 2, got {order!r}")
+    if not isinstance(cosmo, Cosmology):
+        raise TypeError(f"cosmo must be a hybridtree.cosmo.Cosmology, got {type(cosmo).__name__}")
+    lo, hi = _check_range(lo, hi)
+    idx = _sphere_indices(n, box, radius, lo, hi)
+    if len(idx) != hi - lo:
+        raise ValueError(f"hi = {hi} is beyond the sphere's {lo + len(idx)} particles")
+    # no reference kept here: lpt_displacements frees δ_k as soon as it is done with it
+    psi1, psi2 = lpt_displacements(linear_density_k(n, box, cosmo, seed, workers), box,
+                                   order, take=idx, workers=workers)
+    return _particles(idx, psi1, psi2, n, box, a_start, cosmo)
+
+
+def _particles(idx: np.ndarray, psi1: np.ndarray, psi2: np.ndarray | None, n: int,
+               box: float, a: float, cosmo: Cosmology) -> Particles:
+    """Physical positions and velocities from the displacements (3, m), one axis at a time
+    to keep temporaries small, element by element: a particle's bits do not depend on
+    which others are computed with it."""
+    d, f, h = cosmo.growth(a), cosmo.growth_rate(a), cosmo.H(a)
+    c1 = a * f * h * d                              # a ẋ = a (f H D ψ1 + f2 H D2 ψ2)
+    if psi2 is not None:
+        om = cosmo.omega_m_of_a(a)
+        d2 = -3.0 / 7.0 * d * d * om ** (-1.0 / 143.0)
+        c2 = a * 2.0 * om ** (6.0 / 11.0) * h * d2   # f2 = 2 Ω_m(a)^{6/11}
+    ijk = (idx // (n * n), (idx // n) % n, idx % n)
+    pos, vel = np.empty((len(idx), 3)), np.empty((len(idx), 3))
+    for ax in range(3):
+        x = _grid_coord(ijk[ax], n, box) + d * psi1[ax]
+        u = c1 * psi1[ax]
+        if psi2 is not None:
+            x += d2 * psi2[ax]
+            u += c2 * psi2[ax]
+        pos[:, ax] = a * x
+        vel[:, ax] = h * pos[:, ax] + u
+    mass = np.full(len(idx), cosmo.particle_mass(box / n))
+    return pos, vel, mass, (idx + 1).astype(np.uint64)
+
+
+# --- spectral helpers ---------------------------------------------------------------------
+
+def _freq_ints(n: int) -> np.ndarray:
+    """Integer frequencies of a full FFT axis: 0, 1, .., -2, -1 (int64)."""
+    return np.fft.fftfreq(n, 1.0 / n).round().astype(np.int64)
+
+
+def _zero_unwanted(field_k: np.ndarray) -> None:
+    """Zero the k = 0 mode and (even n) the Nyquist planes of an rfftn-layout field."""
+    n = field_k.shape[0]
+    field_k[0, 0, 0] = 0.0
+    if n % 2 == 0:
+        field_k[n // 2] = 0.0
+        field_k[:, n // 2] = 0.0
+        field_k[:, :, n // 2] = 0.0
+
+
+def _multiply(src_k: np.ndarray, box: float, factor: Callable) -> np.ndarray:
+    """src_k × factor(k, 1/k²), plane by plane along the first axis (temporaries stay one
+    plane big).  ``factor`` gets the wave vector (k_x scalar, k_y (n, 1), k_z (1, m)) in
+    internal 1/length and 1/k² (0 at k = 0) of the plane."""
+    n = src_k.shape[0]
+    kf = 2.0 * np.pi / box
+    kx = kf * _freq_ints(n)
+    ky, kz = kx[:, None], kf * np.arange(n // 2 + 1.0)[None, :]
+    k2_yz = ky ** 2 + kz ** 2
+    out = np.empty_like(src_k)
+    for p in range(n):
+        k2 = kx[p] ** 2 + k2_yz
+        inv = np.divide(1.0, k2, out=np.zeros_like(k2), where=k2 > 0.0)
+        out[p] = src_k[p] * factor((kx[p], ky, kz), inv)
+    return out
+
+
+def _i_k_over_k2(axis: int, sign: int) -> Callable:
+    """Factor sign · i k_axis / k² (ψ1 from δ with +1, ψ2 from μ2 with -1)."""
+    return lambda k, inv: (sign * 1j) * (k[axis] * inv)
+
+
+def _k_k_over_k2(a: int, b: int) -> Callable:
+    """Factor -k_a k_b / k²: ψ1_{a,b} = ∂ψ1_a/∂q_b from δ."""
+    return lambda k, inv: -(k[a] * k[b]) * inv
+
+
+def _mu2(delta_k: np.ndarray, real: Callable) -> np.ndarray:
+    """μ2 = Σ_{a<b} (ψ_{a,a} ψ_{b,b} - ψ_{a,b}²) on the grid, from six inverse FFTs;
+    at most three second-derivative fields alive at a time."""
+    d0 = real(delta_k, _k_k_over_k2(0, 0))
+    d1 = real(delta_k, _k_k_over_k2(1, 1))
+    acc = d0 * d1
+    d0 += d1
+    del d1
+    d2 = real(delta_k, _k_k_over_k2(2, 2))
+    d0 *= d2
+    acc += d0
+    del d0, d2
+    for a, b in ((0, 1), (0, 2), (1, 2)):
+        off = real(delta_k, _k_k_over_k2(a, b))
+        off *= off
+        acc -= off
+    return acc
+
+
+# --- the sphere's grid points ----------------------------------------------------------------
+
+def _grid_coord(ijk: np.ndarray, n: int, box: float) -> np.ndarray:
+    """q = (index + 1/2) d - box/2 (the one formula every q comes from)."""
+    return (ijk + 0.5) * (box / n) - 0.5 * box
+
+
+def _sphere_planes(n: int, box: float, radius: float):
+    """(i, mask (n, n)) for each plane i: which (j, l) have |q|² < radius²."""
+    q = _grid_coord(np.arange(n), n, box)
+    q2 = q * q
+    yz = q2[:, None] + q2[None, :]
+    r2 = radius * radius
+    for i in range(n):
+        yield i, (q2[i] + yz) < r2
+
+
+def _sphere_indices(n: int, box: float, radius: float, lo: int, hi: int) -> np.ndarray:
+    """Linear grid indices of the sphere's points with ordinals lo .. hi - 1."""
+    parts, seen = [], 0
+    for i, mask in _sphere_planes(n, box, radius):
+        if seen >= hi:
+            break
+        c = int(np.count_nonzero(mask))
+        if seen + c > lo:
+            flat = np.flatnonzero(mask) + i * n * n
+            parts.append(flat[max(lo - seen, 0):hi - seen])
+        seen += c
+    return np.concatenate(parts).astype(np.int64) if parts else np.empty(0, np.int64)
+
+
+# --- checks -------------------------------------------------------------------------------
+
+def _check_n(n_grid) -> int:
+    if isinstance(n_grid, bool) or not isinstance(n_grid, numbers.Integral) or n_grid < 2:
+        raise ValueError(f"n_grid must be an integer >= 2, got {n_grid!r}")
+    return int(n_grid)
+
+
+def _check_positive(name: str, x) -> float:
+    if isinstance(x, bool) or not isinstance(x, numbers.Real) or not 0.0 < float(x) < np.inf:
+        raise ValueError(f"{name} must be a finite number > 0, got {x!r}")
+    return float(x)
+
+
+def _check_seed(seed) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    return int(seed)
+
+
+def _check_grid(n_grid, box, radius) -> tuple[int, float, float]:
+    n, box, radius = _check_n(n_grid), _check_positive("box", box), _check_positive("radius", radius)
+    if radius > 0.5 * box:
+        raise ValueError(f"radius {radius} must be <= box/2 = {0.5 * box} (the sphere must fit in the cube)")
+    return n, box, radius
+
+
+def _check_range(lo, hi) -> tuple[int, int]:
+    for name, v in (("lo", lo), ("hi", hi)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise ValueError(f"{name} must be an integer, got {v!r}")
+    if not 0 <= lo <= hi:
+        raise ValueError(f"need 0 <= lo <= hi, got lo = {lo}, hi = {hi}")
+    return int(lo), int(hi)

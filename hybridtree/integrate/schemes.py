@@ -1,0 +1,220 @@
+"""Time-stepping schemes: sequences of kicks, drifts and forces on a state.
+
+One scheme serves both the plain and the hybrid tree: the nested kick-drift-kick
+leapfrog.  A step of length Δt with an outer part (soft) and an inner part (hard, or
+the whole force) taken in n_inner substeps of h = Δt / n_inner:
+
+    kick(outer, Δt/2);
+    n_inner × [kick(inner, h/2); drift(h); forces; kick(inner, h/2)];
+    kick(outer, Δt/2)
+
+with the forces of the last substep computing both parts from one tree.  The plain
+leapfrog is the nested scheme with one substep, the whole force as the inner part and
+no outer part: v += a Δt/2; x += v Δt; a = a(x); v += a Δt/2.  Both are symplectic and
+time-reversible; the acceleration of the end of a step is reused at the start of the
+next.  Units: internal (G = 1).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..gravity.engine import GravitySettings
+from .timebins import NBINS, bin_scale, bins_for, lowest_active
+
+__all__ = ["BlockLeapfrog", "BlockSettings", "NestedLeapfrog", "scheme_for"]
+
+
+class NestedLeapfrog:
+    """The nested KDK leapfrog (module docstring) with a force engine that has
+    ``compute(state, parts)``: the one-process engine or the MPI one."""
+
+    def __init__(self, engine, inner: str = "full", outer: str | None = None,
+                 n_inner: int = 1, external: float = 0.0):
+        """``external``: the coefficient λ of an external acceleration λ x (the Λ term
+        Ω_Λ H0² r of a cosmological sphere in physical coordinates; 0: none), kicked with
+        the outer part (the slow, smooth one), or with the whole force of a plain run."""
+        if n_inner < 1:
+            raise ValueError(f"n_inner must be >= 1, got {n_inner}")
+        self.engine, self.inner, self.outer, self.n_inner = engine, inner, outer, int(n_inner)
+        self.external = float(external)
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return (self.inner,) if self.outer is None else (self.inner, self.outer)
+
+    def start(self, state, reuse: bool = False) -> None:
+        """Forces at the starting positions; ``reuse``: the state already holds the whole
+        force of a plain run (a restart continues with it, bit for bit)."""
+        if not (reuse and self.outer is None):
+            self.engine.compute(state, self.parts)
+        else:
+            self.engine.forces_known()
+
+    def step(self, state, dt: float) -> None:
+        """One step of ``dt`` (the soft step of a hybrid run)."""
+        h = dt / self.n_inner
+        if self.outer is not None:
+            self._kick_outer(state, 0.5 * dt)
+        for k in range(self.n_inner):
+            self._kick_inner(state, 0.5 * h)
+            state.drift(h)
+            last = k == self.n_inner - 1
+            self.engine.compute(state, self.parts if last else (self.inner,))
+            self._kick_inner(state, 0.5 * h)
+        if self.outer is not None:
+            self._kick_outer(state, 0.5 * dt)
+
+    def _kick_outer(self, state, dt: float) -> None:
+        state.kick(self.outer, dt)
+        if self.external:
+            state.kick_linear(self.external, dt)
+
+    def _kick_inner(self, state, dt: float) -> None:
+        state.kick(self.inner, dt)
+        if self.external and self.outer is None:
+            state.kick_linear(self.external, dt)
+
+
+@dataclass(frozen=True)
+class BlockSettings:
+    """Block time steps: dt = ``eta`` sqrt(eps / |a|), in bins 0 ... ``max_bin`` of the
+    largest step (``time.eta``, ``time.max_bin``)."""
+
+    eta: float = 0.2
+    max_bin: int = 16
+
+
+@dataclass
+class BinStats:
+    """What the block steps did since the run began, per bin k (arrays of NBINS).
+    ``particles``: particles in bin k at the start of the last step.  A substep is
+    charged to its lowest active bin (GADGET-4's convention): ``substeps`` counts them,
+    ``seconds`` is their wall time (host clock), ``interactions`` their interactions and
+    ``forces`` the particles whose force they computed."""
+
+    particles: np.ndarray = field(default_factory=lambda: np.zeros(NBINS, np.int64))
+    substeps: np.ndarray = field(default_factory=lambda: np.zeros(NBINS, np.int64))
+    seconds: np.ndarray = field(default_factory=lambda: np.zeros(NBINS))
+    interactions: np.ndarray = field(default_factory=lambda: np.zeros(NBINS, np.int64))
+    forces: np.ndarray = field(default_factory=lambda: np.zeros(NBINS, np.int64))
+    dt: float = 0.0           # the largest step of the last step taken
+
+    def rows(self) -> list[dict]:
+        """One dict per bin that held particles or was charged a substep (``dt``: the
+        bin's step in the last step taken)."""
+        used = np.flatnonzero((self.particles > 0) | (self.substeps > 0))
+        return [{"bin": int(k), "dt": float(np.ldexp(self.dt, -int(k))),
+                 "particles": int(self.particles[k]),
+                 "substeps": int(self.substeps[k]), "seconds": float(self.seconds[k]),
+                 "interactions": int(self.interactions[k]), "forces": int(self.forces[k])}
+                for k in used]
+
+
+class BlockLeapfrog:
+    """Block (hierarchical) KDK time steps, as GADGET-4's and GOTHIC's: a particle in bin
+    k takes steps of dt / 2^k (:mod:`hybridtree.integrate.timebins`).  One :meth:`step` of dt
+    starts and ends with every bin synchronised:
+
+        every particle: new bin from its acceleration; kick(own step / 2)
+        until the end of dt, at the next tick where any bin ends:
+            drift every particle to it; forces of the active particles (the walk takes
+            only them as sinks); active: kick(old step / 2), new bin, kick(new step / 2)
+        (at the end: the last kick closes every bin)
+
+    Drifting every particle with its half-kicked velocity is the leapfrog's drift cut
+    into pieces, so with one bin this is :class:`NestedLeapfrog`'s plain leapfrog, bit
+    for bit.  The forces of all particles at the end of a step (which also start the
+    next) remove the net force as the shared steps do; forces of some do not (their net
+    force is real).
+    Units: internal (G = 1).  Plain tree only (no force split); under MPI every process
+    takes every tick (its force call is collective), with the bins counted over all."""
+
+    parts = ("full",)
+
+    def __init__(self, engine, block: BlockSettings, external: float = 0.0, combine=None):
+        """``combine``: the element-wise sum over all processes of a float64 array (MPI:
+        every process must take the same ticks, so the bins are counted globally)."""
+        if not 0 <= block.max_bin < NBINS:
+            raise ValueError(f"max_bin must be in [0, {NBINS - 1}], got {block.max_bin}")
+        if not block.eta > 0:
+            raise ValueError(f"eta must be > 0, got {block.eta}")
+        self.engine, self.block, self.external = engine, block, float(external)
+        self.combine = combine
+        self.stats = BinStats()
+        self._bins = None
+
+    def start(self, state, reuse: bool = False) -> None:
+        """Forces at the start (``reuse``: the state holds them: a restart, bit for bit)."""
+        if reuse:
+            self.engine.forces_known()
+        else:
+            self.engine.compute(state, self.parts)
+
+    def _bins_of(self, state):
+        if self._bins is None or self._bins.state is not state or self._bins.n != state.n:
+            self._bins = bins_for(state)
+        return self._bins
+
+    def step(self, state, dt: float) -> None:
+        """One step of ``dt`` (the largest step), every bin synchronised at its end."""
+        eps = self.engine.g.eps
+        if not eps > 0:
+            raise ValueError("block time steps need a softening length eps > 0 "
+                             "(dt = eta sqrt(eps / |a|))")
+        bins, lam, deep = self._bins_of(state), self.external, self.block.max_bin
+        q0, half, ticks = bin_scale(dt, self.block.eta, eps), 0.5 * dt, 1 << deep
+        bins.assign(0, deep, q0, lam)
+        occupied = self._total(bins.counts())
+        self.stats.particles[:] = occupied
+        self.stats.dt = float(dt)
+        bins.kick(0, half, lam)
+        ti = 0
+        while ti < ticks:
+            t0 = time.perf_counter()
+            kmax = int(np.flatnonzero(occupied)[-1]) if occupied.any() else 0
+            span = 1 << (deep - kmax)
+            ti_next = (ti // span + 1) * span
+            state.drift(dt * ((ti_next - ti) / ticks))
+            ti = ti_next
+            kmin = lowest_active(ti, deep)
+            before = self.engine.counts["interactions"]
+            n_forces = self.engine.compute(state, self.parts,
+                                           active=(bins.bins, kmin) if kmin else None)
+            bins.kick(kmin, half, lam)
+            if ti < ticks:
+                bins.assign(kmin, deep, q0, lam)
+                bins.kick(kmin, half, lam)
+                occupied = self._total(bins.counts())
+            done = self._total(np.array([n_forces,
+                                         self.engine.counts["interactions"] - before]))
+            st = self.stats
+            st.substeps[kmin] += 1
+            st.forces[kmin] += done[0]
+            st.interactions[kmin] += done[1]
+            st.seconds[kmin] += time.perf_counter() - t0
+
+    def _total(self, values: np.ndarray) -> np.ndarray:
+        """``values`` summed over all processes (int64)."""
+        if self.combine is None:
+            return np.asarray(values, np.int64)
+        return np.rint(self.combine(np.asarray(values, np.float64))).astype(np.int64)
+
+
+def scheme_for(g: GravitySettings, engine, external: float = 0.0,
+               block: BlockSettings | None = None,
+               combine=None) -> NestedLeapfrog | BlockLeapfrog:
+    """The plain leapfrog, or the hybrid tree's nested steps where ``g`` has a split, or
+    block steps where ``block`` is given; ``external``: see :class:`NestedLeapfrog`;
+    ``combine``: see :class:`BlockLeapfrog`."""
+    if block is not None:
+        if g.changeover is not None:
+            raise ValueError("block time steps do not take the hybrid tree's force split")
+        return BlockLeapfrog(engine, block, external, combine)
+    if g.changeover is None:
+        return NestedLeapfrog(engine, external=external)
+    return NestedLeapfrog(engine, inner="hard", outer="soft", n_inner=g.n_hard,
+                          external=external)

@@ -1,0 +1,95 @@
+"""What the run driver advances: this process's state, its scheme and its forces.
+
+:class:`SerialStepper` is a one-process run; :class:`hybridtree.parallel.stepping.
+ParallelStepper` has the same interface for runs on many processes.  The driver
+(:mod:`hybridtree.run.simulation`) only calls these methods: it decides when to step,
+report and write, and does no array arithmetic.  Units: internal (G = 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ..device.clock import Clock
+from ..gravity.engine import ForceEngine, GravitySettings
+from ..io.snapshot import Particles
+from ..device.runtime import Runtime
+from .schemes import BlockLeapfrog, BlockSettings, NestedLeapfrog, scheme_for
+from .state import State, make_state, state_backend
+
+__all__ = ["Stepper", "SerialStepper"]
+
+
+class Stepper:
+    """This process's particles (``state``) with the forces of their positions, stepped by
+    ``scheme`` with ``engine``'s forces, timed by ``clock``.  Subclasses make them."""
+
+    state: State
+    scheme: NestedLeapfrog | BlockLeapfrog
+    engine: ForceEngine
+    clock: Clock
+
+    @property
+    def backend(self) -> str:
+        return self.state.backend
+
+    def start(self, reuse: bool) -> None:
+        """Forces at the start (``reuse``: keep a restart snapshot's accelerations)."""
+        self.scheme.start(self.state, reuse)
+
+    def step(self, dt: float) -> None:
+        """One (soft) step of ``dt``."""
+        self.scheme.step(self.state, dt)
+
+    def set_softening(self, eps: float) -> None:
+        """The Plummer softening of the forces from now on (length units): a
+        cosmological run's physical ε = a × its comoving one."""
+        self.engine.g = replace(self.engine.g, eps=float(eps))
+
+    def particles(self, order: tuple[int, Any] | None = None) -> Particles:
+        """Host copies of this process's particles (for a snapshot); ``order``: see
+        :meth:`hybridtree.integrate.state.DeviceState.download` (device states only)."""
+        if order is None:
+            return self.state.download()
+        return self.state.download(order)
+
+    def moments(self) -> dict:
+        """Sums over all processes' particles (:func:`hybridtree.device.reduce.host_moments`)."""
+        return self.state.moments()
+
+    def lagrangian_radii(self, centre: np.ndarray, total_mass: float) -> list[float]:
+        """10/50/90 % Lagrangian radii of all processes' particles around ``centre``."""
+        return self.state.lagrangian_radii(centre, total_mass=total_mass)
+
+    def bad_ids(self) -> list[int] | None:
+        """None if every value is finite, else the IDs of this process's bad particles."""
+        if self.state.finite():
+            return None
+        return [int(i) for i in self.state.bad_ids()]
+
+    def poison(self) -> None:
+        self.state.poison()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Cumulative interactions and forces per part."""
+        return self.engine.counts
+
+    def breakdown(self) -> dict[str, float]:
+        """Cumulative per-step figures of many processes (empty for one)."""
+        return {}
+
+
+class SerialStepper(Stepper):
+    """One process: the state on the device where it can be (:mod:`hybridtree.integrate.state`)."""
+
+    def __init__(self, g: GravitySettings, p: Particles, rt: Runtime, external: float = 0.0,
+                 block: BlockSettings | None = None):
+        self.clock = Clock(rt)
+        backend = state_backend(rt, g.method, g.build)
+        self.state = make_state(p, g.parts, backend, rt, self.clock)
+        self.engine = ForceEngine(g, rt, self.clock)
+        self.scheme = scheme_for(g, self.engine, external, block)

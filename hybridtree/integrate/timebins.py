@@ -1,0 +1,117 @@
+"""Time bins of block (hierarchical) time steps, on either state backend.
+
+A particle in bin k steps by dt_max / 2^k, k = 0 ... K.  Time inside one step of dt_max
+is counted in integer ticks of dt_max / 2^K, so that every bin boundary is exact.  A
+step of bin k starts and ends on a multiple of 2^(K - k) ticks; at tick ti the active
+particles are therefore those of bin >= :func:`lowest_active` (ti), with no clock per
+particle, and a particle may move to a larger step only where the tick is a multiple of
+it (GADGET-4's and GOTHIC's rule), which is the same bound.
+
+The bin of a particle follows the usual criterion dt = eta sqrt(eps / |a|) (a: its whole
+acceleration, the Λ term of a cosmological run included): the smallest k with dt_max /
+2^k <= dt.  Both backends compute the same bits (cl/blocks.cl mirrors the numpy here).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+
+from ..device.runtime import Runtime
+from .state import DeviceState, HostState, State
+from ..gravity.walk import launch_blocks
+
+__all__ = ["DeviceBins", "HostBins", "NBINS", "bins_for", "lowest_active"]
+
+#: Bins counted in the diagnostics (cl/blocks.cl ``NBINS``); the deepest allowed bin is
+#: ``time.max_bin`` (at most NBINS - 1).
+NBINS = 64
+
+
+def lowest_active(ti: int, k_deep: int) -> int:
+    """The lowest active bin at tick ``ti`` of a step of 2^k_deep ticks (0 at its ends)."""
+    if ti % (1 << k_deep) == 0:
+        return 0
+    return k_deep - ((ti & -ti).bit_length() - 1)
+
+
+def bin_scale(dt_max: float, eta: float, eps: float) -> float:
+    """q0 = dt_max^2 / (eta^2 eps): a particle's (dt_max / dt)^2 is q0 |a| (eps > 0)."""
+    return dt_max * dt_max / (eta * eta * eps)
+
+
+class HostBins:
+    """Bins of a :class:`hybridtree.integrate.state.HostState` (numpy)."""
+
+    def __init__(self, state: HostState):
+        self.state = state
+        self.n = state.n
+        self.bins = np.zeros(state.n, np.int32)
+
+    def assign(self, kmin: int, kmax: int, q0: float, lam: float) -> None:
+        """New bins for the particles of bin >= kmin (cl/blocks.cl ``assign_bins``)."""
+        s = self.state
+        rows = np.flatnonzero(self.bins >= kmin)
+        a = s.acc["full"][rows] + lam * s.pos[rows]
+        q = q0 * np.sqrt((a[:, 0] * a[:, 0] + a[:, 1] * a[:, 1]) + a[:, 2] * a[:, 2])
+        k = np.zeros(len(rows), np.int32)
+        for _ in range(kmax):                 # exact: q is divided by 4 per bin
+            up = q > 1.0
+            if not up.any():
+                break
+            q = np.where(up, q * 0.25, q)
+            k += up
+        self.bins[rows] = np.maximum(k, kmin)
+
+    def kick(self, kmin: int, half_dt: float, lam: float) -> None:
+        """vel += h (acc + lam pos), h = half_dt / 2^bin, for bin >= kmin."""
+        s = self.state
+        with s.clock.host("integrate"):
+            rows = np.flatnonzero(self.bins >= kmin)
+            h = np.ldexp(half_dt, -self.bins[rows])[:, None]
+            s.vel[rows] += h * s.acc["full"][rows]
+            if lam != 0.0:
+                s.vel[rows] += (h * lam) * s.pos[rows]
+
+    def counts(self) -> np.ndarray:
+        """Particles per bin (NBINS,)."""
+        return np.bincount(np.clip(self.bins, 0, NBINS - 1), minlength=NBINS)[:NBINS]
+
+
+class DeviceBins:
+    """Bins of a :class:`hybridtree.integrate.state.DeviceState`: an int32 buffer beside it."""
+
+    def __init__(self, state: DeviceState):
+        self.state = state
+        self.rt: Runtime = state.rt
+        self.n = state.n
+        self.bins = self.rt.empty(4 * max(self.n, 1))
+        cl.enqueue_fill_buffer(self.rt.queue, self.bins, np.int32(0), 0, 4 * max(self.n, 1))
+        self._counts = self.rt.empty(4 * NBINS)
+
+    def assign(self, kmin: int, kmax: int, q0: float, lam: float) -> None:
+        s = self.state
+        launch_blocks(self.rt, "assign_bins", self.n, np.int32(self.n), np.int32(kmin),
+                      np.int32(kmax), np.float64(q0), np.float64(lam), s.pos, s.acc["full"],
+                      self.bins)
+
+    def kick(self, kmin: int, half_dt: float, lam: float) -> None:
+        s = self.state
+        with s.clock.device("integrate"):
+            launch_blocks(self.rt, "kick_bins", self.n, np.int32(self.n), np.int32(kmin),
+                          np.float64(half_dt), np.float64(lam), s.acc["full"], s.pos, s.vel,
+                          self.bins)
+
+    def counts(self) -> np.ndarray:
+        out = np.zeros(NBINS, np.int32)
+        cl.enqueue_copy(self.rt.queue, self._counts, out)
+        launch_blocks(self.rt, "bin_counts", self.n, np.int32(self.n), self.bins, self._counts)
+        cl.enqueue_copy(self.rt.queue, out, self._counts)
+        return out.astype(np.int64)
+
+
+def bins_for(state: State) -> HostBins | DeviceBins:
+    """Time bins (all 0) for ``state``'s particles."""
+    if isinstance(state, DeviceState):
+        return DeviceBins(state)
+    return HostBins(state)

@@ -1,0 +1,137 @@
+"""A run's output folder: which files belong to a run, where a run continues from, and
+whether a new run may write there.
+
+A folder holds scheduled snapshots ``snapshot_NNNN.hdf5`` (or the parts
+``snapshot_NNNN.K.hdf5`` of multi-file sets), at most one restart point ``restart.hdf5``
+(``restart.K.hdf5``: the state written when a signal stopped the run, which takes no
+snapshot number, so the scheduled snapshots keep theirs), ``diagnostics.csv`` and
+``run.log``.  The newest of the snapshots and the restart point (by their step) is where
+``hybridtree run --restart FOLDER`` continues.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from ..io.snapshot import SNAPSHOT_RE, latest_snapshot
+from .processes import RunError
+
+__all__ = ["RUN_FILES", "RESTART_STEM", "TEMP_RE", "run_point_step", "latest_run_point",
+           "restart_point", "prepare_output"]
+
+RUN_FILES = ("diagnostics.csv", "run.log")
+#: the restart point's name without ``.hdf5`` (a set: ``restart.K.hdf5``)
+RESTART_STEM = "restart"
+RESTART_RE = re.compile(r"^restart(?:\.(\d+))?\.hdf5$")
+#: temporary names of unfinished writes (hybridtree.io.snapshot.atomic_path)
+TEMP_RE = re.compile(r"^\.((snapshot_\d+|restart)(\.\d+)?\.hdf5|diagnostics\.csv)\.\d+\.tmp$")
+
+
+def run_point_step(path: Path) -> int | None:
+    """The step stored in a run snapshot's ``RunState`` (None: unreadable or not a run's)."""
+    try:
+        with h5py.File(path, "r") as f:
+            step = f["RunState"].attrs["Step"] if "RunState" in f else None
+    except (OSError, KeyError):
+        return None
+    return None if step is None else int(np.asarray(step).reshape(-1)[0])
+
+
+def restart_point(folder: str | Path) -> Path | None:
+    """The folder's restart point: ``restart.hdf5`` or part 0 of a ``restart.K.hdf5`` set
+    (renamed last, so its presence means the set is complete); None if there is none."""
+    folder = Path(folder)
+    for name in (f"{RESTART_STEM}.hdf5", f"{RESTART_STEM}.0.hdf5"):
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
+def latest_run_point(folder: str | Path) -> Path | None:
+    """Where a run in ``folder`` continues: the newest complete snapshot, or the restart
+    point if it holds a later step; None if the folder has neither."""
+    snap, restart = latest_snapshot(folder), restart_point(folder)
+    if restart is None:
+        return snap
+    step = run_point_step(restart)
+    if step is None:
+        return snap
+    if snap is None or step > (run_point_step(snap) or -1):
+        return restart
+    return snap
+
+
+def _run_files(out: Path) -> tuple[list[Path], list[Path], list[Path]]:
+    """(snapshot files, restart files, run.log/diagnostics.csv) in ``out``."""
+    if not out.is_dir():
+        return [], [], []
+    names = sorted(out.iterdir())
+    return ([p for p in names if SNAPSHOT_RE.match(p.name)],
+            [p for p in names if RESTART_RE.match(p.name)],
+            [p for p in names if p.name in RUN_FILES])
+
+
+def _conflicts(out: Path, keep: tuple[int, int] | None) -> tuple[list[Path], list[Path]]:
+    """(files a run would replace, leftovers it may remove).  ``keep``: (number, step) of
+    the snapshot a run continues from in this folder; later snapshots and a later restart
+    point belong to another future and are conflicts."""
+    snaps, restarts, logs = _run_files(out)
+    if keep is None:
+        if not snaps and not restarts:
+            # a run stopped before its first snapshot: nothing it wrote can be continued
+            return [], logs
+        return snaps + restarts + logs, []
+    number, step = keep
+    later = [p for p in snaps if int(SNAPSHOT_RE.match(p.name).group(1)) > number]
+    point = restart_point(out)
+    if point is not None and (run_point_step(point) or 0) > step:
+        later += restarts
+    return later, []
+
+
+def prepare_output(out: Path, overwrite: bool, keep: tuple[int, int] | None) -> bool:
+    """Check (and create) the output folder; return True if it was created here.
+
+    ``keep``: continuing in place from snapshot (number, step).  Raises
+    :class:`RunError` when the folder holds a run (or, continuing, its later
+    states) and ``overwrite`` is not given, OSError-like ValueError when it cannot be
+    written."""
+    if out.exists() and not out.is_dir():
+        raise RunError(f"output.dir {str(out)!r} exists and is not a folder")
+    conflicts, leftovers = _conflicts(out, keep)
+    if conflicts and not overwrite:
+        names = ", ".join(p.name for p in conflicts[:3]) + (" ..." if len(conflicts) > 3 else "")
+        go_on = f"hybridtree run --restart {shlex.quote(str(out))}"
+        if keep is None:
+            raise RunError(f"output folder {str(out)!r} already holds a run ({names}); "
+                           f"continue it with {go_on} (beyond its end: add --set "
+                           f"time.t_end=...), replace it with --overwrite, or set another "
+                           f"output.dir")
+        raise RunError(f"output folder {str(out)!r} holds states later than the one "
+                       f"continued from ({names}): this run would replace them; continue "
+                       f"from the newest with {go_on}, replace them with --overwrite, or "
+                       f"set another output.dir")
+    created = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".write_test.{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        if created:
+            shutil.rmtree(out, ignore_errors=True)
+        raise RunError(f"cannot write to output folder {str(out)!r}: "
+                             f"{exc.strerror or exc}") from None
+    for p in conflicts + leftovers:    # --overwrite, or what a stopped start-up left
+        p.unlink()
+    for p in out.glob(".*.tmp"):      # writes a killed run left unfinished
+        if TEMP_RE.match(p.name):
+            p.unlink(missing_ok=True)
+    return created

@@ -1,0 +1,498 @@
+"""One run as an object: :class:`Simulation` (the Python API), and :func:`run` (the CLI's
+``hybridtree run``), which drives the same object.
+
+A simulation holds this process's particles in a stepper (on the device where it can
+be), its settings (:mod:`hybridtree.config`: the same names as a config file's), its
+time and step count, and the diagnostics measured every ``output.diag_every`` steps.
+With an output folder it also writes what ``hybridtree run`` writes
+(:mod:`hybridtree.run.folder`): snapshots every ``output.snapshot_dt`` with their own
+numbers (the first state is number 0), ``diagnostics.csv``, ``run.log``, and a restart
+point ``restart.hdf5`` when a signal stops it.  A failure before the first snapshot
+removes whatever the run had created, and snapshots are written atomically, so a crash
+leaves only complete files.  A restart continues from a snapshot and reproduces the
+uninterrupted run bit for bit (same device, same settings, one process).
+
+Under ``mpiexec -n K`` every process holds the particles of its domain
+(:mod:`hybridtree.parallel`); process 0 writes the log and diagnostics; snapshots are
+gathered into one file or written one file per process (``output.snapshot_files``).
+Units: internal (G = 1; ``units.length_cm``, ``units.mass_g``) throughout.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hybridtree import __version__
+from ..config.settings import ConfigError, Settings, load_config, settings_from_flat
+from ..analysis.diagnostics import COLUMNS, DiagnosticsFile, Reporter
+from ..faults import inject
+from .guards import NumericalError, RunInterrupted, Signals, check_step
+from ..io.background import BackgroundWriter
+from ..io.snapshot import Particles, Snapshot, SnapshotError, count_particles, resolve_snapshot
+from ..device.choice import get_runtime, set_device_slot, unusable_devices
+from ..device.probe import RSQRT_MODES
+from ..parallel.comm import Comm, node_local_rank
+from ..parallel.snapshots import check_unique_ids_across, read_particles_share
+from .folder import prepare_output, run_point_step
+from .processes import RunError, launched_processes, run_comm, together
+from .setup import (api_settings, background_of, check_file_cosmology, check_parallel,
+                       check_particles, gravity_keys, initial_conditions, load_restart,
+                       make_stepper, particles_from_arrays, schedule_of, settings_units)
+from .size import check_memory, device_need, ics_count
+from .output import RunWriting
+from .views import ParticleViews
+from ..config.units import Units
+
+__all__ = ["NumericalError", "RunError", "RunInterrupted", "Simulation", "Start",
+           "initial_conditions", "launched_processes", "settings_units", "VIRIAL_RANGE"]
+
+#: 2K/|W| of a new run's first state outside this range is said in a warning (a run that
+#: starts cold, K = 0, is taken as meant): above 10 nearly every particle is unbound, below
+#: 0.01 the velocities are all but nil -- both the mark of initial conditions read in other
+#: units than they were written in (velocities in km/s taken as 207 km/s, or the reverse,
+#: move 2K/|W| by a factor 43 000)
+VIRIAL_RANGE = (0.01, 10.0)
+
+
+@dataclass
+class Start:
+    """Where a simulation begins: its particles, time, step, next snapshot number,
+    initial energy (None: measure it) and the snapshot it continues (None: new run)."""
+    particles: Particles
+    time: float
+    step: int
+    snapshot: int              # number of the next scheduled snapshot
+    e0: float | None
+    restart: Snapshot | None
+
+
+class Simulation(RunWriting, ParticleViews):
+    """An N-body simulation: particles, settings, time; :meth:`evolve` and :meth:`step`
+    advance it, :meth:`save` writes a snapshot ``hybridtree run --restart`` continues.
+
+    ``Simulation(pos, vel, mass, ids=None, *, time=0.0, units=None, settings=None,
+    output=None, overwrite=False, quiet=False, progress=None, **options)``
+
+    - ``pos``, ``vel`` (N, 3) and ``mass`` (N,) in internal units (G = 1): lengths in
+      ``units.length_cm``, masses in ``units.mass_g``, velocities in sqrt(G M / L);
+      copied as float64, not shifted.  ``ids``: unique particle IDs (default 1..N).
+    - ``units``: (length_cm, mass_g) or :class:`hybridtree.config.units.Units`; default 1 kpc
+      and 1e10 Msun (what snapshots and plots convert with).
+    - settings by their short name (``dt=``, ``eps=``, ``theta=``, ``device=``,
+      ``multipole=``, ``hybrid=True``, ``r_out=`` ...) or as ``settings={"gravity.theta":
+      0.6}``; names and defaults are those of a config file (docs/configuration.md).
+    - ``output``: a folder to write snapshots, diagnostics.csv and run.log into, as
+      ``hybridtree run`` does (None: nothing is written but what :meth:`save` writes).
+    - ``quiet``: no progress bar and no printed lines; ``progress``: force the bar on or
+      off (default: on in a terminal or notebook).
+
+    Under ``mpiexec`` each process passes its own particles (IDs unique over all).
+    """
+
+    def __init__(self, pos: Any, vel: Any, mass: Any, ids: Any = None, *, time: float = 0.0,
+                 units: Units | tuple[float, float] | None = None,
+                 settings: dict[str, Any] | None = None, output: str | Path | None = None,
+                 overwrite: bool = False, quiet: bool = False, progress: bool | None = None,
+                 **options: Any):
+        flat = api_settings(settings, options, units, output, fill=True)
+        try:
+            cfg = settings_from_flat(flat, "Simulation")
+        except ConfigError as exc:
+            raise ConfigError(f"Simulation: {exc}", exc.keys) from None
+        comm = run_comm()
+        shape = np.shape(mass)
+        n_local = int(shape[0]) if shape else 0
+        # refused before the arrays are copied (or reach the device) when too big
+        check_memory(cfg, comm, int(comm.allreduce(float(n_local))[0]), n_local=n_local)
+        p = together(comm, particles_from_arrays, pos, vel, mass, ids)
+        if comm.size > 1:
+            if ids is None:         # 1..N over all processes, in rank order
+                counts = comm.allgather(len(p))
+                p.ids += np.uint64(sum(counts[:comm.rank]))
+            check_unique_ids_across(comm, p.ids, "Simulation ids")
+        check_particles(p, "Simulation particles", comm)
+        self._setup(cfg, comm, Start(p, float(time), 0, 0, None, None),
+                    output=output is not None, overwrite=overwrite, quiet=quiet,
+                    progress=progress, caller_ids=p.ids.copy() if comm.size == 1 else None)
+
+    @classmethod
+    def from_config(cls, path: str | Path, settings: dict[str, Any] | None = None, *,
+                    output: bool | str | Path = False, overwrite: bool = False,
+                    quiet: bool = False, progress: bool | None = None,
+                    **options: Any) -> "Simulation":
+        """A simulation of a config file's initial conditions and settings (changed by
+        ``settings``/``options``).  ``output``: True writes into the config's
+        ``output.dir``, a path into that folder, False (default) nothing."""
+        over = api_settings(settings, options, None,
+                             output if isinstance(output, (str, Path)) else None)
+        comm = run_comm()
+        cfg = together(comm, load_config, path, over)
+        n, grid = together(comm, ics_count, cfg)
+        check_memory(cfg, comm, n, grid=grid)          # before any particle is drawn or read
+        particles, t0 = together(comm, initial_conditions, cfg, settings_units(cfg), comm)
+        sim = cls.__new__(cls)
+        sim._setup(cfg, comm, Start(particles, t0, 0, 0, None, None), output=bool(output),
+                   overwrite=overwrite, quiet=quiet, progress=progress)
+        return sim
+
+    @classmethod
+    def from_snapshot(cls, path: str | Path, settings: dict[str, Any] | None = None, *,
+                      output: bool | str | Path = False, overwrite: bool = False,
+                      quiet: bool = False, progress: bool | None = None,
+                      **options: Any) -> "Simulation":
+        """Continue a run snapshot (written by a run or :meth:`save`) with its settings,
+        changed by ``settings``/``options``; the particles of any other GADGET-style file
+        start a new run (with ``options``).  ``output``: True continues in the snapshot's
+        folder (later snapshots keep their numbers), a path writes there."""
+        comm = run_comm()
+        try:
+            path = str(resolve_snapshot(path))
+        except SnapshotError as exc:
+            raise RunError(f"{exc}") from None
+        if run_point_step(Path(path)) is None:
+            # not a run's snapshot: its particles, in the new run's units (as ics.kind =
+            # "file" reads them), start a new run
+            cfg = together(comm, settings_from_flat, api_settings(settings, options, None,
+                                                                  None))
+            units = settings_units(cfg)
+            try:
+                n = together(comm, count_particles, path, "all")
+            except SnapshotError as exc:
+                raise RunError(f"{exc}") from None
+            check_memory(cfg, comm, n)          # before any particle is read
+            try:
+                p, t, _ = read_particles_share(comm, path, "all", units)
+            except SnapshotError as exc:
+                raise RunError(f"{exc}") from None
+            t = together(comm, check_file_cosmology, cfg, path, t, "the particles")
+            if output is True:
+                raise RunError(f"{path} is not a snapshot of a run, so it has no run folder "
+                               f"to continue in: give output a folder")
+            return cls(p.pos, p.vel, p.mass, p.ids, time=t, units=units, settings=settings,
+                       output=output or None,
+                       overwrite=overwrite, quiet=quiet, progress=progress, **options)
+        over = api_settings(settings, options, None,
+                             output if isinstance(output, (str, Path)) else None)
+        sim = cls.__new__(cls)
+        sim._continue(together(comm, load_restart, path, over, comm), path, comm,
+                      output=bool(output), overwrite=overwrite, quiet=quiet, progress=progress)
+        return sim
+
+    # -- setting up ---------------------------------------------------------------------
+
+    def _continue(self, loaded: tuple[Settings, Snapshot], path: str, comm: Comm,
+                  **kw: Any) -> None:
+        """Set up from run snapshot ``path``, as :func:`load_restart` returned it."""
+        settings, snap = loaded
+        together(comm, check_particles, snap.particles, f"restart snapshot {path}", comm)
+        start = Start(snap.particles, snap.time, int(snap.run_state["Step"]),
+                       int(snap.run_state["SnapshotNumber"]) + 1,
+                       float(snap.run_state["InitialEnergy"]), snap)
+        self._setup(settings, comm, start, restart_path=path, **kw)
+
+    def _setup(self, settings: Settings, comm: Comm, start: Start, *, output: bool,
+               overwrite: bool, quiet: bool, progress: bool | None,
+               caller_ids: np.ndarray | None = None, restart_path: str | None = None,
+               log_json: bool = False, echo: bool = False) -> None:
+        self.settings, self.units, self._comm = settings, settings_units(settings), comm
+        self._step0 = self._step = start.step
+        self._background = background_of(settings)
+        self._sched = schedule_of(settings, self._background, start.time, start.step)
+        # the Λ term of an expanding sphere in physical coordinates: an acceleration λ r
+        self._lambda = (settings.cosmology.omega_lambda * self._background.H0 ** 2
+                        if self._background is not None else 0.0)
+        self._number = start.snapshot
+        self._caller_ids = caller_ids
+        # the caller's order is that of caller_ids, else ID order; on one process the IDs
+        # never change, so whether they are a range lo .. lo + N - 1 is found once, here
+        self._id_lo = (_id_range(caller_ids if caller_ids is not None else start.particles.ids)
+                       if comm.size == 1 else None)
+        self._slots: np.ndarray | None = None      # caller position by ID - lo
+        self._order: Any = None                    # _device_order's (lo, table)
+        self._cache: Particles | None = None
+        self._records: list[dict[str, Any]] = []
+        self._out = Path(settings.output.dir) if output else None
+        self._writer: BackgroundWriter | None = None
+        self._diag: DiagnosticsFile | None = None
+        self._made: list[Path] = []
+        self._ended = False
+        self._broken: str | None = None    # why the state can no longer be stepped
+        self._wall = 0.0            # seconds spent in step() and evolve()
+        self._written = start.step if start.restart is not None else None
+        self._n = int(comm.allreduce(float(len(start.particles)))[0])
+        if comm.size > 1:
+            together(comm, check_parallel, settings, comm.size)
+            if settings.parallel.spread_devices:
+                set_device_slot(node_local_rank(comm))
+        # DeviceError; the automatic choice passes over devices too small for the run (the
+        # same need as check_memory's, so the same device)
+        self._rt = together(comm, get_runtime, settings.gravity.device or None,
+                            device_need(self._n, comm.size, len(start.particles)))
+        in_place = (start.restart is not None and self._out is not None
+                    and self._out.resolve() == Path(restart_path).parent.resolve())
+        keep = (start.snapshot - 1, start.step) if in_place else None
+        created = False
+        if self._out is not None:
+            out = self._out
+            created = comm.bcast(together(comm, lambda: prepare_output(out, overwrite, keep)
+                                          if comm.rank == 0 else None))
+        try:
+            self._open(start, in_place, quiet, progress, log_json, echo)
+        except BaseException:
+            # a start that did not finish leaves nothing behind (not even on Ctrl-C)
+            self._discard(created)
+            raise
+
+    def _open(self, start: Start, in_place: bool, quiet: bool, progress: bool | None,
+              log_json: bool, echo: bool) -> None:
+        """The stepper, the first forces and (with an output folder) the first snapshot."""
+        comm, root = self._comm, self._comm.rank == 0
+        log = None
+        if self._out is not None and root:
+            log = self._out / "run.log"
+            if not in_place:        # a failed start removes them; a continued run's stay
+                self._made += [log, self._out / "diagnostics.csv"]
+            self._diag = DiagnosticsFile(self._out / "diagnostics.csv",
+                                         keep_until_step=start.step if in_place else None)
+            # one process writes in the background; under MPI a write is a collective
+            self._writer = BackgroundWriter(self._made.extend) if comm.size == 1 else None
+        self._reporter = Reporter(log, quiet or not root, log_json, progress if root else False,
+                                  append=in_place, echo=echo)
+        p0 = start.particles
+        self._stepper = make_stepper(self.settings, p0, comm, self._rt, self._lambda)
+        self._soften(self._step)
+        unusable = unusable_devices()
+        passed = {"unusable": "; ".join(unusable)} if unusable else {}
+        if self._rt.info.rsqrt_mode:
+            passed["rsqrt"] = RSQRT_MODES[self._rt.info.rsqrt_mode]
+        self._reporter.event("start", version=__version__, device=self._rt.info.label,
+                             **passed, particles=self._n,
+                             processes=comm.size, dt=self.dt, t_start=start.time,
+                             state=getattr(self._stepper, "backend", "host"),
+                             config=self.settings.source,
+                             output=str(self._out) if self._out else "")
+        # a plain run continues with the stored accelerations (bit for bit); a hybrid
+        # run recomputes its two parts, which is deterministic for the same positions
+        reuse = (start.restart is not None and p0.acc is not None and p0.pot is not None
+                 and gravity_keys(self.settings.flat())
+                 == gravity_keys(start.restart.parameters))
+        del p0
+        start.particles = None          # the state holds the particles now
+        inject("start", 0, comm.rank)                     # tests only
+        self._stepper.start(reuse)
+        self._e0 = start.e0
+        if self._e0 is None:
+            mom = self._moments()
+            self._e0 = float(mom["kinetic"] + mom["potential"])
+            if not self._sched.cosmological:
+                self._check_virial(mom, echo)
+        self._prev = self._counters()
+        self._prev_bd = self._stepper.breakdown()
+        if start.restart is None:
+            if self._out is not None:
+                self._snapshot(wait=True)
+            self._report()
+
+    def _check_virial(self, mom: dict, echo: bool) -> None:
+        """A warning (log, stdout; the API: a RuntimeWarning) when the first state's
+        2K/|W| is outside :data:`VIRIAL_RANGE`."""
+        kin, pot = float(mom["kinetic"]), float(mom["potential"])
+        if not (kin > 0 and pot < 0):
+            return
+        q = 2 * kin / abs(pot)
+        low, high = VIRIAL_RANGE
+        if low <= q <= high:
+            return
+        why = (f"above {high:g} nearly every particle is unbound" if q > high else
+               f"below {low:g} the velocities are all but nil")
+        text = (f"the initial state has 2K/|W| = {q:.3g} (1 in virial equilibrium; {why}): "
+                f"are the initial conditions in the units they are read in? (hybridtree info "
+                f"FILE shows the units a file states; internal units: G = 1)")
+        self._reporter.warning(text)
+        if not echo and self._comm.rank == 0:
+            warnings.warn(text, RuntimeWarning, stacklevel=5)    # the caller's line
+
+    def _discard(self, created: bool) -> None:
+        """Remove what a start that failed had written."""
+        if self._diag is not None:
+            self._diag.close()
+        if self._writer is not None:
+            try:
+                self._writer.wait()
+            except OSError:
+                pass
+        if getattr(self, "_reporter", None) is not None:
+            self._reporter.close()
+        for p in self._made:
+            p.unlink(missing_ok=True)
+        if created and self._comm.rank == 0:
+            shutil.rmtree(self._out, ignore_errors=True)
+        self._ended = True
+
+    # -- state ----------------------------------------------------------------------------
+
+    @property
+    def t(self) -> float:
+        """The time (internal units); counted from the start, so it never drifts."""
+        return self._sched.time(self._step)
+
+    @property
+    def dt(self) -> float:
+        """The (soft) step from here, internal units."""
+        return self._sched.dt(self._step)
+
+    @property
+    def a(self) -> float:
+        """Scale factor of a cosmological run (NaN otherwise)."""
+        return self._sched.a(self._step)
+
+    @property
+    def redshift(self) -> float:
+        """Redshift 1/a - 1 of a cosmological run (NaN otherwise)."""
+        return 1.0 / self.a - 1.0
+
+    @property
+    def t_end(self) -> float:
+        """The run's end: time.t_end, or the time of cosmology.z_end (internal units)."""
+        if self._sched.cosmological:
+            return self._sched.time(self._sched.steps)
+        return self.settings.time.t_end
+
+    @property
+    def steps(self) -> int:
+        """Steps since the run began (a continued run counts its earlier steps)."""
+        return self._step
+
+    def energy(self) -> dict[str, float]:
+        """Kinetic, potential (½ Σ m φ) and total energy of all processes' particles."""
+        mom = self._moments()
+        kin, pot = float(mom["kinetic"]), float(mom["potential"])
+        return {"kinetic": kin, "potential": pot, "total": kin + pot}
+
+    @property
+    def energy_error(self) -> float:
+        """(E - E0) / |E0|, E0 the total energy when the run began; in a cosmological
+        run (E ≈ 0) (E - E0) / |W|, W the potential energy now."""
+        e = self.energy()
+        if self._lambda and e["potential"]:
+            return (e["total"] - self._e0) / abs(e["potential"])
+        return (e["total"] - self._e0) / abs(self._e0) if self._e0 else 0.0
+
+    @property
+    def diagnostics(self) -> dict[str, np.ndarray]:
+        """The diagnostics rows (every ``output.diag_every`` steps and at the end of each
+        :meth:`evolve`/:meth:`step`) as columns: the columns of diagnostics.csv."""
+        return {k: np.array([r.get(k, np.nan) for r in self._records], dtype=float)
+                for k in COLUMNS}
+
+    # -- stepping -------------------------------------------------------------------------
+
+    def step(self, n: int = 1) -> None:
+        """``n`` (soft) steps of ``dt``."""
+        if int(n) != n or n < 0:
+            raise ValueError(f"step(n): n must be a whole number >= 0, got {n!r}")
+        self._advance(int(n))
+
+    def evolve(self, t: float | None = None, *, z: float | None = None) -> None:
+        """Step to time ``t`` (internal units), a whole number of steps from now; or, in a
+        cosmological run, to the step closest to redshift ``z``."""
+        if (t is None) == (z is None):
+            raise ValueError("evolve: give a time t or (cosmological runs) a redshift z")
+        if z is None:
+            now = self.t
+            if t < now - 1e-9 * max(abs(now), self.dt):
+                raise ValueError(f"evolve({t}): t = {t} is in the past: the simulation is at "
+                                 f"t = {now:.10g} already and only steps forward")
+            n = self._sched.steps_to(t, self._step)
+        elif not self._sched.cosmological:
+            raise ValueError("evolve(z=...): this is not a cosmological run")
+        else:
+            n = self._sched.step_of_redshift(z) - self._step
+            if n < 0:
+                raise ValueError(f"evolve(z={z}): the run is at z = {self.redshift:.4g} already")
+        self._advance(n)
+
+    def _advance(self, n: int) -> None:
+        self._check_open()
+        comm, stepper, rep = self._comm, self._stepper, self._reporter
+        every_diag = self.settings.output.diag_every
+        last = self._step + n
+        rep.begin(n)
+        wall0 = time.perf_counter()
+        signals = Signals()
+        try:
+            with signals:
+                while self._step < last:
+                    self._soften(self._step + 1)      # the forces at the step's end
+                    stepper.step(self._sched.dt(self._step))
+                    self._step += 1
+                    self._cache = None
+                    step = self._step
+                    inject("step", step, comm.rank, stepper)      # tests only
+                    caught = check_step(comm, stepper, step, signals.caught)
+                    if self._writer is not None:
+                        self._writer.check()
+                    wrote = False
+                    if step % every_diag == 0 or step == last:
+                        self._report()
+                    if self._out is not None and self._sched.scheduled(step):
+                        self._snapshot()
+                        wrote = True
+                    rep.tick(self.t)
+                    if caught and step < last:
+                        self._stop(caught, wrote)
+            if self._writer is not None:
+                with stepper.clock.host("output"):
+                    self._writer.wait()
+        except RunInterrupted:          # _stop: after a complete step, the state is whole
+            raise
+        except BaseException as exc:
+            # mid-step or a bad step: nothing more of this state may be written
+            self._cache = None
+            self._broken = (f"step {self._step} did not complete "
+                            f"({type(exc).__name__}: {' '.join(str(exc).split())})")
+            self._finish_writes()
+            if isinstance(exc, KeyboardInterrupt) and self._out is not None:
+                rep.message(f"interrupted at step {self._step}; continue with: hybridtree run "
+                            f"--restart {self._out}")
+            raise
+        finally:
+            self._wall += time.perf_counter() - wall0
+            rep.end()
+
+    def _stop(self, caught: int, wrote: bool) -> None:
+        """A signal arrived during the step just done: write the restart point (with an
+        output folder) and stop."""
+        name = signal.Signals(caught).name
+        if self._out is None:
+            raise RunInterrupted(f"{name}: stopped after step {self._step}", 128 + caught)
+        s = self.settings.output
+        if s.snapshot_on_signal and not wrote:
+            self._snapshot(restart=True)
+        if self._writer is not None:      # the restart point must exist before we say so
+            self._writer.wait()
+        then = f"continue with: hybridtree run --restart {self._out}"
+        self._reporter.message(f"{name} at step {self._step}: stopped after the step; {then}")
+        raise RunInterrupted(f"stopped by {name} after step {self._step}; {then}", 128 + caught)
+
+    def __repr__(self) -> str:
+        return (f"<hybridtree.Simulation N={self._n} t={self.t:.6g} steps={self._step} "
+                f"dt={self.dt:g} on {self._rt.info.label}>")
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+def _id_range(ids: np.ndarray) -> int | None:
+    """lo when the (unique) ``ids`` are lo .. lo + len - 1, else None."""
+    if not len(ids):
+        return None
+    lo = int(ids.min())
+    return lo if int(ids.max()) - lo + 1 == len(ids) else None

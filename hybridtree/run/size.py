@@ -1,0 +1,241 @@
+"""What a run needs and whether the machine has it: host and device memory checked
+before any particle is drawn, read or copied (:func:`check_memory`, :func:`check_ic_memory`),
+the per-particle figures they use (the ``HOST_BYTES_*`` constants), the particle count of
+the initial conditions known beforehand (:func:`ics_count`) and the memory available now
+(:func:`host_memory_available`).  Mistakes are :class:`hybridtree.run.processes.RunError`, raised
+on every process together under MPI."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+from ..config.settings import Settings
+from ..io.snapshot import SnapshotError, count_particles
+from ..device.choice import DeviceError, get_runtime, memory_needed, set_device_slot
+from ..parallel.comm import Comm, node_local_rank
+from .processes import RunError, together
+
+__all__ = ["HOST_BYTES_DEVICE_STATE", "HOST_BYTES_HOST_STATE", "HOST_BYTES_RESTART",
+           "HOST_BYTES_GATHER", "HOST_BYTES_PER_GRID_POINT", "HOST_FIXED_BYTES",
+           "HOST_BYTES_IC_COMMAND", "MPI_SLACK", "check_ic_memory", "check_memory",
+           "device_need", "host_memory_available", "ics_count", "per_particle_host",
+           "per_process"]
+
+
+# --- memory: checked before any particle is drawn, read or copied ------------------------
+#
+# Host bytes a run takes, per particle of this process unless said otherwise: what the
+# code allocates, checked against the peak of its numpy arrays (tracemalloc: the growth of
+# the peak from 2^17 to 2^18 particles, one process, PoCL; tests/test_rough_edges_d.py
+# checks the first figure).
+
+#: a run with its state on the device: the particles as drawn, read or copied (float64
+#: pos, vel (n, 3) and mass, uint64 ids: 64 B) while the first snapshot is downloaded
+#: (float64 pos, vel, acc (n, 3), mass, pot, uint64 ids: 96 B); measured 168 B (a
+#: generated model, a file's particles and a hybrid run alike)
+HOST_BYTES_DEVICE_STATE = 176
+#: a run with its state on the host (no double precision, gravity.build = "host", the
+#: direct method): the state itself, the numpy tree and the walk's arrays as well;
+#: measured 379 B (a hybrid run holds one more acceleration: 24 B)
+HOST_BYTES_HOST_STATE = 416
+#: reading a run snapshot to continue it: every column with its acceleration and
+#: potential, the columns joined, the IDs sorted to check them; measured 208 B
+HOST_BYTES_RESTART = 216
+#: process 0 of an MPI run with output.snapshot_files = "single", per particle of the
+#: whole run: the gathered rows (96 B), their copy in ID order (96 B) and the sort order
+HOST_BYTES_GATHER = 200
+#: ics.kind = "cosmo_sphere": every process computes the whole grid's fields (white noise,
+#: its Fourier modes, the displacements), per grid point; measured 52 B (1LPT), 68 B (2LPT)
+HOST_BYTES_PER_GRID_POINT = 72
+#: a fixed part: a generator's blocks of 2^16 particles, the code's own buffers
+HOST_FIXED_BYTES = 64 << 20
+#: ``hybridtree ic``: the whole model (float64 pos, vel, mass, uint64 ids) while it is
+#: written; measured peak 76 B
+HOST_BYTES_IC_COMMAND = 80
+#: MPI: a process may hold more than N/K particles once the domains are cut by measured
+#: work; its buffers grow by a quarter when they must (DeviceState.reserve)
+MPI_SLACK = 1.25
+
+
+def per_process(n_total: int, size: int, n_local: int = 0) -> int:
+    """Particles one process is sized for: all of them on one process, else N/K plus a
+    quarter (:data:`MPI_SLACK`), or its own ``n_local`` where that is more."""
+    if size <= 1:
+        return int(n_total)
+    return max(int(n_local), math.ceil(MPI_SLACK * int(n_total) / size))
+
+
+def device_need(n_total: int, size: int, n_local: int = 0) -> int:
+    """Device memory (bytes) one process asks of its device for a run of ``n_total``
+    particles on ``size`` processes (:func:`hybridtree.device.choice.memory_needed`)."""
+    return memory_needed(per_process(n_total, size, n_local))
+
+
+def host_memory_available() -> tuple[int | None, str]:
+    """(bytes of host memory available now, where that figure comes from): /proc/meminfo's
+    MemAvailable, else the free pages (os.sysconf), lowered to a cgroup's memory limit less
+    its use where one is set; (None, "") when nothing says."""
+    avail, source = None, ""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    avail, source = int(line.split()[1]) * 1024, "MemAvailable in /proc/meminfo"
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    if avail is None:
+        try:
+            avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+            source = "free memory pages (os.sysconf)"
+        except (OSError, ValueError, AttributeError):
+            return None, ""
+    for limit_file, used_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                  ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                   "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        try:
+            limit = Path(limit_file).read_text().strip()
+            if limit.isdigit() and int(limit) < 1 << 60:
+                left = int(limit) - int(Path(used_file).read_text().strip())
+                if left < avail:
+                    avail, source = max(left, 0), f"the cgroup's limit {limit_file} less its use"
+            break
+        except (OSError, ValueError):
+            continue
+    return avail, source
+
+
+def ics_count(settings: Settings) -> tuple[int, int]:
+    """(particles, grid points) of the run's initial conditions, known before any is
+    drawn or read: ics.n, a cosmological sphere's count from its grid (the volume of the
+    sphere, at most n_grid^3), or a file's count from its datasets' shapes."""
+    c = settings.ics
+    if c.kind == "file":
+        try:
+            return count_particles(c.file, c.types), 0
+        except SnapshotError as exc:
+            raise RunError(f"initial conditions: {exc}") from None
+    if c.kind == "cosmo_sphere":
+        grid = c.n_grid ** 3
+        sphere = 4.0 / 3.0 * math.pi * (c.radius * c.n_grid / c.box) ** 3
+        return min(grid, math.ceil(sphere)), grid
+    return c.n, 0
+
+
+def _size(nbytes: float) -> str:
+    for unit, scale in (("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20)):
+        if nbytes >= scale or unit == "MiB":
+            return f"{nbytes / scale:.3g} {unit}"
+    return ""
+
+
+def _node_sum(comm: Comm, value: int) -> int:
+    """``value`` summed over the processes of this node (they share its host memory)."""
+    if comm.mpi is None:
+        return value
+    from mpi4py import MPI
+    local = comm.mpi.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
+    try:
+        return int(local.allreduce(int(value)))
+    finally:
+        local.Free()
+
+
+def check_memory(settings: Settings, comm: Comm, n_total: int, *, n_local: int = 0,
+                 grid: int = 0, restart: bool = False) -> None:
+    """Collective: RunError (or DeviceError) unless this machine has the memory for a run
+    of ``n_total`` particles, checked before any particle is drawn, read or copied.
+
+    Host: what the run's arrays take (the ``HOST_BYTES_*`` figures above, for this
+    process's :func:`per_process` share; ``grid``: grid points of a cosmological sphere;
+    ``restart``: reading a run snapshot; a CPU device's buffers, which are host memory),
+    summed over the processes of a node, against :func:`host_memory_available`.  Device:
+    the automatic choice takes only a device with :func:`device_need` of global memory
+    (one named by the user is taken as named); the choice is remembered, so the run gets
+    the same device.  Checked first with the least the run can need (so that an absurd N is
+    refused at once), then with the chosen device."""
+    size = comm.size
+    n_proc = per_process(n_total, size, n_local)
+    together(comm, _check_host, settings, comm, n_total, n_proc, grid, restart, None,
+             _node_sum(comm, _host_need(settings, comm, n_total, n_proc, grid, restart,
+                                        None)))
+    if size > 1 and settings.parallel.spread_devices:
+        set_device_slot(node_local_rank(comm))
+    rt = together(comm, _device_for, settings, n_total, n_proc, size)
+    need = together(comm, _host_need, settings, comm, n_total, n_proc, grid, restart, rt)
+    together(comm, _check_host, settings, comm, n_total, n_proc, grid, restart, rt,
+             _node_sum(comm, need))
+
+
+def _device_for(settings: Settings, n_total: int, n_proc: int, size: int):
+    need = memory_needed(n_proc)
+    try:
+        return get_runtime(settings.gravity.device or None, need)
+    except DeviceError as exc:
+        if "the run needs" not in str(exc):         # not a matter of memory
+            raise
+        each = f" ({n_proc} per process)" if size > 1 else ""
+        raise DeviceError(f"N = {n_total} particles{each} need about {_size(need)} of device "
+                          f"memory: {exc}") from None
+
+
+def _host_need(settings: Settings, comm: Comm, n_total: int, n_proc: int, grid: int,
+               restart: bool, rt) -> int:
+    """Host bytes this process needs (:func:`check_memory`); ``rt`` None: the least."""
+    per = HOST_BYTES_DEVICE_STATE if rt is None else per_particle_host(settings, rt)
+    device_part = 0
+    if rt is not None and rt.info.kind == "cpu":        # a CPU device's memory is the host's
+        device_part = memory_needed(n_proc, state=per == HOST_BYTES_DEVICE_STATE)
+    if restart:
+        per = max(per, HOST_BYTES_RESTART)
+    need = n_proc * per + HOST_FIXED_BYTES + grid * HOST_BYTES_PER_GRID_POINT + device_part
+    if comm.size > 1 and comm.rank == 0 and settings.output.snapshot_files == "single":
+        need += int(n_total) * HOST_BYTES_GATHER
+    return need
+
+
+def per_particle_host(settings: Settings, rt) -> int:
+    """Host bytes per particle of a run on ``rt``: its state on the device or the host."""
+    from ..integrate.state import state_backend
+    g = settings.gravity
+    on_device = state_backend(rt, g.method, g.build) == "device"
+    return HOST_BYTES_DEVICE_STATE if on_device else HOST_BYTES_HOST_STATE
+
+
+def _check_host(settings: Settings, comm: Comm, n_total: int, n_proc: int, grid: int,
+                restart: bool, rt, node_need: int) -> None:
+    avail, source = host_memory_available()
+    if avail is None or node_need <= avail:
+        return
+    size = comm.size
+    who = (f"N = {n_total} particles" if size == 1 else
+           f"N = {n_total} particles on {size} processes ({n_proc} per process: N/{size} "
+           f"and a quarter for the domain decomposition)")
+    what = ["reading the snapshot" if restart else "the particles while a snapshot is copied"]
+    if rt is not None and per_particle_host(settings, rt) == HOST_BYTES_HOST_STATE:
+        what.append("the state on the host")
+    if grid:
+        what.append(f"the {grid}-point grid's fields")
+    if rt is not None and rt.info.kind == "cpu":
+        what.append("the CPU device's buffers")
+    if size > 1 and settings.output.snapshot_files == "single":
+        what.append("the gathered snapshot on process 0")
+    where = " on this node" if size > 1 else ""
+    more = "more nodes" if size > 1 else "several processes on more nodes (mpiexec)"
+    raise RunError(f"{who} need about {_size(node_need)} of host memory{where} "
+                   f"({', '.join(what)}), but {_size(avail)} is available ({source}); use "
+                   f"fewer particles or {more}")
+
+
+def check_ic_memory(n: int) -> None:
+    """RunError unless this machine's host memory holds a model of ``n`` particles as
+    ``hybridtree ic`` draws and writes it (:data:`HOST_BYTES_IC_COMMAND`); for the command
+    to call before drawing."""
+    need = int(n) * HOST_BYTES_IC_COMMAND + HOST_FIXED_BYTES
+    avail, source = host_memory_available()
+    if avail is not None and need > avail:
+        raise RunError(f"N = {n} particles need about {_size(need)} of host memory (the model "
+                       f"while it is written), but {_size(avail)} is available ({source}); "
+                       f"use fewer particles")

@@ -1,0 +1,115 @@
+"""This process's particles as a simulation hands them out (:class:`ParticleViews`, a mixin
+of :class:`hybridtree.run.simulation.Simulation`): read-only float64 host copies in the order
+the caller gave them (arrays on one process) or sorted by ID, downloaded in that order on
+the device where it can be, cached until the next step; ``pos``, ``vel``, ``mass``, ``ids``,
+``acc`` and ``pot``.  It works on the simulation's own fields (stepper, communicator,
+runtime, the caller's IDs); units internal (G = 1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+from ..io.snapshot import Particles
+
+__all__ = ["ParticleViews"]
+
+
+class ParticleViews:
+    """The particles of a simulation (a mixin of :class:`hybridtree.run.simulation.Simulation`,
+    which sets the fields it uses: ``_cache``, ``_order``, ``_slots``, ``_id_lo``,
+    ``_caller_ids``, ``_stepper``, ``_comm``, ``_rt``)."""
+
+    def particles(self) -> Particles:
+        """This process's particles (float64 host copies, internal units) in the order
+        they were given (arrays on one process), else sorted by ID; ``acc`` and ``pot``
+        are those of the current positions.  Read-only (the same arrays until the next
+        step): ``.copy()`` them to change them."""
+        if self._cache is None:
+            order = self._device_order()
+            if order is not None:           # in the caller's order already
+                self._cache = _read_only(self._stepper.particles(order))
+                return self._cache
+            p = self._stepper.particles()
+            order = self._host_order(p.ids)
+            self._cache = _read_only(Particles(
+                p.pos[order], p.vel[order], p.mass[order], p.ids[order],
+                None if p.acc is None else p.acc[order], None if p.pot is None else p.pot[order]))
+        return self._cache
+
+    def _device_order(self) -> tuple[int, Any] | None:
+        """(lo, table) for a download in the caller's order on the device (one process,
+        a device state, IDs a range lo .. lo + N - 1); None: order on the host."""
+        if (self._comm.size > 1 or self._id_lo is None
+                or getattr(self._stepper, "backend", "host") != "device"):
+            return None
+        if self._order is None:
+            table = None
+            if self._caller_ids is not None:
+                table = cl.Buffer(self._rt.context, cl.mem_flags.READ_ONLY
+                                  | cl.mem_flags.COPY_HOST_PTR,
+                                  hostbuf=self._caller_table().astype(np.int32))
+            self._order = (self._id_lo, table)
+        return self._order
+
+    def _caller_table(self) -> np.ndarray:
+        """table[id - lo] = the caller's position of ID id (caller IDs a range; cached)."""
+        if self._slots is None:
+            key = self._caller_ids
+            self._slots = np.empty(len(key), np.int64)
+            self._slots[(key - np.uint64(self._id_lo)).astype(np.int64)] = np.arange(len(key))
+        return self._slots
+
+    def _host_order(self, ids: np.ndarray) -> np.ndarray:
+        """Indices that put particles with these ``ids`` (in the state's order) in the
+        caller's order: O(N) for IDs that are a range (the usual 1..N), else by sorting."""
+        if self._id_lo is None:
+            sorter = np.argsort(ids, kind="stable")
+            if self._caller_ids is None:
+                return sorter
+            return sorter[np.searchsorted(ids[sorter], self._caller_ids)]
+        slot = (ids - np.uint64(self._id_lo)).astype(np.int64)
+        if self._caller_ids is not None:
+            slot = self._caller_table()[slot]
+        order = np.empty(len(ids), np.int64)
+        order[slot] = np.arange(len(ids))
+        return order
+
+    @property
+    def pos(self) -> np.ndarray:
+        """Positions (N, 3), internal length units."""
+        return self.particles().pos
+
+    @property
+    def vel(self) -> np.ndarray:
+        """Velocities (N, 3), internal velocity units sqrt(G M / L)."""
+        return self.particles().vel
+
+    @property
+    def mass(self) -> np.ndarray:
+        """Masses (N,), internal mass units."""
+        return self.particles().mass
+
+    @property
+    def ids(self) -> np.ndarray:
+        """Particle IDs (N,), uint64."""
+        return self.particles().ids
+
+    @property
+    def acc(self) -> np.ndarray:
+        """Accelerations (N, 3) of the current positions (a hybrid run: soft + hard)."""
+        return self.particles().acc
+
+    @property
+    def pot(self) -> np.ndarray:
+        """Potentials (N,) of the current positions, internal units G M / L."""
+        return self.particles().pot
+
+
+def _read_only(p: Particles) -> Particles:
+    for a in (p.pos, p.vel, p.mass, p.ids, p.acc, p.pot):
+        if a is not None:
+            a.flags.writeable = False
+    return p
