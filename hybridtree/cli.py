@@ -39,7 +39,8 @@ def _ic(args: argparse.Namespace) -> int:
 
     from .ics import spheres as ics
     from .config.settings import SCHEMA
-    from .io.snapshot import Particles, write_snapshot
+    from .io.snapshot import write_snapshot
+    from .particles import Particles
     from .config.units import Units
 
     out = Path(args.output)
@@ -65,7 +66,8 @@ def _ic_cosmo(args: argparse.Namespace, out: Path) -> int:
     """``hybridtree ic cosmo_sphere``: the sphere a cosmological run with these settings
     starts from, as a GADGET cosmological snapshot at cosmology.z_start."""
     from .config.settings import load_config, parse_overrides, settings_from_flat
-    from .io.snapshot import Particles, write_snapshot
+    from .io.snapshot import write_snapshot
+    from .particles import Particles
     from .run.setup import initial_conditions
 
     over = parse_overrides(args.set or [])

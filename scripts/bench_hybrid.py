@@ -22,7 +22,7 @@ import numpy as np
 from hybridtree.device.clock import Clock
 from hybridtree.gravity.engine import ForceEngine, GravitySettings
 from hybridtree.ics import plummer
-from hybridtree.io.snapshot import Particles
+from hybridtree.particles import Particles
 from hybridtree.device.choice import get_runtime
 from hybridtree.integrate.schemes import scheme_for
 from hybridtree.gravity.splitting import Changeover

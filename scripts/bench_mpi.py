@@ -42,7 +42,7 @@ PHASES = ("decompose", "exchange", "let_select", "let_comm", "build", "walk", "i
 def worker(a: argparse.Namespace) -> None:
     from hybridtree.gravity.engine import GravitySettings
     from hybridtree.ics import plummer
-    from hybridtree.io.snapshot import Particles
+    from hybridtree.particles import Particles
     from hybridtree.device.choice import get_runtime
     from hybridtree.parallel import world
     from hybridtree.parallel.stepping import ParallelStepper

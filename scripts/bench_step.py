@@ -204,7 +204,8 @@ def write_ic(n: int, seed: int, tmp: Path) -> tuple[Path, dict]:
 
     from hybridtree.config import SCHEMA
     from hybridtree.ics import plummer
-    from hybridtree.io.snapshot import Particles, write_snapshot
+    from hybridtree.io.snapshot import write_snapshot
+    from hybridtree.particles import Particles
     from hybridtree.config.units import Units
     t0 = time.perf_counter()
     pos, vel, mass = plummer(n, seed)

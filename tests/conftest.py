@@ -1,6 +1,6 @@
-"""Shared fixtures: one OpenCL runtime per session (the CPU device in CI)."""
-
-import signal
+"""Shared fixtures: one OpenCL runtime per session (the CPU device in CI), a Plummer
+sphere, the figures a plot saves, a folder holding the test module's CONFIG.
+Shared functions are in :mod:`tests.helpers`."""
 
 import numpy as np
 import pytest
@@ -18,84 +18,6 @@ def runtime():
 def plummer_1e5():
     pos, _, mass = plummer(100_000, seed=11)
     return pos, mass
-
-
-def rel_err(a: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    return np.linalg.norm(a - ref, axis=1) / np.linalg.norm(ref, axis=1)
-
-
-def run_config(n: int, seed: int, theta: float, steps: int, snapshot_every: int,
-               diag_every: int, dt: float = 1 / 64) -> str:
-    """TOML of a small Plummer run for the driver tests (eps 0.02, n_leaf 8, output in
-    "out"): ``steps`` steps of ``dt``, a snapshot every ``snapshot_every`` steps."""
-    return f"""
-[ics]
-kind = "plummer"
-n = {n}
-seed = {seed}
-[gravity]
-eps = 0.02
-theta = {theta}
-n_leaf = 8
-[time]
-dt = {dt}
-t_end = {steps * dt}
-[output]
-dir = "out"
-snapshot_dt = {snapshot_every * dt}
-diag_every = {diag_every}
-"""
-
-
-def stepping(pos, vel, mass, g, backend: str = "host"):
-    """(state, scheme) of particles with gravity settings ``g``
-    (:class:`hybridtree.gravity.engine.GravitySettings`) on the session's device, forces computed
-    at the start; ``backend``: "host" or "device" state."""
-    from hybridtree.device.clock import Clock
-    from hybridtree.gravity.engine import ForceEngine
-    from hybridtree.io.snapshot import Particles
-    from hybridtree.integrate.schemes import scheme_for
-    from hybridtree.integrate.state import make_state
-    rt = get_runtime()
-    clock = Clock(rt)
-    p = Particles(pos, vel, mass, np.arange(1, len(mass) + 1, dtype=np.uint64))
-    state = make_state(p, g.parts, backend, rt, clock)
-    scheme = scheme_for(g, ForceEngine(g, rt, clock))
-    scheme.start(state)
-    return state, scheme
-
-
-def same_counts_but_at_the_border(pp1, pc1, pp2, pc2):
-    """Interaction counts of two different walk kernels.  Under -cl-fast-relaxed-math
-    each kernel may round a cell's distance its own way, so a cell exactly at the border
-    of the opening test can be opened by one and accepted by the other: seen on the
-    H100 (walk_lists with LBUF = 4 against tree_walk_simd, host-built tree): a leaf of
-    one particle taken as a cell by one walk and as a particle by the other, for the 12
-    sinks of one group (the force is the same).  Anything more is a different walk."""
-    same = (pp1 == pp2) & (pc1 == pc2)
-    assert same.mean() > 0.998, f"{(~same).sum()} sinks differ"
-    total1, total2 = (pp1 + pc1).sum(), (pp2 + pc2).sum()
-    assert abs(int(total1) - int(total2)) <= 1e-5 * total1
-
-
-def interruptible() -> None:
-    """``preexec_fn`` of a child process that a test sends Ctrl-C: SIGINT back to its
-    default, as in a user's terminal.  A test run started in the background by a shell
-    without job control ignores SIGINT, children inherit that, and Python then installs
-    no KeyboardInterrupt handler at all."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def one_error_line(capsys, *needles: str) -> str:
-    """The command line's report of a user error: exactly one line on stderr, starting
-    "hybridtree: error: ", without a traceback, holding every one of ``needles``;
-    returns the message after that prefix."""
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("hybridtree: error: "), err
-    assert "Traceback" not in err
-    for needle in needles:
-        assert needle in err, err
-    return err.strip()[len("hybridtree: error: "):]
 
 
 @pytest.fixture
@@ -117,3 +39,13 @@ def figures(monkeypatch) -> dict:
     monkeypatch.setattr(plot, "_save", keep)
     return seen
 
+
+@pytest.fixture
+def here(tmp_path, monkeypatch, request):
+    """A temporary folder, made the working directory, holding the test module's config
+    files: ``CONFIG_FILES`` (file name -> TOML text), or else ``CONFIG`` as ``c.toml``."""
+    monkeypatch.chdir(tmp_path)
+    files = getattr(request.module, "CONFIG_FILES", None) or {"c.toml": request.module.CONFIG}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return tmp_path

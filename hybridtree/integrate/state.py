@@ -31,7 +31,7 @@ import pyopencl as cl
 from ..device import reduce
 from ..device.clock import Clock
 from ..analysis.diagnostics import lagrangian_radii
-from ..io.snapshot import Particles
+from ..particles import Particles
 from ..device.runtime import Runtime
 from ..device.transfer import download, upload
 

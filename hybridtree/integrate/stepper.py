@@ -15,7 +15,7 @@ import numpy as np
 
 from ..device.clock import Clock
 from ..gravity.engine import ForceEngine, GravitySettings
-from ..io.snapshot import Particles
+from ..particles import Particles
 from ..device.runtime import Runtime
 from .schemes import BlockLeapfrog, BlockSettings, NestedLeapfrog, scheme_for
 from .state import State, make_state, state_backend

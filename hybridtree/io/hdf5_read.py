@@ -24,6 +24,7 @@ from typing import Any
 import h5py
 import numpy as np
 
+from ..particles import Particles
 from ..config.units import Units
 from .gadget_units import (GADGET_DEFAULT_UNITS, CosmicHeader, StatedUnits,
                            cosmic_header, file_cosmology, file_units, hubble_rate,
@@ -35,21 +36,6 @@ __all__ = ["GADGET_DEFAULT_UNITS", "N_TYPES", "CosmicHeader", "Particles", "Snap
            "SnapshotError", "StatedUnits", "check_unique_ids", "cosmic_header",
            "count_particles", "file_cosmology", "group_attrs", "hubble_rate", "read_particles",
            "read_snapshot", "resolve_snapshot", "snapshot_files"]
-
-
-@dataclass
-class Particles:
-    """Particle state in internal units (float64): positions, velocities, masses, IDs."""
-
-    pos: np.ndarray
-    vel: np.ndarray
-    mass: np.ndarray
-    ids: np.ndarray
-    acc: np.ndarray | None = None
-    pot: np.ndarray | None = None
-
-    def __len__(self) -> int:
-        return len(self.mass)
 
 
 @dataclass

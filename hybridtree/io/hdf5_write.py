@@ -21,7 +21,7 @@ from ..faults import inject
 from ..config.units import GYR_S, Units
 from .gadget_units import CosmicHeader
 from .hdf5_files import N_TYPES
-from .hdf5_read import Particles
+from ..particles import Particles
 
 __all__ = ["UNITS_MARK", "SnapshotWriteError", "atomic_path", "write_snapshot"]
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..gravity.api import _build, _check_eps, _check_tree_knobs, validate_particles
+from ..gravity.api import _build, _check_eps, _check_tree_knobs
+from ..particles import validate_particles
 from ..device.choice import get_runtime, memory_needed
 from ..gravity.splitting import Changeover
 from ..gravity.tree import build_tree

@@ -27,9 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from ..io.snapshot import (Particles, Snapshot, SnapshotError, SnapshotWriteError,
-                           check_unique_ids, read_particles,
-                           read_snapshot, write_snapshot)
+from ..io.snapshot import (Snapshot, SnapshotError, SnapshotWriteError, check_unique_ids, read_particles, read_snapshot, write_snapshot)
+from ..particles import Particles
 from ..config.units import Units
 from .comm import Comm, CollectiveError
 

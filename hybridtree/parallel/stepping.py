@@ -22,7 +22,7 @@ import numpy as np
 from ..device.clock import Clock
 from ..analysis.diagnostics import lagrangian_radii_across
 from ..gravity.engine import GravitySettings
-from ..io.snapshot import Particles
+from ..particles import Particles
 from ..device.runtime import Runtime
 from ..integrate.schemes import BlockSettings, scheme_for
 from ..integrate.state import DeviceState, HostState, make_state, state_backend

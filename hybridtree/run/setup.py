@@ -20,10 +20,10 @@ import numpy as np
 from ..ics import spheres as ics
 from ..config.settings import SCHEMA, ConfigError, Settings, redshift_list, settings_from_flat
 from ..gravity.engine import GravitySettings
-from ..gravity.api import validate_particles
+from ..particles import validate_particles
 from ..io.hdf5_read import group_attrs
-from ..io.snapshot import (Particles, Snapshot, SnapshotError, count_particles,
-                          file_cosmology)
+from ..io.snapshot import Snapshot, SnapshotError, count_particles, file_cosmology
+from ..particles import Particles
 from ..parallel.comm import Comm
 from ..parallel.snapshots import agree, read_particles_share, read_run_share
 from .processes import RunError, launched_processes, run_comm, together

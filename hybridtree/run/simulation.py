@@ -36,7 +36,8 @@ from ..analysis.diagnostics import COLUMNS, DiagnosticsFile, Reporter
 from ..faults import inject
 from .guards import NumericalError, RunInterrupted, Signals, check_step
 from ..io.background import BackgroundWriter
-from ..io.snapshot import Particles, Snapshot, SnapshotError, count_particles, resolve_snapshot
+from ..io.snapshot import Snapshot, SnapshotError, count_particles, resolve_snapshot
+from ..particles import Particles
 from ..device.choice import get_runtime, set_device_slot, unusable_devices
 from ..device.probe import RSQRT_MODES
 from ..parallel.comm import Comm, node_local_rank

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pyopencl as cl
 
-from ..io.snapshot import Particles
+from ..particles import Particles
 
 __all__ = ["ParticleViews"]
 

@@ -1,0 +1,153 @@
+"""Run by tests/parallel/test_mpi.py under ``mpiexec -n K``: decomposition, exchange, parallel forces.
+
+Every process makes the same Plummer sphere, keeps every K-th particle (a deliberately
+non-spatial start), decomposes, exchanges and computes forces; rank 0 writes the
+gathered results to the .npz file named on the command line.
+"""
+
+import json
+import sys
+
+import numpy as np
+import pyopencl as cl
+
+from hybridtree.ics import plummer
+from hybridtree.parallel import PARTICLE_DTYPE, decompose, exchange, parallel_accelerations, world
+from hybridtree.gravity.engine import GravitySettings
+from hybridtree.particles import Particles
+from hybridtree.device.choice import get_runtime
+from hybridtree.device.clock import Clock
+from hybridtree.parallel import comm as comm_module
+from hybridtree.parallel.engine import ParallelEngine
+from hybridtree.parallel.migrate import migrate, sample_positions
+from hybridtree.parallel.stepping import ParallelStepper
+from hybridtree.integrate.state import DeviceState
+from hybridtree.gravity.splitting import Changeover
+
+
+def run(n: int, out: str, opts: dict) -> None:
+    """A short leapfrog (or hybrid) run; rank 0 writes the energy history."""
+    comm = world()
+    if opts.get("chunk"):           # messages of at most this many bytes (the large path)
+        comm_module.CHUNK_BYTES = int(opts["chunk"])
+    pos, vel, mass = plummer(n, seed=7)
+    mine = np.flatnonzero(np.arange(n) % comm.size == comm.rank)
+    p = Particles(pos[mine], vel[mine], mass[mine], mine.astype(np.uint64))
+    split = Changeover(opts["r_in"], opts["r_out"], "dll") if opts.get("hybrid") else None
+    g = GravitySettings(eps=0.01, theta=0.5, changeover=split, n_hard=opts.get("n_hard", 4))
+    stepper = ParallelStepper(g, p, get_runtime(), comm)
+    stepper.start(False)
+
+    def energy() -> float:
+        m = stepper.moments()
+        return m["kinetic"] + m["potential"]
+
+    e0 = energy()
+    steps, domains, owned = [], [], True
+    for _ in range(opts["steps"]):
+        before = stepper.breakdown()
+        stepper.step(opts["dt"])
+        after = stepper.breakdown()
+        steps.append({k: after.get(k, 0.0) - before.get(k, 0.0) for k in after})
+        d = stepper.domains
+        domains.append(np.concatenate([d.x, d.y.ravel(), d.z.ravel()]))
+        owned &= bool(np.all(d.owner(stepper.particles().pos) == comm.rank))
+    e1 = energy()
+    count = comm.allreduce(float(stepper.state.n))[0]
+    ids = comm.gather_array(stepper.particles().ids)
+    owned = comm.allreduce(float(owned), "min")[0]
+    if comm.rank == 0:
+        np.savez(out, e0=e0, e1=e1, count=count, ids=ids, owned=owned,
+                 domains=np.array(domains), backend=stepper.backend,
+                 imbalance=np.array([s["imbalance"] for s in steps]),
+                 migrants=sum(s.get("migrants", 0.0) for s in steps),
+                 let_soft=sum(s.get("let_soft_entries", 0.0) for s in steps),
+                 let_hard=sum(s.get("let_hard_entries", 0.0) for s in steps))
+
+
+def device_forces(n: int, out: str, opts: dict) -> None:
+    """As main(), on the path of a run with its state on the device: sampled
+    decomposition, migration of the particles that change domain, and the parallel force
+    engine (device LET selection, merged tree walked by the local groups)."""
+    comm = world()
+    rt = get_runtime()
+    pos, vel, mass = plummer(n, seed=7)
+    mine = np.flatnonzero(np.arange(n) % comm.size == comm.rank)
+    split = Changeover(opts.get("r_in", 0.01), opts.get("r_out", 0.1), "dll")
+    g = GravitySettings(eps=opts.get("eps", 0.01), theta=opts.get("theta", 0.5),
+                        multipole=opts.get("multipole", "monopole"), changeover=split,
+                        remove_net_force=False)
+    state = DeviceState(rt, Particles(pos[mine], vel[mine], mass[mine], mine.astype(np.uint64)),
+                        ("full", "hard"))
+
+    def sums(p: Particles) -> np.ndarray:
+        return comm.allreduce(np.array([len(p), p.mass.sum(),
+                                        *(p.mass[:, None] * p.vel).sum(axis=0)]))
+
+    before = sums(state.download())
+    engine = ParallelEngine(g, rt, comm, Clock(rt), overlap=opts.get("overlap", False))
+    dom = decompose(comm, state.n, cost=state.n, take=lambda idx: sample_positions(state, idx))
+    migrate(comm, state, dom, engine.work)
+    p = state.download()
+    after = sums(p)
+    owned = bool(np.all(dom.owner(p.pos) == comm.rank))
+    let = {}
+    for part in ("full", "hard"):
+        engine.compute(state, (part,))
+        key = "hard" if part == "hard" else "soft"
+        let[part] = comm.allreduce(np.array([0.0, engine.step[f"let_{key}_entries"],
+                                             engine.step[f"let_{key}_bytes"]]))
+    q = state.download()
+    acc = {}
+    for part, buf in state.acc.items():
+        acc[part] = np.empty((state.n, 3))
+        cl.enqueue_copy(rt.queue, acc[part], buf)
+    table = np.column_stack([q.ids.astype(np.float64), acc["full"], q.pot, acc["hard"],
+                             np.zeros(state.n), np.full(state.n, comm.rank),
+                             np.full(state.n, float(owned))])
+    gathered = comm.gather_rows(table.reshape(-1, 11))
+    if comm.rank == 0:
+        np.savez(out, table=gathered, before=before, after=after, let_full=let["full"],
+                 let_hard=let["hard"], size=comm.size)
+
+
+def main() -> None:
+    n, out = int(sys.argv[1]), sys.argv[2]
+    opts = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
+    if opts.get("mode") == "run":
+        return run(n, out, opts)
+    if opts.get("path") == "device":
+        return device_forces(n, out, opts)
+    comm = world()
+    pos, vel, mass = plummer(n, seed=7)
+    mine = np.flatnonzero(np.arange(n) % comm.size == comm.rank)
+    p = np.empty(len(mine), PARTICLE_DTYPE)
+    p["pos"], p["vel"], p["mass"], p["id"] = pos[mine], vel[mine], mass[mine], mine
+    before = comm.allreduce(np.array([len(p), p["mass"].sum(),
+                                      *(p["mass"][:, None] * p["vel"]).sum(axis=0)]))
+    dom = decompose(comm, p["pos"], cost=len(p))
+    p = exchange(comm, p, dom.owner(p["pos"]))
+    owned = bool(np.all(dom.owner(p["pos"]) == comm.rank))
+    after = comm.allreduce(np.array([len(p), p["mass"].sum(),
+                                     *(p["mass"][:, None] * p["vel"]).sum(axis=0)]))
+    split = Changeover(opts.get("r_in", 0.01), opts.get("r_out", 0.1), "dll")
+    rows, let = [], {}
+    for part in ("full", "hard"):
+        f = parallel_accelerations(comm, p["pos"], p["mass"], opts.get("eps", 0.01),
+                                   opts.get("theta", 0.5), multipole=opts.get("multipole",
+                                                                              "monopole"),
+                                   build=opts.get("build", "device"), split=split, part=part,
+                                   overlap=opts.get("overlap", False))
+        rows.append(np.column_stack([f.acc, f.pot]))
+        let[part] = comm.allreduce(np.array([f.let_sent["cells"], f.let_sent["particles"],
+                                             f.let_sent["bytes"]]))
+    table = np.column_stack([p["id"].astype(np.float64), *rows,
+                             np.full(len(p), comm.rank), np.full(len(p), float(owned))])
+    gathered = comm.gather_rows(table.reshape(-1, 11))
+    if comm.rank == 0:
+        np.savez(out, table=gathered, before=before, after=after, let_full=let["full"],
+                 let_hard=let["hard"], size=comm.size)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""The benchmark scripts that docs/benchmarks.md quotes still run (small N, CPU device)."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+
+import bench_gpu  # noqa: E402
+import plot_scaling  # noqa: E402
+
+
+def test_bench_gpu_prints_the_target_table(tmp_path, capsys):
+    out = tmp_path / "b.json"
+    bench_gpu.main(["--device", "cpu", "--cpu-device", "cpu", "--quick", "--repeat", "1",
+                    "--sample", "50", "--json", str(out)])
+    text = capsys.readouterr().out
+    assert "| target | measured | met? |" in text
+    data = json.loads(out.read_text())
+    names = [t["target"] for t in data["targets"]]
+    assert any(n.startswith("direct kernel") for n in names)
+    assert any(n.startswith("build share") for n in names)
+    tree = [r for r in data["rows"] if r["method"] == "tree/device"]
+    assert tree and all(r["median_err"] < 1e-3 for r in tree)
+
+
+def test_crossover_of_two_power_laws(tmp_path):
+    # direct ~ N^2, tree ~ N: equal where 1e-9 N^2 = 1e-5 N, at N = 1e4
+    lines = []
+    for n in (1000, 4000, 16000, 64000):
+        tree, direct = 1e-5 * n, 1e-9 * n * n
+        lines.append(f"{n} tree/device 0.50 monopole - 0:0 gpu 0.001 {tree} {tree} 1 1 1 1 1 1")
+        lines.append(f"{n} direct - - False 0:0 gpu - {direct} {direct} 1 1 1 1 - 1")
+    path = tmp_path / "t.txt"
+    path.write_text("# header\n" + "\n".join(lines) + "\n")
+    rows = plot_scaling.read_rows([str(path)])
+    x = plot_scaling.crossover({n: t[1] for n, t in rows["tree"].items()},
+                               {n: t[1] for n, t in rows["direct, plain"].items()})
+    assert x == pytest.approx(1e4, rel=1e-9)
+
+
+def test_bench_memory_runs_and_its_particles_are_plummer(capsys):
+    import bench_memory
+    pos = bench_memory.plummer_positions(100_000, seed=3)
+    r = np.linalg.norm(pos, axis=1)
+    a = 3 * np.pi / 16           # Hénon units: the half-mass radius is 1.305 a
+    assert abs(np.median(r) / (a / np.sqrt(0.4995 ** (-2 / 3) - 1)) - 1) < 0.02
+    assert abs(pos.mean(axis=0)).max() < 0.02
+    bench_memory.main(["--device", "cpu", "--n", "3000"])
+    assert "| 3000 | yes |" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_bench_step_quick_runs_real_steps(tmp_path, capsys):
+    """scripts/bench_step.py (issue 17's benchmark) runs real `hybridtree run` steps and
+    reads their per-step breakdown from diagnostics.csv."""
+    import bench_step
+    out = tmp_path / "s.json"
+    bench_step.main(["--quick", "--device", "cpu", "--json", str(out), "--tmp", str(tmp_path)])
+    text = capsys.readouterr().out
+    assert "| N | scheme | step s | build | walk |" in text
+    assert "| N | public API caller s |" in text
+    rows = json.loads(out.read_text())["rows"]
+    runs = {r["scheme"]: r for r in rows if r["kind"] == "run"}
+    assert set(runs) == {"plain-mono", "hybrid-mono"}
+    for r in runs.values():
+        assert r["error"] is None and r["reports"] == 3 and r["step_s"] > 0
+        assert abs(r["energy_error"]) < 1e-3
+        for k in ("t_build", "t_walk", "t_integrate", "t_reduce"):
+            assert r[k] is not None and r[k] > 0, k
+        assert r["step_over_force"] >= 1.0
+    api = next(r for r in rows if r["kind"] == "api")
+    assert api["caller_s"] > 0 and api["internal_total_s"] > 0 and api["ratio"] >= 1.0
+    assert not any(r["kind"] == "peer" for r in rows)         # --quick never runs the peer
+
+
+def test_bench_api_times_real_steps(monkeypatch, capsys):
+    import bench_api
+    monkeypatch.setattr(sys, "argv", ["bench_api.py", "--quick", "--device", "cpu"])
+    bench_api.main()
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert row["n"] == 20000 and row["finite"]
+    # the caller's clock around step() holds the run's own per-step wall (and little else)
+    assert row["step_s_diagnostics"] <= row["step_s_caller"] * 1.5
+    assert row["step_s_caller"] > 0 and abs(row["energy_error"]) < 1e-3
+
+
+def test_bench_timesteps_measures_all_three_parts(monkeypatch, capsys, tmp_path):
+    import bench_timesteps
+    monkeypatch.setattr(sys, "argv", [
+        "bench_timesteps.py", "errors", "steps", "openings", "--device", "cpu",
+        "--n", "3000", "--sample", "200", "--theta", "0.5", "--alpha", "0.002",
+        "--dt", "0.25", "--t-end", "0.5", "--shared-from", "3", "--run-steps", "1",
+        "--json", str(tmp_path / "rows.jsonl")])
+    bench_timesteps.main()
+    rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    assert rows == [json.loads(line) for line in capsys.readouterr().out.splitlines()
+                    if line.startswith("{")]
+    errors = {(r["model"], r["multipole"], r["opening"]): r for r in rows
+              if r["what"] == "error"}
+    assert len(errors) == 8 and all(0 < r["p99"] < 0.05 for r in errors.values())
+    block = next(r for r in rows if r["what"] == "block")
+    assert sum(b["particles"] for b in block["bins"]) == 3000
+    assert 0 < block["work_vs_deepest"] <= 1
+    shared = [r for r in rows if r["what"] == "shared"]
+    assert [r["k"] for r in shared] == list(range(3, max(b["bin"] for b in block["bins"]) + 1))
+    assert {(r["model"], r["opening"]) for r in rows if r["what"] == "run"} == {
+        (m, o) for m in ("plummer", "cusp") for o in ("geometric", "relative")}
