@@ -148,7 +148,7 @@ def test_runs_and_the_api_tell_the_device_choice_their_memory_need(monkeypatch):
     """The automatic choice can pass over a device too small for the run only if the run
     says how much it needs: the API and Simulation pass memory_needed(n)."""
     import hybridtree
-    from hybridtree import gravity
+    from hybridtree.gravity import api as gravity
     from hybridtree.device import choice as opencl
     from hybridtree.run import simulation
     from hybridtree.ics import plummer
