@@ -24,11 +24,12 @@ def _started_as_command() -> bool:
     return False
 
 
-def _interrupted_at_start(signum, frame) -> None:
+def interrupted_at_start(signum, frame) -> None:
     """SIGINT while the command is still starting (importing, before
     ``hybridtree.cli.main`` takes over): the same one line and exit status as an
     interrupt later, not the traceback of whichever import it hit.  Nothing has been done
-    yet, so nothing needs cleaning up."""
+    yet, so nothing needs cleaning up.  Public for the command line, which puts Python's
+    own handler back where it finds this one (not in ``__all__``: no user calls it)."""
     _os.write(2, b"hybridtree: interrupted\n")
     _os._exit(130)
 
@@ -41,7 +42,7 @@ def _guard_start() -> None:
     import signal
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         try:
-            signal.signal(signal.SIGINT, _interrupted_at_start)
+            signal.signal(signal.SIGINT, interrupted_at_start)
         except ValueError:      # not the main thread: Python's own behaviour then
             pass
 

@@ -11,20 +11,28 @@ from typing import Any
 
 import numpy as np
 
+from ..config import SCHEMA
+from ..errors import UserInputError
 from ..gravity.api import accelerations, direct_reference
 from ..ics.spheres import plummer
 
 __all__ = ["bench"]
 
+#: the settings' defaults: a bench measures what a run would do unless told otherwise
+_GRAVITY = SCHEMA["gravity"]
 
-def bench(n: int = 100_000, method: str = "tree", theta: float = 0.5, eps: float = 0.01,
-          multipole: str = "monopole", device: str | None = None, repeat: int = 3,
-          n_check: int = 500, seed: int = 1) -> dict[str, Any]:
-    """Best-of-``repeat`` wall time of a force computation of ``n`` particles and the
-    relative acceleration error of ``n_check`` random sinks against float64 direct
-    summation.  Returns a dict (seconds, interactions/s, error percentiles)."""
+
+def bench(n: int = 100_000, method: str = _GRAVITY["method"].default,
+          theta: float = _GRAVITY["theta"].default, eps: float = _GRAVITY["eps"].default,
+          multipole: str = _GRAVITY["multipole"].default, device: str | None = None,
+          repeat: int = 3, n_check: int = 500, seed: int = 1) -> dict[str, Any]:
+    """Best-of-``repeat`` wall time of a force computation of ``n`` particles (Hénon
+    units, softening ``eps``) and the relative acceleration error of ``n_check`` random
+    sinks against float64 direct summation.  Returns a dict (seconds, interactions/s,
+    error percentiles).  The defaults of ``method``, ``theta``, ``eps`` and ``multipole``
+    are the settings' (``gravity.*``)."""
     if n < 2 or repeat < 1:
-        raise ValueError("bench needs n >= 2 and repeat >= 1")
+        raise UserInputError("bench needs n >= 2 and repeat >= 1")
     pos, _, mass = plummer(n, seed=seed)
     kw = dict(method=method, theta=theta, multipole=multipole, device=device)
     f = accelerations(pos, mass, eps, **kw)           # warm-up: kernel build, caches

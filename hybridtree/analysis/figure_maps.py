@@ -13,6 +13,7 @@ from matplotlib.colors import ListedColormap, LogNorm
 from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
+from ..errors import UserInputError
 from .figure_text import PlainLogFormatter, number_text
 from .figure_units import PlotUnits, SnapshotCosmology, snapshot_cosmology, snapshot_units
 from ..io.hdf5_read import read_set
@@ -53,7 +54,7 @@ def _comoving_xy(snapshot: Path, units: PlotUnits) -> tuple[np.ndarray, np.ndarr
     pos, mass = cols["pos"], cols["mass"]
     ok = np.isfinite(pos).all(axis=1)
     if not ok.any():
-        raise ValueError(f"{snapshot}: no particles with finite positions to plot")
+        raise SnapshotError(f"{snapshot}: no particles with finite positions to plot")
     return pos[ok, :2] * units.length_factor, mass[ok] * units.mass_factor
 
 
@@ -112,7 +113,7 @@ def _cosmo_map(snapshot: Path, cosmo: SnapshotCosmology, bins: int, width: float
 
 def _check_width(width: float | None) -> None:
     if width is not None and not (np.isfinite(width) and width > 0):
-        raise ValueError(f"width must be a positive length (comoving Mpc), not {width!r}")
+        raise UserInputError(f"width must be a positive length (comoving Mpc), not {width!r}")
 
 
 def projection_figure(snapshot: Path, bins: int = 256, width: float | None = None,
@@ -134,14 +135,14 @@ def projection_figure(snapshot: Path, bins: int = 256, width: float | None = Non
         m = _cosmo_map(snapshot, cosmo, bins, width, h_units)
         return _map_figure(m, units, f"{snapshot.name}: z = {cosmo.redshift:.2f}, N = {m.count}")
     if width is not None:
-        raise ValueError(f"{snapshot}: width is for cosmological snapshots only")
+        raise UserInputError(f"{snapshot}: width is for cosmological snapshots only")
     units = snapshot_units(snapshot)
     particles, time, _ = read_particles(snapshot, "all")
     ok = np.isfinite(particles.pos).all(axis=1)
     xy = particles.pos[ok, :2] * units.length_factor
     mass = particles.mass[ok] * units.mass_factor
     if not len(xy):
-        raise ValueError(f"{snapshot}: no particles with finite positions to plot")
+        raise SnapshotError(f"{snapshot}: no particles with finite positions to plot")
     centre = _centre(xy, mass)
     # Half-width from the central 98 %, so a few escapers do not shrink the cluster to a dot.
     half = float(np.quantile(np.abs(xy - centre).max(axis=1), 0.98)) * 1.05
@@ -245,7 +246,7 @@ def redshift_panels(folder: str | Path, redshifts: tuple[float, ...] = REDSHIFTS
     if not snaps:
         raise FileNotFoundError(f"no cosmological snapshot_*.hdf5 in {folder}")
     if not len(redshifts):
-        raise ValueError("redshift_panels needs at least one redshift")
+        raise UserInputError("redshift_panels needs at least one redshift")
     chosen = [min(snaps, key=lambda s: abs(s[1].redshift - z)) for z in redshifts]
     units = chosen[0][1].units(h_units)
     data = {}                           # each snapshot once: (x-y, masses, centre of mass)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..io.gadget_units import file_units
-from ..io.hdf5_files import attr_number, attr_value, open_file
+from ..io.hdf5_files import SnapshotError, attr_number, attr_value, open_file
 from ..config.units import GYR_S, KPC_CM, MPC_CM, MSUN_1E10_G, MSUN_G, Units
 
 __all__ = ["INTERNAL_NAME", "NBODY", "NBODY_NAME", "PlotUnits", "SnapshotCosmology",
@@ -181,13 +181,13 @@ def snapshot_cosmology(path: str | Path) -> SnapshotCosmology | None:
         if not (h is not None and h > 0):
             h = attr_number(params, "cosmology.h") or attr_number(params, "HubbleParam")
         if not (h is not None and h > 0 and np.isfinite(h)):
-            raise ValueError(f"{path}: a cosmological snapshot without HubbleParam > 0")
+            raise SnapshotError(f"{path}: a cosmological snapshot without HubbleParam > 0")
         a = attr_number(header, "Time")
         z = attr_number(header, "Redshift")
         if not (a is not None and a > 0):
             if z is None or z <= -1:
-                raise ValueError(f"{path}: a cosmological snapshot without a scale factor "
-                                 "(Header/Time) or redshift (Header/Redshift)")
+                raise SnapshotError(f"{path}: a cosmological snapshot without a scale factor "
+                                    "(Header/Time) or redshift (Header/Redshift)")
             a = 1.0 / (1.0 + z)
         if z is None:
             z = 1.0 / a - 1.0

@@ -13,7 +13,8 @@ from .diagnostics import energies, lagrangian_radii
 from ..device.choice import (DeviceInfo, FORCE_BYTES_PER_PARTICLE, STATE_BYTES_PER_PARTICLE,
                      usable)
 from ..device.probe import Probe
-from ..io.snapshot import SnapshotError, read_particles, resolve_snapshot, snapshot_files
+from ..io.snapshot import (SnapshotError, latest_run_point, read_particles, resolve_snapshot,
+                           snapshot_files)
 from ..config.units import GYR_S
 
 __all__ = ["describe", "device_listing"]
@@ -95,7 +96,6 @@ def describe(path: str | Path) -> str:
 
 def _newest_in(folder: str | Path) -> Path:
     """A run folder's newest snapshot or restart point; SnapshotError if it has none."""
-    from ..run.folder import latest_run_point
     newest = latest_run_point(folder)
     if newest is None:
         raise SnapshotError(f"no snapshot in folder {folder} (a run folder holds "

@@ -41,6 +41,7 @@ from pathlib import Path
 import h5py
 from matplotlib.figure import Figure
 
+from ..errors import UserInputError
 from .figure_diagnostics import diagnostics_figure, has_rows
 from .figure_maps import (REDSHIFTS, cosmological_snapshots, projection_figure,
                           redshift_panels)
@@ -99,8 +100,8 @@ def _snapshot_file(path: Path) -> Path:
         except SnapshotError:
             raise FileNotFoundError(f"no such run folder or snapshot file: {path}") from None
     if not (path.is_file() and h5py.is_hdf5(path)):
-        raise ValueError(f"expects a run folder (the folder a run wrote) or a snapshot file, "
-                         f"got {path}: not an HDF5 file")
+        raise SnapshotError(f"expects a run folder (the folder a run wrote) or a snapshot file, "
+                            f"got {path}: not an HDF5 file")
     return path
 
 
@@ -116,9 +117,9 @@ def plot_run(folder: str | Path, snapshot: str | Path | None = None) -> list[Pat
     if not folder.is_dir():
         file = _snapshot_file(folder)
         if snapshot is not None:
-            raise ValueError(f"a snapshot to draw (--snapshot {snapshot}) goes with a run "
-                             f"folder, not with a snapshot file ({file}): give the run "
-                             "folder and the snapshot, or the snapshot file alone")
+            raise UserInputError(f"a snapshot to draw (--snapshot {snapshot}) goes with a run "
+                                 f"folder, not with a snapshot file ({file}): give the run "
+                                 "folder and the snapshot, or the snapshot file alone")
         return plot_snapshot(file)
     if snapshot is not None:
         snap: Path | None = Path(snapshot)

@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from ..errors import HybridtreeError
 from .units import KPC_CM, MSUN_1E10_G
 
 __all__ = ["ConfigError", "Option", "SCHEMA", "Settings", "load_config", "parse_overrides",
            "settings_from_flat", "markdown_table", "KPC_CM", "MSUN_1E10_G"]
 
 
-class ConfigError(ValueError):
+class ConfigError(HybridtreeError, ValueError):
     """A mistake in a config file or a ``--set`` override (a user error).
 
     ``keys``: the settings (``section.name``) the mistake is about, so that the caller

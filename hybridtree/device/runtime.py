@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 import pyopencl as cl
 
+from ..errors import HybridtreeError
+
 __all__ = [
     "DeviceError",
     "DeviceInfo",
@@ -43,7 +45,7 @@ __all__ = [
 logger = logging.getLogger("hybridtree.device.choice")
 
 
-class DeviceError(RuntimeError):
+class DeviceError(HybridtreeError, RuntimeError):
     """No usable OpenCL device, or the requested one does not exist."""
 
 

@@ -14,6 +14,8 @@ from typing import Any
 import h5py
 import numpy as np
 
+from ..errors import HybridtreeError
+
 __all__ = ["N_TYPES", "PART_RE", "SnapshotError", "attr_number", "attr_value", "open_file",
            "resolve_snapshot", "snapshot_files"]
 
@@ -22,7 +24,7 @@ N_TYPES = 6
 PART_RE = re.compile(r"^(.+)\.(\d+)\.hdf5$")             # BASE.K.hdf5: part K of a set
 
 
-class SnapshotError(ValueError):
+class SnapshotError(HybridtreeError, ValueError):
     """A file that is missing, unreadable or not a usable snapshot (a user error)."""
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import h5py
 import numpy as np
 
+from ..errors import HybridtreeError
 from ..faults import inject
 from ..config.units import GYR_S, Units
 from .gadget_units import CosmicHeader
@@ -28,7 +29,7 @@ __all__ = ["UNITS_MARK", "SnapshotWriteError", "atomic_path", "write_snapshot"]
 DM = 1                       # PartType1: collisionless particles
 
 
-class SnapshotWriteError(OSError):
+class SnapshotWriteError(HybridtreeError, OSError):
     """Writing a snapshot failed (disk full, quota, I/O error); names the snapshot, not the
     temporary file it was being written to (which is removed)."""
 

@@ -37,6 +37,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import h5py
+import numpy as np
+
 from . import hdf5_read
 from .hdf5_read import (GADGET_DEFAULT_UNITS, Particles, Snapshot, SnapshotError, StatedUnits,
                         check_unique_ids, count_particles, file_cosmology, read_particles,
@@ -45,14 +48,17 @@ from .hdf5_write import UNITS_MARK, SnapshotWriteError, atomic_path, write_snaps
 
 __all__ = ["GADGET_DEFAULT_UNITS", "SNAPSHOT_RE", "Particles", "Snapshot", "SnapshotError",
            "SnapshotWriteError", "StatedUnits", "UNITS_MARK", "atomic_path", "check_unique_ids",
-           "count_particles", "file_cosmology", "latest_snapshot", "read_snapshot",
-           "read_particles", "resolve_snapshot", "snapshot_files", "snapshot_name",
-           "write_snapshot"]
+           "count_particles", "file_cosmology", "latest_run_point", "latest_snapshot",
+           "read_snapshot", "read_particles", "RESTART_STEM", "restart_point", "resolve_snapshot",
+           "run_point_step", "snapshot_files", "snapshot_name", "write_snapshot"]
 
 #: the number of GADGET particle types (PartType0..5), also taken from here
 N_TYPES = hdf5_read.N_TYPES
 #: a run's snapshot file: group 1 the snapshot number, group 2 the part (multi-file) or None
 SNAPSHOT_RE = re.compile(r"^snapshot_(\d+)(?:\.(\d+))?\.hdf5$")
+#: the restart point's name without ``.hdf5`` (a set: ``restart.K.hdf5``)
+RESTART_STEM = "restart"
+
 
 
 def snapshot_name(number: int, part: int | None = None) -> str:
@@ -70,3 +76,37 @@ def latest_snapshot(folder: str | Path) -> Path | None:
         if m and m.group(2) in (None, "0") and (best is None or int(m.group(1)) > best[0]):
             best = (int(m.group(1)), p)
     return best[1] if best else None
+
+
+def run_point_step(path: Path) -> int | None:
+    """The step stored in a run snapshot's ``RunState`` (None: unreadable or not a run's)."""
+    try:
+        with h5py.File(path, "r") as f:
+            step = f["RunState"].attrs["Step"] if "RunState" in f else None
+    except (OSError, KeyError):
+        return None
+    return None if step is None else int(np.asarray(step).reshape(-1)[0])
+
+
+def restart_point(folder: str | Path) -> Path | None:
+    """The folder's restart point: ``restart.hdf5`` or part 0 of a ``restart.K.hdf5`` set
+    (renamed last, so its presence means the set is complete); None if there is none."""
+    folder = Path(folder)
+    for name in (f"{RESTART_STEM}.hdf5", f"{RESTART_STEM}.0.hdf5"):
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
+def latest_run_point(folder: str | Path) -> Path | None:
+    """Where a run in ``folder`` continues: the newest complete snapshot, or the restart
+    point if it holds a later step; None if the folder has neither."""
+    snap, restart = latest_snapshot(folder), restart_point(folder)
+    if restart is None:
+        return snap
+    step = run_point_step(restart)
+    if step is None:
+        return snap
+    if snap is None or step > (run_point_step(snap) or -1):
+        return restart
+    return snap

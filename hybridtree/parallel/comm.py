@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import HybridtreeError
+
 __all__ = ["Comm", "CollectiveError", "Pending", "world", "node_local_rank", "CHUNK_BYTES"]
 
 #: most bytes of one MPI message, and most bytes of an exchange that travels as one
@@ -29,7 +31,7 @@ _TAG_ALLTOALLV = 0x6874
 _TAG_GATHER = 0x6875
 
 
-class CollectiveError(RuntimeError):
+class CollectiveError(HybridtreeError, RuntimeError):
     """An error raised on every process together (one process found it, all were told),
     so the command line reports it once and every process stops cleanly."""
 

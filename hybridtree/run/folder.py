@@ -17,55 +17,18 @@ import shlex
 import shutil
 from pathlib import Path
 
-import h5py
-import numpy as np
-
-from ..io.snapshot import SNAPSHOT_RE, latest_snapshot
+# where a run continues is read from its snapshots: hybridtree.io.snapshot
+from ..io.snapshot import (RESTART_STEM, SNAPSHOT_RE, latest_run_point, latest_snapshot,
+                           restart_point, run_point_step)
 from .processes import RunError
 
 __all__ = ["RUN_FILES", "RESTART_STEM", "TEMP_RE", "run_point_step", "latest_run_point",
            "restart_point", "prepare_output"]
 
 RUN_FILES = ("diagnostics.csv", "run.log")
-#: the restart point's name without ``.hdf5`` (a set: ``restart.K.hdf5``)
-RESTART_STEM = "restart"
 RESTART_RE = re.compile(r"^restart(?:\.(\d+))?\.hdf5$")
 #: temporary names of unfinished writes (hybridtree.io.snapshot.atomic_path)
 TEMP_RE = re.compile(r"^\.((snapshot_\d+|restart)(\.\d+)?\.hdf5|diagnostics\.csv)\.\d+\.tmp$")
-
-
-def run_point_step(path: Path) -> int | None:
-    """The step stored in a run snapshot's ``RunState`` (None: unreadable or not a run's)."""
-    try:
-        with h5py.File(path, "r") as f:
-            step = f["RunState"].attrs["Step"] if "RunState" in f else None
-    except (OSError, KeyError):
-        return None
-    return None if step is None else int(np.asarray(step).reshape(-1)[0])
-
-
-def restart_point(folder: str | Path) -> Path | None:
-    """The folder's restart point: ``restart.hdf5`` or part 0 of a ``restart.K.hdf5`` set
-    (renamed last, so its presence means the set is complete); None if there is none."""
-    folder = Path(folder)
-    for name in (f"{RESTART_STEM}.hdf5", f"{RESTART_STEM}.0.hdf5"):
-        if (folder / name).is_file():
-            return folder / name
-    return None
-
-
-def latest_run_point(folder: str | Path) -> Path | None:
-    """Where a run in ``folder`` continues: the newest complete snapshot, or the restart
-    point if it holds a later step; None if the folder has neither."""
-    snap, restart = latest_snapshot(folder), restart_point(folder)
-    if restart is None:
-        return snap
-    step = run_point_step(restart)
-    if step is None:
-        return snap
-    if snap is None or step > (run_point_step(snap) or -1):
-        return restart
-    return snap
 
 
 def _run_files(out: Path) -> tuple[list[Path], list[Path], list[Path]]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import HybridtreeError
 from ..parallel.comm import Comm
 
 __all__ = ["NumericalError", "RunInterrupted", "Signals", "check_step"]
@@ -27,7 +28,7 @@ class RunInterrupted(KeyboardInterrupt):
         self.code = code
 
 
-class NumericalError(RuntimeError):
+class NumericalError(HybridtreeError, RuntimeError):
     """A step produced NaN or inf; nothing of it was written."""
 
 

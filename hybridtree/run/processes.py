@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from ..errors import HybridtreeError
 from ..parallel.comm import Comm
 from ..parallel.snapshots import agree
 
@@ -22,7 +23,7 @@ def launched_processes() -> int:
     return 1
 
 
-class RunError(ValueError):
+class RunError(HybridtreeError, ValueError):
     """A user mistake found while setting a run up (bad input, output conflicts)."""
 
 

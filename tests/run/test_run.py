@@ -178,8 +178,10 @@ def test_failure_before_the_first_snapshot_leaves_nothing(here, capsys, monkeypa
 
     from hybridtree.gravity.engine import ForceEngine
     monkeypatch.setattr(ForceEngine, "compute", broken)
-    assert main(["run", "small.toml", "--quiet"]) == 2
-    one_error_line(capsys, "kernel failed (simulated)")
+    assert main(["run", "small.toml", "--quiet"]) == 1     # not a user error: a bug
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "RuntimeError: kernel failed (simulated)" in err
+    assert "this is a bug" in err
     assert not (here / "out").exists()
 
 

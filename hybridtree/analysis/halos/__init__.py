@@ -9,13 +9,15 @@
 - :func:`mass_function`, :func:`reference_mass_function`: dn/dlnM of a list of halo masses,
   and of a model (Sheth & Tormen 1999, Tinker et al. 2008 ...) through colossus.
 
-The parts: :mod:`hybridtree.analysis.halos.fof` (friends of friends, the linking length),
-:mod:`hybridtree.analysis.halos.catalogue` (:class:`HaloCatalogue`, reading a snapshot, GADGET-4's
-conventions and the catalogue file), :mod:`hybridtree.analysis.halos.massfunction` (mass functions,
-the cosmology of a snapshot, colossus).
+The parts: :mod:`hybridtree.analysis.halos.fof` (friends of friends, the linking
+length), :mod:`hybridtree.analysis.halos.catalogue` (:class:`HaloCatalogue`, reading a
+snapshot, GADGET-4's conventions), :mod:`hybridtree.analysis.halos.catalogue_file` (the
+catalogue file), :mod:`hybridtree.analysis.halos.massfunction` (mass functions, the
+cosmology of a snapshot, colossus).
 """
 
-from .catalogue import HaloCatalogue, catalogue_name, find_halos, write_catalogue
+from .catalogue import HaloCatalogue, find_halos
+from .catalogue_file import catalogue_name, write_catalogue
 from .fof import friends_of_friends, linking_length, mean_separation
 from .massfunction import (MassFunction, colossus_cosmology, cosmology_params, mass_function,
                            reference_mass_function)

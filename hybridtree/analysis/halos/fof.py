@@ -16,6 +16,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from ...config.units import G_CGS, KM_CM, MPC_CM
+from ...errors import UserInputError
 
 __all__ = ["friends_of_friends", "linking_length", "mean_separation"]
 
@@ -45,12 +46,12 @@ def friends_of_friends(pos: np.ndarray, link: float, chunk: int = FOF_CHUNK,
     """
     pos = np.asarray(pos, dtype=np.float64)
     if pos.ndim != 2 or pos.shape[1] != 3:
-        raise ValueError(f"pos must have shape (N, 3), not {pos.shape}")
+        raise UserInputError(f"pos must have shape (N, 3), not {pos.shape}")
     link = float(link)
     if not (link > 0 and math.isfinite(link)):
-        raise ValueError(f"link must be a positive finite number, not {link}")
+        raise UserInputError(f"link must be a positive finite number, not {link}")
     if not np.isfinite(pos).all():
-        raise ValueError("pos has non-finite values")
+        raise UserInputError("pos has non-finite values")
     n = len(pos)
     if n == 0:
         return np.zeros(0, np.int64)
@@ -128,8 +129,8 @@ def mean_separation(particle_mass: float, omega_m: float, h: float, unit_mass_g:
     km/s/Mpc.  (The particle count of the whole cube is not needed: right for a sphere cut
     from a cosmological box.)  The result does not depend on h."""
     if not (particle_mass > 0 and omega_m > 0 and h > 0):
-        raise ValueError(f"need particle mass, Omega0 and h > 0 (got {particle_mass}, "
-                         f"{omega_m}, {h})")
+        raise UserInputError(f"need particle mass, Omega0 and h > 0 (got {particle_mass}, "
+                             f"{omega_m}, {h})")
     h0 = h * 100.0 * KM_CM / MPC_CM                                   # 1/s
     rho_crit = 3.0 * h0 ** 2 / (8.0 * math.pi * G_CGS)                # g/cm^3
     m_g = particle_mass * unit_mass_g / h

@@ -14,9 +14,10 @@ from typing import Any, Mapping, NamedTuple
 import h5py
 import numpy as np
 
+from ...errors import UserInputError
 from ...io.snapshot import resolve_snapshot
-from ...io.hdf5_files import attr_number
-from .catalogue import HaloCatalogue, _plain
+from ...io.hdf5_files import attr_number, attr_value
+from .catalogue import HaloCatalogue
 
 __all__ = ["MassFunction", "colossus_cosmology", "cosmology_params", "mass_function",
            "reference_mass_function"]
@@ -45,10 +46,10 @@ def mass_function(masses: np.ndarray, volume: float, bins: int | np.ndarray = 20
     from the smallest to the largest mass, or the bin edges (increasing, > 0)."""
     masses = np.asarray(masses, dtype=np.float64)
     if not volume > 0:
-        raise ValueError(f"volume must be > 0, not {volume}")
+        raise UserInputError(f"volume must be > 0, not {volume}")
     if np.ndim(bins) == 0:
         if len(masses) == 0 or not (masses > 0).all():
-            raise ValueError("masses must be > 0 (and at least one) to choose bins")
+            raise UserInputError("masses must be > 0 (and at least one) to choose bins")
         lo, hi = masses.min(), masses.max()
         hi = hi * (1 + 1e-12) if hi > lo else lo * 1.01
         edges = np.geomspace(lo, hi, int(bins) + 1)
@@ -56,7 +57,7 @@ def mass_function(masses: np.ndarray, volume: float, bins: int | np.ndarray = 20
         edges = np.asarray(bins, dtype=np.float64)
         if edges.ndim != 1 or len(edges) < 2 or not (edges > 0).all() or \
                 not (np.diff(edges) > 0).all():
-            raise ValueError("bin edges must be positive and increasing")
+            raise UserInputError("bin edges must be positive and increasing")
     counts, _ = np.histogram(masses, edges)
     dlnm = np.diff(np.log(edges))
     return MassFunction(np.sqrt(edges[1:] * edges[:-1]), counts / (volume * dlnm),
@@ -92,7 +93,7 @@ def cosmology_params(source: str | Path | HaloCatalogue | Mapping[str, Any],
     elif isinstance(source, (str, Path)):
         with h5py.File(resolve_snapshot(source), "r") as f:
             if "Parameters" in f:
-                values.update({k: _plain(v) for k, v in f["Parameters"].attrs.items()})
+                values.update({k: attr_value(v) for k, v in f["Parameters"].attrs.items()})
             if "Header" in f:
                 hd = f["Header"].attrs
                 for key in ("Omega0", "OmegaLambda", "HubbleParam"):
@@ -113,9 +114,9 @@ def cosmology_params(source: str | Path | HaloCatalogue | Mapping[str, Any],
             out[name] = float(value)
     missing = [k for k in _COSMO_KEYS if k not in out]
     if missing:
-        raise ValueError(f"the cosmology lacks {', '.join(missing)} (give them as arguments)")
+        raise UserInputError(f"the cosmology lacks {', '.join(missing)} (give them as arguments)")
     if not out["omega_m"] > 0 or not out["h"] > 0:
-        raise ValueError(f"not a cosmology: omega_m = {out['omega_m']}, h = {out['h']}")
+        raise UserInputError(f"not a cosmology: omega_m = {out['omega_m']}, h = {out['h']}")
     return out
 
 
@@ -150,8 +151,8 @@ def reference_mass_function(cosmo_params: str | Path | HaloCatalogue | Mapping[s
     from colossus.lss import mass_function as mf
     params = cosmology_params(cosmo_params, **missing)
     if model not in mf.models:
-        raise ValueError(f"unknown mass function model {model!r} (colossus has "
-                         f"{', '.join(mf.models)})")
+        raise UserInputError(f"unknown mass function model {model!r} (colossus has "
+                             f"{', '.join(mf.models)})")
     if mdef is None:
         mdef = "fof" if "fof" in mf.models[model].mdefs else "200m"
     masses = np.asarray(masses, dtype=np.float64)

@@ -1,0 +1,164 @@
+"""The commands of the command line: each takes the parsed arguments and returns the exit
+status; user errors are raised (:mod:`hybridtree.cli` reports them)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..config import SCHEMA
+from ..errors import HybridtreeError, UserInputError
+
+__all__ = ["IC_KINDS", "bench", "devices", "halos", "ic", "info", "plot", "run"]
+
+IC_KINDS = ("plummer", "hernquist", "cold_sphere", "cosmo_sphere")
+
+
+@contextmanager
+def _user_input() -> Iterator[None]:
+    """Around a stage that takes the user's input in (arguments, a config's settings, a
+    snapshot): a ValueError raised there is the user's mistake (the lower layers check
+    their arguments with ValueError), reported as a user error."""
+    try:
+        yield
+    except HybridtreeError:
+        raise
+    except ValueError as exc:
+        raise UserInputError(str(exc)) from exc
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..run.driver import run as run_simulation
+
+    overrides = list(args.set or [])
+    if args.device:
+        overrides.append(f"gravity.device={json.dumps(args.device)}")
+    run_simulation(args.config, overrides, restart=args.restart, overwrite=args.overwrite,
+        quiet=args.quiet, log_json=args.log_json)
+    return 0
+
+
+def ic(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from ..ics import spheres as ics
+    from ..io.snapshot import write_snapshot
+    from ..particles import Particles
+    from ..config.units import Units
+
+    out = Path(args.output)
+    if out.exists() and not args.overwrite:
+        raise FileExistsError(f"{out} exists (use --overwrite to replace it)")
+    if not out.parent.is_dir():
+        raise FileNotFoundError(f"folder {str(out.parent)!r} does not exist")
+    if args.kind == "cosmo_sphere":
+        return ic_cosmo(args, out)
+    make = {"plummer": ics.plummer, "hernquist": ics.hernquist, "cold_sphere": ics.cold_sphere}
+    from ..run.size import check_ic_memory
+    check_ic_memory(args.n)             # before anything is drawn
+    with _user_input():
+        pos, vel, mass = make[args.kind](args.n, seed=args.seed)
+    units = Units(SCHEMA["units"]["length_cm"].default, SCHEMA["units"]["mass_g"].default)
+    p = Particles(pos, vel, mass, np.arange(1, len(mass) + 1, dtype=np.uint64))
+    params = {"ics.kind": args.kind, "ics.n": args.n, "ics.seed": args.seed}
+    write_snapshot(out, p, 0.0, units, params, overwrite=args.overwrite)
+    print(f"wrote {out}: {args.kind}, {args.n} particles, seed {args.seed}")
+    return 0
+
+
+def ic_cosmo(args: argparse.Namespace, out: Path) -> int:
+    """``hybridtree ic cosmo_sphere``: the sphere a cosmological run with these settings
+    starts from, as a GADGET cosmological snapshot at cosmology.z_start."""
+    from ..config.settings import load_config, parse_overrides, settings_from_flat
+    from ..io.snapshot import write_snapshot
+    from ..particles import Particles
+    from ..run.setup import initial_conditions
+
+    over = parse_overrides(args.set or [])
+    over.update({"ics.kind": "cosmo_sphere", "ics.n_grid": args.n, "ics.seed": args.seed,
+                 "cosmology.enabled": True})
+    s = (load_config(args.config, over) if args.config else
+         settings_from_flat(over, "hybridtree ic"))
+    from ..config.units import Units
+    units = Units(s.units.length_cm, s.units.mass_g)
+    with _user_input():
+        p, t0 = initial_conditions(s, units)
+    a = 1.0 / (1.0 + s.cosmology.z_start)
+    c = s.cosmology
+    write_snapshot(out, Particles(p.pos, p.vel, p.mass, p.ids), t0, units, s.flat(),
+                   overwrite=args.overwrite,
+                   cosmology={"a": a, "h": c.h, "omega_m": c.omega_m,
+                              "omega_lambda": c.omega_lambda})
+    print(f"wrote {out}: cosmo_sphere, {len(p)} particles ({args.n}^3 grid, radius "
+          f"{s.ics.radius} of a {s.ics.box} cube), z = {c.z_start}, seed {args.seed}")
+    return 0
+
+
+def halos(args: argparse.Namespace) -> int:
+    from ..analysis.halos import find_halos, write_catalogue
+
+    from ..io.snapshot import resolve_snapshot
+
+    snap = resolve_snapshot(args.snapshot)
+    cat = find_halos(snap, b=args.b, min_len=args.min_len)
+    path = write_catalogue(args.output or snap.parent, cat, snap, overwrite=args.overwrite)
+    big = cat.group_len[0] if len(cat.group_len) else 0
+    print(f"wrote {path}: {len(cat.group_len)} halos of at least {args.min_len} particles "
+          f"(b = {args.b}, linking length {cat.link:.4g} comoving length units / h); "
+          f"the largest has {big}")
+    return 0
+
+
+def devices(args: argparse.Namespace) -> int:
+    from ..analysis.info import device_listing
+    from ..device.choice import DeviceError, REMEDY, choose_device, list_devices, probe_device
+
+    devices = list_devices()
+    if not devices:
+        raise DeviceError(f"no OpenCL device found ({REMEDY})")
+    probes = {d: probe_device(d) for d in devices}
+    try:
+        chosen = choose_device(args.device)
+    except DeviceError:
+        if args.device or os.environ.get("HYBRIDTREE_DEVICE") or os.environ.get("PYOPENCL_CTX"):
+            raise                   # a choice that matches nothing: the user's error
+        chosen = None               # only simulators or failing devices: listed, none marked
+    print(device_listing(devices, chosen, probes=probes))
+    return 0
+
+
+def info(args: argparse.Namespace) -> int:
+    from ..analysis.info import describe
+
+    print(describe(args.snapshot))
+    return 0
+
+
+def plot(args: argparse.Namespace) -> int:
+    try:
+        from ..analysis.plot import plot_run
+    except ImportError as exc:
+        raise HybridtreeError(f"plotting needs matplotlib: pip install matplotlib "
+                              f"(or the 'plot' extra) ({exc})") from None
+    for path in plot_run(args.folder, snapshot=args.snapshot):
+        print(f"wrote {path}")
+    return 0
+
+
+def bench(args: argparse.Namespace) -> int:
+    from ..analysis.bench import bench as time_forces
+
+    r = time_forces(args.n, method=args.method, theta=args.theta, multipole=args.multipole,
+              device=args.device, repeat=args.repeat)
+    if args.json:
+        print(json.dumps(r))
+    else:
+        print(f"{r['method']} N={r['n']} theta={r['theta']} on {r['device']}: "
+              f"{r['seconds']:.4f} s (build {r['build_s']:.4f} s), "
+              f"{r['interactions_per_s']:.3e} interactions/s, "
+              f"error median {r['err_median']:.2e} p99 {r['err_p99']:.2e}")
+    return 0
