@@ -14,6 +14,7 @@ import numpy as np
 from hybridtree import __version__
 from ..analysis.diagnostics import breakdown_record, measure, write_timebins
 from .guards import Signals
+from ..integrate.quantities import with_lambda_potential
 from ..io.snapshot import snapshot_name
 from ..parallel.snapshots import write_run_snapshot
 from .folder import RESTART_STEM
@@ -82,10 +83,7 @@ class RunWriting:
     def _moments(self) -> dict:
         """The stepper's sums, with the Λ term's potential energy -½ λ Σ m r² added to
         the potential (a cosmological run's energy is then conserved)."""
-        mom = self._stepper.moments()
-        if self._lambda:
-            mom["potential"] = mom["potential"] - 0.5 * self._lambda * mom["inertia"]
-        return mom
+        return with_lambda_potential(self._stepper.moments(), self._lambda)
 
     def _snapshot(self, wait: bool = False, restart: bool = False) -> None:
         """Collective: the next scheduled snapshot, or (``restart``) the restart point."""

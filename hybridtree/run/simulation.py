@@ -44,9 +44,11 @@ from ..parallel.comm import Comm, node_local_rank
 from ..parallel.snapshots import check_unique_ids_across, read_particles_share
 from .folder import prepare_output, run_point_step
 from .processes import RunError, launched_processes, run_comm, together
-from .setup import (api_settings, background_of, check_file_cosmology, check_parallel,
-                       check_particles, gravity_keys, initial_conditions, load_restart,
-                       make_stepper, particles_from_arrays, schedule_of, settings_units)
+from .assemble import check_parallel, make_stepper, schedule_of
+from .options import api_settings, background_of, gravity_keys, settings_units
+from .restart import load_restart
+from .setup import (check_end, check_file_cosmology, check_particles, initial_conditions,
+                    particles_from_arrays)
 from .size import check_memory, device_need, ics_count
 from .output import RunWriting
 from .views import ParticleViews
@@ -134,14 +136,47 @@ class Simulation(RunWriting, ParticleViews):
         ``output.dir``, a path into that folder, False (default) nothing."""
         over = api_settings(settings, options, None,
                              output if isinstance(output, (str, Path)) else None)
+        cfg = together(run_comm(), load_config, path, over)
+        return cls.from_settings(cfg, output=bool(output), overwrite=overwrite, quiet=quiet,
+                                 progress=progress)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, output: bool = False,
+                      overwrite: bool = False, quiet: bool = False,
+                      progress: bool | None = None, to_end: bool = False,
+                      log_json: bool = False, echo: bool = False) -> "Simulation":
+        """A new run of validated ``settings``: their initial conditions (drawn or read
+        after the memory check), ``output``: write into ``output.dir``.  ``to_end``: the run
+        will evolve to ``time.t_end``, refused when that is not a whole number of steps
+        after the start; ``log_json``, ``echo``: the CLI's log lines (``hybridtree run``)."""
         comm = run_comm()
-        cfg = together(comm, load_config, path, over)
-        n, grid = together(comm, ics_count, cfg)
-        check_memory(cfg, comm, n, grid=grid)          # before any particle is drawn or read
-        particles, t0 = together(comm, initial_conditions, cfg, settings_units(cfg), comm)
+        n, grid = together(comm, ics_count, settings)
+        check_memory(settings, comm, n, grid=grid)     # before any particle is drawn or read
+        particles, t0 = together(comm, initial_conditions, settings, settings_units(settings),
+                                 comm)
+        if to_end:
+            check_end(settings, t0)
         sim = cls.__new__(cls)
-        sim._setup(cfg, comm, Start(particles, t0, 0, 0, None, None), output=bool(output),
-                   overwrite=overwrite, quiet=quiet, progress=progress)
+        sim._setup(settings, comm, Start(particles, t0, 0, 0, None, None), output=output,
+                   overwrite=overwrite, quiet=quiet, progress=progress, log_json=log_json,
+                   echo=echo)
+        return sim
+
+    @classmethod
+    def from_restart(cls, path: str, overrides: dict[str, Any], *, output: bool = False,
+                     overwrite: bool = False, quiet: bool = False,
+                     progress: bool | None = None, to_end: bool = False,
+                     log_json: bool = False, echo: bool = False) -> "Simulation":
+        """Continue run snapshot ``path`` with its settings changed by flat ``overrides``
+        (``output.dir`` defaults to the snapshot's folder); the other arguments as
+        :meth:`from_settings`'s."""
+        comm = run_comm()
+        loaded = together(comm, load_restart, path, overrides, comm)
+        if to_end:
+            check_end(loaded[0], loaded[1].time)
+        sim = cls.__new__(cls)
+        sim._continue(loaded, path, comm, output=output, overwrite=overwrite, quiet=quiet,
+                      progress=progress, log_json=log_json, echo=echo)
         return sim
 
     @classmethod
@@ -182,10 +217,8 @@ class Simulation(RunWriting, ParticleViews):
                        overwrite=overwrite, quiet=quiet, progress=progress, **options)
         over = api_settings(settings, options, None,
                              output if isinstance(output, (str, Path)) else None)
-        sim = cls.__new__(cls)
-        sim._continue(together(comm, load_restart, path, over, comm), path, comm,
-                      output=bool(output), overwrite=overwrite, quiet=quiet, progress=progress)
-        return sim
+        return cls.from_restart(path, over, output=bool(output), overwrite=overwrite,
+                                quiet=quiet, progress=progress)
 
     # -- setting up ---------------------------------------------------------------------
 
@@ -208,8 +241,8 @@ class Simulation(RunWriting, ParticleViews):
         self._background = background_of(settings)
         self._sched = schedule_of(settings, self._background, start.time, start.step)
         # the Λ term of an expanding sphere in physical coordinates: an acceleration λ r
-        self._lambda = (settings.cosmology.omega_lambda * self._background.H0 ** 2
-                        if self._background is not None else 0.0)
+        self._lambda = (self._background.lambda_term if self._background is not None
+                        else 0.0)
         self._number = start.snapshot
         self._caller_ids = caller_ids
         # the caller's order is that of caller_ids, else ID order; on one process the IDs
@@ -497,3 +530,4 @@ def _id_range(ids: np.ndarray) -> int | None:
         return None
     lo = int(ids.min())
     return lo if int(ids.max()) - lo + 1 == len(ids) else None
+
