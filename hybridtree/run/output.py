@@ -75,10 +75,11 @@ class RunWriting:
         return {"a": self.a, "h": c.h, "omega_m": c.omega_m, "omega_lambda": c.omega_lambda}
 
     def _soften(self, step: int) -> None:
-        """A cosmological run's softening for the forces at ``step``: gravity.eps is
-        comoving, physical ε = a ε (a constant fraction of the interparticle spacing)."""
-        if self._sched.cosmological:
-            self._stepper.set_softening(self._sched.a(step) * self.settings.gravity.eps)
+        """The stepper's softening for the forces at ``step``, where the schedule
+        rescales it (a cosmological run's comoving gravity.eps)."""
+        eps = self._sched.softening(step, self.settings.gravity.eps)
+        if eps is not None:
+            self._stepper.set_softening(eps)
 
     def _moments(self) -> dict:
         """The stepper's sums, with the Λ term's potential energy -½ λ Σ m r² added to
