@@ -16,9 +16,12 @@ from typing import IO, Any
 import numpy as np
 
 from ..io.snapshot import atomic_path
+from ..integrate.quantities import energies, lagrangian_radii, lagrangian_radii_across
 
+# energies and the Lagrangian radii are the integrator's (hybridtree.integrate.quantities);
+# re-exported for the analysis modules and tests that read them from here
 __all__ = ["COLUMNS", "DiagnosticsFile", "Reporter", "breakdown_record", "energies", "measure",
-           "read_diagnostics"]
+           "read_diagnostics", "lagrangian_radii", "lagrangian_radii_across"]
 
 COLUMNS = ("step", "time", "kinetic", "potential", "total", "rel_energy_error",
            "px", "py", "pz", "lx", "ly", "lz", "virial_ratio", "r10", "r50", "r90",
@@ -35,51 +38,6 @@ PHASES = ("decompose", "exchange", "let_select", "let_comm", "build", "walk", "t
           "integrate", "reduce", "output")
 #: LET volumes per step, summed over the processes (entries: cells + particles sent)
 VOLUMES = ("let_soft_entries", "let_hard_entries", "let_soft_bytes", "let_hard_bytes")
-
-
-def energies(vel: np.ndarray, mass: np.ndarray, pot: np.ndarray | None = None
-             ) -> tuple[float, float]:
-    """(kinetic ½ Σ m v², potential ½ Σ m φ); the potential is 0.0 without ``pot``."""
-    kin = 0.5 * float(mass @ np.einsum("ij,ij->i", vel, vel))
-    return kin, (0.5 * float(mass @ pot) if pot is not None else 0.0)
-
-
-def lagrangian_radii(pos: np.ndarray, mass: np.ndarray, fractions=(0.1, 0.5, 0.9),
-                     centre: np.ndarray | None = None) -> list[float]:
-    """Radii around ``centre`` (default: the centre of mass) that enclose the given mass
-    fractions: the radius of the particle at which the cumulative mass, in order of
-    radius, first reaches the fraction."""
-    m_tot = mass.sum()
-    if len(mass) == 0 or m_tot <= 0:
-        return [float("nan")] * len(fractions)
-    com = mass @ pos / m_tot if centre is None else np.asarray(centre)
-    r = np.linalg.norm(pos - com, axis=1)
-    order = np.argsort(r)
-    cum = np.cumsum(mass[order]) / m_tot
-    idx = np.minimum(np.searchsorted(cum, fractions), len(r) - 1)
-    return [float(r[order][i]) for i in idx]
-
-
-def lagrangian_radii_across(comm, pos: np.ndarray, mass: np.ndarray,
-                            fractions=(0.1, 0.5, 0.9)) -> list[float]:
-    """:func:`lagrangian_radii` of the particles of all processes (collective): the
-    radius of each mass fraction by bisection on the enclosed mass (60 halvings, so to
-    ~1e-18 of the largest radius), without gathering the particles."""
-    tot = comm.allreduce(np.concatenate([[mass.sum()], mass @ pos if len(mass) else np.zeros(3)]))
-    if tot[0] <= 0:
-        return [float("nan")] * len(fractions)
-    r = np.linalg.norm(pos - tot[1:] / tot[0], axis=1)
-    order = np.argsort(r)
-    r, below_r = r[order], np.concatenate([[0.0], np.cumsum(mass[order])])  # mass within r[:i]
-    hi = np.full(len(fractions), comm.allreduce(r[-1] if len(r) else 0.0, "max")[0])
-    lo = np.zeros(len(fractions))
-    want = np.asarray(fractions) * tot[0]
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        inside = comm.allreduce(below_r[np.searchsorted(r, mid, side="right")])
-        below = inside < want
-        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
-    return [float(h) for h in hi]
 
 
 def measure(step: int, t: float, mom: dict, radii: list[float], e0: float | None,

@@ -117,6 +117,14 @@ class Cosmology:
         """Hubble constant 100 h km/s/Mpc in internal units (1 / time unit)."""
         return 100.0 * self.h * KM_CM / MPC_CM * self.units.time_s
 
+    @property
+    def lambda_term(self) -> float:
+        """λ = Ω_Λ H0² (internal units, 1 / time²): the cosmological constant's
+        acceleration λ r on a particle at physical distance r from the centre of the Hubble
+        flow -- the one place a run takes it from (its kicks and its potential energy
+        -½ λ Σ m r², :func:`hybridtree.integrate.quantities.with_lambda_potential`)."""
+        return self.omega_l * self.H0 ** 2
+
     @cached_property
     def rho_crit0(self) -> float:
         """Critical density today 3 H0² / (8π G), G = 1, in internal mass / length³.

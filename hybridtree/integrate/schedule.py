@@ -53,6 +53,11 @@ class Uniform:
     def a(self, step: int) -> float:
         return float("nan")
 
+    def softening(self, step: int, eps: float) -> float | None:
+        """The physical softening of the forces at ``step`` for gravity.eps = ``eps``:
+        None, the run's softening is not rescaled."""
+        return None
+
 
 class Cosmic:
     """``steps`` steps from redshift ``z_start`` to ``z_end`` of the background
@@ -103,6 +108,11 @@ class Cosmic:
     def a(self, step: int) -> float:
         self._check(step)
         return float(self.scale[step])
+
+    def softening(self, step: int, eps: float) -> float:
+        """The physical softening of the forces at ``step``: gravity.eps = ``eps`` is
+        comoving, so ε = a ε_comoving (a constant fraction of the interparticle spacing)."""
+        return self.a(step) * eps
 
     def steps_to(self, t: float, step: int) -> int:
         """Steps from ``step`` to the step at time ``t`` (which must be one)."""

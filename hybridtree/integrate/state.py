@@ -30,7 +30,7 @@ import pyopencl as cl
 
 from ..device import reduce
 from ..device.clock import Clock
-from ..analysis.diagnostics import lagrangian_radii
+from .quantities import lagrangian_radii
 from ..particles import Particles
 from ..device.runtime import Runtime
 from ..device.transfer import download, upload

@@ -20,7 +20,7 @@ from collections import defaultdict
 import numpy as np
 
 from ..device.clock import Clock
-from ..analysis.diagnostics import lagrangian_radii_across
+from ..integrate.quantities import lagrangian_radii_across
 from ..gravity.engine import GravitySettings
 from ..particles import Particles
 from ..device.runtime import Runtime

@@ -7,12 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..config.settings import Settings, load_config, parse_overrides
+from ..config.settings import load_config, parse_overrides
 from .folder import latest_run_point
 from .processes import RunError, run_comm, together
-from .setup import initial_conditions, load_restart, settings_units
-from .size import check_memory, ics_count
-from .simulation import Simulation, Start
+from .simulation import Simulation
 
 __all__ = ["run"]
 
@@ -56,31 +54,13 @@ def run(config: str | None = None, overrides: list[str] | None = None,
         config = None
     if (config is None) == (restart is None):
         raise RunError("give either a config file or --restart SNAPSHOT")
-    sim = Simulation.__new__(Simulation)
     kw = dict(output=True, overwrite=overwrite, quiet=quiet, progress=progress,
-              log_json=log_json, echo=True)
+              log_json=log_json, echo=True, to_end=True)
     if restart is not None:
-        loaded = together(comm, load_restart, restart, over, comm)
-        settings = loaded[0]
-        _check_end(settings, loaded[1].time)
-        sim._continue(loaded, restart, comm, **kw)
+        sim = Simulation.from_restart(restart, over, **kw)
     else:
-        settings = together(comm, load_config, config, over)
-        n, grid = together(comm, ics_count, settings)
-        check_memory(settings, comm, n, grid=grid)     # before any particle is drawn or read
-        particles, t0 = together(comm, initial_conditions, settings, settings_units(settings), comm)
-        _check_end(settings, t0)
-        sim._setup(settings, comm, Start(particles, t0, 0, 0, None, None), **kw)
+        sim = Simulation.from_settings(together(comm, load_config, config, over), **kw)
     with sim:
         sim.evolve(sim.t_end)
-    return Path(settings.output.dir)
+    return Path(sim.settings.output.dir)
 
-
-def _check_end(settings: Settings, t0: float) -> None:
-    if settings.cosmology.enabled:       # its steps run from z_start to z_end
-        return
-    dt, t_end = settings.time.dt, settings.time.t_end
-    n_left = round((t_end - t0) / dt)
-    if n_left < 0 or abs(t0 + n_left * dt - t_end) > 1e-9 * max(abs(t_end), dt):
-        raise RunError(f"time.t_end = {t_end} is not a whole number of steps (dt = {dt}) "
-                       f"after the start time {t0}")

@@ -14,6 +14,7 @@ import numpy as np
 from hybridtree import __version__
 from ..analysis.diagnostics import breakdown_record, measure, write_timebins
 from .guards import Signals
+from ..integrate.quantities import with_lambda_potential
 from ..io.snapshot import snapshot_name
 from ..parallel.snapshots import write_run_snapshot
 from .folder import RESTART_STEM
@@ -74,18 +75,16 @@ class RunWriting:
         return {"a": self.a, "h": c.h, "omega_m": c.omega_m, "omega_lambda": c.omega_lambda}
 
     def _soften(self, step: int) -> None:
-        """A cosmological run's softening for the forces at ``step``: gravity.eps is
-        comoving, physical ε = a ε (a constant fraction of the interparticle spacing)."""
-        if self._sched.cosmological:
-            self._stepper.set_softening(self._sched.a(step) * self.settings.gravity.eps)
+        """The stepper's softening for the forces at ``step``, where the schedule
+        rescales it (a cosmological run's comoving gravity.eps)."""
+        eps = self._sched.softening(step, self.settings.gravity.eps)
+        if eps is not None:
+            self._stepper.set_softening(eps)
 
     def _moments(self) -> dict:
         """The stepper's sums, with the Λ term's potential energy -½ λ Σ m r² added to
         the potential (a cosmological run's energy is then conserved)."""
-        mom = self._stepper.moments()
-        if self._lambda:
-            mom["potential"] = mom["potential"] - 0.5 * self._lambda * mom["inertia"]
-        return mom
+        return with_lambda_potential(self._stepper.moments(), self._lambda)
 
     def _snapshot(self, wait: bool = False, restart: bool = False) -> None:
         """Collective: the next scheduled snapshot, or (``restart``) the restart point."""

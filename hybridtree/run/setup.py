@@ -1,43 +1,32 @@
-"""Setting a run up: its particles, its settings, its stepper and schedule, and where a
-restart comes from.
+"""The particles a new run starts from: generated, read from a file (checked against the
+run's cosmology), or the API caller's arrays; and the checks every run's particles pass.
 
 Everything here happens before the first force; user mistakes are :class:`RunError`
-(or :class:`hybridtree.config.ConfigError`), raised on every process together under MPI.
-The run's processes and :class:`RunError` live in :mod:`hybridtree.run.processes` (re-exported
-here); what a run needs of the machine's memory is checked by :mod:`hybridtree.run.size`.
+(re-exported here from :mod:`hybridtree.run.processes`), raised on every process together
+under MPI.  The rest of a run's setting up: :mod:`hybridtree.run.options` (what the
+settings say), :mod:`hybridtree.run.assemble` (stepper and schedule),
+:mod:`hybridtree.run.restart` (a continued run), :mod:`hybridtree.run.size` (memory).
 Units: internal (G = 1) unless a docstring says otherwise.
 """
 
 from __future__ import annotations
 
-import difflib
-import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..ics import spheres as ics
-from ..config.settings import SCHEMA, ConfigError, Settings, redshift_list, settings_from_flat
-from ..gravity.engine import GravitySettings
-from ..particles import validate_particles
-from ..io.hdf5_read import group_attrs
-from ..io.snapshot import Snapshot, SnapshotError, count_particles, file_cosmology
-from ..particles import Particles
-from ..parallel.comm import Comm
-from ..parallel.snapshots import agree, read_particles_share, read_run_share
-from .processes import RunError, launched_processes, run_comm, together
-from .size import check_memory
-from ..integrate.schedule import Cosmic, Uniform
-from ..integrate.schemes import BlockSettings
-from ..integrate.state import state_backend
-from ..integrate.stepper import SerialStepper, Stepper
+from ..config.settings import Settings
 from ..config.units import Units
+from ..io.snapshot import SnapshotError, file_cosmology
+from ..parallel.comm import Comm
+from ..parallel.snapshots import agree, read_particles_share
+from ..particles import Particles, validate_particles
+from .options import background_of
+from .processes import RunError
 
-__all__ = ["RunError", "launched_processes", "run_comm", "together", "initial_conditions",
-           "check_particles", "load_restart", "check_parallel", "grid_shape", "api_settings",
-           "particles_from_arrays", "SHORT_NAMES", "background_of", "settings_units",
-           "gravity_keys", "make_stepper", "schedule_of", "check_file_cosmology"]
+__all__ = ["RunError", "initial_conditions", "check_particles", "particles_from_arrays",
+           "check_file_cosmology", "check_end"]
 
 
 def initial_conditions(settings: Settings, units: Units, comm: Comm | None = None
@@ -166,108 +155,6 @@ def check_particles(p: Particles, what: str, comm: Comm | None = None) -> None:
         raise RunError(f"{what}: total mass is zero")
 
 
-def load_restart(path: str, overrides: dict[str, Any], comm: Comm
-                 ) -> tuple[Settings, Snapshot]:
-    """This process's share of run snapshot ``path`` and its settings changed by
-    ``overrides`` (output.dir defaults to the snapshot's folder).  The settings and the
-    particle count come from the attributes first: a file that is no run snapshot, or a
-    run too big for this machine (:func:`check_memory`), is refused before any particle
-    is read."""
-    settings, n, error = None, 0, None
-    try:
-        settings, n = _restart_header(path, overrides)
-    except RunError as exc:
-        error = str(exc)
-    agree(comm, error, RunError)        # every process, before the collective check
-    check_memory(settings, comm, n, restart=True)
-    try:
-        snap = read_run_share(comm, path)
-    except SnapshotError as exc:
-        raise RunError(f"restart: {exc}") from None
-    return settings, snap
-
-
-def _restart_header(path: str, overrides: dict[str, Any]) -> tuple[Settings, int]:
-    """The settings (changed by ``overrides``) and particle count of run snapshot ``path``,
-    from its attributes and datasets' shapes alone."""
-    try:
-        state = group_attrs(path, "RunState")
-        params = group_attrs(path, "Parameters") if "Step" in state else {}
-    except SnapshotError as exc:
-        raise RunError(f"restart: {exc}") from None
-    if "Step" not in state:
-        full = os.path.abspath(path)        # a relative ics.file is the config's folder's
-        raise RunError(f"restart: {path} is not a snapshot of a hybridtree run (it has no "
-                       f"RunState group), so there is no run to continue; to start a new run "
-                       f"from its particles use ics.kind = \"file\": a config with the lines "
-                       f"ics.kind = \"file\" and ics.file = \"{full}\" (hybridtree run "
-                       f"CONFIG), or --set ics.kind=file --set ics.file={full}")
-    flat = {k: v for k, v in params.items() if "." in k}
-    try:
-        settings = settings_from_flat(flat, path)
-        if "output.dir" not in overrides:
-            overrides = {**overrides, "output.dir": str(Path(path).parent)}
-        settings = settings.with_overrides(overrides)
-    except ConfigError as exc:
-        raise RunError(f"restart: {exc}") from None
-    try:
-        return settings, count_particles(path, "PartType1")
-    except SnapshotError as exc:
-        raise RunError(f"restart: {exc}") from None
-
-
-def check_parallel(settings: Settings, size: int) -> None:
-    """RunError for settings that cannot run on ``size`` processes."""
-    if settings.gravity.method != "tree":
-        raise RunError("gravity.method = 'direct' runs as one process; use the tree method "
-                       "under mpiexec")
-    shape = grid_shape(settings)
-    if shape is not None and int(np.prod(shape)) != size:
-        raise RunError(f"parallel.grid = {settings.parallel.grid!r} has "
-                           f"{int(np.prod(shape))} domains but {size} processes run")
-
-
-def grid_shape(settings: Settings) -> tuple[int, int, int] | None:
-    text = settings.parallel.grid
-    return tuple(int(v) for v in text.split("x")) if text else None
-
-
-#: short names the API takes for settings (``theta`` for ``gravity.theta``): every name
-#: that only one section has, and ``hybrid`` for ``hybrid.enabled``
-SHORT_NAMES = {name: f"{section}.{name}" for section, opts in SCHEMA.items() for name in opts
-               if sum(name in o for o in SCHEMA.values()) == 1 and section != "ics"}
-SHORT_NAMES["hybrid"] = "hybrid.enabled"
-
-
-def api_settings(settings: dict[str, Any] | None, options: dict[str, Any],
-                  units: Units | tuple[float, float] | None,
-                  output: str | Path | None, fill: bool = False) -> dict[str, Any]:
-    """Flat ``section.name`` settings from the API's arguments (short names resolved).
-    ``fill``: settings from arrays, with no file behind them -- time.t_end and
-    output.snapshot_dt default to values that are whole steps of the ``dt`` given."""
-    flat = dict(settings or {})
-    for name, value in options.items():
-        if name not in SHORT_NAMES:
-            near = difflib.get_close_matches(name, list(SHORT_NAMES), 1)
-            hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise TypeError(f"Simulation: unknown setting {name!r}{hint}; any setting can be "
-                            f"given as settings={{'section.name': value}}")
-        flat[SHORT_NAMES[name]] = value
-    if units is not None:
-        length, mass = ((units.length_cm, units.mass_g) if isinstance(units, Units)
-                        else units)
-        flat["units.length_cm"], flat["units.mass_g"] = float(length), float(mass)
-    if output is not None:
-        flat["output.dir"] = str(output)
-    if fill and "time.dt" in flat:
-        # defaults that are whole numbers of steps of any dt the caller picks
-        dt = float(flat["time.dt"])
-        flat.setdefault("time.t_end", 0.0)
-        default = SCHEMA["output"]["snapshot_dt"].default
-        flat.setdefault("output.snapshot_dt", dt * max(1, round(default / dt)))
-    return flat
-
-
 def particles_from_arrays(pos: Any, vel: Any, mass: Any, ids: Any) -> Particles:
     """Checked float64 copies of the caller's arrays (ValueError naming the problem)."""
     arrays = {}
@@ -294,50 +181,13 @@ def particles_from_arrays(pos: Any, vel: Any, mass: Any, ids: Any) -> Particles:
     return Particles(arrays["pos"], arrays["vel"], arrays["mass"], ids)
 
 
-def background_of(settings: Settings) -> Any:
-    """The expansion history of a cosmological run
-    (:class:`hybridtree.cosmo.background.Cosmology`, internal units); None otherwise."""
-    c = settings.cosmology
-    if not c.enabled:
-        return None
-    from ..cosmo.background import Cosmology
-    return Cosmology(omega_m=c.omega_m, omega_l=c.omega_lambda, omega_b=c.omega_b,
-                     h=c.h, sigma8=c.sigma8, n_s=c.n_s, units=Units(settings.units.length_cm, settings.units.mass_g))
-
-
-def settings_units(settings: Settings) -> Units:
-    return Units(settings.units.length_cm, settings.units.mass_g)
-
-
-def gravity_keys(flat: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in flat.items() if k.startswith("gravity.")}
-
-
-def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: float) -> Stepper:
-    """The run's stepper: one process (state on the device where it can be), or many;
-    ``external``: the coefficient of the Λ term (0: none)."""
-    g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
-    t = settings.time
-    block = BlockSettings(t.eta, t.max_bin) if t.stepping == "block" else None
-    if comm.size == 1:
-        return SerialStepper(g, p, rt, external=external, block=block)
-    if (block is not None or g.opening != "geometric") and settings.parallel.overlap:
-        raise RunError("time.stepping = 'block' and gravity.opening = 'relative' do not take "
-                       "parallel.overlap = true")
-    if g.opening != "geometric" and state_backend(rt, g.method, g.build) != "device":
-        raise RunError("gravity.opening = 'relative' on many processes needs the state on the "
-                       "device (gravity.build = 'device' and a device with cl_khr_fp64)")
-    from ..parallel.stepping import ParallelStepper
-    return ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
-                           samples=settings.parallel.samples, overlap=settings.parallel.overlap,
-                           external=external, block=block)
-
-
-def schedule_of(settings: Settings, background: Any, t0: float, step0: int):
-    """The run's steps (:mod:`hybridtree.integrate.schedule`); ``t0``: the time at step ``step0``."""
-    if background is None:
-        dt = settings.time.dt
-        return Uniform(t0, step0, dt, round(settings.output.snapshot_dt / dt))
-    c = settings.cosmology
-    return Cosmic(background, c.z_start, c.z_end, c.steps, c.stepping,
-                  redshift_list(settings.output.redshifts))
+def check_end(settings: Settings, t0: float) -> None:
+    """RunError when ``time.t_end`` is not a whole number of steps after the start time
+    ``t0`` (a cosmological run's steps run from z_start to z_end: nothing to check)."""
+    if settings.cosmology.enabled:
+        return
+    dt, t_end = settings.time.dt, settings.time.t_end
+    n_left = round((t_end - t0) / dt)
+    if n_left < 0 or abs(t0 + n_left * dt - t_end) > 1e-9 * max(abs(t_end), dt):
+        raise RunError(f"time.t_end = {t_end} is not a whole number of steps (dt = {dt}) "
+                       f"after the start time {t0}")

@@ -24,7 +24,6 @@ import shutil
 import signal
 import time
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,47 +31,28 @@ import numpy as np
 
 from hybridtree import __version__
 from ..config.settings import ConfigError, Settings, load_config, settings_from_flat
+from ..config.units import Units
 from ..analysis.diagnostics import COLUMNS, DiagnosticsFile, Reporter
-from ..faults import inject
-from .guards import NumericalError, RunInterrupted, Signals, check_step
-from ..io.background import BackgroundWriter
-from ..io.snapshot import Snapshot, SnapshotError, count_particles, resolve_snapshot
-from ..particles import Particles
 from ..device.choice import get_runtime, set_device_slot, unusable_devices
 from ..device.probe import RSQRT_MODES
+from ..faults import inject
+from ..io.background import BackgroundWriter
 from ..parallel.comm import Comm, node_local_rank
-from ..parallel.snapshots import check_unique_ids_across, read_particles_share
+from ..particles import Particles
+from .assemble import check_parallel, make_stepper, schedule_of
 from .folder import prepare_output, run_point_step
-from .processes import RunError, launched_processes, run_comm, together
-from .setup import (api_settings, background_of, check_file_cosmology, check_parallel,
-                       check_particles, gravity_keys, initial_conditions, load_restart,
-                       make_stepper, particles_from_arrays, schedule_of, settings_units)
-from .size import check_memory, device_need, ics_count
+from .guards import NumericalError, RunInterrupted, Signals, check_step
+from .options import api_settings, background_of, gravity_keys, settings_units
 from .output import RunWriting
+from .processes import RunError, launched_processes, run_comm, together
+from .setup import initial_conditions
+from .size import device_need
+from .start import (VIRIAL_RANGE, Start, caller_particles, continued_start, foreign_particles,
+                    id_range, new_start, snapshot_path, virial_warning)
 from .views import ParticleViews
-from ..config.units import Units
 
 __all__ = ["NumericalError", "RunError", "RunInterrupted", "Simulation", "Start",
            "initial_conditions", "launched_processes", "settings_units", "VIRIAL_RANGE"]
-
-#: 2K/|W| of a new run's first state outside this range is said in a warning (a run that
-#: starts cold, K = 0, is taken as meant): above 10 nearly every particle is unbound, below
-#: 0.01 the velocities are all but nil -- both the mark of initial conditions read in other
-#: units than they were written in (velocities in km/s taken as 207 km/s, or the reverse,
-#: move 2K/|W| by a factor 43 000)
-VIRIAL_RANGE = (0.01, 10.0)
-
-
-@dataclass
-class Start:
-    """Where a simulation begins: its particles, time, step, next snapshot number,
-    initial energy (None: measure it) and the snapshot it continues (None: new run)."""
-    particles: Particles
-    time: float
-    step: int
-    snapshot: int              # number of the next scheduled snapshot
-    e0: float | None
-    restart: Snapshot | None
 
 
 class Simulation(RunWriting, ParticleViews):
@@ -109,17 +89,7 @@ class Simulation(RunWriting, ParticleViews):
         except ConfigError as exc:
             raise ConfigError(f"Simulation: {exc}", exc.keys) from None
         comm = run_comm()
-        shape = np.shape(mass)
-        n_local = int(shape[0]) if shape else 0
-        # refused before the arrays are copied (or reach the device) when too big
-        check_memory(cfg, comm, int(comm.allreduce(float(n_local))[0]), n_local=n_local)
-        p = together(comm, particles_from_arrays, pos, vel, mass, ids)
-        if comm.size > 1:
-            if ids is None:         # 1..N over all processes, in rank order
-                counts = comm.allgather(len(p))
-                p.ids += np.uint64(sum(counts[:comm.rank]))
-            check_unique_ids_across(comm, p.ids, "Simulation ids")
-        check_particles(p, "Simulation particles", comm)
+        p = caller_particles(cfg, comm, pos, vel, mass, ids)
         self._setup(cfg, comm, Start(p, float(time), 0, 0, None, None),
                     output=output is not None, overwrite=overwrite, quiet=quiet,
                     progress=progress, caller_ids=p.ids.copy() if comm.size == 1 else None)
@@ -134,14 +104,40 @@ class Simulation(RunWriting, ParticleViews):
         ``output.dir``, a path into that folder, False (default) nothing."""
         over = api_settings(settings, options, None,
                              output if isinstance(output, (str, Path)) else None)
+        cfg = together(run_comm(), load_config, path, over)
+        return cls.from_settings(cfg, output=bool(output), overwrite=overwrite, quiet=quiet,
+                                 progress=progress)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, output: bool = False,
+                      overwrite: bool = False, quiet: bool = False,
+                      progress: bool | None = None, to_end: bool = False,
+                      log_json: bool = False, echo: bool = False) -> "Simulation":
+        """A new run of validated ``settings``: their initial conditions (drawn or read
+        after the memory check), ``output``: write into ``output.dir``.  ``to_end``: the run
+        will evolve to ``time.t_end``, refused when that is not a whole number of steps
+        after the start; ``log_json``, ``echo``: the CLI's log lines (``hybridtree run``)."""
         comm = run_comm()
-        cfg = together(comm, load_config, path, over)
-        n, grid = together(comm, ics_count, cfg)
-        check_memory(cfg, comm, n, grid=grid)          # before any particle is drawn or read
-        particles, t0 = together(comm, initial_conditions, cfg, settings_units(cfg), comm)
         sim = cls.__new__(cls)
-        sim._setup(cfg, comm, Start(particles, t0, 0, 0, None, None), output=bool(output),
-                   overwrite=overwrite, quiet=quiet, progress=progress)
+        sim._setup(settings, comm, new_start(settings, comm, to_end), output=output,
+                   overwrite=overwrite, quiet=quiet, progress=progress, log_json=log_json,
+                   echo=echo)
+        return sim
+
+    @classmethod
+    def from_restart(cls, path: str, overrides: dict[str, Any], *, output: bool = False,
+                     overwrite: bool = False, quiet: bool = False,
+                     progress: bool | None = None, to_end: bool = False,
+                     log_json: bool = False, echo: bool = False) -> "Simulation":
+        """Continue run snapshot ``path`` with its settings changed by flat ``overrides``
+        (``output.dir`` defaults to the snapshot's folder); the other arguments as
+        :meth:`from_settings`'s."""
+        comm = run_comm()
+        settings, start = continued_start(path, overrides, comm, to_end)
+        sim = cls.__new__(cls)
+        sim._setup(settings, comm, start, restart_path=path, output=output,
+                   overwrite=overwrite, quiet=quiet, progress=progress, log_json=log_json,
+                   echo=echo)
         return sim
 
     @classmethod
@@ -153,27 +149,11 @@ class Simulation(RunWriting, ParticleViews):
         changed by ``settings``/``options``; the particles of any other GADGET-style file
         start a new run (with ``options``).  ``output``: True continues in the snapshot's
         folder (later snapshots keep their numbers), a path writes there."""
-        comm = run_comm()
-        try:
-            path = str(resolve_snapshot(path))
-        except SnapshotError as exc:
-            raise RunError(f"{exc}") from None
+        path = snapshot_path(path)
         if run_point_step(Path(path)) is None:
             # not a run's snapshot: its particles, in the new run's units (as ics.kind =
             # "file" reads them), start a new run
-            cfg = together(comm, settings_from_flat, api_settings(settings, options, None,
-                                                                  None))
-            units = settings_units(cfg)
-            try:
-                n = together(comm, count_particles, path, "all")
-            except SnapshotError as exc:
-                raise RunError(f"{exc}") from None
-            check_memory(cfg, comm, n)          # before any particle is read
-            try:
-                p, t, _ = read_particles_share(comm, path, "all", units)
-            except SnapshotError as exc:
-                raise RunError(f"{exc}") from None
-            t = together(comm, check_file_cosmology, cfg, path, t, "the particles")
+            p, t, units = foreign_particles(path, api_settings(settings, options, None, None))
             if output is True:
                 raise RunError(f"{path} is not a snapshot of a run, so it has no run folder "
                                f"to continue in: give output a folder")
@@ -182,22 +162,10 @@ class Simulation(RunWriting, ParticleViews):
                        overwrite=overwrite, quiet=quiet, progress=progress, **options)
         over = api_settings(settings, options, None,
                              output if isinstance(output, (str, Path)) else None)
-        sim = cls.__new__(cls)
-        sim._continue(together(comm, load_restart, path, over, comm), path, comm,
-                      output=bool(output), overwrite=overwrite, quiet=quiet, progress=progress)
-        return sim
+        return cls.from_restart(path, over, output=bool(output), overwrite=overwrite,
+                                quiet=quiet, progress=progress)
 
     # -- setting up ---------------------------------------------------------------------
-
-    def _continue(self, loaded: tuple[Settings, Snapshot], path: str, comm: Comm,
-                  **kw: Any) -> None:
-        """Set up from run snapshot ``path``, as :func:`load_restart` returned it."""
-        settings, snap = loaded
-        together(comm, check_particles, snap.particles, f"restart snapshot {path}", comm)
-        start = Start(snap.particles, snap.time, int(snap.run_state["Step"]),
-                       int(snap.run_state["SnapshotNumber"]) + 1,
-                       float(snap.run_state["InitialEnergy"]), snap)
-        self._setup(settings, comm, start, restart_path=path, **kw)
 
     def _setup(self, settings: Settings, comm: Comm, start: Start, *, output: bool,
                overwrite: bool, quiet: bool, progress: bool | None,
@@ -208,13 +176,13 @@ class Simulation(RunWriting, ParticleViews):
         self._background = background_of(settings)
         self._sched = schedule_of(settings, self._background, start.time, start.step)
         # the Λ term of an expanding sphere in physical coordinates: an acceleration λ r
-        self._lambda = (settings.cosmology.omega_lambda * self._background.H0 ** 2
-                        if self._background is not None else 0.0)
+        self._lambda = (self._background.lambda_term if self._background is not None
+                        else 0.0)
         self._number = start.snapshot
         self._caller_ids = caller_ids
         # the caller's order is that of caller_ids, else ID order; on one process the IDs
         # never change, so whether they are a range lo .. lo + N - 1 is found once, here
-        self._id_lo = (_id_range(caller_ids if caller_ids is not None else start.particles.ids)
+        self._id_lo = (id_range(caller_ids if caller_ids is not None else start.particles.ids)
                        if comm.size == 1 else None)
         self._slots: np.ndarray | None = None      # caller position by ID - lo
         self._order: Any = None                    # _device_order's (lo, table)
@@ -294,32 +262,17 @@ class Simulation(RunWriting, ParticleViews):
             mom = self._moments()
             self._e0 = float(mom["kinetic"] + mom["potential"])
             if not self._sched.cosmological:
-                self._check_virial(mom, echo)
+                text = virial_warning(mom)
+                if text is not None:
+                    self._reporter.warning(text)
+                    if not echo and self._comm.rank == 0:
+                        warnings.warn(text, RuntimeWarning, stacklevel=4)    # the caller's line
         self._prev = self._counters()
         self._prev_bd = self._stepper.breakdown()
         if start.restart is None:
             if self._out is not None:
                 self._snapshot(wait=True)
             self._report()
-
-    def _check_virial(self, mom: dict, echo: bool) -> None:
-        """A warning (log, stdout; the API: a RuntimeWarning) when the first state's
-        2K/|W| is outside :data:`VIRIAL_RANGE`."""
-        kin, pot = float(mom["kinetic"]), float(mom["potential"])
-        if not (kin > 0 and pot < 0):
-            return
-        q = 2 * kin / abs(pot)
-        low, high = VIRIAL_RANGE
-        if low <= q <= high:
-            return
-        why = (f"above {high:g} nearly every particle is unbound" if q > high else
-               f"below {low:g} the velocities are all but nil")
-        text = (f"the initial state has 2K/|W| = {q:.3g} (1 in virial equilibrium; {why}): "
-                f"are the initial conditions in the units they are read in? (hybridtree info "
-                f"FILE shows the units a file states; internal units: G = 1)")
-        self._reporter.warning(text)
-        if not echo and self._comm.rank == 0:
-            warnings.warn(text, RuntimeWarning, stacklevel=5)    # the caller's line
 
     def _discard(self, created: bool) -> None:
         """Remove what a start that failed had written."""
@@ -487,13 +440,3 @@ class Simulation(RunWriting, ParticleViews):
     def __repr__(self) -> str:
         return (f"<hybridtree.Simulation N={self._n} t={self.t:.6g} steps={self._step} "
                 f"dt={self.dt:g} on {self._rt.info.label}>")
-
-
-# -- helpers ------------------------------------------------------------------------------
-
-def _id_range(ids: np.ndarray) -> int | None:
-    """lo when the (unique) ``ids`` are lo .. lo + len - 1, else None."""
-    if not len(ids):
-        return None
-    lo = int(ids.min())
-    return lo if int(ids.max()) - lo + 1 == len(ids) else None

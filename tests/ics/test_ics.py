@@ -18,9 +18,9 @@ import pytest
 from scipy import integrate, stats
 from scipy.spatial.distance import pdist
 
-from hybridtree.ics.spheres import (BLOCK, _hernquist_b, _hernquist_df, block_rng, cold_sphere,
-                                    com_offsets,
-                            exact_column_sums, generate_share, hernquist, plummer, to_com_frame)
+from hybridtree.ics.hernquist_df import hernquist_b, hernquist_df
+from hybridtree.ics.spheres import (BLOCK, block_rng, cold_sphere, com_offsets, exact_column_sums,
+                                    generate_share, hernquist, plummer, to_com_frame)
 
 GENERATORS = [plummer, hernquist, cold_sphere]
 N_BIG = 100_000
@@ -381,26 +381,26 @@ def test_hernquist_sigma_reference_matches_jeans():
         assert hq_sigma_r2(r) == pytest.approx(jeans, rel=1e-7)
 
 
-def test_hernquist_df_bracket_and_envelope_bound():
+def testhernquist_df_bracket_and_envelope_bound():
     """B(q) = 128 ∫_0^q x⁴(1-x²)^{3/2} dx (the identity the sampler's bound rests on),
     B(q) <= (128/5) q⁵, series and closed form join continuously."""
     for q in [0.01, 0.2, 0.49999, 0.5, 0.7, 0.95, 1.0]:
         ref = 128.0 * quad(lambda x: x**4 * (1.0 - x * x) ** 1.5, 0.0, q)
-        assert _hernquist_b(np.array([q]))[0] == pytest.approx(ref, rel=1e-9)
-    assert _hernquist_b(np.array([1.0]))[0] == pytest.approx(1.5 * np.pi, rel=1e-14)
+        assert hernquist_b(np.array([q]))[0] == pytest.approx(ref, rel=1e-9)
+    assert hernquist_b(np.array([1.0]))[0] == pytest.approx(1.5 * np.pi, rel=1e-14)
     q = np.linspace(1e-4, 1.0, 100_001)
-    b = _hernquist_b(q)
+    b = hernquist_b(q)
     assert np.all(b > 0.0)
     assert np.all(b <= 25.6 * q**5 * (1.0 + 1e-12))
     assert np.all(np.diff(b / q**5) <= 1e-12)  # B/q⁵ decreasing
-    assert np.all(np.diff(_hernquist_df(q * q)) > 0.0)  # f increasing in ε
+    assert np.all(np.diff(hernquist_df(q * q)) > 0.0)  # f increasing in ε
 
 
-def test_hernquist_df_gives_density():
+def testhernquist_df_gives_density():
     """4π ∫ v² f(Ψ - v²/2) dv = ρ(r): eq. 17 as implemented is the model's DF."""
     for r in [0.003, 0.05, 0.5, 2.0, 20.0, 200.0]:
         psi = 1.0 / (1.0 + r)
-        rho = 4.0 * np.pi * quad(lambda v: v * v * _hernquist_df(psi - 0.5 * v * v), 0.0, np.sqrt(2.0 * psi))
+        rho = 4.0 * np.pi * quad(lambda v: v * v * hernquist_df(psi - 0.5 * v * v), 0.0, np.sqrt(2.0 * psi))
         assert rho == pytest.approx(hq_density(r), rel=1e-7)
 
 
@@ -516,7 +516,7 @@ def _speed_cdf(v, r, nodes=96):
 
     def integral(upper):
         u = upper[:, None] * x[None, :]
-        return upper * np.sum(wts * u * u * _hernquist_df(psi[:, None] - 0.5 * u * u), axis=1)
+        return upper * np.sum(wts * u * u * hernquist_df(psi[:, None] - 0.5 * u * u), axis=1)
 
     return integral(v) / integral(np.sqrt(2.0 * psi))
 
@@ -531,7 +531,7 @@ def test_hernquist_speed_distribution(hq):
     # quadrature check against adaptive quad for one particle near the cusp
     i = sel[np.argmin(r[sel])]
     psi = 1.0 / (1.0 + r[i])
-    g = lambda u: u * u * _hernquist_df(psi - 0.5 * u * u)  # noqa: E731
+    g = lambda u: u * u * hernquist_df(psi - 0.5 * u * u)  # noqa: E731
     ref = quad(g, 0.0, v[i]) / quad(g, 0.0, np.sqrt(2.0 * psi))
     assert _speed_cdf(v[[i]], r[[i]])[0] == pytest.approx(ref, abs=1e-6)
     u = _speed_cdf(v[sel], r[sel])

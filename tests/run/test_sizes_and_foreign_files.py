@@ -81,14 +81,14 @@ def test_from_config_checks_before_drawing(here, monkeypatch, no_drawing):
 
 def test_arrays_are_refused_before_they_are_copied(monkeypatch):
     import hybridtree
-    from hybridtree.run import simulation
+    from hybridtree.run import start
     from hybridtree.run.setup import RunError
     pos, vel, mass = plummer(500, seed=1)
 
     def copied(*args, **kwargs):
         raise AssertionError("the arrays were copied")
 
-    monkeypatch.setattr(simulation, "particles_from_arrays", copied)
+    monkeypatch.setattr(start, "particles_from_arrays", copied)
     little_memory(monkeypatch)
     with pytest.raises(RunError, match=r"N = 500 particles need about .* host memory.*"
                                        r"1 MiB is available"):
@@ -155,7 +155,9 @@ def test_the_estimates_per_process_and_are_not_below_what_a_run_uses(here):
             tracemalloc.stop()
     (n1, p1), (n2, p2) = list(peaks.items())[1:]
     per = (p2 - p1) / (n2 - n1)
-    assert 100 < per <= HOST_BYTES_DEVICE_STATE, per
+    # > 80: the arrays are seen (96 since the constructors no longer hold the initial
+    # conditions while the state is set up, 100+ before)
+    assert 80 < per <= HOST_BYTES_DEVICE_STATE, per
     assert p1 <= n1 * HOST_BYTES_DEVICE_STATE + HOST_FIXED_BYTES
     assert p2 <= n2 * HOST_BYTES_DEVICE_STATE + HOST_FIXED_BYTES
 

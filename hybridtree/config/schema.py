@@ -1,0 +1,242 @@
+"""Every setting of a run: its type, default, allowed range or choices, and what it
+means (:data:`SCHEMA`).  This table is the one place where defaults live
+(``docs/configuration.md`` is generated from it: :func:`markdown_table`).  Units: lengths,
+masses and times are in the run's internal units (G = 1); ``[units]`` says what those are
+in cgs.  Rules that relate settings to each other are in :mod:`hybridtree.config.rules`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..errors import HybridtreeError
+from .units import KPC_CM, MSUN_1E10_G
+
+__all__ = ["ConfigError", "Option", "SCHEMA", "markdown_table", "redshift_list"]
+
+
+class ConfigError(HybridtreeError, ValueError):
+    """A mistake in a config file or a ``--set`` override (a user error).
+
+    ``keys``: the settings (``section.name``) the mistake is about, so that the caller
+    can say where it came from (the file, or a ``--set`` override)."""
+
+    def __init__(self, message: str, keys: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.keys = tuple(keys)
+
+
+@dataclass(frozen=True)
+class Option:
+    kind: type                             # bool, int, float or str
+    default: Any
+    doc: str
+    check: Callable[[Any], bool] | None = None
+    rule: str = ""                         # the check, in words, for error messages
+    choices: tuple = ()
+    #: other spellings of a value taken before the type check (e.g. a list of numbers for
+    #: a setting stored as text); returns the value unchanged when it does not apply
+    convert: Callable[[Any], Any] | None = None
+
+
+def _opt(kind, default, doc, check=None, rule="", choices=(), convert=None):
+    return Option(kind, default, doc, check, rule, tuple(choices), convert)
+
+
+def redshift_list(text: str) -> list[float]:
+    """``'8.9, 2.5, 0.93, 0'`` -> [8.9, 2.5, 0.93, 0.0] (ValueError if not numbers >= 0)."""
+    values = [float(w) for w in text.replace(",", " ").split()]
+    if any(not math.isfinite(z) or z < 0 for z in values):
+        raise ValueError(f"redshifts must be numbers >= 0: {text!r}")
+    return values
+
+
+def _numbers_as_text(value: Any) -> Any:
+    """A number or a list of numbers as the text '8.9, 2.5'; anything else unchanged."""
+    items = value if isinstance(value, list) else [value]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
+        return value
+    return ", ".join(repr(float(v)) for v in items)
+
+
+def _redshift_list(text: str) -> bool:
+    try:
+        redshift_list(text)
+    except ValueError:
+        return False
+    return True
+
+
+SCHEMA: dict[str, dict[str, Option]] = {
+    "ics": {
+        "kind": _opt(str, "plummer", "initial conditions: plummer (Hénon units), hernquist "
+                     "(G = M = a = 1), cold_sphere (uniform, at rest), cosmo_sphere (a sphere "
+                     "cut from a ΛCDM realization at cosmology.z_start; needs "
+                     "cosmology.enabled) or file (a GADGET-style HDF5 file)",
+                     choices=("plummer", "hernquist", "cold_sphere", "cosmo_sphere", "file")),
+        "n": _opt(int, 10000, "number of particles (generated models)",
+                  lambda v: 1 <= v <= 2**40, "1 <= n <= 2^40"),
+        "seed": _opt(int, 0, "random seed (same seed, same particles)", lambda v: v >= 0, ">= 0"),
+        "r_max": _opt(float, 100.0, "plummer/hernquist: radii beyond r_max scale radii are "
+                      "redrawn", lambda v: v > 0, "> 0"),
+        "radius": _opt(float, 1.0, "cold_sphere: radius; cosmo_sphere: comoving radius of "
+                       "the sphere cut from the cube (at most ics.box / 2; internal length "
+                       "units)", lambda v: v > 0, "> 0"),
+        "n_grid": _opt(int, 64, "cosmo_sphere: grid points (particles) per side of the "
+                       "cube", lambda v: 2 <= v <= 4096, "2 <= n_grid <= 4096"),
+        "box": _opt(float, 100.0, "cosmo_sphere: comoving side of the cube (internal length "
+                    "units)", lambda v: v > 0, "> 0"),
+        "lpt": _opt(int, 1, "cosmo_sphere: Lagrangian perturbation theory order: 1 "
+                    "(Zel'dovich) or 2 (2LPT)", lambda v: v in (1, 2), "1 or 2"),
+        "file": _opt(str, "", "kind = file: path of the HDF5 file (relative to the config "
+                     "file's folder)"),
+        "types": _opt(str, "all", "kind = file: which particles: all (every PartTypeN, "
+                      "flattened) or one group name such as PartType1"),
+    },
+    "gravity": {
+        "method": _opt(str, "tree", "tree (group walk) or direct (exact O(N^2))",
+                       choices=("tree", "direct")),
+        "eps": _opt(float, 0.01, "Plummer softening length (cosmological runs: comoving, "
+                    "so the physical softening is a × eps)", lambda v: v >= 0, ">= 0"),
+        "theta": _opt(float, 0.5, "opening angle (geometric criterion; with the relative "
+                      "one: of the first force, which has no old acceleration yet)",
+                      lambda v: 0 < v <= 1.2, "0 < theta <= 1.2"),
+        "opening": _opt(str, "geometric", "cell opening criterion: geometric ((l / theta + "
+                        "s)^2 < d^2) or relative (GADGET's: M l^2 / d^4 <= alpha |a_old|; "
+                        "docs/physics.md)", choices=("geometric", "relative")),
+        "alpha": _opt(float, 0.005, "relative opening criterion: tolerance on the force "
+                      "error of one cell relative to the sink's acceleration",
+                      lambda v: 0 < v <= 1, "0 < alpha <= 1"),
+        "theta_max": _opt(float, 1.0, "relative opening criterion: the largest opening "
+                          "angle it may accept (GADGET-4's ErrTolThetaMax)",
+                          lambda v: 0 < v <= 1.15, "0 < theta_max <= 1.15"),
+        "theta_min": _opt(float, 0.25, "relative opening criterion: cells smaller than this "
+                          "angle are accepted whatever the sink's acceleration (near a "
+                          "system's centre |a| -> 0 would open every cell)",
+                          lambda v: 0 < v <= 1.15, "0 < theta_min <= 1.15"),
+        "n_leaf": _opt(int, 16, "most particles in a tree leaf", lambda v: 1 <= v <= 1024,
+                       "1 <= n_leaf <= 1024"),
+        "n_group": _opt(int, 0, "most sinks sharing one walk; 0 = the device's default",
+                        lambda v: 0 <= v <= 1024, "0 <= n_group <= 1024"),
+        "multipole": _opt(str, "monopole", "cell moments", choices=("monopole", "quadrupole")),
+        "precise": _opt(bool, True, "direct method: hi + lo float32 coordinates"),
+        "build": _opt(str, "device", "where the tree is built: device (OpenCL; the tree stays "
+                      "there for the walk) or host (numpy, the reference)",
+                      choices=("device", "host")),
+        "remove_net_force": _opt(bool, True, "subtract the mass-weighted mean acceleration "
+                                 "(the tree's spurious net force) so that total momentum is "
+                                 "conserved"),
+        "device": _opt(str, "", "OpenCL device: '' = automatic (HYBRIDTREE_DEVICE, "
+                       "PYOPENCL_CTX, else a GPU first), or 'gpu', 'cpu', 'P:D', a name part"),
+    },
+    "hybrid": {
+        "enabled": _opt(bool, False, "hybrid tree: soft force every time.dt, hard force "
+                        "(pairs closer than r_out) every time.dt / n_hard; false = plain tree"),
+        "r_in": _opt(float, 0.01, "changeover: pair force entirely hard below r_in",
+                     lambda v: v >= 0, ">= 0"),
+        "r_out": _opt(float, 0.1, "changeover: pair force entirely soft beyond r_out "
+                      "(choose a few mean interparticle distances of the core)",
+                      lambda v: v > 0, "> 0"),
+        "n_hard": _opt(int, 4, "hard steps per soft step", lambda v: 1 <= v <= 4096,
+                       "1 <= n_hard <= 4096"),
+        "changeover": _opt(str, "dll", "W(r) shape: dll (Duncan, Levison & Lee 1998) or "
+                           "poly7 (C3 polynomial)", choices=("dll", "poly7")),
+    },
+    "time": {
+        "dt": _opt(float, 1.0 / 128, "leapfrog step shared by all particles (the soft step "
+                   "of a hybrid run; the largest step with time.stepping = block)",
+                   lambda v: v > 0, "> 0"),
+        "t_end": _opt(float, 1.0, "end time (a whole number of steps)", lambda v: v >= 0, ">= 0"),
+        "stepping": _opt(str, "shared", "shared (every particle takes time.dt) or block "
+                         "(each particle in a power-of-two bin of time.dt: dt / 2^k <= eta "
+                         "sqrt(eps / |a|))", choices=("shared", "block")),
+        "eta": _opt(float, 0.2, "block steps: accuracy of dt = eta sqrt(eps / |a|) (GADGET's "
+                    "ErrTolIntAccuracy 0.025 is eta = 0.22)", lambda v: 0 < v <= 10,
+                    "0 < eta <= 10"),
+        "max_bin": _opt(int, 16, "block steps: the deepest bin (smallest step time.dt / "
+                        "2^max_bin)", lambda v: 0 <= v <= 63, "0 <= max_bin <= 63"),
+
+    },
+    "cosmology": {
+        "enabled": _opt(bool, False, "a cosmological run: an expanding sphere with vacuum "
+                        "outside, in physical coordinates with the Λ term Ω_Λ H0² r; time "
+                        "runs from z_start to z_end in `steps` steps, and time.dt, "
+                        "time.t_end and output.snapshot_dt are not used"),
+        "omega_m": _opt(float, 0.3, "matter density parameter today", lambda v: 0 < v <= 10,
+                        "0 < omega_m <= 10"),
+        "omega_lambda": _opt(float, 0.7, "cosmological-constant density parameter today",
+                             lambda v: 0 <= v <= 10, "0 <= omega_lambda <= 10"),
+        "omega_b": _opt(float, 0.045, "baryon density parameter (the transfer function "
+                        "only; all particles are collisionless)",
+                        lambda v: 0 < v < 1, "0 < omega_b < 1"),
+        "h": _opt(float, 0.7, "H0 / (100 km/s/Mpc)", lambda v: 0 < v < 10, "0 < h < 10"),
+        "sigma8": _opt(float, 0.8, "rms linear density contrast in 8 Mpc/h spheres today",
+                       lambda v: v > 0, "> 0"),
+        "n_s": _opt(float, 0.96, "primordial spectral index", lambda v: 0 < v < 3,
+                    "0 < n_s < 3"),
+        "z_start": _opt(float, 49.0, "redshift of the initial conditions", lambda v: v > 0,
+                        "> 0"),
+        "z_end": _opt(float, 0.0, "final redshift", lambda v: v >= 0, ">= 0"),
+        "steps": _opt(int, 256, "steps from z_start to z_end", lambda v: v >= 1, ">= 1"),
+        "stepping": _opt(str, "time", "steps uniform in time or in ln a",
+                         choices=("time", "log_a")),
+    },
+    "output": {
+        "dir": _opt(str, "out", "output folder (relative to the working directory)"),
+        "snapshot_dt": _opt(float, 0.25, "time between snapshots (a whole number of steps); "
+                            "the first and last states are always written",
+                            lambda v: v > 0, "> 0"),
+        "diag_every": _opt(int, 8, "steps between diagnostics reports", lambda v: v >= 1, ">= 1"),
+        "redshifts": _opt(str, "", "cosmological runs: snapshots at the steps closest to "
+                          "these redshifts, e.g. '8.9, 2.5, 0.93, 0' or [8.9, 2.5, 0.93, 0] "
+                          "(the first and last "
+                          "states are always written)", _redshift_list, "numbers >= 0, "
+                          "separated by commas or spaces", convert=_numbers_as_text),
+        "snapshot_on_signal": _opt(bool, True, "on SIGTERM/SIGINT finish the current step, "
+                                   "write a snapshot to restart from, then stop (exit 143/130)"),
+        "snapshot_files": _opt(str, "single", "with several MPI processes: single (gathered "
+                               "on process 0 into snapshot_NNNN.hdf5; small N) or per_process "
+                               "(snapshot_NNNN.K.hdf5, GADGET's multi-file snapshots)",
+                               choices=("single", "per_process")),
+    },
+    "parallel": {
+        "grid": _opt(str, "", "domain grid nx x ny x nz such as '2x2x1' (its product must be "
+                     "the number of processes); '' = the most cubic one",
+                     lambda v: v == "" or re.fullmatch(r"[1-9]\d*x[1-9]\d*x[1-9]\d*", v)
+                     is not None, "'' or AxBxC"),
+        "samples": _opt(int, 2000, "decomposition: particles sampled per process (more: "
+                        "better balance, more traffic to process 0)",
+                        lambda v: 10 <= v <= 10_000_000, "10 <= samples <= 1e7"),
+        "overlap": _opt(bool, False, "send the LETs without blocking and walk the local "
+                        "tree meanwhile, then a tree of what arrived (false: one tree of "
+                        "local + received particles, walked by the local groups after the "
+                        "exchange; closest to the one-process forces, and faster on the "
+                        "H100, docs/history.md, session 8)"),
+        "spread_devices": _opt(bool, True, "processes on one node take different OpenCL "
+                               "devices of those gravity.device matches (node-local rank "
+                               "modulo their number); false: all take the same one"),
+    },
+    "units": {
+        "length_cm": _opt(float, KPC_CM, "internal length unit in cm (default 1 kpc)",
+                          lambda v: v > 0, "> 0"),
+        "mass_g": _opt(float, MSUN_1E10_G, "internal mass unit in g (default 1e10 Msun); "
+                       "velocity and time units follow from G = 1", lambda v: v > 0, "> 0"),
+    },
+}
+
+
+def markdown_table() -> str:
+    """The settings reference (docs/configuration.md's table)."""
+    rows = ["| setting | type | default | meaning |", "|---|---|---|---|"]
+    for section, opts in SCHEMA.items():
+        for name, opt in opts.items():
+            extra = f" ({' / '.join(opt.choices)})" if opt.choices else (
+                f" ({opt.rule})" if opt.rule else "")
+            default = repr(opt.default) if opt.kind is str else (
+                str(opt.default).lower() if opt.kind is bool else f"{opt.default:g}")
+            rows.append(f"| `{section}.{name}` | {opt.kind.__name__} | `{default}` | "
+                        f"{opt.doc}{extra} |")
+    return "\n".join(rows) + "\n"

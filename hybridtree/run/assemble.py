@@ -1,0 +1,63 @@
+"""The machinery of a run built from its settings: the stepper (one process or many),
+the schedule of its steps, and the refusals of settings that cannot run on the processes
+there are.  Units: internal (G = 1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config.rules import process_refusal
+from ..config.settings import Settings, redshift_list
+from ..gravity.engine import GravitySettings
+from ..integrate.schedule import Cosmic, Uniform
+from ..integrate.schemes import BlockSettings
+from ..integrate.state import state_backend
+from ..integrate.stepper import SerialStepper, Stepper
+from ..parallel.comm import Comm
+from ..particles import Particles
+from .processes import RunError
+
+__all__ = ["check_parallel", "grid_shape", "make_stepper", "schedule_of"]
+
+
+def check_parallel(settings: Settings, size: int) -> None:
+    """RunError for settings that cannot run on ``size`` processes (the rules are
+    :func:`hybridtree.config.rules.process_refusal`)."""
+    why = process_refusal(settings.values, size)
+    if why is not None:
+        raise RunError(why)
+
+
+def grid_shape(settings: Settings) -> tuple[int, int, int] | None:
+    """The domains per axis of ``parallel.grid`` (None: chosen by the run)."""
+    text = settings.parallel.grid
+    return tuple(int(v) for v in text.split("x")) if text else None
+
+
+def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: float) -> Stepper:
+    """The run's stepper: one process (state on the device where it can be), or many;
+    ``external``: the coefficient of the Λ term (0: none)."""
+    g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
+    t = settings.time
+    block = BlockSettings(t.eta, t.max_bin) if t.stepping == "block" else None
+    if comm.size == 1:
+        return SerialStepper(g, p, rt, external=external, block=block)
+    # parallel.overlap with block steps or the relative opening: refused by
+    # check_parallel (hybridtree.config.rules) before the device was taken
+    if g.opening != "geometric" and state_backend(rt, g.method, g.build) != "device":
+        raise RunError("gravity.opening = 'relative' on many processes needs the state on the "
+                       "device (gravity.build = 'device' and a device with cl_khr_fp64)")
+    from ..parallel.stepping import ParallelStepper
+    return ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
+                           samples=settings.parallel.samples, overlap=settings.parallel.overlap,
+                           external=external, block=block)
+
+
+def schedule_of(settings: Settings, background: Any, t0: float, step0: int):
+    """The run's steps (:mod:`hybridtree.integrate.schedule`); ``t0``: the time at step ``step0``."""
+    if background is None:
+        dt = settings.time.dt
+        return Uniform(t0, step0, dt, round(settings.output.snapshot_dt / dt))
+    c = settings.cosmology
+    return Cosmic(background, c.z_start, c.z_end, c.steps, c.stepping,
+                  redshift_list(settings.output.redshifts))

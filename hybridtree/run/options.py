@@ -1,0 +1,71 @@
+"""What a run's settings say beyond their values: the API's short names for them
+(``theta`` for ``gravity.theta``), the run's units and expansion history, and which of
+them are gravity's.  Units: internal (G = 1)."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+from ..config.settings import SCHEMA, Settings
+from ..config.units import Units
+
+__all__ = ["SHORT_NAMES", "api_settings", "background_of", "settings_units", "gravity_keys"]
+
+
+#: short names the API takes for settings (``theta`` for ``gravity.theta``): every name
+#: that only one section has, and ``hybrid`` for ``hybrid.enabled``
+SHORT_NAMES = {name: f"{section}.{name}" for section, opts in SCHEMA.items() for name in opts
+               if sum(name in o for o in SCHEMA.values()) == 1 and section != "ics"}
+SHORT_NAMES["hybrid"] = "hybrid.enabled"
+
+
+def api_settings(settings: dict[str, Any] | None, options: dict[str, Any],
+                  units: Units | tuple[float, float] | None,
+                  output: str | Path | None, fill: bool = False) -> dict[str, Any]:
+    """Flat ``section.name`` settings from the API's arguments (short names resolved).
+    ``fill``: settings from arrays, with no file behind them -- time.t_end and
+    output.snapshot_dt default to values that are whole steps of the ``dt`` given."""
+    flat = dict(settings or {})
+    for name, value in options.items():
+        if name not in SHORT_NAMES:
+            near = difflib.get_close_matches(name, list(SHORT_NAMES), 1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise TypeError(f"Simulation: unknown setting {name!r}{hint}; any setting can be "
+                            f"given as settings={{'section.name': value}}")
+        flat[SHORT_NAMES[name]] = value
+    if units is not None:
+        length, mass = ((units.length_cm, units.mass_g) if isinstance(units, Units)
+                        else units)
+        flat["units.length_cm"], flat["units.mass_g"] = float(length), float(mass)
+    if output is not None:
+        flat["output.dir"] = str(output)
+    if fill and "time.dt" in flat:
+        # defaults that are whole numbers of steps of any dt the caller picks
+        dt = float(flat["time.dt"])
+        flat.setdefault("time.t_end", 0.0)
+        default = SCHEMA["output"]["snapshot_dt"].default
+        flat.setdefault("output.snapshot_dt", dt * max(1, round(default / dt)))
+    return flat
+
+
+def background_of(settings: Settings) -> Any:
+    """The expansion history of a cosmological run
+    (:class:`hybridtree.cosmo.background.Cosmology`, internal units); None otherwise."""
+    c = settings.cosmology
+    if not c.enabled:
+        return None
+    from ..cosmo.background import Cosmology
+    return Cosmology(omega_m=c.omega_m, omega_l=c.omega_lambda, omega_b=c.omega_b,
+                     h=c.h, sigma8=c.sigma8, n_s=c.n_s, units=settings_units(settings))
+
+
+def settings_units(settings: Settings) -> Units:
+    """The run's internal units (``[units]``)."""
+    return Units(settings.units.length_cm, settings.units.mass_g)
+
+
+def gravity_keys(flat: dict[str, Any]) -> dict[str, Any]:
+    """The ``gravity.*`` settings of flat settings ``flat``."""
+    return {k: v for k, v in flat.items() if k.startswith("gravity.")}

@@ -1,0 +1,69 @@
+"""Where a continued run comes from: a run snapshot's settings and this process's share of
+its particles, refused before any particle is read when the file is no run snapshot or
+the run is too big for this machine."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..config.settings import ConfigError, Settings, settings_from_flat
+from ..io.hdf5_read import group_attrs
+from ..io.snapshot import Snapshot, SnapshotError, count_particles
+from ..parallel.comm import Comm
+from ..parallel.snapshots import agree, read_run_share
+from .processes import RunError
+from .size import check_memory
+
+__all__ = ["load_restart"]
+
+
+def load_restart(path: str, overrides: dict[str, Any], comm: Comm
+                 ) -> tuple[Settings, Snapshot]:
+    """This process's share of run snapshot ``path`` and its settings changed by
+    ``overrides`` (output.dir defaults to the snapshot's folder).  The settings and the
+    particle count come from the attributes first: a file that is no run snapshot, or a
+    run too big for this machine (:func:`check_memory`), is refused before any particle
+    is read."""
+    settings, n, error = None, 0, None
+    try:
+        settings, n = _restart_header(path, overrides)
+    except RunError as exc:
+        error = str(exc)
+    agree(comm, error, RunError)        # every process, before the collective check
+    check_memory(settings, comm, n, restart=True)
+    try:
+        snap = read_run_share(comm, path)
+    except SnapshotError as exc:
+        raise RunError(f"restart: {exc}") from None
+    return settings, snap
+
+
+def _restart_header(path: str, overrides: dict[str, Any]) -> tuple[Settings, int]:
+    """The settings (changed by ``overrides``) and particle count of run snapshot ``path``,
+    from its attributes and datasets' shapes alone."""
+    try:
+        state = group_attrs(path, "RunState")
+        params = group_attrs(path, "Parameters") if "Step" in state else {}
+    except SnapshotError as exc:
+        raise RunError(f"restart: {exc}") from None
+    if "Step" not in state:
+        full = os.path.abspath(path)        # a relative ics.file is the config's folder's
+        raise RunError(f"restart: {path} is not a snapshot of a hybridtree run (it has no "
+                       f"RunState group), so there is no run to continue; to start a new run "
+                       f"from its particles use ics.kind = \"file\": a config with the lines "
+                       f"ics.kind = \"file\" and ics.file = \"{full}\" (hybridtree run "
+                       f"CONFIG), or --set ics.kind=file --set ics.file={full}")
+    flat = {k: v for k, v in params.items() if "." in k}
+    try:
+        settings = settings_from_flat(flat, path)
+        if "output.dir" not in overrides:
+            overrides = {**overrides, "output.dir": str(Path(path).parent)}
+        settings = settings.with_overrides(overrides)
+    except ConfigError as exc:
+        raise RunError(f"restart: {exc}") from None
+    try:
+        return settings, count_particles(path, "PartType1")
+    except SnapshotError as exc:
+        raise RunError(f"restart: {exc}") from None

@@ -1,0 +1,144 @@
+"""Where a :class:`hybridtree.run.simulation.Simulation` begins (:class:`Start`): the
+particles of a new run (its settings' initial conditions, the API caller's arrays, or a
+file that is no run snapshot), or the state of a run snapshot it continues; and the
+warning for a first state whose units look wrong.  Each is refused (:class:`RunError`)
+before its particles are drawn or read when the run is too big for this machine.
+Units: internal (G = 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..config.settings import Settings, settings_from_flat
+from ..config.units import Units
+from ..io.snapshot import Snapshot, SnapshotError, count_particles, resolve_snapshot
+from ..parallel.comm import Comm
+from ..parallel.snapshots import check_unique_ids_across, read_particles_share
+from ..particles import Particles
+from .options import settings_units
+from .processes import RunError, run_comm, together
+from .restart import load_restart
+from .setup import (check_end, check_file_cosmology, check_particles, initial_conditions,
+                    particles_from_arrays)
+from .size import check_memory, ics_count
+
+__all__ = ["Start", "VIRIAL_RANGE", "caller_particles", "continued_start", "foreign_particles",
+           "id_range", "new_start", "snapshot_path", "virial_warning"]
+
+#: 2K/|W| of a new run's first state outside this range is said in a warning (a run that
+#: starts cold, K = 0, is taken as meant): above 10 nearly every particle is unbound, below
+#: 0.01 the velocities are all but nil -- both the mark of initial conditions read in other
+#: units than they were written in (velocities in km/s taken as 207 km/s, or the reverse,
+#: move 2K/|W| by a factor 43 000)
+VIRIAL_RANGE = (0.01, 10.0)
+
+
+@dataclass
+class Start:
+    """Where a simulation begins: its particles, time, step, next snapshot number,
+    initial energy (None: measure it) and the snapshot it continues (None: new run)."""
+    particles: Particles
+    time: float
+    step: int
+    snapshot: int              # number of the next scheduled snapshot
+    e0: float | None
+    restart: Snapshot | None
+
+
+def new_start(settings: Settings, comm: Comm, to_end: bool = False) -> Start:
+    """A new run of ``settings``: its initial conditions at their time.  ``to_end``: the
+    run goes to time.t_end, which must be a whole number of steps after the start."""
+    n, grid = together(comm, ics_count, settings)
+    check_memory(settings, comm, n, grid=grid)     # before any particle is drawn or read
+    particles, t0 = together(comm, initial_conditions, settings, settings_units(settings), comm)
+    if to_end:
+        check_end(settings, t0)
+    return Start(particles, t0, 0, 0, None, None)
+
+
+def continued_start(path: str, overrides: dict[str, Any], comm: Comm, to_end: bool = False
+                    ) -> tuple[Settings, Start]:
+    """The settings (changed by flat ``overrides``) and the state of run snapshot
+    ``path``; ``to_end`` as :func:`new_start`'s."""
+    settings, snap = together(comm, load_restart, path, overrides, comm)
+    if to_end:
+        check_end(settings, snap.time)
+    together(comm, check_particles, snap.particles, f"restart snapshot {path}", comm)
+    return settings, Start(snap.particles, snap.time, int(snap.run_state["Step"]),
+                           int(snap.run_state["SnapshotNumber"]) + 1,
+                           float(snap.run_state["InitialEnergy"]), snap)
+
+
+def caller_particles(settings: Settings, comm: Comm, pos: Any, vel: Any, mass: Any,
+                     ids: Any) -> Particles:
+    """Checked float64 copies of this process's share of the API caller's arrays; IDs
+    default to 1..N over all processes, in rank order."""
+    shape = np.shape(mass)
+    n_local = int(shape[0]) if shape else 0
+    # refused before the arrays are copied (or reach the device) when too big
+    check_memory(settings, comm, int(comm.allreduce(float(n_local))[0]), n_local=n_local)
+    p = together(comm, particles_from_arrays, pos, vel, mass, ids)
+    if comm.size > 1:
+        if ids is None:         # 1..N over all processes, in rank order
+            counts = comm.allgather(len(p))
+            p.ids += np.uint64(sum(counts[:comm.rank]))
+        check_unique_ids_across(comm, p.ids, "Simulation ids")
+    check_particles(p, "Simulation particles", comm)
+    return p
+
+
+def snapshot_path(path: Any) -> str:
+    """The snapshot file ``path`` names (a file, or a stem of files one per process)."""
+    try:
+        return str(resolve_snapshot(path))
+    except SnapshotError as exc:
+        raise RunError(f"{exc}") from None
+
+
+def foreign_particles(path: str, flat: dict[str, Any]) -> tuple[Particles, float, Units]:
+    """This process's share of the particles of ``path``, a file that is no run
+    snapshot, in the units of the new run of flat settings ``flat`` (as ics.kind = "file"
+    reads them), their start time and those units."""
+    comm = run_comm()
+    cfg = together(comm, settings_from_flat, flat)
+    units = settings_units(cfg)
+    try:
+        n = together(comm, count_particles, path, "all")
+    except SnapshotError as exc:
+        raise RunError(f"{exc}") from None
+    check_memory(cfg, comm, n)          # before any particle is read
+    try:
+        p, t, _ = read_particles_share(comm, path, "all", units)
+    except SnapshotError as exc:
+        raise RunError(f"{exc}") from None
+    t = together(comm, check_file_cosmology, cfg, path, t, "the particles")
+    return p, t, units
+
+
+def virial_warning(mom: dict) -> str | None:
+    """What to say (None: nothing) of a first state whose 2K/|W| is outside
+    :data:`VIRIAL_RANGE` (``mom``: the stepper's sums with ``kinetic`` and ``potential``)."""
+    kin, pot = float(mom["kinetic"]), float(mom["potential"])
+    if not (kin > 0 and pot < 0):
+        return None
+    q = 2 * kin / abs(pot)
+    low, high = VIRIAL_RANGE
+    if low <= q <= high:
+        return None
+    why = (f"above {high:g} nearly every particle is unbound" if q > high else
+           f"below {low:g} the velocities are all but nil")
+    return (f"the initial state has 2K/|W| = {q:.3g} (1 in virial equilibrium; {why}): "
+            f"are the initial conditions in the units they are read in? (hybridtree info "
+            f"FILE shows the units a file states; internal units: G = 1)")
+
+
+def id_range(ids: np.ndarray) -> int | None:
+    """lo when the (unique) ``ids`` are lo .. lo + len - 1, else None."""
+    if not len(ids):
+        return None
+    lo = int(ids.min())
+    return lo if int(ids.max()) - lo + 1 == len(ids) else None
