@@ -4,7 +4,9 @@ Units: G = 1; positions, masses and the softening length eps in any consistent
 units.  Forces use Plummer softening: a source of mass m at separation r gives
 acceleration m r_vec / (r^2 + eps^2)^(3/2) and potential -m / (r^2 + eps^2)^(1/2).
 A particle never acts on itself.  Results come back in float64, in the caller's
-particle order; the device computes in float32.
+particle order; the device computes in float32.  Every call is a thin call of the run's
+force engine (:class:`hybridtree.gravity.engine.ForceEngine`, net force kept); the knobs'
+defaults and ranges are the schema's (:mod:`.knobs`), except ``eps``, 0 by default.
 """
 
 from __future__ import annotations

@@ -9,6 +9,13 @@ is validated (the state was checked when it was made) and the host reads back on
 few numbers.  For a :class:`hybridtree.integrate.state.HostState` it does the same from numpy
 arrays (upload, build, walk, download).  Units: G = 1, the state's units.
 
+One interface, backends chosen once: ``compute(state, parts, active)`` picks the backend
+by where the state lives (``_on_device``, ``_on_host``); how many processes is the
+engine's class (this one; many: :class:`hybridtree.parallel.engine.ParallelEngine`, which
+replaces the two backends and keeps the rest).  Sinks given as arrays (the public
+:func:`hybridtree.gravity.accelerations`): :meth:`ForceEngine.sink_forces`, the same
+device backend on buffers of its own (values checked on the device, net force kept).
+
 Net force: a tree force violates Newton's third law by the size of its error, so an
 isolated system picks up a spurious net force (measured ~7e-5 at N = 1e4, θ = 0.5,
 monopole) and its centre of mass drifts.  ``remove_net_force`` subtracts the
@@ -265,10 +272,11 @@ class ForceEngine:
         """Forces of ``sinks`` (default: the sources themselves) from the sources ``pos``,
         ``mass`` given as arrays, for ``parts`` (default the settings' own: ``("full",)``,
         or hard and soft with a changeover; split parts: the sources as sinks), the net
-        force kept; nothing is kept in the engine but its buffers.  ``floor``: the relative criterion's (alpha, a_old of the sinks,
-        theta_min), walked on a tree built with ``theta`` (its theta_max).  The arrays
-        are validated here: on the device where they are sources of a device walk
-        (:meth:`_resident`), on the host otherwise."""
+        force kept; nothing is kept in the engine but its buffers.  ``floor``: the
+        relative criterion's (alpha, a_old of the sinks, theta_min), walked on a tree
+        built with ``theta`` (its theta_max).  The arrays are validated here: on the
+        device where they are the sources and sinks of a device walk (:meth:`_resident`),
+        on the host otherwise."""
         g, rt = self.g, self.rt
         if g.changeover is not None:
             return self._split(pos, mass, parts or g.parts)
