@@ -50,7 +50,7 @@ from hybridtree.parallel.forces import global_cube  # noqa: E402
 from hybridtree.gravity.tree import Octree  # noqa: E402
 from hybridtree.gravity.tree.moments import cell_moments  # noqa: E402
 from hybridtree.gravity.tree.morton import MAX_LEVEL, Cube, integer_coords, key_coords, morton_keys  # noqa: E402
-from hybridtree.gravity.tree.octree import _concat_ranges, split_cells  # noqa: E402
+from hybridtree.gravity.tree.octree import concat_ranges as _concat_ranges, split_cells  # noqa: E402
 
 MODELS = ("plummer", "halo_sat")
 DEFAULT_PROCS = (8, 16, 32, 64, 128, 256, 512, 1024)

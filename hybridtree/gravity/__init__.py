@@ -4,6 +4,7 @@ a run goes through, direct summation, the hybrid tree's hard/soft split, the tre
 
 from .api import (BUILDS, METHODS, OPENINGS, Forces, accelerations, direct_reference,
                   split_accelerations, validate_particles)
+from .engine import ForceEngine, GravitySettings
 
-__all__ = ["BUILDS", "Forces", "METHODS", "OPENINGS", "accelerations", "direct_reference",
-           "split_accelerations", "validate_particles"]
+__all__ = ["BUILDS", "Forces", "ForceEngine", "GravitySettings", "METHODS", "OPENINGS",
+           "accelerations", "direct_reference", "split_accelerations", "validate_particles"]

@@ -9,6 +9,13 @@ is validated (the state was checked when it was made) and the host reads back on
 few numbers.  For a :class:`hybridtree.integrate.state.HostState` it does the same from numpy
 arrays (upload, build, walk, download).  Units: G = 1, the state's units.
 
+One interface, backends chosen once: ``compute(state, parts, active)`` picks the backend
+by where the state lives (``_on_device``, ``_on_host``); how many processes is the
+engine's class (this one; many: :class:`hybridtree.parallel.engine.ParallelEngine`, which
+replaces the two backends and keeps the rest).  Sinks given as arrays (the public
+:func:`hybridtree.gravity.accelerations`): :meth:`ForceEngine.sink_forces`, the same
+device backend on buffers of its own (values checked on the device, net force kept).
+
 Net force: a tree force violates Newton's third law by the size of its error, so an
 isolated system picks up a spurious net force (measured ~7e-5 at N = 1e4, θ = 0.5,
 monopole) and its centre of mass drifts.  ``remove_net_force`` subtracts the
@@ -18,45 +25,50 @@ mass-weighted mean acceleration of each part (summed in the fixed order of
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+import pyopencl as cl
 
 from ..device import reduce
 from ..device.clock import Clock
-from .direct import direct_forces
 from ..device.runtime import Runtime
-from .splitting import Changeover
+from ..device.transfer import Workspace, download, upload
 from ..integrate.state import DeviceState, HostState, State
-from ..device.transfer import Workspace
+from ..particles import shaped_particles, validate_particles
+from .direct import direct_forces
+from .knobs import build_where, default
+from .splitting import Changeover
 from .tree import build_tree
 from .tree.device_build import DeviceArrays, build_device_tree
 from .walk import tree_forces, walk_active, walk_into
 
-__all__ = ["ForceEngine", "GravitySettings", "opening_floor"]
+__all__ = ["ForceEngine", "Forces", "GravitySettings", "opening_floor"]
 
 
 @dataclass(frozen=True)
 class GravitySettings:
-    """The gravity knobs of a run (see docs/configuration.md, ``[gravity]``/``[hybrid]``)."""
+    """The gravity knobs of a run (see docs/configuration.md, ``[gravity]``/``[hybrid]``);
+    the defaults are the schema's (:data:`hybridtree.config.SCHEMA`)."""
 
-    method: str = "tree"
-    eps: float = 0.01
-    theta: float = 0.5
-    n_leaf: int = 16
-    n_group: int = 0                # 0: the device kind's default
-    multipole: str = "monopole"
-    precise: bool = True
-    build: str = "device"
-    remove_net_force: bool = True
-    device: str = ""
+    method: str = default("method")
+    eps: float = default("eps")
+    theta: float = default("theta")
+    n_leaf: int = default("n_leaf")
+    n_group: int = default("n_group")        # 0: the device kind's default
+    multipole: str = default("multipole")
+    precise: bool = default("precise")
+    build: str = default("build")
+    remove_net_force: bool = default("remove_net_force")
+    device: str = default("device")
     changeover: Changeover | None = None     # the hybrid tree's force split
     n_hard: int = 1                          # hard steps per soft step
-    opening: str = "geometric"               # or "relative" (GADGET's; needs alpha)
-    alpha: float = 0.005                     # the relative criterion's tolerance
-    theta_max: float = 1.0                   # the relative criterion's largest angle
-    theta_min: float = 0.25                  # ... and the angle it accepts whatever a_old
+    opening: str = default("opening")        # or "relative" (GADGET's; needs alpha)
+    alpha: float = default("alpha")          # the relative criterion's tolerance
+    theta_max: float = default("theta_max")  # the relative criterion's largest angle
+    theta_min: float = default("theta_min")  # ... and the angle it accepts whatever a_old
 
     @classmethod
     def from_settings(cls, g, h=None) -> "GravitySettings":
@@ -86,14 +98,60 @@ def opening_floor(g: GravitySettings, known: bool, acc):
     return None
 
 
-class ForceEngine:
-    """Forces of a state (see the module docstring).  ``counts``: interactions per part
-    and the number of forces computed, cumulative."""
+@dataclass
+class Forces:
+    """Forces of sinks given as arrays (float64, caller's order, G = 1): what
+    :func:`hybridtree.gravity.accelerations` returns.
 
-    def __init__(self, g: GravitySettings, rt: Runtime, clock: Clock | None = None):
+    ``n_pp``/``n_pc``: interactions per sink.  On the device-resident path they stay on
+    the device until first read (a download of 8 bytes per sink that most callers never
+    need); ``interactions`` is their total, summed on the device.
+    """
+
+    acc: np.ndarray                  # (n, 3) acceleration
+    pot: np.ndarray                  # (n,) potential
+    _n_pp: np.ndarray | None = None  # (n,) particle-particle interactions per sink
+    _n_pc: np.ndarray | None = None  # (n,) particle-cell interactions per sink
+    device: str = ""
+    timings: dict = field(default_factory=dict)   # seconds (and a few counts)
+    _total: int | None = None
+    _fetch: object = None            # () -> (n_pp, n_pc), for counts still on the device
+
+    def _counts(self) -> None:
+        if self._n_pp is None:
+            self._n_pp, self._n_pc = self._fetch()
+            self._fetch = None
+
+    @property
+    def n_pp(self) -> np.ndarray:
+        self._counts()
+        return self._n_pp
+
+    @property
+    def n_pc(self) -> np.ndarray:
+        self._counts()
+        return self._n_pc
+
+    @property
+    def interactions(self) -> int:
+        if self._total is not None:
+            return self._total
+        return int(self.n_pp.sum() + self.n_pc.sum())
+
+
+class ForceEngine:
+    """Forces of a state (see the module docstring), or of sinks given as arrays
+    (:meth:`sink_forces`).  ``counts``: interactions per part and the number of forces
+    computed, cumulative.  ``work``: the buffers kept between calls (default: the
+    engine's own).  Subclasses for other ways of computing (many processes:
+    :class:`hybridtree.parallel.engine.ParallelEngine`) replace ``_on_device`` and
+    ``_on_host``, the two backends, and keep the rest."""
+
+    def __init__(self, g: GravitySettings, rt: Runtime, clock: Clock | None = None,
+                 work: Workspace | None = None):
         self.g, self.rt = g, rt
         self.clock = clock or Clock(rt)
-        self.work = Workspace(rt)
+        self.work = work or Workspace(rt)
         self.counts: dict[str, int] = defaultdict(int)
         self._known = False       # the state holds forces of its current particles
 
@@ -208,3 +266,112 @@ class ForceEngine:
             s.acc[part][:] = acc
             if part != "hard":
                 s.pot[:] = pot
+
+    def sink_forces(self, pos, mass, sinks=None, floor=None,
+                    parts: tuple[str, ...] | None = None) -> dict[str, Forces]:
+        """Forces of ``sinks`` (default: the sources themselves) from the sources ``pos``,
+        ``mass`` given as arrays, for ``parts`` (default the settings' own: ``("full",)``,
+        or hard and soft with a changeover; split parts: the sources as sinks), the net
+        force kept; nothing is kept in the engine but its buffers.  ``floor``: the
+        relative criterion's (alpha, a_old of the sinks, theta_min), walked on a tree
+        built with ``theta`` (its theta_max).  The arrays are validated here: on the
+        device where they are the sources and sinks of a device walk (:meth:`_resident`),
+        on the host otherwise."""
+        g, rt = self.g, self.rt
+        if g.changeover is not None:
+            return self._split(pos, mass, parts or g.parts)
+        self_sinks = sinks is None
+        resident = g.method == "tree" and g.build == "device" and self_sinks and rt.has_fp64
+        if resident:
+            pos, mass = shaped_particles(pos, mass)        # values: checked on the device
+        else:
+            pos, mass = validate_particles(pos, mass)
+        if not self_sinks:
+            sinks, _ = validate_particles(sinks, np.zeros(len(np.asarray(sinks))), "sinks")
+        n_sink = len(pos) if self_sinks else len(sinks)
+        if len(pos) == 0 or n_sink == 0:
+            z = np.zeros(n_sink, np.int64)
+            return {"full": Forces(np.zeros((n_sink, 3)), np.zeros(n_sink), z, z.copy())}
+        if resident:
+            return {"full": self._resident(pos, mass, floor)}
+        n_group = g.n_group or None
+        t0 = time.perf_counter()
+        if g.method == "direct":
+            sink_pos = pos if self_sinks else sinks
+            acc, pot, t = direct_forces(rt, pos, mass, sink_pos, g.eps, self_skip=self_sinks,
+                                        split=g.precise)
+            n_pp = np.full(n_sink, len(pos) - int(self_sinks), np.int64)
+            n_pc = np.zeros(n_sink, np.int64)
+        else:
+            tree = build_where(rt, g.build, pos, mass, g.theta, g.n_leaf, g.multipole)
+            t = {f"build_{k}": v for k, v in tree.timings.items()}
+            t["build"] = time.perf_counter() - t0
+            acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, g.eps, n_group=n_group,
+                                                   sinks=None if self_sinks else sinks,
+                                                   floor=floor)
+            t.update(tw)
+        t["total"] = time.perf_counter() - t0
+        return {"full": Forces(acc, pot, n_pp, n_pc, device=rt.info.label, timings=t)}
+
+    def _split(self, pos, mass, parts: tuple[str, ...]) -> dict[str, Forces]:
+        """:meth:`sink_forces` of the hybrid tree's parts: one tree, walked per part from
+        the host (the build's time in the first part's timings)."""
+        g, rt = self.g, self.rt
+        pos, mass = validate_particles(pos, mass)
+        t0 = time.perf_counter()
+        tree = build_where(rt, g.build, pos, mass, g.theta, g.n_leaf, g.multipole)
+        build = time.perf_counter() - t0
+        out = {}
+        for part in parts:
+            t1 = time.perf_counter()
+            acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, g.eps, n_group=g.n_group or None,
+                                                   split=g.changeover, part=part)
+            tw["build"] = build if not out else 0.0
+            tw["total"] = time.perf_counter() - t1 + tw["build"]
+            out[part] = Forces(acc, pot, n_pp, n_pc, device=rt.info.label, timings=tw)
+        return out
+
+    def _resident(self, pos: np.ndarray, mass: np.ndarray, floor=None) -> Forces:
+        """The tree force of particles on themselves through the device backend: one
+        upload (pinned on GPUs), the values checked on the device, the tree built in kept
+        buffers, results widened to float64 on the device, one download of acc and pot;
+        interaction counts summed on the device (per sink: on demand).  ``timings``:
+        device seconds of upload, build, walk, download (device markers), ``total`` (the
+        host's clock from the upload on) and ``n_groups``."""
+        g, rt, clock, work = self.g, self.rt, self.clock, self.work
+        n = len(pos)
+        red = reduce.reducer(rt)
+        t0 = time.perf_counter()
+        with clock.device("upload"):
+            d_pos, d_mass = upload(rt, [pos, mass], ["upload_pos", "upload_mass"])
+        if not (red.all_finite(n, (d_pos, 3 * n), (d_mass, n)) and float(mass.min()) >= 0.0):
+            validate_particles(pos, mass)         # names the first bad particle
+        with clock.device("build"):
+            tree = build_device_tree(rt, DeviceArrays(d_pos, d_mass, n), None, theta=g.theta,
+                                     n_leaf=g.n_leaf, multipole=g.multipole, alloc=work)
+        acc_b, pot_b = work("api_acc", 24 * n), work("api_pot", 8 * n)
+        if floor is not None:
+            with clock.device("upload"):
+                a_old = upload(rt, [floor[1]], ["api_acc_old"])[0]
+            floor = (floor[0], a_old, floor[2])
+        with clock.device("walk"):
+            counts, n_groups, _ = walk_into(rt, tree, g.eps, acc_b, pot_b, g.n_group or None,
+                                            floor=floor)
+            total = sum(red.count_sum(n, counts))
+            # per-sink counts (caller's order), kept for a later read (walk_into left them
+            # in the workspace, which the next call overwrites)
+            kept = rt.empty(8 * n)
+            cl.enqueue_copy(rt.queue, kept, counts, byte_count=8 * n)
+        acc, pot = np.empty((n, 3)), np.empty(n)
+        with clock.device("download"):
+            download(rt, [(acc_b, acc), (pot_b, pot)])
+        t = clock.snapshot()
+        t["total"] = time.perf_counter() - t0
+        t["n_groups"] = n_groups
+
+        def fetch() -> tuple[np.ndarray, np.ndarray]:
+            cnt = np.empty((n, 2), np.int32)
+            download(rt, [(kept, cnt)])
+            return cnt[:, 0], cnt[:, 1]
+
+        return Forces(acc, pot, device=rt.info.label, timings=t, _total=total, _fetch=fetch)

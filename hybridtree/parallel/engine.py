@@ -22,8 +22,10 @@ local tree is walked for the local particles; then a tree of the received entrie
 is built and walked by the local tree's groups, and the two forces are added.  One build
 of N + m particles becomes one of m, at the price of a second walk of every local group;
 measured slower (docs/history.md, session 8).
-With a host state the forces come from :func:`.forces.parallel_accelerations` (host LET
-selection), the path of devices without double precision.  Units: G = 1, the caller's.
+With a host state the forces come from the host backend, :func:`.host_let.host_let_forces`
+(host LET selection), the path of devices without double precision.  Everything else —
+settings, clock, kept buffers, counts, ``forces_known``, the dispatch of ``compute`` — is
+the one-process engine's, which this one extends.  Units: G = 1, the caller's.
 """
 
 from __future__ import annotations
@@ -36,15 +38,16 @@ import pyopencl as cl
 
 from ..device import reduce
 from ..device.clock import Clock
-from ..gravity.engine import GravitySettings, opening_floor
 from ..device.runtime import Runtime
-from ..integrate.state import DeviceState, HostState, State
 from ..device.transfer import Workspace, upload
+from ..gravity.engine import ForceEngine, GravitySettings, opening_floor
 from ..gravity.tree.device_build import DeviceArrays, build_device_tree, device_extent
 from ..gravity.walk import default_group, walk_active, walk_into
+from ..integrate.state import DeviceState, HostState, State
+from ..particles import validate_particles
 from .comm import Comm
 from .device_let import let_rows, local_sink_groups, select_on_device
-from .forces import global_cube, parallel_accelerations
+from .host_let import ParallelForces, global_cube, host_let_forces
 
 __all__ = ["ParallelEngine"]
 
@@ -55,46 +58,31 @@ __all__ = ["ParallelEngine"]
 HARD_SECOND_TREE = False
 
 
-class ParallelEngine:
-    """Forces of a state on many processes (module docstring).  ``counts``: this
-    process's interactions and forces per part, cumulative; ``step``: this step's force
-    seconds, interactions (``work``) and LET volumes (entries, bytes sent)."""
+class ParallelEngine(ForceEngine):
+    """Forces of a state on many processes (module docstring): the one-process engine
+    with backends that exchange LETs through ``comm``.  ``counts``: this process's
+    interactions and forces per part, cumulative; ``step``: this step's force seconds,
+    interactions (``work``) and LET volumes (entries, bytes sent)."""
 
-    def __init__(self, g: GravitySettings, rt: Runtime, comm: Comm, clock: Clock,
+    def __init__(self, g: GravitySettings, rt: Runtime, comm: Comm, clock: Clock | None = None,
                  overlap: bool = False):
-        self.g, self.rt, self.comm, self.clock, self.overlap = g, rt, comm, clock, overlap
-        self.counts: dict[str, int] = defaultdict(int)
+        super().__init__(g, rt, clock)
+        self.comm, self.overlap = comm, overlap
         self.step: dict[str, float] = defaultdict(float)
-        self.work = Workspace(rt)
         self.remote_work = Workspace(rt)       # the received LET's tree (overlap)
         self.hard_second_tree = HARD_SECOND_TREE
-        self._known = False
-
-    def forces_known(self) -> None:
-        """The state holds forces already (a restart): the relative opening criterion may
-        use them from the first computation on."""
-        self._known = True
 
     def compute(self, state: State, parts: tuple[str, ...], active=None) -> int:
         """As :meth:`hybridtree.gravity.engine.ForceEngine.compute` (collective: every process
         calls it, with or without active particles); returns this process's count of
         particles whose force was computed."""
-        if active is not None and parts != ("full",):
-            raise ValueError("forces of the active particles only: the whole force only")
         t0 = time.perf_counter()
-        if isinstance(state, DeviceState):
-            done = self._on_device(state, parts, active)
-        else:
-            done = self._on_host(state, parts, active)
+        done = super().compute(state, parts, active)
         self.step["force"] += time.perf_counter() - t0
-        for part in parts:
-            self.counts[f"{part}_forces"] += 1
-        self._known = True
         return done
 
     def _count(self, part: str, interactions: int) -> None:
-        self.counts["interactions"] += interactions
-        self.counts[f"{part}_interactions"] += interactions
+        super()._count(part, interactions)
         self.step["work"] += interactions
 
     def _sent(self, parts: tuple[str, ...], entries: int, nbytes: int) -> None:
@@ -245,18 +233,21 @@ class ParallelEngine:
                 if t[3] > 0:
                     red.subtract(s.n, s.acc[part], t[:3] / t[3])
 
+    def let_forces(self, pos: np.ndarray, mass: np.ndarray, part: str = "full"
+                   ) -> ParallelForces:
+        """The host backend on arrays (validated float64, this process's particles):
+        forces of ``part`` from every process's particles (collective), net force kept."""
+        return host_let_forces(self.comm, self.rt, self.g, pos, mass, part, self.overlap)
+
     def _on_host(self, state: HostState, parts: tuple[str, ...], active) -> int:
         """Forces through the host LET path; with ``active``, those of every particle are
         computed and the active ones kept (devices without double precision: the
         fallback, not the fast path); the relative criterion is refused at set-up."""
         g = self.g
         rows = None if active is None else np.flatnonzero(active[0] >= active[1])
+        pos, mass = validate_particles(state.pos, state.mass)    # before any collective
         for part in parts:
-            f = parallel_accelerations(self.comm, state.pos, state.mass, g.eps, g.theta,
-                                       n_leaf=g.n_leaf, n_group=g.n_group or None,
-                                       multipole=g.multipole, device=g.device or None,
-                                       build=g.build, split=g.changeover, part=part,
-                                       overlap=self.overlap)
+            f = self.let_forces(pos, mass, part)
             for k in ("let_select", "let_comm", "build", "walk"):
                 self.clock.add(k, f.timings.get(k, 0.0))
             self.clock.add(f"walk_{part}", f.timings.get("walk", 0.0))

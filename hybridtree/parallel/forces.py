@@ -1,66 +1,29 @@
-"""Gravity across processes: local tree, LET exchange, local and remote walks.
-
-Every process builds its tree in the same global cube (power-of-two side), so its cells
-are cells of the one-process tree restricted to its particles; it sends each other
-process the LET for that process's particle box (:mod:`.let`) with one Alltoallv; it
-builds one tree of its own particles plus everything received (pseudo-particles act as
-point masses, as in FDPS) and walks it for its own particles, or (``overlap``) walks its
-local tree while the LETs travel (non-blocking) and then the tree of what arrived.
-Units: G = 1, the caller's length and mass units.
+"""Gravity across processes from host arrays: :func:`parallel_accelerations`, the public
+convenience over the parallel engine's host backend (:mod:`.host_let`).  Units: G = 1, the
+caller's length and mass units.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
-
 import numpy as np
 
-from ..gravity.api import _build, _check_eps, _check_tree_knobs
-from ..particles import validate_particles
 from ..device.choice import get_runtime, memory_needed
+from ..gravity.engine import GravitySettings
+from ..gravity.knobs import check_eps, check_tree_knobs, default
 from ..gravity.splitting import Changeover
-from ..gravity.tree import build_tree
-from ..gravity.tree.device_build import device_cube
-from ..gravity.tree.morton import Cube
-from ..gravity.walk import tree_forces
+from ..particles import validate_particles
 from .comm import Comm
-from .let import LET_DTYPE, let_entries, select_let
+from .engine import ParallelEngine
+from .host_let import ParallelForces, global_cube, particle_boxes
 
-__all__ = ["ParallelForces", "parallel_accelerations"]
-
-
-@dataclass
-class ParallelForces:
-    """Accelerations (n_local, 3) and potentials of this process's particles (G = 1)."""
-
-    acc: np.ndarray
-    pot: np.ndarray
-    interactions: int
-    let_sent: dict = field(default_factory=dict)      # cells, particles, bytes sent
-    timings: dict = field(default_factory=dict)       # seconds per phase
-
-
-def global_cube(boxes: np.ndarray) -> Cube:
-    """The power-of-two cube around every process's particles (``boxes``: as
-    :func:`particle_boxes` returns them)."""
-    lo, hi = boxes[:, 0].min(axis=0), boxes[:, 1].max(axis=0)
-    if not np.all(np.isfinite(lo)):
-        return Cube(np.zeros(3), 1.0)
-    return device_cube(np.stack([lo, hi]))
-
-
-def particle_boxes(comm: Comm, pos: np.ndarray) -> np.ndarray:
-    """(size, 2, 3): lower and upper corner of every process's particles (empty: inf, -inf)."""
-    box = np.stack([pos.min(axis=0), pos.max(axis=0)]) if len(pos) else \
-        np.stack([np.full(3, np.inf), np.full(3, -np.inf)])
-    return comm.allgather_float(box)
+__all__ = ["ParallelForces", "global_cube", "parallel_accelerations", "particle_boxes"]
 
 
 def parallel_accelerations(comm: Comm, pos: np.ndarray, mass: np.ndarray, eps: float,
-                           theta: float = 0.5, *, n_leaf: int = 16, n_group: int | None = None,
-                           multipole: str = "monopole", device: str | None = None,
-                           build: str = "device", split: Changeover | None = None,
+                           theta: float = default("theta"), *,
+                           n_leaf: int = default("n_leaf"), n_group: int | None = None,
+                           multipole: str = default("multipole"), device: str | None = None,
+                           build: str = default("build"), split: Changeover | None = None,
                            part: str = "full", overlap: bool = False) -> ParallelForces:
     """Forces on this process's particles from all processes' particles (collective).
 
@@ -78,76 +41,11 @@ def parallel_accelerations(comm: Comm, pos: np.ndarray, mass: np.ndarray, eps: f
     up to 1.3x the median error with monopoles (the received point masses are grouped
     again into monopole cells), and one more tree build.
     """
-    _check_tree_knobs(n_leaf, n_group, multipole, theta, build)
+    check_tree_knobs(n_leaf, n_group, multipole, theta, build)
     pos, mass = validate_particles(pos, mass)
-    eps = _check_eps(eps)
-    t = {}
-    t0 = time.perf_counter()
-    boxes = particle_boxes(comm, pos)
-    cube = global_cube(boxes)
-    t1 = time.perf_counter()
-    t["boxes"] = t1 - t0
-
-    sent = {"cells": 0, "particles": 0, "bytes": 0}
-    chunks, counts = [], np.zeros(comm.size, np.int64)
-    others = [r for r in range(comm.size)
-              if r != comm.rank and np.all(boxes[r][0] <= boxes[r][1])]
-    if len(pos) and others:
-        tree = build_tree(pos, mass, theta=theta, n_leaf=n_leaf, cube=cube, multipole=multipole)
-        r_out = split.r_out if part == "hard" else None
-        for r in others:
-            lo, hi = boxes[r]
-            cells, idx = select_let(tree, lo, hi, r_out)
-            chunks.append(let_entries(tree, cells, idx))
-            counts[r] = len(chunks[-1])
-            sent["cells"] += len(cells)
-            sent["particles"] += len(idx)
-    send = np.concatenate(chunks) if chunks else np.empty(0, LET_DTYPE)
-    sent["bytes"] = int(send.nbytes)
-    t2 = time.perf_counter()
-    t["let_select"] = t2 - t1
-    n = len(pos)
-    rt = get_runtime(device, memory_needed(n, state=False))
-    walk = {"n_group": n_group, "split": split, "part": part}
-    if not overlap:
-        recv = comm.alltoallv(send, counts)
-        t3 = time.perf_counter()
-        t["let_comm"] = t3 - t2
-        if n == 0:
-            return ParallelForces(np.zeros((0, 3)), np.zeros(0), 0, sent, t)
-        merged = _build(rt, build, np.concatenate([pos, recv["pos"]]),
-                        np.concatenate([mass, recv["mass"]]), theta, n_leaf, multipole, cube=cube)
-        t4 = time.perf_counter()
-        t["build"] = t4 - t3
-        acc, pot, n_pp, n_pc, tw = tree_forces(rt, merged, eps, **walk)
-        t["walk"] = time.perf_counter() - t4
-        t.update({f"walk_{k}": v for k, v in tw.items() if k != "n_groups"})
-        return ParallelForces(acc[:n], pot[:n], int(n_pp[:n].sum() + n_pc[:n].sum()), sent, t)
-
-    pending = comm.ialltoallv(send, counts)
-    acc, pot, inter = np.zeros((n, 3)), np.zeros(n), 0
-    t["build"] = t["walk"] = 0.0
-    if n:
-        local = _build(rt, build, pos, mass, theta, n_leaf, multipole, cube=cube)
-        pending.test()                  # lets MPI move the messages along
-        t3 = time.perf_counter()
-        t["build"] += t3 - t2
-        acc, pot, n_pp, n_pc, _ = tree_forces(rt, local, eps, **walk)
-        inter += int(n_pp.sum() + n_pc.sum())
-        t["walk_local"] = time.perf_counter() - t3
-    t4 = time.perf_counter()
-    recv = pending.wait()
-    t5 = time.perf_counter()
-    t["let_comm"] = t5 - t4            # the part of the transfer the local walk did not hide
-    if n and len(recv):
-        remote = _build(rt, build, recv["pos"], recv["mass"], theta, n_leaf, multipole,
-                        cube=cube)
-        t6 = time.perf_counter()
-        t["build"] += t6 - t5
-        acc_r, pot_r, pp_r, pc_r, _ = tree_forces(rt, remote, eps, sinks=pos, **walk)
-        acc += acc_r
-        pot += pot_r
-        inter += int(pp_r.sum() + pc_r.sum())
-        t["walk_remote"] = time.perf_counter() - t6
-    t["walk"] = t.get("walk_local", 0.0) + t.get("walk_remote", 0.0)
-    return ParallelForces(acc, pot, inter, sent, t)
+    eps = check_eps(eps)
+    rt = get_runtime(device, memory_needed(len(pos), state=False))
+    g = GravitySettings(eps=eps, theta=theta, n_leaf=n_leaf, n_group=n_group or 0,
+                        multipole=multipole, build=build, changeover=split,
+                        remove_net_force=False, device=device or "")
+    return ParallelEngine(g, rt, comm, overlap=overlap).let_forces(pos, mass, part)

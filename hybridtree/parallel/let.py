@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..gravity.tree import Octree
-from ..gravity.tree.moments import _by_level
-from ..gravity.tree.octree import _concat_ranges
+from ..gravity.tree.moments import by_level
+from ..gravity.tree.octree import concat_ranges
 
 __all__ = ["box_distance2", "let_entries", "quadrupole_points", "select_let", "LET_DTYPE"]
 
@@ -50,13 +50,13 @@ def select_let(tree: Octree, lo: np.ndarray, hi: np.ndarray, r_out: float | None
     visited = np.zeros(tree.n_cells, bool)
     visited[0] = True
     goes_down = ~accept & ~skip & ~tree.is_leaf
-    for cells in reversed(_by_level(tree.level)):     # root side first
+    for cells in reversed(by_level(tree.level)):     # root side first
         p = tree.parent[cells]
         visited[cells] = visited[p] & goes_down[p]
     live = visited & ~skip
     cells = np.flatnonzero(live & accept)
     leaves = np.flatnonzero(live & ~accept & tree.is_leaf)
-    particles = _concat_ranges(tree.start[leaves], tree.count[leaves])
+    particles = concat_ranges(tree.start[leaves], tree.count[leaves])
     if r_out is not None:       # beyond r_out of the box a particle's hard force is zero
         particles = particles[box_distance2(lo, hi, tree.pos[particles]) <= r_out * r_out]
     return cells, particles

@@ -6,7 +6,7 @@ from tests.helpers import rel_err, same_counts_but_at_the_border
 
 from hybridtree.gravity import walk as treewalk
 from hybridtree.gravity import accelerations, direct_reference
-from hybridtree.gravity.api import _build
+from hybridtree.gravity.knobs import build_where
 from hybridtree.ics import plummer
 from hybridtree.gravity.tree import build_tree
 from hybridtree.gravity.walk import tree_forces
@@ -86,7 +86,7 @@ def test_list_walk_matches_the_simd_walk(runtime, multipole, eps, sinks_per_item
     monkeypatch.setattr(treewalk, "_list_room", {})
     pos, _, mass = plummer(20_000, seed=9)
     for build in ("host", "device"):
-        tree = _build(runtime, build, pos, mass, 0.5, 16, multipole)
+        tree = build_where(runtime, build, pos, mass, 0.5, 16, multipole)
         a1, p1, pp1, pc1, _ = tree_forces(runtime, tree, eps, 64,
                                           options={"KERNEL": "tree_walk_simd", "VEC": 8})
         a2, p2, pp2, pc2, _ = tree_forces(runtime, tree, eps, 64,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 
-def _by_level(level: np.ndarray) -> list[np.ndarray]:
+def by_level(level: np.ndarray) -> list[np.ndarray]:
     """Cell indices grouped by level, deepest first (root level excluded)."""
     o = np.argsort(level, kind="stable")
     bounds = np.searchsorted(level[o], np.arange(level.max() + 2))
@@ -50,7 +50,7 @@ def cell_moments(pos: np.ndarray, mass: np.ndarray, start: np.ndarray, count: np
     moment = np.zeros((n_cells, 3))              # sum m (x - centre), per cell
     cmass[leaves] = np.add.reduceat(mass, lstart)
     moment[leaves] = np.add.reduceat(mass[:, None] * d, lstart, axis=0)
-    levels = _by_level(level) if n_cells > 1 else []
+    levels = by_level(level) if n_cells > 1 else []
     for cells in levels:                          # children -> parents, deepest first
         p = parent[cells]
         cmass += np.bincount(p, weights=cmass[cells], minlength=n_cells)

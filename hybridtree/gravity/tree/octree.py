@@ -64,7 +64,7 @@ class Octree:
         return np.linalg.norm(self.com - self.centre, axis=1) + 0.5 * np.sqrt(3.0) * self.side
 
 
-def _concat_ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def concat_ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Concatenation of arange(s, s + c) for every (s, c)."""
     offsets = np.cumsum(counts) - counts
     return np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(offsets - starts, counts)
@@ -88,7 +88,7 @@ def split_cells(keys: np.ndarray, n_leaf: int, max_level: int = MAX_LEVEL):
         if not sel.any():
             break
         ps, pc, pid = cur_s[sel], cur_c[sel], cur_id[sel]
-        idx = _concat_ranges(ps, pc)
+        idx = concat_ranges(ps, pc)
         owner = np.repeat(np.arange(len(ps)), pc)
         prefix = keys[idx] >> np.uint64(3 * (max_level - level - 1))
         new = np.ones(len(idx), bool)
@@ -109,7 +109,7 @@ def split_cells(keys: np.ndarray, n_leaf: int, max_level: int = MAX_LEVEL):
             ps, pc, pid = cur_s[sel], cur_c[sel], cur_id[sel]
             nch = -(-pc // n_leaf)
             owner = np.repeat(np.arange(len(ps)), nch)
-            k = _concat_ranges(np.zeros(len(nch), np.int64), nch)   # chunk number in its cell
+            k = concat_ranges(np.zeros(len(nch), np.int64), nch)   # chunk number in its cell
             cs = ps[owner] + k * n_leaf
             starts.append(cs)
             counts.append(np.minimum(n_leaf, pc[owner] - k * n_leaf))

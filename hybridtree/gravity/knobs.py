@@ -1,0 +1,105 @@
+"""The gravity knobs of a force computation: their defaults and ranges (both from the
+schema, :data:`hybridtree.config.SCHEMA`, the one home of every default and range) and
+the checks that the public calls and the engine share.  Lengths: the caller's units."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..config import SCHEMA
+from .tree import MULTIPOLES, Cube, build_tree
+from .tree.device_build import build_device_tree
+
+__all__ = ["BUILDS", "METHODS", "OPENINGS", "build_where", "check_eps", "check_tree_knobs",
+           "default", "relative_floor"]
+
+
+def default(name: str) -> Any:
+    """The schema's default of ``gravity.<name>``."""
+    return SCHEMA["gravity"][name].default
+
+
+def _choices(name: str) -> tuple:
+    return SCHEMA["gravity"][name].choices
+
+
+def _in_range(name: str, value) -> bool:
+    return bool(SCHEMA["gravity"][name].check(value))
+
+
+def _rule(name: str) -> str:
+    return SCHEMA["gravity"][name].rule
+
+
+#: Force methods: "tree" (group walk) or "direct" (exact O(N^2)).
+METHODS = _choices("method")
+
+#: Cell opening criteria of the tree walk: "geometric", (l / theta + s)^2 < d^2; or
+#: "relative" (GADGET's), G M l^p / d^(p+2) <= alpha |a_old|, p = 2 for monopoles and 3
+#: with quadrupoles (cl/walkcommon.cl; docs/physics.md).
+OPENINGS = _choices("opening")
+
+#: Where the tree is built: "device" (cl/treebuild.cl, the tree stays on the device) or
+#: "host" (numpy, the reference).  Given the same cube both give the same cells; the
+#: device's cube has a power-of-two side.
+BUILDS = _choices("build")
+
+
+def check_eps(eps: float) -> float:
+    """``eps`` as a float, or ValueError when it is not finite and >= 0."""
+    eps = float(eps)
+    if not (np.isfinite(eps) and _in_range("eps", eps)):
+        raise ValueError(f"softening eps must be finite and {_rule('eps')}, got {eps!r}")
+    return eps
+
+
+def check_tree_knobs(n_leaf: int, n_group: int | None, multipole: str,
+                     theta: float | None, build: str = "device") -> None:
+    """ValueError for tree settings out of the schema's ranges (``theta=None``: not
+    checked; ``n_group=None``: the device's default, so 0 is refused here)."""
+    if build not in BUILDS:
+        raise ValueError(f"build must be one of {BUILDS}, got {build!r}")
+    if multipole not in MULTIPOLES:
+        raise ValueError(f"multipole must be one of {MULTIPOLES}, got {multipole!r}")
+    if theta is not None and not _in_range("theta", theta):
+        raise ValueError(f"theta must satisfy {_rule('theta')}, got {theta!r}")
+    if not (_in_range("n_leaf", n_leaf)
+            and (n_group is None or (n_group != 0 and _in_range("n_group", n_group)))):
+        raise ValueError(f"n_leaf and n_group must satisfy {_rule('n_leaf')} and 1 <= "
+                         f"n_group <= {_upper('n_group')}, got {n_leaf}, {n_group}")
+
+
+def _upper(name: str) -> str:
+    return _rule(name).rsplit("<=", 1)[-1].strip()
+
+
+def relative_floor(alpha: float, theta_max: float, theta_min: float, acc_old, n_sink: int
+                   ) -> tuple[float, np.ndarray, float]:
+    """(alpha, a_old, theta_min) of the relative opening criterion, checked (ValueError)."""
+    alpha = float(alpha)
+    if not (np.isfinite(alpha) and _in_range("alpha", alpha)):
+        raise ValueError(f"alpha must be finite and {_rule('alpha')}, got {alpha!r}")
+    if not _in_range("theta_max", theta_max):
+        raise ValueError(f"theta_max must satisfy {_rule('theta_max')}, got {theta_max!r}: "
+                         f"beyond it a sink could lie inside an accepted cell's bounding "
+                         f"sphere")
+    if not (_in_range("theta_min", theta_min) and theta_min <= theta_max):
+        raise ValueError(f"theta_min must be in (0, theta_max = {theta_max}], got "
+                         f"{theta_min!r}")
+    a_old = np.ascontiguousarray(acc_old, np.float64)
+    if a_old.shape != (n_sink, 3):
+        raise ValueError(f"acc_old must have shape ({n_sink}, 3), got {a_old.shape}")
+    if not np.isfinite(a_old).all():
+        raise ValueError("acc_old must be finite")
+    return alpha, a_old, float(theta_min)
+
+
+def build_where(rt, build: str, pos: np.ndarray, mass: np.ndarray, theta: float, n_leaf: int,
+                multipole: str, cube: Cube | None = None):
+    """The tree of ``pos`` built where ``build`` says (``cube``: default per builder)."""
+    if build == "device":
+        return build_device_tree(rt, pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole,
+                                 cube=cube)
+    return build_tree(pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole, cube=cube)
