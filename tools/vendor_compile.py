@@ -9,7 +9,7 @@ source); ``llvm-spirv-NN`` turns that into SPIR-V, the form Intel's runtimes als
 built-in functions (rsqrt, ...) undefined on AMD: compilation and code generation are
 checked, resource numbers (scratch) are not meaningful.
 
-``python -m tools.vendor_compile`` prints the result (CI: tests/test_vendor_compile.py).
+``python -m tools.vendor_compile`` prints the result (CI: tests/tools/test_vendor_compile.py).
 """
 
 from __future__ import annotations
