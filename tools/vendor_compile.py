@@ -9,7 +9,7 @@ source); ``llvm-spirv-NN`` turns that into SPIR-V, the form Intel's runtimes als
 built-in functions (rsqrt, ...) undefined on AMD: compilation and code generation are
 checked, resource numbers (scratch) are not meaningful.
 
-``python -m tools.vendor_compile`` prints the result (CI: tests/test_vendor_compile.py).
+``python -m tools.vendor_compile`` prints the result (CI: tests/tools/test_vendor_compile.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from tools.kernel_builds import Build, all_builds
+from tools.kernel_builds import Build, all_builds, declared_files
 from hybridtree.device.runtime import kernel_source
 
 __all__ = ["TARGETS", "Target", "compile_all", "compilers", "missing_tools"]
@@ -201,7 +201,7 @@ def compile_all(targets: Iterable[Target] = TARGETS, jobs: int | None = None,
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory() as name, ThreadPoolExecutor(jobs) as pool:
         tmp = Path(name)
-        for source in {p.name for p in _kernel_files()}:
+        for source in declared_files():       # includes are already in the text
             (tmp / source).write_text(kernel_source(source))
         plans = []
         for target in targets:
@@ -227,11 +227,6 @@ def compile_all(targets: Iterable[Target] = TARGETS, jobs: int | None = None,
             outcome.errors, outcome.warnings = errors, warnings
             outcomes.append(outcome)
     return outcomes
-
-
-def _kernel_files() -> list[Path]:
-    from hybridtree.device.runtime import _kernel_dir
-    return sorted(_kernel_dir().glob("*.cl"))
 
 
 def report(outcomes: list[Outcome]) -> str:

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pyopencl as cl
 
+from .kernels import kernel, launch, option_sets
 from .reduce import BLOCK, host_block_sum, reduce_defines
 from .runtime import DeviceError, DeviceInfo, Runtime, user_cache_dir
 
@@ -172,13 +173,14 @@ def _measure(info: DeviceInfo, device: cl.Device) -> tuple[Probe, bool]:
     except cl.Error as exc:
         return Probe(False, reason_line(exc), seconds=time.perf_counter() - t0), False
     try:
-        knl = rt.kernel("probe.cl", "probe_rsqrt")
+        kernel(rt, "probe.cl", "probe_rsqrt")           # a failed build is cached too
     except DeviceError as exc:
         return Probe(False, reason_line(exc), seconds=time.perf_counter() - t0), True
     try:
         x, ref = _inputs()
         out = rt.empty(16 * len(x))
-        knl(rt.queue, (len(x),), None, np.int32(len(x)), rt.to_device(x), out)
+        launch(rt, "probe.cl", "probe_rsqrt", len(x), np.int32(len(x)), rt.to_device(x), out,
+               local=None)
         res = np.empty((len(x), 4), np.float32)
         cl.enqueue_copy(rt.queue, res, out)
         rt.queue.finish()
@@ -204,6 +206,12 @@ def _measure(info: DeviceInfo, device: cl.Device) -> tuple[Probe, bool]:
                  seconds=time.perf_counter() - t0), True
 
 
+@option_sets
+def probe_option_sets(info: DeviceInfo) -> list[tuple[str, dict]]:
+    """The order check's builds of cl/reduce.cl (one work-item, plain and ORDERED_SUMS)."""
+    return [("reduce.cl", reduce_defines(1, sum_mode=mode)) for mode in (0, 1)]
+
+
 def _sum_mode(rt: Runtime) -> int:
     """How cl/reduce.cl's block sum keeps its written order on ``rt``'s device: 0 as it
     is, 1 with ORDERED_SUMS, -1 not at all; tried on terms of mixed signs over 16
@@ -213,9 +221,8 @@ def _sum_mode(rt: Runtime) -> int:
     want = host_block_sum(terms[:, None])[0]        # the written order, on the host
     buf, out = rt.to_device(terms), rt.empty(8)
     for mode in (0, 1):
-        knl = rt.kernel("reduce.cl", "reduce_rows", reduce_defines(1, sum_mode=mode),
-                        fast_math=False)
-        knl(rt.queue, (1,), (1,), np.int32(BLOCK), np.int32(1), buf, out)
+        launch(rt, "reduce.cl", "reduce_rows", 1, np.int32(BLOCK), np.int32(1), buf, out,
+               defines=reduce_defines(1, sum_mode=mode), local=1, fixed=True)
         got = np.empty(1)
         cl.enqueue_copy(rt.queue, got, out)
         if got[0] == want:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
+from .kernels import kernel, launch, option_sets
 from .runtime import DeviceInfo, Runtime, fit_work_group
 from .transfer import scratch
 
@@ -169,6 +170,15 @@ def reduce_defines(wg: int, nr: int = 3 * TRIALS, sum_mode: int = 0) -> dict:
     return {"BLOCK": BLOCK, "NR": nr, "WG": wg, **({"ORDERED_SUMS": 1} if sum_mode == 1 else {})}
 
 
+@option_sets
+def reduce_option_sets(info: DeviceInfo) -> list[tuple[str, dict]]:
+    """cl/reduce.cl's builds a device asks for: at :func:`reduce_work_group`, for the default
+    three mass fractions of :meth:`Reducer.lagrangian_radii` and for one (the probe's
+    order check builds its own: :func:`hybridtree.device.probe.probe_option_sets`)."""
+    return [("reduce.cl", reduce_defines(reduce_work_group(info), nr * TRIALS, info.sum_mode))
+            for nr in (3, 1)]
+
+
 def _local(values: np.ndarray, op: str) -> np.ndarray:
     """The reduction over one process: the values themselves."""
     return values
@@ -187,30 +197,29 @@ class Reducer:
         limit = rt.max_work_group_size(self._knl("count_sum"))
         if limit < self.wg:
             self.wg = fit_work_group(limit)
-        self._sizes: dict[int, int] = {}     # work-group size per kernel object
 
-    def _knl(self, name: str, nr: int = 3 * TRIALS) -> cl.Kernel:
-        return self.rt.kernel("reduce.cl", name,
-                              reduce_defines(self.wg, nr, self.rt.info.sum_mode), fast_math=False)
+    def _defines(self, nr: int = 3 * TRIALS) -> dict:
+        return reduce_defines(self.wg, nr, self.rt.info.sum_mode)
 
-    def _run(self, knl: cl.Kernel, items: int, *args) -> None:
-        wg = self._sizes.get(id(knl))
-        if wg is None:
-            wg = self._sizes[id(knl)] = min(self.wg, self.rt.max_work_group_size(knl))
-        knl(self.rt.queue, (-(-items // wg) * wg,), (wg,), *args)
+    def _knl(self, name: str) -> cl.Kernel:
+        return kernel(self.rt, "reduce.cl", name, self._defines())
 
-    def _levels(self, knl: cl.Kernel, n: int, k: int, *args, op: str = "reduce_rows"
-                ) -> np.ndarray:
-        """Run level-1 kernel ``knl`` (n items, k sums; args after n, before out), then
-        level ``op`` until one row is left; that row (k,)."""
+    def _run(self, name: str, items: int, *args, nr: int = 3 * TRIALS) -> None:
+        launch(self.rt, "reduce.cl", name, items, *args, defines=self._defines(nr),
+               local=self.wg)
+
+    def _levels(self, name: str, n: int, k: int, *args, op: str = "reduce_rows",
+                nr: int = 3 * TRIALS) -> np.ndarray:
+        """Run level-1 kernel ``name`` (n items, k sums; args after n, before out; built
+        for ``nr`` radii), then level ``op`` until one row is left; that row (k,)."""
         names = ("reduce.even", "reduce.odd")
         rows = -(-n // BLOCK)
         out = scratch(self.rt, names[0], 8 * k * rows)
-        self._run(knl, rows, np.int32(n), *args, out)
+        self._run(name, rows, np.int32(n), *args, out, nr=nr)
         level = 1
         while rows > 1:
             nxt = scratch(self.rt, names[level % 2], 8 * k * -(-rows // BLOCK))
-            self._run(self._knl(op), -(-rows // BLOCK), np.int32(rows), np.int32(k), out, nxt)
+            self._run(op, -(-rows // BLOCK), np.int32(rows), np.int32(k), out, nxt)
             out, rows, level = nxt, -(-rows // BLOCK), level + 1
         res = np.empty(k)
         cl.enqueue_copy(self.rt.queue, res, out)
@@ -220,7 +229,7 @@ class Reducer:
         """Column sums (k,) of the (n, k) float64 buffer ``terms``; :func:`host_block_sum`."""
         if n == 0:
             return np.zeros(k)
-        return self._levels(self._knl("reduce_rows"), n, k, np.int32(k), terms)
+        return self._levels("reduce_rows", n, k, np.int32(k), terms)
 
     def net_acceleration(self, n: int, mass: cl.Buffer, acc: cl.Buffer) -> np.ndarray:
         """Σ m a / Σ m (3,), acceleration units; zeros when Σ m = 0."""
@@ -231,13 +240,12 @@ class Reducer:
         over processes."""
         if n == 0:
             return np.zeros(4)
-        return self._levels(self._knl("net_terms"), n, 4, mass, acc)
+        return self._levels("net_terms", n, 4, mass, acc)
 
     def subtract(self, n: int, acc: cl.Buffer, shift: np.ndarray) -> None:
         """acc -= shift in place (``shift`` (3,), e.g. the net acceleration)."""
         if n > 0:
-            self._run(self._knl("subtract3"), n, np.int32(n),
-                      *(np.float64(s) for s in shift), acc)
+            self._run("subtract3", n, np.int32(n), *(np.float64(s) for s in shift), acc)
 
     def moments(self, n: int, pos: cl.Buffer, vel: cl.Buffer, mass: cl.Buffer,
                 pot: cl.Buffer | None = None) -> dict:
@@ -247,8 +255,7 @@ class Reducer:
         (Σ m |x|², about the origin); internal units."""
         if n == 0:
             return _moments(np.zeros(13))
-        knl = self._knl("moment_terms")
-        return _moments(self._levels(knl, n, 13, pos, vel, mass, pot,
+        return _moments(self._levels("moment_terms", n, 13, pos, vel, mass, pot,
                                      np.int32(pot is not None)))
 
     def lagrangian_radii(self, n: int, pos: cl.Buffer, mass: cl.Buffer, centre: np.ndarray,
@@ -270,19 +277,18 @@ class Reducer:
         c = [np.float64(x) for x in centre]
         if total_mass is None:
             total_mass = float(combine(self.block_sum(n, 1, mass), "sum")[0])
-        rmax = self._levels(self._knl("max_radius"), n, 1, pos, *c, op="reduce_rows_max") \
+        rmax = self._levels("max_radius", n, 1, pos, *c, op="reduce_rows_max") \
             if n else np.zeros(1)
         rmax = float(combine(rmax, "max")[0])
         nr = len(fractions) * TRIALS
-        knl = self._knl("enclosed_terms", nr)
         radii = scratch(self.rt, "reduce.radii", 8 * nr)
 
         def enclosed(r: np.ndarray) -> np.ndarray:
             if n == 0:
                 return combine(np.zeros(r.size), "sum").reshape(r.shape)
             cl.enqueue_copy(self.rt.queue, radii, np.ascontiguousarray(r, np.float64))
-            return combine(self._levels(knl, n, nr, pos, mass, *c, radii), "sum"
-                           ).reshape(r.shape)
+            return combine(self._levels("enclosed_terms", n, nr, pos, mass, *c, radii,
+                                        nr=nr), "sum").reshape(r.shape)
 
         return _radii(fractions, total_mass, rmax, enclosed, TRIALS)
 
@@ -291,10 +297,8 @@ class Reducer:
         (particles) only keeps the signature of the other reductions."""
         flag = scratch(self.rt, "reduce.flag", 4)
         cl.enqueue_copy(self.rt.queue, flag, np.zeros(1, np.int32))
-        knl = self._knl("nonfinite")
         for buf, count in arrays:
-            if count > 0:
-                self._run(knl, count, np.int32(count), buf, flag)
+            self._run("nonfinite", count, np.int32(count), buf, flag)
         out = np.empty(1, np.int32)
         cl.enqueue_copy(self.rt.queue, out, flag)
         return bool(out[0] == 0)
@@ -305,8 +309,8 @@ class Reducer:
             return 0, 0
         groups = max(1, min(-(-n // self.wg), 4 * self.rt.info.compute_units))
         part = scratch(self.rt, "reduce.counts", 16 * groups)
-        self._knl("count_sum")(self.rt.queue, (groups * self.wg,), (self.wg,), np.int32(n),
-                               counts, part)
+        launch(self.rt, "reduce.cl", "count_sum", groups * self.wg, np.int32(n), counts, part,
+               defines=self._defines(), local=self.wg, fixed=True)
         out = np.empty((groups, 2), np.int64)
         cl.enqueue_copy(self.rt.queue, out, part)
         return int(out[:, 0].sum()), int(out[:, 1].sum())

@@ -245,6 +245,11 @@ class Runtime:
             knl = self._programs[key] = cl.Kernel(prg, kernel_name)
         return knl
 
+    def builds(self) -> list[tuple[str, dict, bool]]:
+        """(file, defines, fast_math) of every program built on this runtime so far (what
+        the code asked for: tests compare it with hybridtree.device.kernels.requests)."""
+        return [(k[0], dict(k[1]), k[2]) for k in self._programs if len(k) == 4]
+
     @property
     def has_fp64(self) -> bool:
         """Whether kernels may use double precision (cl_khr_fp64)."""

@@ -7,6 +7,7 @@ import time
 import numpy as np
 import pyopencl as cl
 
+from ..device.kernels import kernel, launch, option_sets
 from ..device.runtime import DeviceInfo, Runtime, fit_work_group, pack4, split_hi_lo
 
 #: Work-group size (= j-tile size) per device kind; measured, see docs/benchmarks.md (GPU:
@@ -42,11 +43,19 @@ def direct_defines(info: DeviceInfo, eps: float, split: bool = True,
             **(options or {})}
 
 
+@option_sets
+def direct_option_sets(info: DeviceInfo) -> list[tuple[str, dict]]:
+    """cl/direct.cl's builds a device asks for: split and plain coordinates, eps zero or not
+    (ZERO_GUARD), at the default work-group."""
+    return [("direct.cl", direct_defines(info, eps, split)) for split in (True, False)
+            for eps in (0.0, 0.01)]
+
+
 def _direct_kernel(rt: Runtime, defines: dict, fixed: bool) -> tuple[cl.Kernel, dict]:
     """The built kernel and its defines; a work-group the built kernel cannot run with
     (registers) is halved and the kernel built again, unless the caller ``fixed`` it."""
     while True:
-        knl = rt.kernel("direct.cl", "direct_force", defines)
+        knl = kernel(rt, "direct.cl", "direct_force", defines)
         limit = rt.max_work_group_size(knl)
         if defines["WG"] <= limit:
             return knl, defines
@@ -77,7 +86,7 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
     t0 = time.perf_counter()
     centre = np.median(src_pos, axis=0)
     defines = direct_defines(rt.info, eps, split, work_group, options)
-    knl, defines = _direct_kernel(rt, defines, fixed=work_group is not None or
+    _, defines = _direct_kernel(rt, defines, fixed=work_group is not None or
                                   "WG" in (options or {}))
     wg = int(defines["WG"])
     per_group = wg * int(defines["NI"])
@@ -93,7 +102,8 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
     rt.queue.finish()
     t1 = time.perf_counter()
     n_groups = -(-n_i // per_group)
-    knl(rt.queue, (n_groups * wg,), (wg,), *args)
+    launch(rt, "direct.cl", "direct_force", n_groups * wg, *args, defines=defines, local=wg,
+           fixed=True)
     rt.queue.finish()
     t2 = time.perf_counter()
     res = np.empty((n_i, 4), np.float32)

@@ -1,4 +1,6 @@
-"""Host side of the group tree walk (cl/treewalk.cl): sink groups and device arrays."""
+"""Host side of the group tree walk (cl/treewalk.cl, cl/walklist.cl): sink groups, device
+arrays and the launches (which kernel and defines: :mod:`.walk_kernels`).  Tuning scripts
+and tests set its globals PACK_GROUPS, PROFILE, LIST_START, LIST_MEMORY_SHARE, _list_room."""
 
 from __future__ import annotations
 
@@ -7,45 +9,23 @@ import time
 import numpy as np
 import pyopencl as cl
 
-from ..device.runtime import Runtime, fit_work_group, pack4, split_hi_lo
+from ..device.kernels import launch, spread_local
+from ..device.runtime import Runtime, pack4, split_hi_lo
 from .splitting import Changeover
 from .tree import Octree, integer_coords, leaf_ranges, morton_keys
 from .tree.octree import packed_leaf_ranges
 from ..device.transfer import allocator, download, scratch
-from .tree.device_build import DeviceGroups, DeviceTree, device_groups, launch
+from .tree.device_build import DeviceGroups, DeviceTree, device_groups
 from .tree.device_sort import exclusive_scan
+from .walk_kernels import (DEFAULT_GROUP, LARGE_GROUP, LIST_WALK, WalkKernel,
+                           default_group, walk_kernel)
 
-#: Interaction-list capacity in local memory (entries).
-LIST_CAPACITY = 256
-
-#: Kernels of cl/walklist.cl (walk into global lists, then evaluate them).
-LIST_WALK = "walk_lists"
-
-#: Walk kernel and its defines per device kind (see cl/treewalk.cl); chosen by
-#: measurement, docs/benchmarks.md.  "KERNEL" is not a define.
-WALK_SETTINGS = {"cpu": {"KERNEL": "tree_walk_simd", "VEC": 8},
-                 "gpu": {"KERNEL": LIST_WALK, "SINKS": 2, "LBUF": 8, "REPLICATE": 4}}
+__all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "default_group", "sink_groups", "tree_forces",
+           "walk_active", "walk_into"]
 
 #: Merge consecutive sibling leaves into fuller sink groups (tree.octree.packed_leaf_ranges):
 #: without it groups are about 30 % full and most of a GPU work-group idles.
 PACK_GROUPS = True
-
-#: Default group size (sinks per walk) per device kind.
-DEFAULT_GROUP = {"cpu": 128, "gpu": 128}
-
-#: From how many sinks a device kind takes larger groups, and their size.  H100
-#: (docs/history.md, session 6): groups of 256 walk 2^24 sinks 10 % faster than
-#: groups of 128 (fewer lists to build), 2^22 as fast, 2^20 10 % slower.
-LARGE_GROUP = {"gpu": (1 << 23, 256)}
-
-
-def default_group(kind: str, n_sinks: int) -> int:
-    """Sinks per group when the caller gives none, for a device kind and sink count."""
-    large = LARGE_GROUP.get(kind)
-    if large is not None and n_sinks >= large[0]:
-        return large[1]
-    return DEFAULT_GROUP.get(kind, 64)
-
 
 #: First room per group list (entries); grown to the largest list seen on overflow.
 LIST_START = 8192
@@ -72,22 +52,6 @@ def _group_boxes(pos: np.ndarray, gstart: np.ndarray) -> tuple[np.ndarray, np.nd
     lo = np.minimum.reduceat(pos, gstart, axis=0)
     hi = np.maximum.reduceat(pos, gstart, axis=0)
     return 0.5 * (lo + hi), 0.5 * (hi - lo)
-
-
-def _walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: dict | None,
-                  split: Changeover | None, part: str, floor: tuple | None = None) -> dict:
-    """The walk's defines; ``floor``: the relative criterion's (alpha, a_old, theta_min)."""
-    defines = {"WG": n_group, "CAP": max(LIST_CAPACITY, int(n_leaf)), "QUAD": int(quad),
-               "OPENING": int(floor is not None),
-               **WALK_SETTINGS.get(rt.info.kind, WALK_SETTINGS["gpu"]),
-               **rt.info.math_defines(), **(options or {})}
-    if floor is not None:
-        defines["INV_THETA_MIN"] = f"{float(np.float32(1.0 / floor[2]))!r}f"
-    if part != "full":
-        if split is None:
-            raise ValueError(f"part = {part!r} needs a changeover (split)")
-        defines.update(split.defines(part))
-    return defines
 
 
 def _source_buffers(rt: Runtime, tree: Octree | DeviceTree) -> list:
@@ -156,22 +120,12 @@ def _device_sinks(tree: DeviceTree, n_group: int, groups: DeviceGroups | None = 
     g = groups or device_groups(tree, n_group, PACK_GROUPS)
     self_idx = allocator(tree.rt, tree.alloc)("self_idx", 4 * tree.n)
     if own:
-        launch(tree.rt, "iota", tree.n, np.int32(tree.n), self_idx)
+        launch(tree.rt, "treebuild.cl", "iota", tree.n, np.int32(tree.n), self_idx,
+               local=spread_local(tree.rt.info))
     elif tree.n:
         cl.enqueue_fill_buffer(tree.rt.queue, self_idx, np.int32(-1), 0, 4 * tree.n)
     return [np.int32(g.n_groups), g.ranges, g.hi, g.lo, g.half, tree.src_hi, tree.src_lo,
             self_idx], g.n_groups
-
-
-def launch_blocks(rt: Runtime, name: str, n: int, *args) -> None:
-    """Run kernel ``name`` of cl/blocks.cl over ``n`` work-items (rounded up).  Its own
-    launcher, like treebuild.cl's and let.cl's: kernel_builds.call_sites finds the files a
-    package builds by their literal names in ``.kernel(...)`` calls."""
-    if n <= 0:
-        return
-    knl = rt.kernel("blocks.cl", name, fast_math=False)
-    wg = min(256, rt.max_work_group_size(knl))
-    knl(rt.queue, (-(-n // wg) * wg,), (wg,), *args)
 
 
 def _set_floor(rt: Runtime, n_groups: int, ranges: cl.Buffer, caller: cl.Buffer,
@@ -181,12 +135,11 @@ def _set_floor(rt: Runtime, n_groups: int, ranges: cl.Buffer, caller: cl.Buffer,
     (cl/blocks.cl ``group_floor``); ``caller``: each sink's row of the float64 a_old,
     which has ``n_sinks`` rows (larger caller indices are not sinks)."""
     alpha, a_old = floor[:2]
-    launch_blocks(rt, "group_floor", n_groups, np.int32(n_groups), np.int32(n_sinks), ranges,
+    launch(rt, "blocks.cl", "group_floor", n_groups, np.int32(n_groups), np.int32(n_sinks), ranges,
                   caller, a_old, np.float64(alpha), g_half)
 
 
-def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, wg: int,
-               quad: bool) -> dict:
+def _list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool) -> dict:
     """Enqueue walk_lists + eval_lists over batches of groups (arguments as for tree_walk;
     ``wg``: eval_lists's work-group size); returns kernel times when :data:`PROFILE` is set."""
     nq = int(quad)
@@ -194,7 +147,7 @@ def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, wg: 
     src_hi, src_lo = args[4 + nq:6 + nq]
     n_groups, ranges, g_hi, g_lo, g_half, sink_hi, sink_lo, self_idx = args[6 + nq:14 + nq]
     eps2, out, counts = args[14 + nq:]
-    walk_knl = rt.kernel("walklist.cl", "walk_lists", defines)
+    defines, wg = walk.defines, walk.wg
     lwg = int(defines.get("LWG", 64))
     lbuf = int(defines.get("LBUF", 0))
     n_groups = int(n_groups)
@@ -221,13 +174,14 @@ def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, wg: 
         for g0 in range(0, n_groups, batch):
             nb = min(batch, n_groups - g0)
             t = lap(None, 0.0)
-            walk_knl(rt.queue, (-(-nb // lwg) * lwg,), (lwg,), n_cells, cell_hi, cell_lo, link,
-                     np.int32(g0), np.int32(nb), g_hi, g_lo, g_half, np.int32(room), lists, info)
+            launch(rt, walk.file, LIST_WALK, nb, n_cells, cell_hi, cell_lo, link, np.int32(g0),
+                   np.int32(nb), g_hi, g_lo, g_half, np.int32(room), lists, info,
+                   defines=defines, local=lwg, fixed=True)
             t = lap("list_walk", t)
-            eval_knl(rt.queue, (nb * wg,), (wg,), cell_hi, cell_lo,
-                     *([args[4]] if quad else []), src_hi, src_lo, np.int32(g0), ranges, g_hi,
-                     g_lo, sink_hi, sink_lo, self_idx, np.int32(room), lists, info, eps2,
-                     out, counts)
+            launch(rt, walk.file, walk.eval_name, nb * wg, cell_hi, cell_lo,
+                   *([args[4]] if quad else []), src_hi, src_lo, np.int32(g0), ranges, g_hi,
+                   g_lo, sink_hi, sink_lo, self_idx, np.int32(room), lists, info, eps2,
+                   out, counts, defines=defines, local=wg, fixed=True)
             lap("list_eval", t)
         sizes = np.empty((n_groups, 2), np.int32)
         cl.enqueue_copy(rt.queue, sizes, info)
@@ -238,53 +192,15 @@ def _list_walk(rt: Runtime, defines: dict, eval_knl: cl.Kernel, args: list, wg: 
     raise AssertionError("interaction lists outgrew the room made for them")
 
 
-def _walk_kernel(rt: Runtime, n_sinks: int, n_group: int | None, n_leaf: int, quad: bool,
-                 eps: float, options: dict | None, split: Changeover | None, part: str,
-                 floor: tuple | None = None):
-    """(kernel name, evaluation kernel, defines, work-group size, n_group) of a walk;
-    ``floor``: the relative opening criterion's (alpha, a_old, theta_min)."""
-    if floor is not None and split is not None:
-        raise ValueError("the relative opening criterion does not take a force split "
-                         "(hybrid tree) yet")
-    n_group = int(n_group or default_group(rt.info.kind, n_sinks))
-    defines = _walk_defines(rt, n_group, n_leaf, quad, options, split, part, floor)
-    name = defines.pop("KERNEL")
-    wg = n_group
-    if name == LIST_WALK:
-        sinks_per_item = int(defines.get("SINKS", 1))
-        if n_group % sinks_per_item:
-            if "SINKS" in (options or {}):
-                raise ValueError(f"n_group = {n_group} is not a multiple of "
-                                 f"SINKS = {sinks_per_item}")
-            sinks_per_item = defines["SINKS"] = 1       # the device default does not fit
-        wg = defines["WG"] = n_group // sinks_per_item
-        defines["ZERO_GUARD"] = int(np.float32(eps * eps) == 0)
-        # walk_lists requires its work-group size: within the device's limit
-        defines["LWG"] = fit_work_group(int(defines.get("LWG", 64)),
-                                        rt.info.work_group_limit())
-    source = "walklist.cl" if name == LIST_WALK else "treewalk.cl"
-    knl = rt.kernel(source, "eval_lists" if name == LIST_WALK else name, defines)
-    used, room = rt.local_mem_used(knl), rt.info.local_mem_limit()
-    if used > room:
-        raise ValueError(f"the walk kernel {name} needs {used} bytes of local memory, more "
-                         f"than the device's {room}: lower n_leaf ({n_leaf}) or n_group "
-                         f"({n_group})")
-    max_wg = rt.max_work_group_size(knl)
-    if wg > max_wg and name != "tree_walk_simd":
-        raise ValueError(f"n_group = {n_group} exceeds the device's work-group limit "
-                         f"{max_wg} for the walk kernel")
-    return name, knl, defines, wg, n_group
-
-
-def _enqueue_walk(rt: Runtime, name: str, knl, defines: dict, args: list, wg: int,
-                  n_groups: int, n_group: int, quad: bool) -> dict:
+def _enqueue_walk(rt: Runtime, walk: WalkKernel, args: list, n_groups: int,
+                  quad: bool) -> dict:
     """Enqueue the walk kernel(s); the list walk's kernel times with :data:`PROFILE`."""
-    if name == LIST_WALK:
-        return _list_walk(rt, defines, knl, args, wg, quad)
-    if name == "tree_walk_simd":
-        knl(rt.queue, (n_groups,), (1,), *args)   # private arrays: keep work-groups small
-    else:
-        knl(rt.queue, (n_groups * n_group,), (n_group,), *args)
+    if walk.name == LIST_WALK:
+        return _list_walk(rt, walk, args, quad)
+    # tree_walk_simd: private arrays, so work-groups of one group each
+    per_group = 1 if walk.name == "tree_walk_simd" else walk.n_group
+    launch(rt, walk.file, walk.name, n_groups * per_group, *args, defines=walk.defines,
+           local=per_group, fixed=True)
     return {}
 
 
@@ -292,10 +208,8 @@ def _unsort64(rt: Runtime, n: int, keep: int, order: cl.Buffer, out: cl.Buffer,
               counts: cl.Buffer, acc: cl.Buffer, pot: cl.Buffer, cnt: cl.Buffer) -> None:
     """A walk's results (tree order) into the caller's order as float64, for the particles
     of caller index below ``keep`` (cl/prepare.cl ``unsort64``)."""
-    knl = rt.kernel("prepare.cl", "unsort64", fast_math=False)
-    wg = min(256, rt.max_work_group_size(knl))
-    knl(rt.queue, (-(-n // wg) * wg,), (wg,), np.int32(n), np.int32(keep), order, out, counts,
-        acc, pot, cnt)
+    launch(rt, "prepare.cl", "unsort64", n, np.int32(n), np.int32(keep), order, out, counts,
+           acc, pot, cnt)
 
 
 def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl.Buffer,
@@ -330,15 +244,14 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     n = sinks.n
     keep = n if n_sinks is None else int(n_sinks)
     quad = tree.cell_quad is not None
-    name, knl, defines, wg, n_group = _walk_kernel(rt, keep, n_group, tree.n_leaf, quad, eps,
-                                                   options, split, part, floor)
-    sink_args, n_groups = _device_sinks(sinks, n_group, groups, own)
+    walk = walk_kernel(rt, keep, n_group, tree.n_leaf, quad, eps, options, split, part, floor)
+    sink_args, n_groups = _device_sinks(sinks, walk.n_group, groups, own)
     if floor is not None:
         _set_floor(rt, n_groups, sink_args[1], sinks.order, sink_args[4], floor, keep)
     alloc = allocator(rt, sinks.alloc)
     out, counts = alloc("walk_out", 16 * n), alloc("walk_counts", 8 * n)
     args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
-    prof = _enqueue_walk(rt, name, knl, defines, args, wg, n_groups, n_group, quad)
+    prof = _enqueue_walk(rt, walk, args, n_groups, quad)
     cnt = alloc("walk_cnt", 8 * n)       # the kernel writes counts in caller order too
     _unsort64(rt, n, keep, sinks.order, out, counts, acc, pot, cnt)
     return cnt, n_groups, prof
@@ -365,7 +278,7 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     alloc = allocator(rt, tree.alloc)
     i32 = np.int32
     flag = alloc("act_flag", 4 * max(n, 1))
-    launch_blocks(rt, "active_flags", n, i32(n), i32(keep), i32(kmin), tree.order, bins, flag)
+    launch(rt, "blocks.cl", "active_flags", n, i32(n), i32(keep), i32(kmin), tree.order, bins, flag)
     offset, m = exclusive_scan(rt, flag, n, alloc=tree.alloc, name="act_offset")
     counts = alloc("act_counts", 8 * max(n, 1))
     if m == 0:
@@ -373,32 +286,31 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     quad = tree.cell_quad is not None
     # the groups of the whole tree (as for all particles), each cut down to its active
     # sinks: boxes as tight as a full walk's, so no more interactions per sink
-    name, knl, defines, wg, n_group = _walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps,
-                                                   options, None, "full", floor)
-    whole = device_groups(tree, n_group, PACK_GROUPS)
+    walk = walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps, options, None, "full", floor)
+    whole = device_groups(tree, walk.n_group, PACK_GROUPS)
     most = max(whole.n_groups, 1)
     snk_hi, snk_lo = alloc("act_hi", 16 * n), alloc("act_lo", 16 * n)
     self_idx, caller = alloc("act_self", 4 * n), alloc("act_caller", 4 * n)
-    launch_blocks(rt, "pack_active", n, i32(n), flag, offset, tree.order, tree.src_hi,
+    launch(rt, "blocks.cl", "pack_active", n, i32(n), flag, offset, tree.order, tree.src_hi,
                   tree.src_lo, snk_hi, snk_lo, self_idx, caller)
     gflag, cut = alloc("act_gflag", 4 * most), alloc("act_cut", 8 * most)
-    launch_blocks(rt, "active_groups", whole.n_groups, i32(whole.n_groups), whole.ranges,
+    launch(rt, "blocks.cl", "active_groups", whole.n_groups, i32(whole.n_groups), whole.ranges,
                   offset, gflag, cut)
     goff, n_groups = exclusive_scan(rt, gflag, whole.n_groups, alloc=tree.alloc,
                                     name="act_goff")
     ranges = alloc("act_ranges", 8 * most)
-    launch_blocks(rt, "pack_groups", whole.n_groups, i32(whole.n_groups), gflag, goff, cut,
+    launch(rt, "blocks.cl", "pack_groups", whole.n_groups, i32(whole.n_groups), gflag, goff, cut,
                   ranges)
     g_hi, g_lo, g_half = (alloc("act_g_hi", 16 * most), alloc("act_g_lo", 16 * most),
                           alloc("act_g_half", 16 * most))
-    launch(rt, "group_boxes", n_groups, i32(n_groups), ranges, snk_hi, snk_lo, g_hi, g_lo,
-           g_half)
+    launch(rt, "treebuild.cl", "group_boxes", n_groups, i32(n_groups), ranges, snk_hi, snk_lo,
+           g_hi, g_lo, g_half, local=spread_local(rt.info))
     if floor is not None:
         _set_floor(rt, n_groups, ranges, caller, g_half, floor, keep)
     out = alloc("act_out", 16 * n)
     args = _source_buffers(rt, tree) + [i32(n_groups), ranges, g_hi, g_lo, g_half, snk_hi,
                                         snk_lo, self_idx, np.float32(eps * eps), out, counts]
-    _enqueue_walk(rt, name, knl, defines, args, wg, n_groups, n_group, quad)
+    _enqueue_walk(rt, walk, args, n_groups, quad)
     cnt = alloc("act_cnt", 8 * n)
     _unsort64(rt, m, keep, caller, out, counts, acc, pot, cnt)
     return counts, m, n_groups
@@ -426,14 +338,14 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     n_sinks = (tree.n if isinstance(tree, DeviceTree) else len(tree.pos)) if sinks is None \
         else len(sinks)
     quad = (tree.cell_quad if isinstance(tree, DeviceTree) else tree.quad) is not None
-    name, knl, defines, wg, n_group = _walk_kernel(rt, n_sinks, n_group, tree.n_leaf, quad,
-                                                   eps, options, split, part, floor)
+    walk = walk_kernel(rt, n_sinks, n_group, tree.n_leaf, quad, eps, options, split, part,
+                       floor)
     if floor is not None and np.shape(floor[1]) != (n_sinks, 3):
         raise ValueError(f"the old accelerations of the relative opening criterion must be "
                          f"({n_sinks}, 3), got {np.shape(floor[1])}")
     on_device = isinstance(tree, DeviceTree) and sinks is None
     if on_device:
-        sink_args, n_groups = _device_sinks(tree, n_group)
+        sink_args, n_groups = _device_sinks(tree, walk.n_group)
         if floor is not None:
             a_old = rt.to_device(np.ascontiguousarray(floor[1], np.float64))
             _set_floor(rt, n_groups, sink_args[1], tree.order, sink_args[4],
@@ -441,14 +353,14 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
         sorder = None
         n = tree.n
     else:
-        sink_args, sorder, n_groups = _host_sinks(rt, tree, sinks, n_group, floor)
+        sink_args, sorder, n_groups = _host_sinks(rt, tree, sinks, walk.n_group, floor)
         n = len(sorder)
     out = scratch(rt, "walk_out", 16 * n)
     counts = scratch(rt, "walk_counts", 8 * n)
     args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
     rt.queue.finish()
     t1 = time.perf_counter()
-    prof = _enqueue_walk(rt, name, knl, defines, args, wg, n_groups, n_group, quad)
+    prof = _enqueue_walk(rt, walk, args, n_groups, quad)
     wide = on_device and rt.has_fp64
     if wide:        # back into the caller's order, as float64, before the download
         acc_buf, pot_buf = scratch(rt, "walk_acc", 24 * n), scratch(rt, "walk_pot", 8 * n)
@@ -456,7 +368,8 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
         _unsort64(rt, n, n, tree.order, out, counts, acc_buf, pot_buf, cnt_buf)
     elif on_device:
         res_buf, cnt_buf = scratch(rt, "walk_res", 16 * n), scratch(rt, "walk_cnt", 8 * n)
-        launch(rt, "unsort", n, np.int32(n), tree.order, out, counts, res_buf, cnt_buf)
+        launch(rt, "treebuild.cl", "unsort", n, np.int32(n), tree.order, out, counts, res_buf,
+               cnt_buf, local=spread_local(rt.info))
         out, counts = res_buf, cnt_buf
     rt.queue.finish()
     t2 = time.perf_counter()

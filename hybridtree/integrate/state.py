@@ -32,6 +32,7 @@ from ..device import reduce
 from ..device.clock import Clock
 from .quantities import lagrangian_radii
 from ..particles import Particles
+from ..device.kernels import kernel, launch
 from ..device.runtime import Runtime
 from ..device.transfer import download, upload
 
@@ -154,8 +155,7 @@ class DeviceState:
                 if n:
                     cl.enqueue_fill_buffer(rt.queue, self.acc[part], np.float64(0), 0, 24 * n)
         self.capacity = n
-        self._axpy = rt.kernel("state.cl", "axpy", fast_math=False)
-        self._wg = min(256, rt.max_work_group_size(self._axpy))
+        kernel(rt, "state.cl", "axpy")          # built now: a failed build fails here
         self._total: cl.Buffer | None = None
 
     @property
@@ -163,41 +163,38 @@ class DeviceState:
         """Device memory of the state (bytes)."""
         return self.n * (24 * (2 + len(self.parts)) + 8 + 8 + 8)
 
-    def _range(self, n: int) -> tuple[tuple[int], tuple[int]]:
-        return (-(-n // self._wg) * self._wg,), (self._wg,)
+    def _axpy(self, n: int, a: float, x: cl.Buffer, y: cl.Buffer) -> None:
+        """y += a x over n float64 values (cl/state.cl)."""
+        launch(self.rt, "state.cl", "axpy", n, np.int32(n), np.float64(a), x, y)
 
     def kick(self, part: str, dt: float) -> None:
         """vel += dt acc[part]"""
         if self.n == 0:
             return
         with self.clock.device("integrate"):
-            self._axpy(self.rt.queue, *self._range(3 * self.n), np.int32(3 * self.n),
-                       np.float64(dt), self.acc[part], self.vel)
+            self._axpy(3 * self.n, dt, self.acc[part], self.vel)
 
     def drift(self, dt: float) -> None:
         """pos += dt vel"""
         if self.n == 0:
             return
         with self.clock.device("integrate"):
-            self._axpy(self.rt.queue, *self._range(3 * self.n), np.int32(3 * self.n),
-                       np.float64(dt), self.vel, self.pos)
+            self._axpy(3 * self.n, dt, self.vel, self.pos)
 
     def kick_linear(self, coef: float, dt: float) -> None:
         """vel += (dt coef) pos (see :meth:`HostState.kick_linear`; the same bits)."""
         if self.n == 0:
             return
         with self.clock.device("integrate"):
-            self._axpy(self.rt.queue, *self._range(3 * self.n), np.int32(3 * self.n),
-                       np.float64(dt * coef), self.pos, self.vel)
+            self._axpy(3 * self.n, dt * coef, self.pos, self.vel)
 
     def _total_acc(self) -> cl.Buffer:
         if "full" in self.acc or self.n == 0:
             return self.acc[self.parts[0]]
         if self._total is None or self._total.size < 24 * self.n:
             self._total = self.rt.empty(24 * self.n)
-        knl = self.rt.kernel("state.cl", "add", fast_math=False)
-        knl(self.rt.queue, *self._range(3 * self.n), np.int32(3 * self.n), self.acc["hard"],
-            self.acc["soft"], self._total)
+        launch(self.rt, "state.cl", "add", 3 * self.n, np.int32(3 * self.n), self.acc["hard"],
+               self.acc["soft"], self._total)
         return self._total
 
     def download(self, order: tuple[int, cl.Buffer | None] | None = None) -> Particles:
@@ -216,14 +213,13 @@ class DeviceState:
                 download(self.rt, columns)
                 return p
             lo, table = order
-            knl = self.rt.kernel("state.cl", "to_caller", fast_math=False)
             tmp = self.rt.empty(24 * n)       # one column at a time: 24 bytes per particle
             try:
                 for buf, host in columns:
                     width = host.size // n
-                    knl(self.rt.queue, *self._range(n), np.int32(n), np.int32(width),
-                        np.uint64(lo), np.int32(table is not None), self.ids,
-                        table if table is not None else self.ids, buf, tmp)
+                    launch(self.rt, "state.cl", "to_caller", n, np.int32(n), np.int32(width),
+                           np.uint64(lo), np.int32(table is not None), self.ids,
+                           table if table is not None else self.ids, buf, tmp)
                     download(self.rt, [(tmp, host)])
             finally:
                 tmp.release()

@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
+from ..device.kernels import launch
 from ..device.runtime import Runtime
 from .state import DeviceState, HostState, State
-from ..gravity.walk import launch_blocks
 
 __all__ = ["DeviceBins", "HostBins", "NBINS", "bins_for", "lowest_active"]
 
@@ -91,21 +91,22 @@ class DeviceBins:
 
     def assign(self, kmin: int, kmax: int, q0: float, lam: float) -> None:
         s = self.state
-        launch_blocks(self.rt, "assign_bins", self.n, np.int32(self.n), np.int32(kmin),
-                      np.int32(kmax), np.float64(q0), np.float64(lam), s.pos, s.acc["full"],
-                      self.bins)
+        launch(self.rt, "blocks.cl", "assign_bins", self.n, np.int32(self.n), np.int32(kmin),
+               np.int32(kmax), np.float64(q0), np.float64(lam), s.pos, s.acc["full"],
+               self.bins)
 
     def kick(self, kmin: int, half_dt: float, lam: float) -> None:
         s = self.state
         with s.clock.device("integrate"):
-            launch_blocks(self.rt, "kick_bins", self.n, np.int32(self.n), np.int32(kmin),
-                          np.float64(half_dt), np.float64(lam), s.acc["full"], s.pos, s.vel,
-                          self.bins)
+            launch(self.rt, "blocks.cl", "kick_bins", self.n, np.int32(self.n),
+                   np.int32(kmin), np.float64(half_dt), np.float64(lam), s.acc["full"], s.pos,
+                   s.vel, self.bins)
 
     def counts(self) -> np.ndarray:
         out = np.zeros(NBINS, np.int32)
         cl.enqueue_copy(self.rt.queue, self._counts, out)
-        launch_blocks(self.rt, "bin_counts", self.n, np.int32(self.n), self.bins, self._counts)
+        launch(self.rt, "blocks.cl", "bin_counts", self.n, np.int32(self.n), self.bins,
+               self._counts)
         cl.enqueue_copy(self.rt.queue, out, self._counts)
         return out.astype(np.int64)
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyopencl as cl
 
-from ..device.runtime import Runtime
+from ..device.kernels import launch, option_sets, spread_local
+from ..device.runtime import DeviceInfo, Runtime
 from ..device.transfer import allocator, download
 from ..gravity.tree.device_build import DeviceGroups, DeviceTree, device_groups
 from ..gravity.tree.device_sort import exclusive_scan
@@ -45,19 +46,21 @@ class DeviceLet:
 
 
 def _launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) -> None:
-    """Run kernel ``name`` of cl/let.cl over ``n`` work-items (rounded up; kernels check
-    their bounds)."""
-    if n <= 0:
-        return
-    knl = rt.kernel("let.cl", name, defines, fast_math=False)
-    wg = min(256 if rt.info.kind == "gpu" else 64, rt.max_work_group_size(knl))
-    knl(rt.queue, (-(-n // wg) * wg,), (wg,), *args)
+    """Kernel ``name`` of cl/let.cl over ``n`` work-items (kernels check their bounds)."""
+    launch(rt, "let.cl", name, n, *args, defines=defines, local=spread_local(rt.info))
 
 
 def let_defines(hard: bool, quad: bool | None = None) -> dict:
     """Build-time defines of cl/let.cl's selection kernels: HARD (the hard part's LET), and
     QUAD for ``let_fill`` (``quad`` not None); the file's other kernels take none."""
     return {"HARD": int(hard)} if quad is None else {"QUAD": int(quad), "HARD": int(hard)}
+
+
+@option_sets
+def let_option_sets(info: DeviceInfo) -> list[tuple[str, dict]]:
+    """cl/let.cl's builds with defines: the soft and hard LET, with and without QUAD."""
+    return [("let.cl", let_defines(hard, quad)) for hard in (False, True)
+            for quad in (None, False, True)]
 
 
 def _segments(rt: Runtime, offs: list[cl.Buffer], n_boxes: int, stride: int, alloc

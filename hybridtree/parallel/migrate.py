@@ -15,11 +15,11 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
+from ..device.kernels import launch, spread_local
 from ..integrate.state import DeviceState
 from ..device.transfer import allocator, download, upload
 from ..gravity.tree.device_sort import exclusive_scan
 from .comm import Comm
-from .device_let import _launch
 from .domain import Domains
 
 __all__ = ["domain_cuts", "migrate", "sample_positions"]
@@ -37,6 +37,7 @@ def migrate(comm: Comm, state: DeviceState, domains: Domains, alloc=None) -> int
     (collective); returns how many left this process."""
     rt, n = state.rt, state.n
     alloc = allocator(rt, alloc)
+    local = spread_local(rt.info)           # cl/let.cl's element-wise kernels
     nx, ny, nz = domains.shape
     cols = state.columns() + [("owner", 1, alloc("mig_owner", 8 * max(n, 1)))]
     stride = sum(w for _, w, _ in cols)
@@ -44,8 +45,8 @@ def migrate(comm: Comm, state: DeviceState, domains: Domains, alloc=None) -> int
     cuts = np.ascontiguousarray(domain_cuts(domains))
     d_cuts = alloc("mig_cuts", cuts.nbytes)
     cl.enqueue_copy(rt.queue, d_cuts, cuts)
-    _launch(rt, "owners", n, np.int32(n), state.pos, np.int32(nx), np.int32(ny), np.int32(nz),
-            d_cuts, np.int32(comm.rank), cols[-1][2], flag)
+    launch(rt, "let.cl", "owners", n, np.int32(n), state.pos, np.int32(nx), np.int32(ny),
+           np.int32(nz), d_cuts, np.int32(comm.rank), cols[-1][2], flag, local=local)
     off, n_out = exclusive_scan(rt, flag, n, alloc=alloc, name="mig_off")
     rows = np.empty((n_out, stride), np.uint64)
     if n_out:
@@ -53,8 +54,8 @@ def migrate(comm: Comm, state: DeviceState, domains: Domains, alloc=None) -> int
         stay = alloc("mig_stay", 8 * 3 * n)
         field = 0
         for name, width, buf in cols:
-            _launch(rt, "split_rows", n, np.int32(n), np.int32(width), flag, off, buf,
-                    np.int32(stride), np.int32(field), packed, stay)
+            launch(rt, "let.cl", "split_rows", n, np.int32(n), np.int32(width), flag, off,
+                   buf, np.int32(stride), np.int32(field), packed, stay, local=local)
             if n > n_out and name != "owner":       # the owners of those who stay: unused
                 cl.enqueue_copy(rt.queue, buf, stay, byte_count=8 * width * (n - n_out))
             field += width
@@ -70,8 +71,8 @@ def migrate(comm: Comm, state: DeviceState, domains: Domains, alloc=None) -> int
         (d_recv,) = upload(rt, [recv], ["mig_recv"])
         field = 0
         for _name, width, buf in state.columns():
-            _launch(rt, "unpack_rows", m, np.int32(m), np.int32(width), d_recv,
-                    np.int32(stride), np.int32(field), buf, np.int32(state.n))
+            launch(rt, "let.cl", "unpack_rows", m, np.int32(m), np.int32(width), d_recv,
+                   np.int32(stride), np.int32(field), buf, np.int32(state.n), local=local)
             field += width
         state.n += m
     return n_out
@@ -87,6 +88,7 @@ def sample_positions(state: DeviceState, idx: np.ndarray, alloc=None) -> np.ndar
         return out
     d_idx, d_out = alloc("sample_idx", idx.nbytes), alloc("sample_pos", out.nbytes)
     cl.enqueue_copy(rt.queue, d_idx, idx)
-    _launch(rt, "take_rows", len(idx), np.int32(len(idx)), np.int32(3), d_idx, state.pos, d_out)
+    launch(rt, "let.cl", "take_rows", len(idx), np.int32(len(idx)), np.int32(3), d_idx,
+           state.pos, d_out, local=spread_local(rt.info))
     cl.enqueue_copy(rt.queue, out, d_out)
     return out

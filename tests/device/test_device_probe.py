@@ -15,8 +15,10 @@ import pytest
 from hybridtree import cli
 from hybridtree.device import choice as opencl
 from hybridtree.device import probe
-from hybridtree.device.choice import (DeviceError, DeviceInfo, _best, _match, _vendor, list_devices,
-                               register_pip_drivers)
+from hybridtree.device import drivers
+from hybridtree.device.choice import (DeviceError, DeviceInfo, _best, _match, list_devices,
+                                      register_pip_drivers)
+from hybridtree.device.drivers import _vendor
 from hybridtree.device.probe import RSQRT_TOLERANCE, Probe, reason_line
 
 from tests.helpers import one_error_line
@@ -182,7 +184,7 @@ def test_pip_drivers_are_registered_beside_the_systems(tmp_path, monkeypatch):
     system = tmp_path / "vendors"
     system.mkdir()
     (system / "nvidia.icd").write_text("libnvidia-opencl.so.1\n")
-    monkeypatch.setattr(opencl, "_pip_driver_libraries", lambda: [lib])
+    monkeypatch.setattr(drivers, "_pip_driver_libraries", lambda: [lib])
     monkeypatch.setenv("OPENCL_VENDOR_PATH", str(system))
     monkeypatch.setenv("HYBRIDTREE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("OCL_ICD_VENDORS", raising=False)
@@ -202,7 +204,7 @@ def test_pip_drivers_are_registered_beside_the_systems(tmp_path, monkeypatch):
     assert register_pip_drivers() is None
 
 
-@pytest.mark.skipif(not opencl._pip_driver_libraries(),
+@pytest.mark.skipif(not drivers._pip_driver_libraries(),
                     reason="Intel's CPU runtime is not installed (pip install intel-opencl-rt)")
 def test_intels_runtime_from_pip_is_seen_and_works(tmp_path):
     """In a fresh process (no OCL_ICD_VENDORS) the pip-installed Intel runtime is a

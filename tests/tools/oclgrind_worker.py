@@ -36,7 +36,8 @@ from hybridtree.gravity.splitting import Changeover
 from hybridtree.integrate.state import DeviceState
 from hybridtree.device.transfer import upload
 from hybridtree.gravity.tree import build_tree
-from hybridtree.gravity.tree.device_build import DeviceArrays, build_device_tree, launch
+from hybridtree.device.kernels import launch, spread_local
+from hybridtree.gravity.tree.device_build import DeviceArrays, build_device_tree
 from hybridtree.gravity.tree.device_sort import (TUNING, Tuning, _kernels, exclusive_scan,
                                          local_bytes, radix_sort)
 
@@ -106,8 +107,8 @@ def build() -> None:
     res = np.arange(4 * N, dtype=np.float32).reshape(N, 4)
     cnt = np.arange(2 * N, dtype=np.int32).reshape(N, 2)
     out, out_cnt = rt.empty(16 * N), rt.empty(8 * N)
-    launch(rt, "unsort", N, np.int32(N), dev.order, _buffer(rt, res), _buffer(rt, cnt), out,
-           out_cnt)
+    launch(rt, "treebuild.cl", "unsort", N, np.int32(N), dev.order, _buffer(rt, res),
+           _buffer(rt, cnt), out, out_cnt, local=spread_local(rt.info))
     want = np.empty_like(res)
     want[d["order"]] = res
     assert np.array_equal(_get(rt, out, 4 * N, np.float32).reshape(N, 4), want)

@@ -9,10 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from tools import kernel_builds
-from tools.kernel_builds import (PROFILES, WALK_AXES, Build, all_builds, call_sites,
-                                      profile_builds, walk_builds)
-from hybridtree.device.runtime import _kernel_dir
+import numpy as np
+import pyopencl as cl
+
+from tools.kernel_builds import (PROFILES, WALK_AXES, Build, all_builds, profile_builds,
+                                 walk_builds)
+from hybridtree.device import kernels
+from hybridtree.device.choice import get_runtime
+from hybridtree.device.runtime import Runtime, _kernel_dir
+from hybridtree.gravity import walk_kernels
 from hybridtree.gravity.tree.device_sort import Tuning, fit_tuning, sort_defines
 from tools.vendor_compile import TARGETS, compile_all, missing_tools, report
 
@@ -34,14 +39,68 @@ def test_every_kernel_file_is_built():
     assert files <= built, f"never enumerated: {files - built}"
 
 
-def test_every_call_site_with_defines_is_enumerated():
-    """A file that some call builds with defines must have builds with defines from a
-    device (else its combinations would be missed)."""
-    with_defines = {b.source for b in all_builds() if b.defines and "on " in b.origin}
-    for site in call_sites():
-        if not site.plain:
-            assert site.source in with_defines, f"{site.where} builds {site.source}"
-    assert len(call_sites()) >= 8          # the scan does find the package's calls
+def test_every_declared_file_exists_and_every_built_file_is_declared():
+    files = {p.name for p in _kernel_dir().glob("*.cl")} - _included()
+    assert set(kernels.FILES) == files
+
+
+def test_every_build_the_code_asks_for_is_enumerated():
+    """Run the launch code on a fresh runtime of this machine's device (its own program
+    cache) and compare the programs it built with the registry's requests for the
+    device's description: a launch with defines no option set declares fails here."""
+    from hybridtree.device.reduce import Reducer
+    from hybridtree.gravity.direct import direct_forces
+    from hybridtree.gravity.tree.device_build import DeviceArrays, build_device_tree
+    from hybridtree.gravity.walk import tree_forces, walk_active, walk_into
+    from hybridtree.ics import plummer
+    from hybridtree.integrate.state import DeviceState
+    from hybridtree.integrate.timebins import DeviceBins
+    from hybridtree.parallel.device_let import local_sink_groups, select_on_device
+    from hybridtree.particles import Particles
+
+    shared = get_runtime()
+    if not shared.has_fp64:
+        pytest.skip("the device-resident paths need cl_khr_fp64")
+    ctx = cl.Context([shared.device])
+    rt = Runtime(shared.info, ctx, cl.CommandQueue(ctx))
+    n = 500
+    pos, vel, mass = plummer(n, seed=5)
+    for split, eps in ((True, 0.01), (False, 0.0)):
+        direct_forces(rt, pos, mass, pos, eps, True, split=split)
+    state = DeviceState(rt, Particles(pos, vel, mass, np.arange(n, dtype=np.uint64)),
+                        ("full",))
+    for multipole in ("monopole", "quadrupole"):
+        tree = build_device_tree(rt, DeviceArrays(state.pos, state.mass, n), None,
+                                 multipole=multipole)
+        tree_forces(rt, tree, 0.01)
+        walk_into(rt, tree, 0.01, state.acc["full"], state.pot)
+        select_on_device(tree, state.pos, state.mass, np.array([[[2.0] * 3, [3.0] * 3]]), 0.2)
+        local_sink_groups(tree, n // 2, 64)
+    tree_forces(rt, build_device_tree(rt, pos, mass), 0.01, sinks=pos[:50])
+    bins = DeviceBins(state)
+    bins.assign(0, 5, 0.01, 0.0)
+    walk_active(rt, tree, 0.01, state.acc["full"], state.pot, bins.bins, 1)
+    bins.kick(0, 0.001, 0.0)
+    bins.counts()
+    state.kick("full", 0.001)
+    state.drift(0.001)
+    state.download((0, None))
+    red = Reducer(rt)
+    red.moments(n, state.pos, state.vel, state.mass, state.pot)
+    red.lagrangian_radii(n, state.pos, state.mass, np.zeros(3))
+    red.count_sum(n, rt.to_device(np.ones((n, 2), np.int32)))
+    red.all_finite(n, (state.pos, 3 * n))
+    rt.queue.finish()
+
+    def key(file, defines, fast_math):
+        return file, tuple(sorted((str(k), str(v)) for k, v in defines.items())), fast_math
+
+    declared = {key(r.file, dict(r.defines), r.fast_math) for r in kernels.requests(rt.info)}
+    built = {key(*b) for b in rt.builds()}
+    assert len({b[0] for b in built}) >= 9, built          # the paths did run
+    assert built <= declared, sorted(built - declared)
+
+
 
 
 def test_each_walk_option_reaches_the_kernel_defines(monkeypatch):
@@ -51,13 +110,13 @@ def test_each_walk_option_reaches_the_kernel_defines(monkeypatch):
     everything = {b.key for name, info in devices for b in walk_builds(name, info)}
     for axis, values in WALK_AXES.items():
         for value in values if len(values) > 1 else ():
-            monkeypatch.setattr(kernel_builds, "WALK_AXES", {**WALK_AXES, axis: (value,)})
+            monkeypatch.setattr(walk_kernels, "WALK_AXES", {**WALK_AXES, axis: (value,)})
             keys = {b.key for name, info in devices for b in walk_builds(name, info)}
             assert keys and keys != everything, (axis, value)
 
 
 def test_the_walk_axes_name_the_walk_s_parameters(monkeypatch):
-    monkeypatch.setattr(kernel_builds, "WALK_AXES", {**WALK_AXES, "no_such_option": (1,)})
+    monkeypatch.setattr(walk_kernels, "WALK_AXES", {**WALK_AXES, "no_such_option": (1,)})
     with pytest.raises(KeyError, match="no_such_option"):
         walk_builds("gpu", PROFILES["nvidia-h100"])
 

@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyopencl as cl
 
+from ...device.kernels import launch, option_sets, spread_local
 from ...device.runtime import DeviceInfo, Runtime, fit_work_group, pack4, split_hi_lo
 from ...device.transfer import allocator, upload
 from .device_sort import exclusive_scan, radix_sort
 from .morton import BITS, MAX_LEVEL, Cube, bounding_cube, extent_cube
-from .octree import PACK_SPREAD, check_build_args
+from .octree import MULTIPOLES, PACK_SPREAD, check_build_args
 
 __all__ = ["DeviceGroups", "DeviceTree", "build_device_tree", "device_cube", "device_extent",
            "device_groups"]
@@ -96,18 +97,9 @@ class DeviceGroups:
     half: cl.Buffer     # float4 box half sides
 
 
-def _local_size(rt: Runtime, knl: cl.Kernel) -> int:
-    return min(256 if rt.info.kind == "gpu" else 64, rt.max_work_group_size(knl))
-
-
-def launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) -> None:
-    """Run kernel ``name`` of treebuild.cl over ``n`` work-items (rounded up; kernels
-    check their bounds)."""
-    if n <= 0:
-        return
-    knl = rt.kernel("treebuild.cl", name, defines, fast_math=False)
-    wg = _local_size(rt, knl)
-    knl(rt.queue, (-(-n // wg) * wg,), (wg,), *args)
+def _launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) -> None:
+    """Kernel ``name`` of treebuild.cl over ``n`` work-items (kernels check their bounds)."""
+    launch(rt, "treebuild.cl", name, n, *args, defines=defines, local=spread_local(rt.info))
 
 
 def extent_work_group(info: DeviceInfo) -> int:
@@ -126,10 +118,10 @@ def device_extent(rt: Runtime, pos: cl.Buffer, n: int, alloc=None
         return np.full(3, np.inf), np.full(3, -np.inf)
     alloc = allocator(rt, alloc)
     wg = extent_work_group(rt.info)
-    knl = rt.kernel("prepare.cl", "extent", {"WG": wg}, fast_math=False)
     n_wg = max(1, min(-(-n // wg), 4 * rt.info.compute_units))
     part = alloc("extent", 48 * n_wg)
-    knl(rt.queue, (n_wg * wg,), (wg,), np.int32(n), pos, part)
+    launch(rt, "prepare.cl", "extent", n_wg * wg, np.int32(n), pos, part, defines={"WG": wg},
+           local=wg, fixed=True)
     ext = np.empty((n_wg, 6))
     cl.enqueue_copy(rt.queue, ext, part)
     return ext[:, :3].min(axis=0), ext[:, 3:].max(axis=0)
@@ -177,11 +169,9 @@ def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray
         lo, hi = device_extent(rt, d_pos, n, alloc)
         cube = extent_cube(lo, hi, power_of_two=True)
     hi, lo = alloc("in_hi", 16 * n), alloc("in_lo", 16 * n)
-    knl = rt.kernel("prepare.cl", "split_sources", fast_math=False)
-    wg = _local_size(rt, knl)
     c = cube.centre
-    knl(rt.queue, (-(-n // wg) * wg,), (wg,), np.int32(n), d_pos, d_mass, np.float64(c[0]),
-        np.float64(c[1]), np.float64(c[2]), hi, lo)
+    launch(rt, "prepare.cl", "split_sources", n, np.int32(n), d_pos, d_mass, np.float64(c[0]),
+           np.float64(c[1]), np.float64(c[2]), hi, lo, local=spread_local(rt.info))
     return cube, hi, lo
 
 
@@ -189,6 +179,14 @@ def moment_defines(multipole: str) -> dict:
     """Build-time defines of cl/treebuild.cl's ``cell_moments`` for a multipole order (its
     other kernels are built without defines)."""
     return {"QUAD": int(multipole == "quadrupole")}
+
+
+@option_sets
+def build_option_sets(info: DeviceInfo) -> list[tuple[str, dict]]:
+    """The tree build's builds with defines: ``cell_moments`` per multipole order, and
+    prepare.cl's ``extent`` at the device's work-group (:func:`extent_work_group`)."""
+    return [("treebuild.cl", moment_defines(m)) for m in MULTIPOLES] + [
+        ("prepare.cl", {"WG": extent_work_group(info)})]
 
 
 def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray | None,
@@ -221,19 +219,19 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
 
     i32 = np.int32
     keys = alloc("keys", 8 * n)
-    launch(rt, "morton_keys", n, i32(n), in_hi, in_lo, np.float32(2.0**BITS / cube.side), keys)
+    _launch(rt, "morton_keys", n, i32(n), in_hi, in_lo, np.float32(2.0**BITS / cube.side), keys)
     skeys, order = radix_sort(rt, keys, n, key_bits=3 * BITS, alloc=work)
     src_hi, src_lo = alloc("src_hi", 16 * n), alloc("src_lo", 16 * n)
-    launch(rt, "gather", n, i32(n), order, in_hi, in_lo, src_hi, src_lo)
+    _launch(rt, "gather", n, i32(n), order, in_hi, in_lo, src_hi, src_lo)
     rt.queue.finish()
     t2 = time.perf_counter()
     t["sort"] = t2 - t1
 
     n_start = alloc("n_start", 4 * n)
-    launch(rt, "count_cells", n, i32(n), skeys, i32(n_leaf), n_start, None, None)
+    _launch(rt, "count_cells", n, i32(n), skeys, i32(n_leaf), n_start, None, None)
     offset, n_cells = exclusive_scan(rt, n_start, n, alloc=work, name="cell_offset")
     info, link = alloc("cell_info", 16 * n_cells), alloc("cell_link", 16 * n_cells)
-    launch(rt, "fill_cells", n, i32(n), skeys, i32(n_leaf), offset, info, link)
+    _launch(rt, "fill_cells", n, i32(n), skeys, i32(n_leaf), offset, info, link)
     rt.queue.finish()
     t3 = time.perf_counter()
     t["cells"] = t3 - t2
@@ -245,7 +243,7 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     for level in range(MAX_LEVEL + 1, -1, -1):
         args = [i32(n_cells), i32(level), np.float32(cube.side), np.float32(1.0 / theta), skeys,
                 src_hi, src_lo, info, link, cell_hi, cell_lo] + ([cell_quad] if quad else [])
-        launch(rt, "cell_moments", n_cells, *args, defines=defines)
+        _launch(rt, "cell_moments", n_cells, *args, defines=defines)
     rt.queue.finish()
     t["moments"] = time.perf_counter() - t3
     return DeviceTree(rt=rt, cube=cube, theta=float(theta), n_leaf=int(n_leaf),
@@ -270,21 +268,21 @@ def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGr
         return base(f"{name}_{n_group}_{int(pack)}", nbytes)
 
     n_start, flag, size = alloc("g_start", 4 * n), alloc("g_flag", 4 * n), alloc("g_size", 4 * n)
-    launch(rt, "count_cells", n, i32(n), tree.keys, i32(n_group), n_start, flag, size)
+    _launch(rt, "count_cells", n, i32(n), tree.keys, i32(n_group), n_start, flag, size)
     offset, n_groups = exclusive_scan(rt, flag, n, alloc=base, name="g_offset")
     ranges = alloc("g_leaves", 8 * n_groups)
-    launch(rt, "fill_leaves", n, i32(n), size, offset, ranges)
+    _launch(rt, "fill_leaves", n, i32(n), size, offset, ranges)
     if pack:
         n_leaves, leaves = n_groups, ranges
         gflag = alloc("g_pack", 4 * n_leaves)
-        launch(rt, "pack_leaves", n_leaves, i32(n_leaves), leaves, i32(n), tree.keys,
-               i32(n_group), np.array(PACK_SPREAD, np.int32).view(cl.cltypes.int2)[0], gflag)
+        _launch(rt, "pack_leaves", n_leaves, i32(n_leaves), leaves, i32(n), tree.keys,
+                i32(n_group), np.array(PACK_SPREAD, np.int32).view(cl.cltypes.int2)[0], gflag)
         offset, n_groups = exclusive_scan(rt, gflag, n_leaves, alloc=base, name="g_offset2")
         ranges = alloc("g_ranges", 8 * n_groups)
-        launch(rt, "fill_groups", n_leaves, i32(n_leaves), leaves, gflag, offset, ranges)
+        _launch(rt, "fill_groups", n_leaves, i32(n_leaves), leaves, gflag, offset, ranges)
     g_hi, g_lo, g_half = (alloc("g_hi", 16 * n_groups), alloc("g_lo", 16 * n_groups),
                           alloc("g_half", 16 * n_groups))
-    launch(rt, "group_boxes", n_groups, i32(n_groups), ranges, tree.src_hi, tree.src_lo,
-           g_hi, g_lo, g_half)
+    _launch(rt, "group_boxes", n_groups, i32(n_groups), ranges, tree.src_hi, tree.src_lo,
+            g_hi, g_lo, g_half)
     tree.groups[n_group, pack] = DeviceGroups(int(n_groups), ranges, g_hi, g_lo, g_half)
     return tree.groups[n_group, pack]

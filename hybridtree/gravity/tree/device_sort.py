@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyopencl as cl
 
+from ...device.kernels import kernel, launch, option_sets
 from ...device.runtime import DeviceError, DeviceInfo, Runtime
 from ...device.transfer import allocator
 
@@ -93,9 +94,9 @@ class _Kernels:
         return self.tuning.radix_bits
 
     def launch(self, rt: Runtime, name: str, n_groups: int, *args) -> None:
-        k = self.knl[name]
-        k.set_args(*args)
-        cl.enqueue_nd_range_kernel(rt.queue, k, (n_groups * self.wg,), (self.wg,))
+        """Kernel ``name`` over ``n_groups`` work-groups of the tuning's (built-in) size."""
+        launch(rt, _SOURCE, name, n_groups * self.wg, *args,
+               defines=sort_defines(self.tuning), local=self.wg, fixed=True)
 
 
 def _local_bytes(rt: Runtime, knl: cl.Kernel) -> int:
@@ -150,6 +151,13 @@ def sort_defines(t: Tuning) -> dict:
             "RADIX_BITS": t.radix_bits}
 
 
+@option_sets
+def sort_option_sets(info: DeviceInfo) -> list[tuple[str, dict]]:
+    """cl/sort.cl's build a device asks for: :data:`TUNING` of its kind, fitted (not
+    ``HYBRIDTREE_SORT_TUNING``, a tuning aid)."""
+    return [(_SOURCE, sort_defines(fit_tuning(TUNING.get(info.kind, TUNING["gpu"]), info)))]
+
+
 def _kernels(rt: Runtime, tuning: Tuning | None = None) -> _Kernels:
     """Build (once; the runtime caches programs) a tuning that the device can run.
 
@@ -159,7 +167,7 @@ def _kernels(rt: Runtime, tuning: Tuning | None = None) -> _Kernels:
     """
     t = tuning or preferred_tuning(rt.info)
     while True:
-        knl = {name: rt.kernel(_SOURCE, name, sort_defines(t), fast_math=False)
+        knl = {name: kernel(rt, _SOURCE, name, sort_defines(t))
                for name in _KERNELS}
         wg_ok = all(t.wg <= rt.max_work_group_size(k) for k in knl.values())
         local_ok = all(_local_bytes(rt, k) <= int(rt.device.local_mem_size) for k in knl.values())

@@ -1,0 +1,164 @@
+"""The tree walk's kernels: which one a device runs (cl/treewalk.cl or cl/walklist.cl),
+its defines and work-group sizes, the default sink-group size, and the option sets the
+walk can ask for (declared to :mod:`hybridtree.device.kernels`)."""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..device.kernels import Recorder, kernel, option_sets
+from ..device.runtime import DeviceInfo, Runtime, fit_work_group
+from .splitting import CHANGEOVERS, Changeover
+
+__all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "LIST_CAPACITY", "LIST_WALK", "WALK_AXES",
+           "WALK_SETTINGS", "WalkKernel", "default_group", "walk_defines", "walk_kernel",
+           "walk_option_sets"]
+
+#: Interaction-list capacity in local memory (entries).
+LIST_CAPACITY = 256
+
+#: Kernels of cl/walklist.cl (walk into global lists, then evaluate them).
+LIST_WALK = "walk_lists"
+
+#: Walk kernel and its defines per device kind (see cl/treewalk.cl); chosen by
+#: measurement, docs/benchmarks.md.  "KERNEL" is not a define.
+WALK_SETTINGS = {"cpu": {"KERNEL": "tree_walk_simd", "VEC": 8},
+                 "gpu": {"KERNEL": LIST_WALK, "SINKS": 2, "LBUF": 8, "REPLICATE": 4}}
+
+#: Default group size (sinks per walk) per device kind.
+DEFAULT_GROUP = {"cpu": 128, "gpu": 128}
+
+#: From how many sinks a device kind takes larger groups, and their size.  H100
+#: (docs/history.md, session 6): groups of 256 walk 2^24 sinks 10 % faster than
+#: groups of 128 (fewer lists to build), 2^22 as fast, 2^20 10 % slower.
+LARGE_GROUP = {"gpu": (1 << 23, 256)}
+
+
+def default_group(kind: str, n_sinks: int) -> int:
+    """Sinks per group when the caller gives none, for a device kind and sink count."""
+    large = LARGE_GROUP.get(kind)
+    if large is not None and n_sinks >= large[0]:
+        return large[1]
+    return DEFAULT_GROUP.get(kind, 64)
+
+
+def walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: dict | None,
+                 split: Changeover | None, part: str, floor: tuple | None = None) -> dict:
+    """The walk's defines; ``floor``: the relative criterion's (alpha, a_old, theta_min)."""
+    defines = {"WG": n_group, "CAP": max(LIST_CAPACITY, int(n_leaf)), "QUAD": int(quad),
+               "OPENING": int(floor is not None),
+               **WALK_SETTINGS.get(rt.info.kind, WALK_SETTINGS["gpu"]),
+               **rt.info.math_defines(), **(options or {})}
+    if floor is not None:
+        defines["INV_THETA_MIN"] = f"{float(np.float32(1.0 / floor[2]))!r}f"
+    if part != "full":
+        if split is None:
+            raise ValueError(f"part = {part!r} needs a changeover (split)")
+        defines.update(split.defines(part))
+    return defines
+
+
+@dataclass(frozen=True)
+class WalkKernel:
+    """A walk's kernel as built: its file, the kernel that evaluates (``name``; the list
+    walk's ``walk_lists`` builds with it), defines, work-group size and sinks per group."""
+
+    file: str
+    name: str
+    defines: dict
+    wg: int
+    n_group: int
+
+    @property
+    def eval_name(self) -> str:
+        return "eval_lists" if self.name == LIST_WALK else self.name
+
+
+def walk_kernel(rt: Runtime, n_sinks: int, n_group: int | None, n_leaf: int, quad: bool,
+                eps: float, options: dict | None, split: Changeover | None, part: str,
+                floor: tuple | None = None) -> WalkKernel:
+    """Build the kernel of a walk (checked against the device's limits: ValueError where
+    it cannot run); ``floor``: the relative opening criterion's (alpha, a_old, theta_min)."""
+    if floor is not None and split is not None:
+        raise ValueError("the relative opening criterion does not take a force split "
+                         "(hybrid tree) yet")
+    n_group = int(n_group or default_group(rt.info.kind, n_sinks))
+    defines = walk_defines(rt, n_group, n_leaf, quad, options, split, part, floor)
+    name = defines.pop("KERNEL")
+    wg = n_group
+    if name == LIST_WALK:
+        sinks_per_item = int(defines.get("SINKS", 1))
+        if n_group % sinks_per_item:
+            if "SINKS" in (options or {}):
+                raise ValueError(f"n_group = {n_group} is not a multiple of "
+                                 f"SINKS = {sinks_per_item}")
+            sinks_per_item = defines["SINKS"] = 1       # the device default does not fit
+        wg = defines["WG"] = n_group // sinks_per_item
+        defines["ZERO_GUARD"] = int(np.float32(eps * eps) == 0)
+        # walk_lists requires its work-group size: within the device's limit
+        defines["LWG"] = fit_work_group(int(defines.get("LWG", 64)),
+                                        rt.info.work_group_limit())
+    walk = WalkKernel("walklist.cl" if name == LIST_WALK else "treewalk.cl", name, defines,
+                      wg, n_group)
+    knl = kernel(rt, walk.file, walk.eval_name, defines)
+    used, room = rt.local_mem_used(knl), rt.info.local_mem_limit()
+    if used > room:
+        raise ValueError(f"the walk kernel {name} needs {used} bytes of local memory, more "
+                         f"than the device's {room}: lower n_leaf ({n_leaf}) or n_group "
+                         f"({n_group})")
+    max_wg = rt.max_work_group_size(knl)
+    if wg > max_wg and name != "tree_walk_simd":
+        raise ValueError(f"n_group = {n_group} exceeds the device's work-group limit "
+                         f"{max_wg} for the walk kernel")
+    return walk
+
+
+#: The walk's option axes: every combination is asked of :func:`walk_kernel`; those it
+#: refuses (ValueError) are ones the code never requests.  A key naming a parameter of
+#: ``walk_kernel`` is passed as that argument; an upper-case key is an extra kernel define
+#: (``options``; None: not set).  A new option of the walk is one line here.
+WALK_AXES: dict[str, tuple] = {
+    "n_sinks": (1000, 1 << 23),                 # either side of LARGE_GROUP's switch
+    "n_group": (None, 1024),                    # the kind's default, the largest allowed
+    "n_leaf": (16, 1024),                       # the default, the largest allowed (CAP)
+    "quad": (False, True),
+    "eps": (0.0, 0.01),                         # ZERO_GUARD 1 and 0
+    "part": ("full", "soft", "hard"),
+    "split": (None,) + tuple(Changeover(0.01, 0.1, shape) for shape in CHANGEOVERS),
+    # the opening criterion: geometric, or relative with (alpha, a_old, theta_min) (OPENING,
+    # INV_THETA_MIN; a_old is no define)
+    "floor": (None, (0.005, None, 0.5)),
+    "options": (None,),
+}
+
+@option_sets
+def walk_option_sets(info: DeviceInfo) -> list[tuple[str, dict | None]]:
+    """The walk programs (treewalk.cl, walklist.cl) a device asks for over every
+    combination of :data:`WALK_AXES` (the builds :func:`walk_kernel` makes)."""
+    params = inspect.signature(walk_kernel).parameters
+    for axis in WALK_AXES:
+        if axis not in params and not axis.isupper():
+            raise KeyError(f"WALK_AXES names {axis!r}, which is neither a parameter of "
+                           f"walk_kernel ({', '.join(list(params)[1:])}) nor a define")
+    missing = [p for p in list(params)[1:] if p not in WALK_AXES
+               and params[p].default is inspect.Parameter.empty]
+    if missing:
+        raise KeyError(f"walk_kernel takes {', '.join(missing)}, which WALK_AXES does not "
+                       f"give: add its values there")
+    rec = Recorder(info)
+    keys = list(WALK_AXES)
+    for combo in itertools.product(*WALK_AXES.values()):
+        kw = {k: v for k, v in zip(keys, combo) if k in params}
+        extra = {k: v for k, v in zip(keys, combo) if k.isupper() and v is not None}
+        if extra:
+            kw["options"] = {**(kw.get("options") or {}), **extra}
+        done = len(rec.builds)
+        try:        # records the evaluation kernel's program (walk_lists: the same one)
+            walk_kernel(rec, **kw)
+        except ValueError:              # a combination the code refuses: never launched
+            del rec.builds[done:]
+    return rec.builds
