@@ -13,55 +13,55 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.t
 case $R in
 1)  # session 3's baseline (the code as it was at commit cc16df4 plus --peer-cuda)
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -x -p no:cacheprovider tests/test_device_sort.py tests/test_device_build.py
-  py hybrid_1m 200 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json
-  py grav_1m 120 scripts/bench_gravity.py --device nvidia --n 1000000 --direct-n --build host device --phases --peer-cuda --json "$D/grav_1m.json"
-  py grav_big 200 scripts/bench_gravity.py --device nvidia --n 4194304 16777216 --direct-n --phases --peer-cuda --json "$D/grav_big.json"
-  py grav_pocl 100 scripts/bench_gravity.py --device cpu --n 1000000 --direct-n --phases --repeat 1
-  for g in 32 128 256; do py group_$g 60 scripts/bench_gravity.py --device nvidia --n 4194304 --direct-n --n-group $g --repeat 1 --sample 300; done
+  py hybrid_1m 200 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json
+  py grav_1m 120 scripts/bench/force.py --device nvidia --n 1000000 --direct-n --build host device --phases --peer-cuda --json "$D/grav_1m.json"
+  py grav_big 200 scripts/bench/force.py --device nvidia --n 4194304 16777216 --direct-n --phases --peer-cuda --json "$D/grav_big.json"
+  py grav_pocl 100 scripts/bench/force.py --device cpu --n 1000000 --direct-n --phases --repeat 1
+  for g in 32 128 256; do py group_$g 60 scripts/bench/force.py --device nvidia --n 4194304 --direct-n --n-group $g --repeat 1 --sample 300; done
   (nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$D/mem_trace.txt" 2>&1 &)
-  py grav_64m 150 scripts/bench_gravity.py --device nvidia --n 67108864 --direct-n --phases --repeat 1 --sample 200
+  py grav_64m 150 scripts/bench/force.py --device nvidia --n 67108864 --direct-n --phases --repeat 1 --sample 200
   pkill -f "nvidia-smi --query"; sort -n "$D/mem_trace.txt" | tail -1 > "$D/mem_max.txt"
   ;;
 2)
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/test_treewalk.py \
       tests/test_hybrid.py tests/test_device_build.py -k "list_walk or upload or device_tree"
-  py tune_walk 200 scripts/tune_walk.py --device nvidia --n 1000000 4194304 --kernels tree_walk walk_lists \
+  py tune_walk 200 scripts/tune/walk.py --device nvidia --n 1000000 4194304 --kernels tree_walk walk_lists \
       --n-group 32 64 128 256 --tile 1 2 4
-  py hybrid_1m 120 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json
-  py grav 200 scripts/bench_gravity.py --device nvidia --n 1000000 4194304 16777216 --direct-n --phases \
+  py hybrid_1m 120 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json
+  py grav 200 scripts/bench/force.py --device nvidia --n 1000000 4194304 16777216 --direct-n --phases \
       --peer-cuda --json "$D/grav.json"
   (nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$D/mem_trace.txt" 2>&1 &)
-  py grav_64m 150 scripts/bench_gravity.py --device nvidia --n 67108864 --direct-n --phases --repeat 1 --sample 200
+  py grav_64m 150 scripts/bench/force.py --device nvidia --n 67108864 --direct-n --phases --repeat 1 --sample 200
   pkill -f "nvidia-smi --query"; sort -n "$D/mem_trace.txt" | tail -1 > "$D/mem_max.txt"
   ;;
 3)
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/test_treewalk.py \
       tests/test_hybrid.py tests/test_device_build.py -k "list_walk or upload or device_tree or self"
-  py tune_walk 200 scripts/tune_walk.py --device nvidia --n 1000000 4194304 16777216 --kernels walk_lists \
+  py tune_walk 200 scripts/tune/walk.py --device nvidia --n 1000000 4194304 16777216 --kernels walk_lists \
       --n-group 64 128 256 --tile 1 4 --profile
-  py hybrid_1m 120 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json
-  py hybrid_1m_quad 120 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json --multipole quadrupole
-  py grav 200 scripts/bench_gravity.py --device nvidia --n 1000000 4194304 16777216 --direct-n --phases --json "$D/grav.json"
-  py grav_pocl 150 scripts/bench_gravity.py --device cpu --n 1000000 --direct-n --phases --repeat 1
+  py hybrid_1m 120 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json
+  py hybrid_1m_quad 120 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json --multipole quadrupole
+  py grav 200 scripts/bench/force.py --device nvidia --n 1000000 4194304 16777216 --direct-n --phases --json "$D/grav.json"
+  py grav_pocl 150 scripts/bench/force.py --device cpu --n 1000000 --direct-n --phases --repeat 1
   (nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$D/mem_trace.txt" 2>&1 &)
-  py grav_128m 240 scripts/bench_gravity.py --device nvidia --n 134217728 --direct-n --phases --repeat 1 --sample 200
+  py grav_128m 240 scripts/bench/force.py --device nvidia --n 134217728 --direct-n --phases --repeat 1 --sample 200
   pkill -f "nvidia-smi --query"; sort -n "$D/mem_trace.txt" | tail -1 > "$D/mem_max.txt"
   ;;
 4)
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/test_hybrid.py \
       tests/test_device_build.py -k "on_device or restart or list_walk or upload or n_hard"
-  py hybrid_1m 120 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json
-  py hybrid_1m_host 120 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json --host-steps
-  py hybrid_1m_quad 120 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json --multipole quadrupole
-  py hybrid_4m 150 scripts/bench_hybrid.py -n 4194304 --device nvidia --t-end 0.0625 --json
-  py hybrid_100k 60 scripts/bench_hybrid.py -n 100000 --device nvidia --t-end 0.125 --json
-  py mpi_pocl 200 scripts/bench_mpi.py -n 100000 --steps 2 --device cpu
+  py hybrid_1m 120 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json
+  py hybrid_1m_host 120 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json --host-steps
+  py hybrid_1m_quad 120 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json --multipole quadrupole
+  py hybrid_4m 150 scripts/bench/step.py hybrid --n 4194304 --device nvidia --t-end 0.0625 --json
+  py hybrid_100k 60 scripts/bench/step.py hybrid --n 100000 --device nvidia --t-end 0.125 --json
+  py mpi_pocl 200 scripts/bench/mpi.py -n 100000 --steps 2 --device cpu
   ;;
 5)  # session 4: MPI driver, overlapped LET walks, one GPU shared by K processes (issues 5, 7)
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -x -p no:cacheprovider tests/test_mpi.py tests/test_mpi_run.py
-  py mpi_pocl 100 scripts/bench_mpi.py -n 100000 --steps 2 --device cpu --procs 2 4
-  py mpi_pocl_overlap 100 scripts/bench_mpi.py -n 100000 --steps 2 --device cpu --procs 2 4 --overlap
-  py mpi_gpu 150 scripts/bench_mpi.py -n 1048576 --steps 2 --device nvidia --procs 1 2 4
+  py mpi_pocl 100 scripts/bench/mpi.py -n 100000 --steps 2 --device cpu --procs 2 4
+  py mpi_pocl_overlap 100 scripts/bench/mpi.py -n 100000 --steps 2 --device cpu --procs 2 4 --overlap
+  py mpi_gpu 150 scripts/bench/mpi.py -n 1048576 --steps 2 --device nvidia --procs 1 2 4
   echo "== run_1m" >> "$O/index.txt"; t0=$(date +%s)
   timeout 80 mpiexec -n 2 python -m hybridtree run configs/plummer_1m.toml --device nvidia --quiet \
       --set time.t_end=0.03125 --set output.diag_every=4 --set output.dir="$D/run1m" \
@@ -72,98 +72,98 @@ case $R in
 6)  # session 5: sinks per work-item (direct NI, list-walk SINKS), pinned staging (issue 6)
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -x -p no:cacheprovider tests/test_direct.py \
       tests/test_transfer.py tests/test_treewalk.py tests/test_hybrid.py -k "direct or sinks or any_n or transfer or round_trip or scratch or list_walk or plain"
-  py transfer 90 scripts/bench_transfer.py --device nvidia --n 4194304 16777216 --chunk-mb 4 16 64
-  py tune_direct 150 scripts/tune_direct.py --device nvidia --n 1048576 --wg 128 256 512 1024 --ni 1 2 4 --split 0 1
-  HYBRIDTREE_CL_OPTIONS=-cl-denorms-are-zero py tune_direct_daz 60 scripts/tune_direct.py --device nvidia \
+  py transfer 90 scripts/bench/transfer.py --device nvidia --n 4194304 16777216 --chunk-mb 4 16 64
+  py tune_direct 150 scripts/tune/direct.py --device nvidia --n 1048576 --wg 128 256 512 1024 --ni 1 2 4 --split 0 1
+  HYBRIDTREE_CL_OPTIONS=-cl-denorms-are-zero py tune_direct_daz 60 scripts/tune/direct.py --device nvidia \
       --n 1048576 --wg 256 512 --ni 1 2 4 --split 0
-  py tune_walk 200 scripts/tune_walk.py --device nvidia --n 1048576 4194304 16777216 --kernels walk_lists \
+  py tune_walk 200 scripts/tune/walk.py --device nvidia --n 1048576 4194304 16777216 --kernels walk_lists \
       --n-group 64 128 256 --sinks 1 2 4 --tile 1 2 --profile
-  py grav 120 scripts/bench_gravity.py --device nvidia --n 1048576 4194304 16777216 --direct-n --phases
+  py grav 120 scripts/bench/force.py --device nvidia --n 1048576 4194304 16777216 --direct-n --phases
   ;;
 7)  # session 5: packed sink groups, unrolled direct tiles, PTX (issue 6)
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -x -p no:cacheprovider tests/test_direct.py \
       tests/test_device_build.py tests/test_treewalk.py -k "direct or sinks or groups or list_walk or any_n or plain"
-  py tune_walk 200 scripts/tune_walk.py --device nvidia --n 1048576 4194304 16777216 --kernels walk_lists \
+  py tune_walk 200 scripts/tune/walk.py --device nvidia --n 1048576 4194304 16777216 --kernels walk_lists \
       --n-group 64 128 256 --sinks 1 2 4 --profile
-  py tune_direct 120 scripts/tune_direct.py --device nvidia --n 1048576 --wg 256 512 1024 --ni 1 2 4 \
+  py tune_direct 120 scripts/tune/direct.py --device nvidia --n 1048576 --wg 256 512 1024 --ni 1 2 4 \
       --unroll 0 4 8 --split 0
-  py ptx_direct 30 scripts/dump_ptx.py --device nvidia --source direct.cl --out "$D/direct.ptx" \
+  py ptx_direct 30 scripts/tune/dump_ptx.py --device nvidia --source direct.cl --out "$D/direct.ptx" \
       --define WG=512 NI=1 SPLIT=0 ZERO_GUARD=0
-  py ptx_eval 30 scripts/dump_ptx.py --device nvidia --source walklist.cl --out "$D/walklist.ptx" \
+  py ptx_eval 30 scripts/tune/dump_ptx.py --device nvidia --source walklist.cl --out "$D/walklist.ptx" \
       --define WG=128 SINKS=1 TILE=128 ZERO_GUARD=0 QUAD=0
-  py grav 120 scripts/bench_gravity.py --device nvidia --n 1048576 4194304 16777216 --direct-n --phases
+  py grav 120 scripts/bench/force.py --device nvidia --n 1048576 4194304 16777216 --direct-n --phases
   ;;
 8)  # session 5 final: packed groups (box-limited), defaults SINKS=2 and NI=2; the issue 6 table
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 100 -m pytest -q -x -p no:cacheprovider tests/test_device_build.py \
       tests/test_treewalk.py -k "groups or list_walk or equals"
-  py tune_walk 150 scripts/tune_walk.py --device nvidia --n 1048576 4194304 16777216 --kernels walk_lists \
+  py tune_walk 150 scripts/tune/walk.py --device nvidia --n 1048576 4194304 16777216 --kernels walk_lists \
       --n-group 128 256 --sinks 1 2 --pack 0 1 --profile
-  py grav 200 scripts/bench_gravity.py --device nvidia --n 1048576 4194304 16777216 --direct-n 1048576 \
+  py grav 200 scripts/bench/force.py --device nvidia --n 1048576 4194304 16777216 --direct-n 1048576 \
       --phases --peer-cuda --json "$D/grav.json"
-  py scaling 120 scripts/bench_gravity.py --device nvidia --n 1024 4096 16384 65536 262144 \
+  py scaling 120 scripts/bench/force.py --device nvidia --n 1024 4096 16384 65536 262144 \
       --direct-n 1024 4096 16384 65536 262144 --repeat 3 --sample 200 --json "$D/scaling.json"
-  py grav_pocl 120 scripts/bench_gravity.py --device cpu --n 1048576 --direct-n 65536 --phases --repeat 1 \
+  py grav_pocl 120 scripts/bench/force.py --device cpu --n 1048576 --direct-n 65536 --phases --repeat 1 \
       --json "$D/pocl.json"
   (nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$D/mem_trace.txt" 2>&1 &)
-  py grav_64m 150 scripts/bench_gravity.py --device nvidia --n 67108864 --direct-n --phases --repeat 1 --sample 200
+  py grav_64m 150 scripts/bench/force.py --device nvidia --n 67108864 --direct-n --phases --repeat 1 --sample 200
   pkill -f "nvidia-smi --query"; sort -n "$D/mem_trace.txt" | tail -1 > "$D/mem_max.txt"
   ;;
 9)  # session 5: the direct kernel on PoCL 5 (an abort in round 8), the H100's direct row at 2^20
-  echo "== pocl_build" >> "$O/index.txt"; bash scripts/check_pocl_build.sh > "$D/pocl_build.txt" 2>&1
-  py grav_pocl 120 scripts/bench_gravity.py --device cpu --n 1048576 --direct-n 65536 --phases --repeat 1
-  py grav_direct 150 scripts/bench_gravity.py --device nvidia --n 16777216 --n-group 256 --direct-n 1048576 \
+  echo "== pocl_build" >> "$O/index.txt"; bash scripts/tune/check_pocl_build.sh > "$D/pocl_build.txt" 2>&1
+  py grav_pocl 120 scripts/bench/force.py --device cpu --n 1048576 --direct-n 65536 --phases --repeat 1
+  py grav_direct 150 scripts/bench/force.py --device nvidia --n 16777216 --n-group 256 --direct-n 1048576 \
       --phases --repeat 2 --sample 300
   ;;
 10) # session 5: the direct kernel without the per-tile branch on PoCL 5 (SELF_BRANCH=0 on CPUs)
-  echo "== pocl_build" >> "$O/index.txt"; bash scripts/check_pocl_build.sh > "$D/pocl_build.txt" 2>&1
+  echo "== pocl_build" >> "$O/index.txt"; bash scripts/tune/check_pocl_build.sh > "$D/pocl_build.txt" 2>&1
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 60 -m pytest -q -x -p no:cacheprovider tests/test_direct.py
-  py grav_pocl 120 scripts/bench_gravity.py --device cpu --n 1048576 --direct-n 65536 --phases --repeat 1
+  py grav_pocl 120 scripts/bench/force.py --device cpu --n 1048576 --direct-n 65536 --phases --repeat 1
   ;;
 11) # session 5: radix-sort sizes on the GPU (never measured), then the force with the fastest
-  py tune_sort 80 scripts/tune_sort.py --device nvidia --n 4194304 16777216 --tuning 256,16,8,4 \
+  py tune_sort 80 scripts/tune/sort.py --device nvidia --n 4194304 16777216 --tuning 256,16,8,4 \
       128,16,8,4 256,8,8,4 256,16,8,5 128,32,8,6 128,16,8,6 64,32,8,8 64,16,8,8 32,64,8,8
   best=$(grep "N=  4194304" "$D/tune_sort.txt" | grep "order ok" | sort -k4 -g | head -1 | awk '{print $3}')
   echo "best sort tuning at 2^22: $best" >> "$O/index.txt"
-  HYBRIDTREE_SORT_TUNING=$best py grav_sort 90 scripts/bench_gravity.py --device nvidia \
+  HYBRIDTREE_SORT_TUNING=$best py grav_sort 90 scripts/bench/force.py --device nvidia \
       --n 4194304 16777216 --direct-n --phases --repeat 3
   ;;
 12) # session 6: buffered list writes (LBUF), copies of small groups (REPLICATE), 4 MB chunks; memory
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 120 -m pytest -q -x -p no:cacheprovider tests/test_treewalk.py \
       tests/test_transfer.py -k "list_walk or buffered or copies or release or round_trip"
-  py tune_walk 200 scripts/tune_walk.py --device nvidia --n 1048576 4194304 16777216 --kernels walk_lists \
+  py tune_walk 200 scripts/tune/walk.py --device nvidia --n 1048576 4194304 16777216 --kernels walk_lists \
       --n-group 128 256 --sinks 2 --profile --variants LBUF=0,REPLICATE=1 LBUF=8,REPLICATE=1 \
       LBUF=16,REPLICATE=1 LBUF=8,REPLICATE=2 LBUF=8,REPLICATE=4 LBUF=8,REPLICATE=8
-  py memory 250 scripts/bench_memory.py --device nvidia --n 67108864 134217728 201326592 268435456 \
+  py memory 250 scripts/bench/memory.py --device nvidia --n 67108864 134217728 201326592 268435456 \
       --timeout 120 --json "$D/memory.json"
   ;;
 13) # session 6: the issue 6 table in one run with the new defaults; hybrid steps re-measured
   py dbg 80 dbg_gpu.py nvidia     # a one-off script (not kept): list walk against the SIMD walk, per LBUF
-  py bench_gpu 330 scripts/bench_gpu.py --device nvidia --cpu-device cpu --peer-cuda --json "$D/bench_gpu.json"
-  py hybrid_1m 100 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json
+  py bench_gpu 330 scripts/bench/force.py --targets --device nvidia --cpu-device cpu --peer-cuda --json "$D/bench_gpu.json"
+  py hybrid_1m 100 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json
   ;;
 14) # session 6: explicit fma in the opening test; the issue 6 table in one run
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 50 -m pytest -q -x -p no:cacheprovider tests/test_treewalk.py \
       -k "list_walk or buffered or copies or both_walk"
-  py bench_gpu 520 scripts/bench_gpu.py --device nvidia --cpu-device cpu --peer-cuda --json "$D/bench_gpu.json"
+  py bench_gpu 520 scripts/bench/force.py --targets --device nvidia --cpu-device cpu --peer-cuda --json "$D/bench_gpu.json"
   ;;
 15) # session 6: the final code's GPU tests, hybrid steps and 2^26 with the new defaults
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 120 -m pytest -q -p no:cacheprovider tests/test_treewalk.py \
       tests/test_transfer.py tests/test_hybrid.py -k "list_walk or buffered or copies or release or on_device or round_trip"
-  py hybrid_1m 60 scripts/bench_hybrid.py -n 1000000 --device nvidia --t-end 0.0625 --json
-  py grav_64m 200 scripts/bench_gravity.py --device nvidia --n 67108864 --direct-n --phases --repeat 1 --sample 200
+  py hybrid_1m 60 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json
+  py grav_64m 200 scripts/bench/force.py --device nvidia --n 67108864 --direct-n --phases --repeat 1 --sample 200
   ;;
 16) # issue 17, the whole run on the device: state/reduce/run tests, bench_step with jz-fmm beside
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -p no:cacheprovider tests/test_state.py \
       tests/test_reduce.py tests/test_run.py tests/test_hybrid.py -k "not energy_error"
   ls .device/jz/*.whl > /dev/null 2>&1 && python -m pip install -q --no-index --no-deps \
       --root-user-action=ignore .device/jz/*.whl > "$D/jz_install.txt" 2>&1
-  py bench_step 420 scripts/bench_step.py --device nvidia --peer --n 4194304 16777216 \
+  py bench_step 420 scripts/bench/step.py runs --device nvidia --peer --n 4194304 16777216 \
       --schemes plain-mono hybrid-mono --tmp /tmp/bs --json "$D/bench_step.json"
   ;;
 17) # issue 17: the other schemes, 2^20, 2^26, and the largest run that steps (cold sphere, 2^27)
-  py bench_step 330 scripts/bench_step.py --device nvidia --n 1048576 4194304 16777216 \
+  py bench_step 330 scripts/bench/step.py runs --device nvidia --n 1048576 4194304 16777216 \
       --schemes plain-quad hybrid-quad --tmp /tmp/bs --json "$D/bench_step2.json"
-  py bench_step_small 60 scripts/bench_step.py --device nvidia --n 1048576 \
+  py bench_step_small 60 scripts/bench/step.py runs --device nvidia --n 1048576 \
       --schemes plain-mono hybrid-mono --tmp /tmp/bs --json "$D/bench_step3.json"
   (nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 > "$D/mem_trace.txt" 2>&1 &)
   echo "== run_2e27" >> "$O/index.txt"; t0=$(date +%s)
@@ -176,9 +176,9 @@ case $R in
   cp /tmp/r27/diagnostics.csv "$D/diag_2e27.csv" 2>/dev/null; ls -la /tmp/r27 > "$D/r27_ls.txt" 2>&1
   ;;
 18) # issue 17: cost of the diagnostics at 2^22; snapshots in the background at 2^24
-  py bench_diag8 120 scripts/bench_step.py --device nvidia --n 4194304 --schemes plain-mono \
+  py bench_diag8 120 scripts/bench/step.py runs --device nvidia --n 4194304 --schemes plain-mono \
       --steps 48 --diag-every 8 --tmp /tmp/bs --json "$D/diag8.json"
-  py bench_diag48 120 scripts/bench_step.py --device nvidia --n 4194304 --schemes plain-mono \
+  py bench_diag48 120 scripts/bench/step.py runs --device nvidia --n 4194304 --schemes plain-mono \
       --steps 48 --diag-every 48 --tmp /tmp/bs --json "$D/diag48.json"
   echo "== run_snap_2e24" >> "$O/index.txt"; t0=$(date +%s)
   timeout 200 python -m hybridtree run configs/plummer_1m.toml --device nvidia --overwrite \
@@ -191,44 +191,44 @@ case $R in
 19) # issue 18: device LET and migration under mpiexec on one H100 (2^22, K = 1, 2, 4)
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -p no:cacheprovider \
       tests/test_let_device.py tests/test_mpi.py -k "device or same_input or three"
-  py mpi_2e22 240 scripts/bench_mpi.py -n 4194304 --steps 3 --device nvidia --procs 1 2 4 \
+  py mpi_2e22 240 scripts/bench/mpi.py -n 4194304 --steps 3 --device nvidia --procs 1 2 4 \
       --json "$D/mpi_2e22.json"
-  py mpi_2e22_overlap 150 scripts/bench_mpi.py -n 4194304 --steps 3 --device nvidia --procs 2 4 \
+  py mpi_2e22_overlap 150 scripts/bench/mpi.py -n 4194304 --steps 3 --device nvidia --procs 2 4 \
       --overlap --json "$D/mpi_2e22_overlap.json"
   ;;
 20) # issue 18: fewer waits in the LET selection; K processes alone on the GPU; 16-core CPU device
-  py mpi_2e22 240 scripts/bench_mpi.py -n 4194304 --steps 3 --device nvidia --procs 1 2 4 \
+  py mpi_2e22 240 scripts/bench/mpi.py -n 4194304 --steps 3 --device nvidia --procs 1 2 4 \
       --json "$D/mpi_2e22.json"
-  py mpi_2e22_overlap 100 scripts/bench_mpi.py -n 4194304 --steps 3 --device nvidia --procs 4 \
+  py mpi_2e22_overlap 100 scripts/bench/mpi.py -n 4194304 --steps 3 --device nvidia --procs 4 \
       --overlap --json "$D/mpi_2e22_overlap.json"
   ;;
 22) # issue 18: the same on the machine's 16-core PoCL CPU device (2^20 took 4.7 s a step)
-  py mpi_pocl 400 scripts/bench_mpi.py -n 262144 --steps 2 --device cpu --procs 1 2 4 \
+  py mpi_pocl 400 scripts/bench/mpi.py -n 262144 --steps 2 --device cpu --procs 1 2 4 \
       --json "$D/mpi_pocl.json"
   ;;
 21) # issue 18: the beyond-one-node LET model (2^24, 2^26), on the machine's 16 cores
-  py let_model 560 scripts/let_model.py --n 16777216 67108864 --jobs 16 --out "$D/let_model.json" \
+  py let_model 560 scripts/model/let_model.py --n 16777216 67108864 --jobs 16 --out "$D/let_model.json" \
       --plot "$D/let_model.png"
   ;;
 23) # issue 18: hard LETs of the particles within r_out only, one net-force allreduce per force
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 120 -m pytest -q -p no:cacheprovider \
       tests/test_let_device.py tests/test_mpi.py -k "device or agree"
-  py mpi_2e22 150 scripts/bench_mpi.py -n 4194304 --steps 3 --device nvidia --procs 1 2 4 \
+  py mpi_2e22 150 scripts/bench/mpi.py -n 4194304 --steps 3 --device nvidia --procs 1 2 4 \
       --json "$D/mpi_2e22.json"
-  py let_model 330 scripts/let_model.py --n 16777216 67108864 --jobs 16 --out "$D/let_model.json" \
+  py let_model 330 scripts/model/let_model.py --n 16777216 67108864 --jobs 16 --out "$D/let_model.json" \
       --plot "$D/let_model.png"
   ;;
 24) # issue 18: hard substeps with the hard LET as a second tree (default) against merged
-  py mpi_2e22 150 scripts/bench_mpi.py -n 4194304 --steps 3 --device nvidia --procs 1 2 4 \
+  py mpi_2e22 150 scripts/bench/mpi.py -n 4194304 --steps 3 --device nvidia --procs 1 2 4 \
       --json "$D/mpi_2e22.json"
-  py mpi_2e22_merged 120 scripts/bench_mpi.py -n 4194304 --steps 3 --device nvidia --procs 2 4 \
+  py mpi_2e22_merged 120 scripts/bench/mpi.py -n 4194304 --steps 3 --device nvidia --procs 2 4 \
       --hard-tree merged --json "$D/mpi_2e22_merged.json"
   ;;
 25) # issue 19: the Python API on the GPU (tests, the caller's clock), the 1M config, quiet builds
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 240 -m pytest -q -p no:cacheprovider tests/test_api.py \
       tests/test_build_log.py tests/test_docs_examples.py
-  py api 200 scripts/bench_api.py --device nvidia --n 1048576 4194304 --steps 16
-  py step 150 scripts/bench_step.py --device nvidia --n 4194304 --schemes plain-mono --steps 16 \
+  py api 200 scripts/bench/step.py api --device nvidia --n 1048576 4194304 --steps 16
+  py step 150 scripts/bench/step.py runs --device nvidia --n 4194304 --schemes plain-mono --steps 16 \
       --json "$D/step.json"
   py warnings 60 -W error::pyopencl.CompilerWarning -c "import numpy as np; from hybridtree.gravity \
 import accelerations as a; f = a(np.random.default_rng(1).random((4096, 3)), np.ones(4096), 0.01, \
@@ -238,7 +238,7 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   cp /tmp/p1m/run.log /tmp/p1m/diagnostics.csv "$D/" 2>/dev/null; ls -la /tmp/p1m > "$D/p1m_ls.txt"
   ;;
 26) # issue 19: the Python API again (O(N) caller order, one report per call); quiet builds
-  py api 200 scripts/bench_api.py --device nvidia --n 1048576 4194304 16777216 --steps 16
+  py api 200 scripts/bench/step.py api --device nvidia --n 1048576 4194304 16777216 --steps 16
   py warnings 60 -c "import warnings, numpy as np, pyopencl; warnings.simplefilter('error', \
 pyopencl.CompilerWarning); from hybridtree.gravity import accelerations as a; \
 f = a(np.random.default_rng(1).random((4096, 3)), np.ones(4096), 0.01, device='nvidia', \
@@ -246,19 +246,19 @@ method='direct'); g = a(np.random.default_rng(1).random((4096, 3)), np.ones(4096
 device='nvidia'); print('no CompilerWarning escaped', f.device)"
   ;;
 27) # issue 20: the oct-tree paper's cosmological sphere end to end (ICs, 3584 steps, halos, plots)
-  py cosmo_sphere 590 scripts/bench_cosmo.py configs/cosmo_sphere.toml --device nvidia \
+  py cosmo_sphere 590 scripts/bench/cosmo.py configs/cosmo_sphere.toml --device nvidia \
       --out /tmp/cs --json "$D/cosmo_sphere.json"
   cp /tmp/cs/diagnostics.csv "$D/cosmo_sphere_diagnostics.csv"; cp /tmp/cs/run.log "$D/"
   cp /tmp/cs/*.png "$D/" 2>/dev/null; ls -la /tmp/cs > "$D/cs_ls.txt"
   ;;
 28) # issue 20: cosmic variance of the z = 0 mass function: the same sphere, seeds 2 and 3
   for seed in 2 3; do
-    py cosmo_seed$seed 290 scripts/bench_cosmo.py configs/cosmo_sphere.toml --device nvidia \
+    py cosmo_seed$seed 290 scripts/bench/cosmo.py configs/cosmo_sphere.toml --device nvidia \
         --out /tmp/cs$seed --set ics.seed=$seed --json "$D/cosmo_sphere_seed$seed.json"
   done
   ;;
 29) # issue 20: an 8 times larger sphere (R = 90 Mpc, 22.6 M particles, 1024 steps) for the mass function
-  py cosmo_big 590 scripts/bench_cosmo.py configs/cosmo_sphere.toml --device nvidia --out /tmp/cb \
+  py cosmo_big 590 scripts/bench/cosmo.py configs/cosmo_sphere.toml --device nvidia --out /tmp/cb \
       --set ics.n_grid=352 --set ics.box=180.5 --set ics.radius=90.0 --set cosmology.steps=1024 \
       --set output.redshifts=0 --json "$D/cosmo_big.json"
   cp /tmp/cb/diagnostics.csv "$D/cosmo_big_diagnostics.csv"; cp /tmp/cb/*.png "$D/" 2>/dev/null
@@ -267,47 +267,47 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/test_timesteps.py tests/test_opening.py
   py cosmo_small 200 -m hybridtree run configs/cosmo_small.toml --set output.dir=/tmp/cs --set gravity.device=nvidia --quiet
   Z0=$(ls /tmp/cs/snapshot_*.hdf5 | tail -1); echo "z=0 snapshot: $Z0" >> "$O/index.txt"
-  py errors 400 scripts/bench_timesteps.py errors --device nvidia --n 1048576 4194304 --snapshot "$Z0" --snap-eps 0.04 --json "$D/errors.json"
-  py steps_1m 300 scripts/bench_timesteps.py steps --device nvidia --n 1048576 --json "$D/steps_1m.json"
+  py errors 400 scripts/bench/timesteps.py errors --device nvidia --n 1048576 4194304 --snapshot "$Z0" --snap-eps 0.04 --json "$D/errors.json"
+  py steps_1m 300 scripts/bench/timesteps.py steps --device nvidia --n 1048576 --json "$D/steps_1m.json"
   ;;
 32) # issue 21: block steps with tree refits, two eta; the criteria inside runs
-  py steps_1m 200 scripts/bench_timesteps.py steps --device nvidia --n 1048576 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_1m.json"
-  py steps_4m 300 scripts/bench_timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_4m.json"
-  py openings 200 scripts/bench_timesteps.py openings --device nvidia --n 4194304 --theta 0.5 0.7 --alpha 0.0005 0.001 0.002 --json "$D/openings.json"
+  py steps_1m 200 scripts/bench/timesteps.py steps --device nvidia --n 1048576 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_1m.json"
+  py steps_4m 300 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_4m.json"
+  py openings 200 scripts/bench/timesteps.py openings --device nvidia --n 4194304 --theta 0.5 0.7 --alpha 0.0005 0.001 0.002 --json "$D/openings.json"
   ;;
 37) # issue 34: the device probe on the H100 and PoCL 5; the whole suite on the GPU; a 2^22 step
   py devices 120 -m hybridtree devices
   HYBRIDTREE_DEVICE=nvidia py pytest_all 470 -m pytest -q -p no:cacheprovider --tb=line --deselect tests/test_oclgrind.py --deselect tests/test_vendor_compile.py
   ;;
 38) # issue 34: speed unchanged where rsqrt is exact: 2^22 steps and the API force
-  py step_4m 300 scripts/bench_step.py --device nvidia --n 4194304 --schemes plain-mono --steps 48 --diag-every 8 --json "$D/step_4m.json"
-  py api 200 scripts/bench_api.py --device nvidia --n 4194304 --steps 16
+  py step_4m 300 scripts/bench/step.py runs --device nvidia --n 4194304 --schemes plain-mono --steps 48 --diag-every 8 --json "$D/step_4m.json"
+  py api 200 scripts/bench/step.py api --device nvidia --n 4194304 --steps 16
   ;;
 39) # issue 34: the whole suite on the GPU, final code
   HYBRIDTREE_DEVICE=nvidia py pytest_all 560 -m pytest -q -p no:cacheprovider --tb=short
   ;;
 36) # issue 21: the criteria's wall times again, the list room reset per configuration (round 33's grew)
-  py openings 250 scripts/bench_timesteps.py openings --device nvidia --n 4194304 --theta 0.5 --alpha 0.0005 0.001 0.002 --theta-min 0.01 0.25 --json "$D/openings.json"
-  py errors 250 scripts/bench_timesteps.py errors --device nvidia --n 4194304 --theta 0.5 --alpha 0.0005 0.001 0.002 --json "$D/errors.json"
+  py openings 250 scripts/bench/timesteps.py openings --device nvidia --n 4194304 --theta 0.5 --alpha 0.0005 0.001 0.002 --theta-min 0.01 0.25 --json "$D/openings.json"
+  py errors 250 scripts/bench/timesteps.py errors --device nvidia --n 4194304 --theta 0.5 --alpha 0.0005 0.001 0.002 --json "$D/errors.json"
   ;;
 35) # final code of session 10 (issues 21, 22): GPU tests of the changed kernels; step time unchanged
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 400 -m pytest -q -p no:cacheprovider tests/test_timesteps.py tests/test_opening.py \
       tests/test_treewalk.py tests/test_direct.py tests/test_reduce.py tests/test_device_limits.py tests/test_state.py
-  py openings 120 scripts/bench_timesteps.py openings --device nvidia --n 4194304 --theta 0.5 --alpha 0.002 --json "$D/openings.json"
+  py openings 120 scripts/bench/timesteps.py openings --device nvidia --n 4194304 --theta 0.5 --alpha 0.002 --json "$D/openings.json"
   ;;
 34) # issue 21, final code: GPU tests; block against shared steps (warm-up first), 2^20 and 2^22
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/test_timesteps.py tests/test_opening.py
-  py steps_1m 200 scripts/bench_timesteps.py steps --device nvidia --n 1048576 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_1m.json"
-  py steps_4m 300 scripts/bench_timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_4m.json"
+  py steps_1m 200 scripts/bench/timesteps.py steps --device nvidia --n 1048576 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_1m.json"
+  py steps_4m 300 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_4m.json"
   ;;
 33) # issue 21: theta_min against the relative walk's tail; tree refits in the block steps at 2^22 (refits and --rebuild were removed after this round: docs/benchmarks.md §11)
-  py openings 250 scripts/bench_timesteps.py openings --device nvidia --n 4194304 --theta 0.5 --alpha 0.0005 0.002 --theta-min 0.01 0.25 0.35 --json "$D/openings.json"
-  py errors 200 scripts/bench_timesteps.py errors --device nvidia --n 4194304 --theta 0.5 --alpha 0.0005 0.001 0.002 --json "$D/errors.json"
-  for rb in 0.5 1.0; do py steps_4m_$rb 200 scripts/bench_timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --rebuild $rb --shared-from 6 --json "$D/steps_4m_$rb.json"; done
+  py openings 250 scripts/bench/timesteps.py openings --device nvidia --n 4194304 --theta 0.5 --alpha 0.0005 0.002 --theta-min 0.01 0.25 0.35 --json "$D/openings.json"
+  py errors 200 scripts/bench/timesteps.py errors --device nvidia --n 4194304 --theta 0.5 --alpha 0.0005 0.001 0.002 --json "$D/errors.json"
+  for rb in 0.5 1.0; do py steps_4m_$rb 200 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --rebuild $rb --shared-from 6 --json "$D/steps_4m_$rb.json"; done
   ;;
 31) # issue 21: block against shared steps on the cusp (largest step 0.5, to t = 1), 2^20 and 2^22
-  py steps_1m 200 scripts/bench_timesteps.py steps --device nvidia --n 1048576 --dt 0.5 --t-end 1.0 --json "$D/steps_1m.json"
-  py steps_4m 380 scripts/bench_timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --json "$D/steps_4m.json"
+  py steps_1m 200 scripts/bench/timesteps.py steps --device nvidia --n 1048576 --dt 0.5 --t-end 1.0 --json "$D/steps_1m.json"
+  py steps_4m 380 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --json "$D/steps_4m.json"
   ;;
 *) shift; py custom 580 "$@" ;;
 esac

@@ -1,4 +1,4 @@
-"""scripts/let_model.py: its vectorised LET counts are the reference selection's counts.
+"""scripts/model/let_model.py: its vectorised LET counts are the reference selection's counts.
 
 The reference is what an MPI run does (hybridtree/parallel/forces.py): every process
 builds its tree with ``build_tree`` in the global cube and calls ``select_let`` for every
@@ -19,7 +19,7 @@ from hybridtree.parallel.forces import global_cube
 from hybridtree.parallel.let import LET_DTYPE, box_distance2, select_let
 from hybridtree.gravity.tree import build_tree
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts" / "model"
 sys.path.insert(0, str(SCRIPTS))
 
 import let_model as lm  # noqa: E402

@@ -1,4 +1,5 @@
-"""The benchmark scripts that docs/benchmarks.md quotes still run (small N, CPU device)."""
+"""The benchmark scripts that docs/benchmarks.md quotes still run (small N, CPU device):
+every script of scripts/bench/ and scripts/model/plot_scaling.py in its small mode."""
 
 import json
 import sys
@@ -8,16 +9,17 @@ import numpy as np
 import pytest
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-sys.path.insert(0, str(SCRIPTS))
+sys.path.insert(0, str(SCRIPTS / "model"))
+sys.path.insert(0, str(SCRIPTS / "bench"))
 
-import bench_gpu  # noqa: E402
+import force  # noqa: E402
 import plot_scaling  # noqa: E402
 
 
-def test_bench_gpu_prints_the_target_table(tmp_path, capsys):
+def test_force_targets_prints_the_target_table(tmp_path, capsys):
     out = tmp_path / "b.json"
-    bench_gpu.main(["--device", "cpu", "--cpu-device", "cpu", "--quick", "--repeat", "1",
-                    "--sample", "50", "--json", str(out)])
+    force.main(["--targets", "--device", "cpu", "--cpu-device", "cpu", "--quick", "--repeat",
+                "1", "--sample", "50", "--json", str(out)])
     text = capsys.readouterr().out
     assert "| target | measured | met? |" in text
     data = json.loads(out.read_text())
@@ -43,24 +45,36 @@ def test_crossover_of_two_power_laws(tmp_path):
     assert x == pytest.approx(1e4, rel=1e-9)
 
 
+def test_force_rows_quick(tmp_path, capsys):
+    """The rows mode: tree and both direct variants, errors against float64."""
+    out = tmp_path / "f.json"
+    force.main(["--device", "cpu", "--n", "3000", "--direct-n", "2048", "--repeat", "1",
+                "--sample", "100", "--build", "host", "device", "--json", str(out)])
+    rows = json.loads(out.read_text())["rows"]
+    assert {r["method"] for r in rows} == {"tree/host", "tree/device", "direct"}
+    assert all(r["median_err"] < 1e-3 for r in rows)
+    assert {r["precise"] for r in rows if r["method"] == "direct"} == {True, False}
+
+
 def test_bench_memory_runs_and_its_particles_are_plummer(capsys):
-    import bench_memory
-    pos = bench_memory.plummer_positions(100_000, seed=3)
+    import common
+    import memory
+    pos = common.plummer_positions(100_000, seed=3)
     r = np.linalg.norm(pos, axis=1)
     a = 3 * np.pi / 16           # Hénon units: the half-mass radius is 1.305 a
     assert abs(np.median(r) / (a / np.sqrt(0.4995 ** (-2 / 3) - 1)) - 1) < 0.02
     assert abs(pos.mean(axis=0)).max() < 0.02
-    bench_memory.main(["--device", "cpu", "--n", "3000"])
+    memory.main(["--device", "cpu", "--n", "3000"])
     assert "| 3000 | yes |" in capsys.readouterr().out
 
 
 @pytest.mark.slow
 def test_bench_step_quick_runs_real_steps(tmp_path, capsys):
-    """scripts/bench_step.py (issue 17's benchmark) runs real `hybridtree run` steps and
+    """scripts/bench/step.py runs (issue 17's benchmark) runs real `hybridtree run` steps and
     reads their per-step breakdown from diagnostics.csv."""
-    import bench_step
+    import step
     out = tmp_path / "s.json"
-    bench_step.main(["--quick", "--device", "cpu", "--json", str(out), "--tmp", str(tmp_path)])
+    step.main(["runs", "--quick", "--device", "cpu", "--json", str(out), "--tmp", str(tmp_path)])
     text = capsys.readouterr().out
     assert "| N | scheme | step s | build | walk |" in text
     assert "| N | public API caller s |" in text
@@ -78,10 +92,9 @@ def test_bench_step_quick_runs_real_steps(tmp_path, capsys):
     assert not any(r["kind"] == "peer" for r in rows)         # --quick never runs the peer
 
 
-def test_bench_api_times_real_steps(monkeypatch, capsys):
-    import bench_api
-    monkeypatch.setattr(sys, "argv", ["bench_api.py", "--quick", "--device", "cpu"])
-    bench_api.main()
+def test_step_api_times_real_steps(capsys):
+    import step
+    step.main(["api", "--quick", "--device", "cpu"])
     row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert row["n"] == 20000 and row["finite"]
     # the caller's clock around step() holds the run's own per-step wall (and little else)
@@ -89,14 +102,13 @@ def test_bench_api_times_real_steps(monkeypatch, capsys):
     assert row["step_s_caller"] > 0 and abs(row["energy_error"]) < 1e-3
 
 
-def test_bench_timesteps_measures_all_three_parts(monkeypatch, capsys, tmp_path):
-    import bench_timesteps
-    monkeypatch.setattr(sys, "argv", [
-        "bench_timesteps.py", "errors", "steps", "openings", "--device", "cpu",
+def test_bench_timesteps_measures_all_three_parts(capsys, tmp_path):
+    import timesteps
+    timesteps.main([
+        "errors", "steps", "openings", "--device", "cpu",
         "--n", "3000", "--sample", "200", "--theta", "0.5", "--alpha", "0.002",
         "--dt", "0.25", "--t-end", "0.5", "--shared-from", "3", "--run-steps", "1",
         "--json", str(tmp_path / "rows.jsonl")])
-    bench_timesteps.main()
     rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
     assert rows == [json.loads(line) for line in capsys.readouterr().out.splitlines()
                     if line.startswith("{")]
@@ -110,3 +122,27 @@ def test_bench_timesteps_measures_all_three_parts(monkeypatch, capsys, tmp_path)
     assert [r["k"] for r in shared] == list(range(3, max(b["bin"] for b in block["bins"]) + 1))
     assert {(r["model"], r["opening"]) for r in rows if r["what"] == "run"} == {
         (m, o) for m in ("plummer", "cusp") for o in ("geometric", "relative")}
+
+
+def test_step_hybrid_compares_hybrid_with_normal(capsys):
+    import step
+    step.main(["hybrid", "--n", "3000", "--device", "cpu", "--t-end", "0.03125", "--json"])
+    res = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert res["normal_steps"] == 8 and res["soft_steps"] == 2
+    assert res["t_normal_s"] > 0 and res["t_hybrid_s"] > 0
+    assert 0 < res["hard_soft_ratio"] and res["soft_interactions"] > 0
+    assert abs(res["energy_error_normal"]) < 1e-3 and abs(res["energy_error_hybrid"]) < 1e-3
+
+
+def test_bench_transfer_moves_what_a_force_moves(capsys, monkeypatch):
+    import transfer
+    from hybridtree.device import transfer as device_transfer
+    # the script sets both per way: put them back for the tests after this one
+    monkeypatch.setenv("HYBRIDTREE_STAGING", "auto")
+    monkeypatch.setattr(device_transfer, "CHUNK", device_transfer.CHUNK)
+    monkeypatch.setattr(sys, "argv", ["transfer.py", "--device", "cpu", "--n", "4096",
+                                      "--chunk-mb", "1", "--repeat", "1"])
+    transfer.main()
+    text = capsys.readouterr().out
+    for way in ("pageable", "staged 1 MB", "dma (pinned)", "numpy copy"):
+        assert f"N=     4096 {way}" in text

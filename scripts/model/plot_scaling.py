@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Log-log plot of force time against N for the tree and the direct kernel, from the
-tables that scripts/bench_gravity.py prints (one or more files); marks the crossover.
+tables that scripts/bench/force.py prints (one or more files); marks the crossover.
 
-    python scripts/plot_scaling.py docs/data/h100_scaling_*.txt --out docs/time_vs_n.png
+    python scripts/model/plot_scaling.py docs/data/h100_scaling_*.txt --out docs/time_vs_n.png
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 
 
 def read_rows(paths: list[str]) -> dict[str, dict[int, tuple[float, float]]]:
-    """{label: {N: (kernel s, total s)}} from bench_gravity table lines; the fastest row
+    """{label: {N: (kernel s, total s)}} from force.py table lines; the fastest row
     per label and N (direct: the plain and precise variants are separate labels)."""
     out: dict[str, dict[int, tuple[float, float]]] = defaultdict(dict)
     for path in paths:

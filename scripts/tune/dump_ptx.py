@@ -2,7 +2,7 @@
 """Write the device's compiled form of a kernel (PTX on NVIDIA) and count its opcodes
 (a tuning aid, not a test).
 
-    PYTHONPATH=. python scripts/dump_ptx.py --device nvidia --source direct.cl \\
+    PYTHONPATH=. python scripts/tune/dump_ptx.py --device nvidia --source direct.cl \\
         --define WG=512 NI=2 SPLIT=0 ZERO_GUARD=0 --out direct.ptx
 """
 

@@ -7,10 +7,10 @@ tree (n_hard = 4, r_out = 3 core spacings, r_in = r_out / 10), and prints per so
 mean over steps of the slowest process's seconds per phase, the load imbalance and the
 LET entries sent (soft and hard, summed over processes, per force).
 
-    python scripts/bench_mpi.py -n 100000 --steps 3
-    python scripts/bench_mpi.py -n 200000 --device cpu --procs 1 2 4    # GPU machine's PoCL
-    python scripts/bench_mpi.py -n 100000 --overlap     # local walk while the LETs travel
-    python scripts/bench_mpi.py -n 4194304 --device nvidia --procs 1 2 4 --json out.json
+    python scripts/bench/mpi.py -n 100000 --steps 3
+    python scripts/bench/mpi.py -n 200000 --device cpu --procs 1 2 4    # GPU machine's PoCL
+    python scripts/bench/mpi.py -n 100000 --overlap     # local walk while the LETs travel
+    python scripts/bench/mpi.py -n 4194304 --device nvidia --procs 1 2 4 --json out.json
 
 With one process it also times the one-process stepper that ``hybridtree run`` uses
 without mpiexec (scheme names ``normal_serial``, ``hybrid_serial``), the baseline of
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
@@ -35,13 +34,14 @@ import time
 
 import numpy as np
 
+from common import add_device, core_spacing, plummer, write_json
+
 PHASES = ("decompose", "exchange", "let_select", "let_comm", "build", "walk", "integrate",
           "reduce")
 
 
 def worker(a: argparse.Namespace) -> None:
     from hybridtree.gravity.engine import GravitySettings
-    from hybridtree.ics import plummer
     from hybridtree.particles import Particles
     from hybridtree.device.choice import get_runtime
     from hybridtree.parallel import world
@@ -53,7 +53,7 @@ def worker(a: argparse.Namespace) -> None:
     comm = world()
     pos, vel, mass = plummer(a.n, seed=1)
     mine = np.flatnonzero(np.arange(a.n) % comm.size == comm.rank)
-    spacing = (a.n * 3 / (4 * math.pi * (3 * math.pi / 16) ** 3)) ** (-1 / 3)
+    spacing = core_spacing(a.n)
     out = {"procs": comm.size}
     rt = get_runtime(a.device)
     schemes = ("normal", "hybrid") + (("normal_serial", "hybrid_serial") if comm.size == 1
@@ -115,7 +115,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=3, help="timed (soft) steps")
     ap.add_argument("--dt", type=float, default=1 / 256, help="normal step = hard step")
     ap.add_argument("--procs", type=int, nargs="+", default=[1, 2, 3, 4])
-    ap.add_argument("--device", default=None)
+    add_device(ap)
     ap.add_argument("--overlap", action="store_true",
                     help="non-blocking LET exchange with the local walk meanwhile")
     ap.add_argument("--hard-tree", choices=("second", "merged"), default="merged",
@@ -150,11 +150,8 @@ def main() -> None:
                 [f"{r['imbalance']:.2f}", f"{r['let_soft_entries_per_force']:.0f}",
                  f"{r['let_hard_entries_per_force']:.0f}", f"{r['energy_error']:.2e}"]
             print(" | ".join(cells), flush=True)
-    if a.json:
-        Path(a.json).write_text(json.dumps({"n": a.n, "steps": a.steps, "dt": a.dt,
-                                            "overlap": a.overlap, "hard_tree": a.hard_tree,
-                                            "results": results},
-                                           indent=1))
+    write_json(a.json, {"n": a.n, "steps": a.steps, "dt": a.dt, "overlap": a.overlap,
+                        "hard_tree": a.hard_tree, "results": results})
 
 
 if __name__ == "__main__":

@@ -16,10 +16,10 @@ it predicts the time per unit of simulated time (n_hard hard steps) and the para
 efficiency against K for the normal and the hybrid scheme.  docs/let_model.md has the
 method, the model and the results.
 
-    .venv/bin/python scripts/let_model.py --quick                       # smoke run, ~3 s
-    .venv/bin/python scripts/let_model.py --n 2^22 --out let22.json --plot let.png
-    python scripts/let_model.py --n 2^24 2^26 --out let.json --plot docs/let_model.png
-    python scripts/let_model.py --replot let22.json let.json --plot docs/let_model.png
+    .venv/bin/python scripts/model/let_model.py --quick                       # smoke run, ~3 s
+    .venv/bin/python scripts/model/let_model.py --n 2^22 --out let22.json --plot let.png
+    python scripts/model/let_model.py --n 2^24 2^26 --out let.json --plot docs/let_model.png
+    python scripts/model/let_model.py --replot let22.json let.json --plot docs/let_model.png
 
 Units: lengths in the particle set's units (Hénon units for Plummer, the halo's scale
 radius for halo_sat), times in seconds, bytes, bandwidth in bytes per second.
@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:                 # run from a checkout without installing
     sys.path.insert(0, str(ROOT))
 
@@ -66,7 +66,7 @@ ENTRY_BYTES = 32
 BUILD_S_PER_PARTICLE = 0.0111 / 2 ** 22
 
 #: Measured wall seconds per step of a plain (normal) monopole run on one H100 against
-#: N (docs/history.md, session 7, scripts/bench_step.py: θ = 0.5, ε = 0.01, Plummer;
+#: N (docs/history.md, session 7, scripts/bench/step.py runs: θ = 0.5, ε = 0.01, Plummer;
 #: the whole step: device tree build, walk, kicks/drifts, reductions).
 H100_STEP_S = ((2 ** 20, 0.0190), (2 ** 22, 0.0400), (2 ** 24, 0.1322))
 
@@ -74,7 +74,7 @@ H100_STEP_S = ((2 ** 20, 0.0190), (2 ** 22, 0.0400), (2 ** 24, 0.1322))
 #: hybrid step (one soft + n_hard = 4 hard forces) against the plain step, with the soft
 #: force taken as costly as a full one: (0.1388 - 0.0400) / (4 × 0.0400) = 0.62 at 2^22,
 #: (0.4547 - 0.1322) / (4 × 0.1322) = 0.61 at 2^24.  The hard walk does only 17 % of the
-#: interactions (bench_hybrid.py), but lists, launches and the rebuild stay.
+#: interactions (scripts/bench/step.py hybrid), but lists, launches and the rebuild stay.
 HARD_FRACTION = 0.61
 
 #: Halo-with-satellite set: mass fraction, scale radius (halo scale radii) and distance of
@@ -222,7 +222,7 @@ def positions(model: str, n: int, seed: int = 1, jobs: int = 1) -> np.ndarray:
 def core_spacing(model: str, n: int) -> float:
     """Mean interparticle distance in the core (length units of the set).
 
-    Plummer: at the central density 3 M / (4 π b³), b = 3π/16 (as scripts/bench_mpi.py).
+    Plummer: at the central density 3 M / (4 π b³), b = 3π/16 (as scripts/bench/mpi.py).
     halo_sat: the halo's cusp has no core; the mean density inside its scale radius
     (M(<a) = 1/4 of the halo, with ics.hernquist's truncation factor) is used instead.
     Both give r_out ≈ 0.013–0.014 of the set's half-mass radius for 3 spacings.

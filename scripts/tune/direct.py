@@ -1,7 +1,7 @@
 """Direct-kernel tuning sweep (a benchmark, not a test): coordinates x rsqrt flavour x
 sinks per work-item x work-group size.
 
-    PYTHONPATH=. python scripts/tune_direct.py --device nvidia --n 1048576
+    PYTHONPATH=. python scripts/tune/direct.py --device nvidia --n 1048576
 """
 
 import argparse

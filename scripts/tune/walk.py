@@ -3,7 +3,7 @@
 One device-built tree per N; every variant walks it (one warm-up, best of ``--repeat``).
 Errors on ``--sample`` sinks against the device's hi/lo direct kernel (about 1e-6).
 
-    PYTHONPATH=. python scripts/tune_walk.py --device nvidia --n 4194304 \\
+    PYTHONPATH=. python scripts/tune/walk.py --device nvidia --n 4194304 \\
         --kernels tree_walk walk_lists --n-group 32 64 128 256
 """
 

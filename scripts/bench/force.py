@@ -1,11 +1,20 @@
 #!/usr/bin/env python
-"""Throughput and accuracy benchmark of hybridtree's gravity (a benchmark, not a test).
+"""Throughput and accuracy of hybridtree's forces, ``hybridtree.gravity.accelerations``
+(a benchmark, not a test).  Two modes:
 
-Usage (from the repository root)::
+rows (the default): one row per tree N x theta x build and per direct-kernel N x variant::
 
-    PYTHONPATH=. python scripts/bench_gravity.py                 # N = 1e5, 1e6 tree; 16384 direct
-    PYTHONPATH=. python scripts/bench_gravity.py --quick         # about half a minute on 2 cores
-    PYTHONPATH=. python scripts/bench_gravity.py --n 100000 --theta 0.4 0.7 --pytreegrav --json out.json
+    PYTHONPATH=. python scripts/bench/force.py                 # N = 1e5, 1e6 tree; 16384 direct
+    PYTHONPATH=. python scripts/bench/force.py --quick         # about half a minute on 2 cores
+    PYTHONPATH=. python scripts/bench/force.py --n 100000 --theta 0.4 0.7 --pytreegrav --json out.json
+
+``--targets``: issue 6's table in one run -- the GPU's direct-kernel rate, walk rate, full
+force at 2^24, build share at 2^22, the same code on the CPU OpenCL device
+(``--cpu-device``), optionally pytreegrav's CUDA backend on the same particles; the rows as
+they come, then the targets with what was measured and whether each is met::
+
+    PYTHONPATH=. python scripts/bench/force.py --targets --device nvidia --cpu-device cpu --peer-cuda
+    PYTHONPATH=. python scripts/bench/force.py --targets --device cpu --cpu-device cpu --quick  # smoke
 
 Every case runs one untimed warm-up call (OpenCL kernel compilation, numba JIT),
 then ``--repeat`` timed calls; the call with the smallest total time is reported.
@@ -28,26 +37,21 @@ the same h, not against the Plummer reference.  Its theta is defined differently
 from __future__ import annotations
 
 import argparse
-import datetime
 import importlib.metadata
-import json
-import platform
-import socket
 import sys
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable
 
 import numpy as np
 
-from hybridtree.gravity import accelerations, direct_reference
-from hybridtree.ics import plummer
+from common import (FLOPS_PER_INTERACTION, PLUMMER_SEED, add_device, best_of, plummer,
+                    reference_acc, rel_errors, run_header, sample_indices, write_json)
+
+from hybridtree.gravity import accelerations
 from hybridtree.device.choice import get_runtime
 
-T = TypeVar("T")
-FLOPS_PER_INTERACTION = 38
 SPLINE_PER_PLUMMER = 2.8          # M4 spline support radius equivalent to Plummer eps
-PLUMMER_SEED, SAMPLE_SEED = 1, 2
 
 
 @dataclass
@@ -96,35 +100,6 @@ def format_row(row: Row) -> str:
 
 def table_header() -> str:
     return " ".join(f"{name:>{width}}" for name, width, _, _ in COLUMNS)
-
-
-def run_header(device_label: str) -> str:
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return (f"# {now}  host={socket.gethostname()}  python={platform.python_version()}  "
-            f"numpy={np.__version__}  device={device_label}")
-
-
-def sample_indices(n: int, k: int) -> np.ndarray:
-    return np.random.default_rng(SAMPLE_SEED).choice(n, size=min(k, n), replace=False)
-
-
-def reference_acc(pos: np.ndarray, mass: np.ndarray, eps: float, idx: np.ndarray,
-                  device: str | None = None) -> np.ndarray:
-    # sinks= skips no self pair, but that pair has zero separation: zero force, so acc is exact
-    if len(pos) > 1 << 21:   # float64 numpy takes minutes there; hi/lo direct kernel: ~1e-6
-        return accelerations(pos, mass, eps, method="direct", sinks=pos[idx],
-                             device=device).acc
-    return direct_reference(pos, mass, eps, sinks=pos[idx])[0]
-
-
-def rel_errors(acc: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    return np.linalg.norm(acc - ref, axis=1) / np.linalg.norm(ref, axis=1)
-
-
-def best_of(call: Callable[[], T], repeat: int, seconds: Callable[[T], float],
-            warmup: Callable[[], object] | None = None) -> T:
-    (warmup or call)()    # compilation must not count as run time
-    return min((call() for _ in range(repeat)), key=seconds)
 
 
 def bench_tree(pos: np.ndarray, mass: np.ndarray, idx: np.ndarray, ref: np.ndarray,
@@ -232,7 +207,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--n-leaf", type=int, default=16)
     p.add_argument("--n-group", type=int, default=None, help="default: the device's")
     p.add_argument("--eps", type=float, default=0.01, help="Plummer softening")
-    p.add_argument("--device", default=None, help="OpenCL device choice (hybridtree.device.choice)")
+    add_device(p)
     p.add_argument("--sample", type=int, default=1000, help="sinks sampled for the error")
     p.add_argument("--repeat", type=int, default=2, help="timed repeats after one warm-up")
     p.add_argument("--pytreegrav", action="store_true", help="also time pytreegrav at tree N")
@@ -255,6 +230,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--targets" in argv:
+        argv.remove("--targets")
+        return main_targets(argv)
     args = parse_args(argv)
     info = get_runtime(args.device).info
     device = f"{info.platform_index}:{info.device_index} {info.kind}"   # full label in header
@@ -287,12 +266,141 @@ def main(argv: list[str] | None = None) -> int:
         for precise in ((False,) if args.no_precise else (True, False)):
             emit(bench_direct(n, precise, args, device))
 
-    if args.json:
-        meta = {"header": header, "device": info.label, "argv": sys.argv[1:],
-                "flops_per_interaction": FLOPS_PER_INTERACTION}
-        out = [{**asdict(r), "gflops": r.gflops} for r in rows]
-        with open(args.json, "w") as fh:
-            json.dump({"meta": meta, "rows": out}, fh, indent=1)
+    meta = {"header": header, "device": info.label, "argv": sys.argv[1:],
+            "flops_per_interaction": FLOPS_PER_INTERACTION}
+    write_json(args.json, {"meta": meta, "rows": [{**asdict(r), "gflops": r.gflops}
+                                                  for r in rows]})
+    return 0
+
+
+# -- --targets: issue 6's table -----------------------------------------------------------
+
+#: The chip's arithmetic limit for the direct kernel that the issue quotes (pairs/s).
+DIRECT_LIMIT = 2.5e12
+TARGETS = {"direct": 2.0e12, "walk": 1.0e12, "force_24": 0.10, "median_24": 3e-4,
+           "build_share_22": 0.20}
+_T0 = time.perf_counter()
+
+
+def _elapsed() -> None:
+    print(f"# {time.perf_counter() - _T0:.0f} s into the run", flush=True)
+
+
+def _namespace(args: argparse.Namespace, device: str) -> argparse.Namespace:
+    """The option set of the rows mode that bench_tree and bench_direct read."""
+    return argparse.Namespace(eps=0.01, n_leaf=16, n_group=None, multipole="monopole",
+                              device=device, repeat=args.repeat, phases=True,
+                              sample=args.sample)
+
+
+def tree_rows(ns: argparse.Namespace, sizes: list[int], label: str, ptg,
+              refs: dict[int, np.ndarray]) -> list[Row]:
+    """Tree rows (and the peer's) per N; ``refs``: float64 references on the sampled sinks
+    by N, filled here and shared by every row of this run (same seeds, same eps: the
+    reference at 2^20 takes a minute)."""
+    rows = []
+    for n in sizes:
+        pos, _, mass = plummer(n, seed=PLUMMER_SEED)
+        idx = sample_indices(n, ns.sample)
+        if n not in refs:
+            refs[n] = reference_acc(pos, mass, ns.eps, idx, device=ns.device)
+        ref = refs[n]
+        rows.append(bench_tree(pos, mass, idx, ref, 0.5, ns, label, "device"))
+        print(format_row(rows[-1]), flush=True)
+        _elapsed()
+        if ptg is not None:
+            pref = pytreegrav_reference(ptg, pos, mass, idx, ns.eps)
+            rows.append(bench_peer_cuda(ptg, pos, mass, idx, pref, 0.5, ns))
+            print(format_row(rows[-1]), flush=True)
+            _elapsed()
+    return rows
+
+
+def targets(gpu: list[Row], cpu: list[Row], n_direct: int, n_force: int,
+            n_share: int, builds: dict[int, float]) -> list[tuple[str, str, str]]:
+    """(target, measured, met) lines."""
+    tree = {r.n: r for r in gpu if r.method == "tree/device"}
+    plain = [r for r in gpu if r.method == "direct" and r.n == n_direct and not r.precise]
+    out = []
+    if plain:
+        rate = plain[0].inter_per_s
+        out.append((f"direct kernel >= {TARGETS['direct']:.1e} pairs/s at N = {n_direct}",
+                    f"{rate:.3e} ({rate / DIRECT_LIMIT:.0%} of {DIRECT_LIMIT:.1e})",
+                    "yes" if rate >= TARGETS["direct"] else "no"))
+    if tree:
+        best = max(r.inter_per_s for r in tree.values())
+        rates = ", ".join(f"{r.inter_per_s:.2e} (N={n})" for n, r in sorted(tree.items()))
+        out.append((f"walk >= {TARGETS['walk']:.0e} interactions/s", rates,
+                    "yes" if best >= TARGETS["walk"] else "no"))
+    if n_force in tree:
+        r = tree[n_force]
+        ok = r.total_s <= TARGETS["force_24"] and r.median_err <= TARGETS["median_24"]
+        out.append((f"full force at N = {n_force} <= {TARGETS['force_24']} s, median <= 3e-4",
+                    f"{r.total_s:.4f} s, median {r.median_err:.2e}", "yes" if ok else "no"))
+    if n_share in tree:
+        share = builds[n_share] / tree[n_share].total_s
+        out.append((f"build share at N = {n_share} <= 20 %",
+                    f"{share:.0%} ({builds[n_share]:.4f} of {tree[n_share].total_s:.4f} s)",
+                    "yes" if share <= TARGETS["build_share_22"] else "no"))
+    for c in cpu:
+        g = [r for r in gpu if r.n == c.n and r.method == c.method
+             and (c.precise is None or r.precise == c.precise)]
+        if g:
+            out.append((f"GPU / CPU device, {c.method} N = {c.n}",
+                        f"total {c.total_s / g[0].total_s:.1f}x, kernel "
+                        f"{c.walk_s / g[0].walk_s:.1f}x", "reported"))
+    return out
+
+
+def main_targets(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(description="force.py --targets: issue 6's table in one run")
+    add_device(p, default="gpu")
+    p.add_argument("--cpu-device", default="cpu", help="the CPU OpenCL device to compare")
+    p.add_argument("--peer-cuda", action="store_true", help="pytreegrav's CUDA backend too")
+    p.add_argument("--quick", action="store_true", help="small N (a smoke run)")
+    p.add_argument("--repeat", type=int, default=2)
+    p.add_argument("--sample", type=int, default=1000)
+    p.add_argument("--json", metavar="PATH")
+    args = p.parse_args(argv)
+    if args.quick:
+        tree_n, n_direct, n_force, n_share, cpu_tree, cpu_direct = \
+            [4096, 16384], 4096, 16384, 4096, 4096, 2048
+    else:
+        tree_n, n_direct, n_force, n_share, cpu_tree, cpu_direct = \
+            [1 << 20, 1 << 22, 1 << 24], 1 << 20, 1 << 24, 1 << 22, 1 << 20, 1 << 16
+    gpu_label = get_runtime(args.device).info.label
+    cpu_label = get_runtime(args.cpu_device).info.label
+    print(run_header(gpu_label) + f"  cpu device={cpu_label}")
+    print(table_header(), flush=True)
+    ptg = load_pytreegrav() if args.peer_cuda else None
+    ns = _namespace(args, args.device)
+    builds: dict[int, float] = {}
+    gpu = []
+    refs: dict[int, np.ndarray] = {}
+    for r in tree_rows(ns, tree_n, args.device, ptg, refs):
+        gpu.append(r)
+        if r.method == "tree/device":
+            builds[r.n] = r.build_s
+    for precise in (False, True):
+        gpu.append(bench_direct(n_direct, precise, ns, args.device, refs.get(n_direct)))
+        print(format_row(gpu[-1]), flush=True)
+        _elapsed()
+    cns = _namespace(args, args.cpu_device)
+    cns.repeat = 1
+    cpu = tree_rows(cns, [cpu_tree], args.cpu_device, None, refs)
+    cpu.append(bench_direct(cpu_direct, True, cns, args.cpu_device, refs.get(cpu_direct)))
+    print(format_row(cpu[-1]), flush=True)
+    if cpu_direct != n_direct:      # the GPU's row at the CPU's direct N, for the ratio
+        gpu.append(bench_direct(cpu_direct, True, ns, args.device, refs.get(cpu_direct)))
+        print(format_row(gpu[-1]), flush=True)
+    lines = targets(gpu, cpu, n_direct, n_force, n_share, builds)
+    print("\n| target | measured | met? |\n|---|---|---|")
+    for t, m, ok in lines:
+        print(f"| {t} | {m} | {ok} |")
+    write_json(args.json, {"gpu": gpu_label, "cpu": cpu_label,
+                           "rows": [asdict(r) for r in gpu + cpu],
+                           "targets": [dict(zip(("target", "measured", "met"), x))
+                                       for x in lines]})
     return 0
 
 

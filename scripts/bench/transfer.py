@@ -9,35 +9,30 @@ does.  Every way is timed best of ``--repeat`` after a warm-up:
 - ``staged``: through pinned staging memory in chunks (hybridtree.device.transfer), per chunk size;
 - ``dma``: the pinned area to the device and back with no host copy (the bus's limit).
 
-    PYTHONPATH=. python scripts/bench_transfer.py --device nvidia --n 4194304 16777216
+    PYTHONPATH=. python scripts/bench/transfer.py --device nvidia --n 4194304 16777216
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
 import pyopencl as cl
+from common import add_device, timed
 
 from hybridtree.device import transfer
 from hybridtree.device.choice import get_runtime
 
 
 def best(fn, repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    """Best wall seconds of ``repeat`` calls after a warm-up."""
+    return timed(fn, repeat, warmup=True)[1]
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--device", default=None)
+    add_device(p)
     p.add_argument("--n", type=int, nargs="+", default=[1 << 20])
     p.add_argument("--chunk-mb", type=int, nargs="+", default=[4, 16, 64])
     p.add_argument("--repeat", type=int, default=3)

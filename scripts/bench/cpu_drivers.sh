@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Issue 34's benchmark (not a test): the README example and the device probe on each CPU
 # OpenCL driver as the only platform, first with empty kernel caches, then again.
-#   bash scripts/bench_cpu_drivers.sh NAME=ICD [NAME=ICD ...]
+#   bash scripts/bench/cpu_drivers.sh NAME=ICD [NAME=ICD ...]
 # e.g. (in the project's venv)
-#   bash scripts/bench_cpu_drivers.sh \
+#   bash scripts/bench/cpu_drivers.sh \
 #     pypi-pocl=$VIRTUAL_ENV/lib/python3.11/site-packages/pyopencl/.libs/pocl.icd \
 #     intel=/path/to/intel.icd debian-pocl=/etc/OpenCL/vendors/pocl.icd
 # where intel.icd is a one-line file naming $VIRTUAL_ENV/lib/libintelocl.so.
 # Prints per driver and pass: the caller's wall clock around `hybridtree run`, the run's
 # own wall_s, build_s and walk_s (its end: line), and the probe's result.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 for pair in "$@"; do
     name=${pair%%=*}; icd=${pair#*=}
     cache=$(mktemp -d)                  # empty kernel caches: PoCL's and hybridtree's

@@ -2,7 +2,7 @@
 """Device memory of one tree force evaluation against N (a benchmark, not a test):
 the largest N that fits and the bytes per particle.
 
-    PYTHONPATH=. python scripts/bench_memory.py --device nvidia \\
+    PYTHONPATH=. python scripts/bench/memory.py --device nvidia \\
         --n 67108864 134217728 201326592 268435456
 
 Each N runs in its own process (a failed allocation can leave an OpenCL context
@@ -20,22 +20,11 @@ import argparse
 import json
 import subprocess
 import sys
-import threading
 import time
-from pathlib import Path
 
 import numpy as np
 
-
-def plummer_positions(n: int, seed: int) -> np.ndarray:
-    """(n, 3) float64 positions of a Plummer sphere with scale length 3 pi / 16."""
-    rng = np.random.default_rng(seed)
-    u = rng.uniform(1e-6, 0.999, n)           # the outermost 0.1 % of the mass left out
-    r = (3 * np.pi / 16) / np.sqrt(u ** (-2.0 / 3.0) - 1.0)
-    cos_t = rng.uniform(-1.0, 1.0, n)
-    phi = rng.uniform(0.0, 2 * np.pi, n)
-    sin_t = np.sqrt(1.0 - cos_t * cos_t)
-    return np.stack([r * sin_t * np.cos(phi), r * sin_t * np.sin(phi), r * cos_t], axis=1)
+from common import Sampler, add_device, plummer_positions, write_json
 
 
 def one(n: int, device: str | None, repeat: int) -> dict:
@@ -54,46 +43,9 @@ def one(n: int, device: str | None, repeat: int) -> dict:
     return row
 
 
-class Sampler:
-    """Peak of ``nvidia-smi``'s memory.used (MiB) while running."""
-
-    def __init__(self) -> None:
-        self.peak = 0
-        self.ok = True
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    @staticmethod
-    def used() -> int | None:
-        try:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used",
-                                  "--format=csv,noheader,nounits"],
-                                 capture_output=True, text=True, timeout=10)
-            return int(out.stdout.split()[0])
-        except (OSError, ValueError, IndexError, subprocess.SubprocessError):
-            return None
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            u = self.used()
-            if u is None:
-                self.ok = False
-                return
-            self.peak = max(self.peak, u)
-            time.sleep(0.05)
-
-    def __enter__(self) -> "Sampler":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--device", default=None)
+    add_device(p)
     p.add_argument("--n", type=int, nargs="+", default=[1 << 16])
     p.add_argument("--repeat", type=int, default=1, help="calls per N (the last is timed)")
     p.add_argument("--timeout", type=float, default=300, help="seconds per N")
@@ -132,8 +84,7 @@ def main(argv: list[str] | None = None) -> None:
               f"{row.get('total_s', float('nan')):.3f} | {walk:.3f} | "
               f"{'' if peak is None else peak} | "
               f"{'' if peak is None else format(row['bytes_per_particle'], '.0f')} |", flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+    write_json(args.json, rows)
 
 
 if __name__ == "__main__":

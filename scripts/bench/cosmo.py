@@ -6,8 +6,8 @@ run reported in the oct-tree papers' terms: wall time, total interactions, susta
 Gflop/s in the 38-flop convention (38 × interactions / seconds), time per step at the
 start (z = 49) and at the end (z = 0).
 
-    PYTHONPATH=. python scripts/bench_cosmo.py configs/cosmo_sphere.toml --device nvidia --json r.json
-    PYTHONPATH=. python scripts/bench_cosmo.py configs/cosmo_small.toml
+    PYTHONPATH=. python scripts/bench/cosmo.py configs/cosmo_sphere.toml --device nvidia --json r.json
+    PYTHONPATH=. python scripts/bench/cosmo.py configs/cosmo_small.toml
 
 "Step s at the start/end": the mean wall per step (``step_s``) of the first / last three
 diagnostics reports after step 0.  Interactions: particle-particle plus particle-cell,
@@ -29,8 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-FLOPS_PER_INTERACTION = 38
+from common import FLOPS_PER_INTERACTION, ROOT, add_device
 
 
 def timed(cmd: list[str], env: dict) -> tuple[float, str]:
@@ -80,12 +79,12 @@ def mass_function_check(catalogue: Path, snapshot: Path, radius: float, min_len:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("config")
-    ap.add_argument("--device", default=None)
+    add_device(ap)
     ap.add_argument("--out", default=None, help="output folder (default: the config's)")
     ap.add_argument("--set", action="append", default=[], help="more --set for the run")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     py = [sys.executable, "-m", "hybridtree"]
     sets = [x for s in args.set for x in ("--set", s)]
     if args.out:

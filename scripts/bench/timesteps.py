@@ -2,9 +2,9 @@
 """Issue 21's benchmark (not a test): block against shared time steps on a cusp, and the
 force error of the geometric and the relative opening criteria at equal cost.
 
-    PYTHONPATH=. python scripts/bench_timesteps.py errors --device nvidia --n 1048576 4194304
-    PYTHONPATH=. python scripts/bench_timesteps.py steps --device nvidia --n 1048576 4194304
-    PYTHONPATH=. python scripts/bench_timesteps.py errors steps --quick --device cpu  # smoke
+    PYTHONPATH=. python scripts/bench/timesteps.py errors --device nvidia --n 1048576 4194304
+    PYTHONPATH=. python scripts/bench/timesteps.py steps --device nvidia --n 1048576 4194304
+    PYTHONPATH=. python scripts/bench/timesteps.py errors steps --quick --device cpu  # smoke
 
 errors: per model (Plummer, Hernquist halo with a satellite, ``--snapshot`` files such as
 a cosmological run's z = 0 snapshot) and N, the public ``accelerations`` of every
@@ -29,27 +29,23 @@ caller's seconds per ``step`` and interactions per particle per step.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from hybridtree import Simulation  # noqa: E402
-from hybridtree.gravity import accelerations, direct_reference  # noqa: E402
-from hybridtree.ics import hernquist_satellite, plummer  # noqa: E402
+from common import JsonLines, add_device, plummer, rel_errors, timed
 
-ROWS: list[dict] = []
+from hybridtree import Simulation
+from hybridtree.gravity import accelerations, direct_reference
+from hybridtree.ics import hernquist_satellite
+
+OUT = JsonLines(None)
 
 
 def emit(args, row: dict) -> None:
-    ROWS.append(row)
-    print(json.dumps(row), flush=True)
-    if args.json:
-        Path(args.json).write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    OUT.path = args.json
+    OUT.emit(row)
 
 
 def model(name: str, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -67,19 +63,6 @@ def fresh_lists() -> None:
     configuration is timed with the lists its own walks need, not an earlier one's."""
     from hybridtree.gravity import walk as treewalk
     treewalk._list_room.clear()
-
-
-def rel_errors(acc: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    return np.linalg.norm(acc - ref, axis=1) / np.linalg.norm(ref, axis=1)
-
-
-def timed(call):
-    best, out = float("inf"), None
-    for _ in range(2):
-        t0 = time.perf_counter()
-        out = call()
-        best = min(best, time.perf_counter() - t0)
-    return out, best
 
 
 def errors(args) -> None:
@@ -208,11 +191,11 @@ def openings(args) -> None:
                 del sim
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("parts", nargs="+", choices=("errors", "steps", "openings"))
     p.add_argument("--run-steps", type=int, default=8)
-    p.add_argument("--device", default=None)
+    add_device(p)
     p.add_argument("--n", type=int, nargs="+", default=[1 << 20, 1 << 22])
     p.add_argument("--eps", type=float, default=0.01)
     p.add_argument("--sample", type=int, default=2000)
@@ -230,7 +213,7 @@ def main() -> None:
     p.add_argument("--multipole", default="monopole")
     p.add_argument("--quick", action="store_true", help="N = 20000, sample 300 (smoke)")
     p.add_argument("--json")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     if args.quick:
         args.n, args.sample = [20_000], 300
     if "errors" in args.parts:

@@ -3,7 +3,7 @@
 digit bits, on random 63-bit keys; each tuning's order is checked against numpy's stable
 argsort.
 
-    PYTHONPATH=. python scripts/tune_sort.py --device nvidia --n 4194304 16777216 \\
+    PYTHONPATH=. python scripts/tune/sort.py --device nvidia --n 4194304 16777216 \\
         --tuning 256,16,8,4 64,32,8,8 128,32,8,6
 """
 
