@@ -1,12 +1,33 @@
 """Shared fixtures: one OpenCL runtime per session (the CPU device in CI), a Plummer
-sphere, the figures a plot saves, a folder holding the test module's CONFIG.
-Shared functions are in :mod:`tests.helpers`."""
+sphere, the figures a plot saves, a folder holding the test module's CONFIG; the ``gpu``
+marker of the kernels' test folders.  Shared functions are in :mod:`tests.helpers`."""
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hybridtree.ics import plummer
 from hybridtree.device.choice import get_runtime
+from tests import helpers
+
+#: the folders whose tests exercise the kernels: the round to run on a GPU machine
+#: (``HYBRIDTREE_DEVICE=nvidia pytest -m gpu``); every test still passes on the CPU device
+GPU_FOLDERS = {"device", "gravity", "integrate"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if Path(str(item.fspath)).parent.name in GPU_FOLDERS:
+            item.add_marker(pytest.mark.gpu)
+
+
+@pytest.fixture(autouse=True)
+def _current_test(request):
+    """The running test, for :func:`tests.helpers.mpiexec`'s check of its marker."""
+    helpers.CURRENT["node"] = request.node
+    yield
+    helpers.CURRENT.pop("node", None)
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,35 @@
 """Functions the tests share: error measures, small run configs, a state with its scheme,
-the checks of a command's error line and of two walks' interaction counts."""
+the checks of a command's error line and of two walks' interaction counts, and the MPI
+launcher of the tests that start many processes."""
 
+import shutil
 import signal
+import sys
+from pathlib import Path
 
 import numpy as np
 
 from hybridtree.device.choice import get_runtime
+
+#: the repository (tests start scripts and ``python -m hybridtree`` from it)
+ROOT = Path(__file__).resolve().parents[1]
+
+#: the test now running (set by conftest), so that :func:`mpiexec` can check its marker
+CURRENT: dict = {}
+
+
+def mpiexec() -> str:
+    """The MPI launcher (the venv's, from the mpi extra; else the one on PATH).  Only a
+    test marked ``mpi`` may start processes with it (``pytest -m "not mpi"`` then leaves
+    out every test that needs MPI)."""
+    node = CURRENT.get("node")
+    if node is not None:
+        assert node.get_closest_marker("mpi") is not None, (
+            f"{node.nodeid} starts mpiexec: mark it @pytest.mark.mpi")
+    local = Path(sys.executable).parent / "mpiexec"
+    found = str(local) if local.exists() else shutil.which("mpiexec")
+    assert found, "mpiexec not found: install the mpi extra (pip install -e '.[mpi]')"
+    return found
 
 
 def rel_err(a: np.ndarray, ref: np.ndarray) -> np.ndarray:

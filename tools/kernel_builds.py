@@ -100,7 +100,7 @@ class Build:
         return (self.source, self.defines, self.fast_math)
 
     def options(self) -> list[str]:
-        """The compiler options :meth:`hybridtree.device.choice.Runtime.program` passes."""
+        """The compiler options :meth:`hybridtree.device.runtime.Runtime.program` passes."""
         opts = [f"-D{k}={v}" for k, v in self.defines]
         opts.append("-cl-std=CL1.2")
         if self.fast_math:

@@ -10,8 +10,8 @@ import h5py
 import numpy as np
 
 from .diagnostics import energies, lagrangian_radii
-from ..device.choice import (DeviceInfo, FORCE_BYTES_PER_PARTICLE, STATE_BYTES_PER_PARTICLE,
-                     usable)
+from ..device.choice import FORCE_BYTES_PER_PARTICLE, STATE_BYTES_PER_PARTICLE, usable
+from ..device.runtime import DeviceInfo
 from ..device.probe import Probe
 from ..io.snapshot import (SnapshotError, latest_run_point, read_particles, resolve_snapshot,
                            snapshot_files)

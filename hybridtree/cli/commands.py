@@ -115,7 +115,8 @@ def halos(args: argparse.Namespace) -> int:
 
 def devices(args: argparse.Namespace) -> int:
     from ..analysis.info import device_listing
-    from ..device.choice import DeviceError, REMEDY, choose_device, list_devices, probe_device
+    from ..device.choice import REMEDY, choose_device, list_devices, probe_device
+    from ..device.runtime import DeviceError
 
     devices = list_devices()
     if not devices:

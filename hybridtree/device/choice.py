@@ -47,28 +47,10 @@ import pyopencl as cl
 
 from .drivers import VENDOR_WORDS, list_devices, register_pip_drivers
 from .probe import Probe, probe
-from .runtime import (DeviceError, DeviceInfo, Runtime, build_log, build_program,
-                      fit_work_group, kernel_source, pack4, split_hi_lo)
+from .runtime import DeviceError, DeviceInfo, Runtime
 
-__all__ = [
-    "DeviceError",
-    "DeviceInfo",
-    "Runtime",
-    "build_log",
-    "build_program",
-    "choose_device",
-    "fit_work_group",
-    "list_devices",
-    "get_runtime",
-    "memory_needed",
-    "kernel_source",
-    "pack4",
-    "probe_device",
-    "register_pip_drivers",
-    "set_device_slot",
-    "split_hi_lo",
-    "unusable_devices",
-]
+__all__ = ["choose_device", "get_runtime", "list_devices", "memory_needed", "probe_device",
+           "register_pip_drivers", "set_device_slot", "unusable_devices"]
 
 logger = logging.getLogger(__name__)
 

@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pyopencl as cl
 
+from ..errors import UserInputError
 from .runtime import Runtime
 
 __all__ = ["STAGING", "Workspace", "allocator", "download", "release", "scratch", "upload",
@@ -49,7 +50,7 @@ def use_staging(rt: Runtime) -> bool:
     """Whether copies to and from ``rt``'s device go through pinned staging memory."""
     policy = os.environ.get("HYBRIDTREE_STAGING", STAGING)
     if policy not in ("auto", "always", "never"):
-        raise ValueError(f"HYBRIDTREE_STAGING must be auto, always or never, got {policy!r}")
+        raise UserInputError(f"HYBRIDTREE_STAGING must be auto, always or never, got {policy!r}")
     return policy == "always" or (policy == "auto" and rt.info.kind == "gpu")
 
 

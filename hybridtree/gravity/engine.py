@@ -75,8 +75,7 @@ class GravitySettings:
         """From the validated ``[gravity]`` and ``[hybrid]`` settings."""
         split = {}
         if h is not None and h.enabled:
-            if g.method != "tree":
-                raise ValueError("hybrid.enabled needs gravity.method = 'tree'")
+            assert g.method == "tree", "config.rules.check_settings refuses this"
             split = {"changeover": Changeover(h.r_in, h.r_out, h.changeover),
                      "n_hard": h.n_hard}
         return cls(method=g.method, eps=g.eps, theta=g.theta, n_leaf=g.n_leaf,

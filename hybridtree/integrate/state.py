@@ -28,6 +28,7 @@ import os
 import numpy as np
 import pyopencl as cl
 
+from ..errors import UserInputError
 from ..device import reduce
 from ..device.clock import Clock
 from .quantities import lagrangian_radii
@@ -44,10 +45,10 @@ def state_backend(rt: Runtime, method: str = "tree", build: str = "device") -> s
     the environment variable ``HYBRIDTREE_STATE`` (``host``/``device``) overrides it."""
     forced = os.environ.get("HYBRIDTREE_STATE", "")
     if forced not in ("", "host", "device"):
-        raise ValueError(f"HYBRIDTREE_STATE must be host or device, got {forced!r}")
+        raise UserInputError(f"HYBRIDTREE_STATE must be host or device, got {forced!r}")
     can = rt.has_fp64 and method == "tree" and build == "device"
     if forced == "device" and not can:
-        raise ValueError("HYBRIDTREE_STATE=device needs the tree method, the device build "
+        raise UserInputError("HYBRIDTREE_STATE=device needs the tree method, the device build "
                          "and a device with double precision (cl_khr_fp64)")
     return forced or ("device" if can else "host")
 

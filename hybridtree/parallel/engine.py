@@ -38,6 +38,7 @@ import pyopencl as cl
 
 from ..device import reduce
 from ..device.clock import Clock
+from ..device.kernels import launch
 from ..device.runtime import Runtime
 from ..device.transfer import Workspace, upload
 from ..gravity.engine import ForceEngine, GravitySettings, opening_floor
@@ -173,16 +174,14 @@ class ParallelEngine(ForceEngine):
                                        alloc=work)
         red = reduce.reducer(rt)
         acc, pot = work("x_acc", 24 * n), work("x_pot", 8 * n)
-        add = rt.kernel("state.cl", "add", fast_math=False)
-        wg = min(256, rt.max_work_group_size(add))
         for part in parts:
             with clock.device("walk", f"walk_{part}"):
                 cnt, _, _ = walk_into(rt, remote, g.eps, acc, pot, n_group, g.changeover,
                                       part, sinks=local)
-                add(rt.queue, (-(-3 * n // wg) * wg,), (wg,), np.int32(3 * n), s.acc[part], acc,
-                    s.acc[part])
+                launch(rt, "state.cl", "add", 3 * n, np.int32(3 * n), s.acc[part], acc,
+                       s.acc[part])
                 if part != "hard":
-                    add(rt.queue, (-(-n // wg) * wg,), (wg,), np.int32(n), s.pot, pot, s.pot)
+                    launch(rt, "state.cl", "add", n, np.int32(n), s.pot, pot, s.pot)
             with clock.device("reduce"):
                 self._count(part, sum(red.count_sum(n, cnt)))
 

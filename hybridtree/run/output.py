@@ -1,10 +1,12 @@
-"""The writing side of a run (:class:`hybridtree.run.simulation.Simulation` inherits it):
-diagnostics rows, scheduled snapshots and restart points, ``save``, ``close`` and the
-``with`` block.  It works on the simulation's own fields (stepper, communicator, output
-folder, background writer); units internal (G = 1)."""
+"""What a run writes (:class:`RunOutput`, a part of
+:class:`hybridtree.run.simulation.Simulation`): the run log and diagnostics rows,
+scheduled snapshots and restart points, ``save``, the end line, and the removal of what a
+failed start wrote.  The simulation decides when (after which step); this object decides
+how and where.  Units internal (G = 1)."""
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -12,189 +14,270 @@ from typing import Any
 import numpy as np
 
 from hybridtree import __version__
-from ..analysis.diagnostics import breakdown_record, measure, write_timebins
-from .guards import Signals
+from ..analysis.diagnostics import (DiagnosticsFile, Reporter, breakdown_record, measure,
+                                    write_timebins)
+from ..config.settings import Settings
+from ..config.units import Units
 from ..integrate.quantities import with_lambda_potential
+from ..integrate.schedule import Cosmic, Uniform
+from ..io.background import BackgroundWriter
 from ..io.snapshot import snapshot_name
+from ..parallel.comm import Comm
 from ..parallel.snapshots import write_run_snapshot
 from .folder import RESTART_STEM
+from .guards import Signals
 
-__all__ = ["RunWriting"]
+__all__ = ["RunOutput"]
+
+PHASES = ("build", "walk", "transfer", "integrate", "reduce", "output")
 
 
-class RunWriting:
-    """Diagnostics and snapshots of a simulation (a mixin of
-    :class:`hybridtree.run.simulation.Simulation`, which sets the fields it uses)."""
+class RunOutput:
+    """The output of one run: ``folder`` (None: nothing is written but what :meth:`save`
+    writes), the diagnostics ``records`` kept in memory, the reporter (progress bar, log),
+    the snapshot numbering and the files a failed start must remove (``made``).
 
-    def _counters(self) -> dict[str, Any]:
-        return {"seconds": self._stepper.clock.snapshot(), "counts": dict(self._stepper.counts),
-                "step": self._step, "wall": time.perf_counter()}
+    Made by the simulation before its state exists; :meth:`attach` gives it the stepper
+    and the initial energy once the first forces are known."""
 
-    def _report(self) -> None:
-        """A diagnostics row (collective): kept, written to diagnostics.csv, printed."""
-        mom = self._moments()
-        radii = self._stepper.lagrangian_radii(mom["com"], mom["mass"])
-        now, now_bd = self._counters(), self._stepper.breakdown()
-        rec = measure(self._step, self.t, mom, radii, self._e0, now, self._prev, self._comm)
-        rec.update(breakdown_record(self._comm, now_bd, self._prev_bd))
-        rec["a"] = self._sched.a(self._step)
-        if self._lambda and rec["potential"]:
-            # an expanding sphere's energy is nearly 0 (exactly 0 for a flat, homogeneous
-            # one): its change is measured against |W| instead
-            rec["rel_energy_error"] = (rec["total"] - self._e0) / abs(rec["potential"])
-        self._prev, self._prev_bd = now, now_bd
-        self._records.append(rec)
-        with self._stepper.clock.host("output"):
-            if self._diag is not None:
-                self._diag.write(rec)
-                bins = self.timebins()
-                if bins:
-                    write_timebins(self._diag.path.with_name("timebins.csv"), bins)
-            self._reporter.report(rec)
+    def __init__(self, settings: Settings, units: Units, comm: Comm, sched: Uniform | Cosmic,
+                 lam: float, folder: Path | None, number: int, written: int | None):
+        self.settings, self.units, self.comm, self.sched = settings, units, comm, sched
+        self.lam = lam                   # the Λ term's λ (0: none)
+        self.folder = folder
+        self.number = number             # the next scheduled snapshot's number
+        self.written = written           # the step of the last snapshot written
+        self.records: list[dict[str, Any]] = []
+        self.made: list[Path] = []       # what a failed start removes
+        self.writer: BackgroundWriter | None = None
+        self.diag: DiagnosticsFile | None = None
+        self.reporter: Reporter | None = None
+        self.stepper: Any = None
+        self.e0: float | None = None     # the energy the errors are measured against
+        self._prev: dict[str, Any] = {}
+        self._prev_bd: Any = None
 
-    def timebins(self) -> list[dict[str, Any]]:
-        """Block time steps: one row per time bin (:class:`hybridtree.integrate.schemes.BinStats`:
-        its particles at the start of the last step, and the substeps, wall seconds,
-        interactions and forces charged to it); empty for shared steps."""
-        stats = getattr(self._stepper.scheme, "stats", None)
-        return stats.rows() if stats is not None else []
+    # -- the files --------------------------------------------------------------------------
 
-    def _run_state(self) -> dict[str, Any]:
-        # SnapshotNumber: the last scheduled snapshot written, so a continuation numbers
-        # on from it whatever else (a restart point, a save) was written since
-        return {"Step": self._step, "SnapshotNumber": self._number - 1,
-                "InitialEnergy": self._e0, "Version": __version__,
-                "Processes": self._comm.size, "Time": self.t}
+    def open(self, step: int, in_place: bool, quiet: bool, progress: bool | None,
+             log_json: bool, echo: bool) -> Reporter:
+        """The run log, diagnostics.csv and the background writer (with a folder, on
+        process 0); the reporter (every process; only process 0's prints)."""
+        root = self.comm.rank == 0
+        log = None
+        if self.folder is not None and root:
+            log = self.folder / "run.log"
+            if not in_place:        # a failed start removes them; a continued run's stay
+                self.made += [log, self.folder / "diagnostics.csv"]
+            self.diag = DiagnosticsFile(self.folder / "diagnostics.csv",
+                                        keep_until_step=step if in_place else None)
+            # one process writes in the background; under MPI a write is a collective
+            self.writer = BackgroundWriter(self.made.extend) if self.comm.size == 1 else None
+        self.reporter = Reporter(log, quiet or not root, log_json, progress if root else False,
+                                 append=in_place, echo=echo)
+        return self.reporter
 
-    def _cosmo_header(self) -> dict[str, float] | None:
-        """What a snapshot of a cosmological run needs for GADGET's convention (scale
-        factor, h, Ω's); None for other runs."""
-        if not self._sched.cosmological:
-            return None
-        c = self.settings.cosmology
-        return {"a": self.a, "h": c.h, "omega_m": c.omega_m, "omega_lambda": c.omega_lambda}
+    def attach(self, stepper: Any, step: int, e0: float | None) -> dict:
+        """The state whose output this is, from ``step``; ``e0``: a continued run's initial
+        energy (None: measured now).  Returns the moments measured (or {})."""
+        self.stepper = stepper
+        mom: dict = {}
+        if e0 is None:
+            mom = self.moments()
+            e0 = float(mom["kinetic"] + mom["potential"])
+        self.e0 = e0
+        self._prev = self._counters(step)
+        self._prev_bd = stepper.breakdown()
+        return mom
 
-    def _soften(self, step: int) -> None:
-        """The stepper's softening for the forces at ``step``, where the schedule
-        rescales it (a cosmological run's comoving gravity.eps)."""
-        eps = self._sched.softening(step, self.settings.gravity.eps)
-        if eps is not None:
-            self._stepper.set_softening(eps)
+    def discard(self, created: bool) -> None:
+        """Remove what a start that failed had written (``created``: the folder too)."""
+        if self.diag is not None:
+            self.diag.close()
+        self.finish_writes()
+        if self.reporter is not None:
+            self.reporter.close()
+        for p in self.made:
+            p.unlink(missing_ok=True)
+        if created and self.comm.rank == 0:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
-    def _moments(self) -> dict:
+    def abandon(self) -> None:
+        """An error ends the run: nothing more is written, what was written stays."""
+        if self.diag is not None:
+            self.diag.close()
+        self.reporter.close()
+
+    # -- diagnostics ----------------------------------------------------------------------
+
+    def moments(self) -> dict:
         """The stepper's sums, with the Λ term's potential energy -½ λ Σ m r² added to
         the potential (a cosmological run's energy is then conserved)."""
-        return with_lambda_potential(self._stepper.moments(), self._lambda)
+        return with_lambda_potential(self.stepper.moments(), self.lam)
 
-    def _snapshot(self, wait: bool = False, restart: bool = False) -> None:
+    def energy_error(self, total: float, potential: float) -> float:
+        """(E - E0) / |E0|; with a Λ term (an expanding sphere's E is nearly 0: exactly 0
+        for a flat, homogeneous one) (E - E0) / |W|."""
+        if self.lam and potential:
+            return (total - self.e0) / abs(potential)
+        return (total - self.e0) / abs(self.e0) if self.e0 else 0.0
+
+    def _counters(self, step: int) -> dict[str, Any]:
+        return {"seconds": self.stepper.clock.snapshot(), "counts": dict(self.stepper.counts),
+                "step": step, "wall": time.perf_counter()}
+
+    def report(self, step: int) -> None:
+        """A diagnostics row (collective): kept, written to diagnostics.csv, printed."""
+        mom = self.moments()
+        radii = self.stepper.lagrangian_radii(mom["com"], mom["mass"])
+        now, now_bd = self._counters(step), self.stepper.breakdown()
+        rec = measure(step, self.sched.time(step), mom, radii, self.e0, now, self._prev,
+                      self.comm)
+        rec.update(breakdown_record(self.comm, now_bd, self._prev_bd))
+        rec["a"] = self.sched.a(step)
+        if self.lam and rec["potential"]:
+            rec["rel_energy_error"] = self.energy_error(rec["total"], rec["potential"])
+        self._prev, self._prev_bd = now, now_bd
+        self.records.append(rec)
+        with self.stepper.clock.host("output"):
+            if self.diag is not None:
+                self.diag.write(rec)
+                bins = self.timebins()
+                if bins:
+                    write_timebins(self.diag.path.with_name("timebins.csv"), bins)
+            self.reporter.report(rec)
+
+    def timebins(self) -> list[dict[str, Any]]:
+        """Block time steps: one row per time bin (:class:`hybridtree.integrate.schemes.BinStats`);
+        empty for shared steps."""
+        stats = getattr(self.stepper.scheme, "stats", None)
+        return stats.rows() if stats is not None else []
+
+    # -- snapshots ------------------------------------------------------------------------
+
+    def _run_state(self, step: int) -> dict[str, Any]:
+        # SnapshotNumber: the last scheduled snapshot written, so a continuation numbers
+        # on from it whatever else (a restart point, a save) was written since
+        return {"Step": step, "SnapshotNumber": self.number - 1,
+                "InitialEnergy": self.e0, "Version": __version__,
+                "Processes": self.comm.size, "Time": self.sched.time(step)}
+
+    def _cosmo_header(self, step: int) -> dict[str, float] | None:
+        """What a snapshot of a cosmological run needs for GADGET's convention (scale
+        factor, h, Ω's); None for other runs."""
+        if not self.sched.cosmological:
+            return None
+        c = self.settings.cosmology
+        return {"a": self.sched.a(step), "h": c.h, "omega_m": c.omega_m,
+                "omega_lambda": c.omega_lambda}
+
+    def snapshot(self, step: int, wait: bool = False, restart: bool = False) -> None:
         """Collective: the next scheduled snapshot, or (``restart``) the restart point."""
-        stem = RESTART_STEM if restart else Path(snapshot_name(self._number)).stem
-        state = self._run_state()
+        stem = RESTART_STEM if restart else Path(snapshot_name(self.number)).stem
+        state = self._run_state(step)
         if not restart:
-            state["SnapshotNumber"] = self._number
-            self._number += 1
-        particles = self._stepper.particles()              # timed as "transfer"
-        comm, out, t = self._comm, self._out, self.t
+            state["SnapshotNumber"] = self.number
+            self.number += 1
+        particles = self.stepper.particles()              # timed as "transfer"
+        comm, out, t = self.comm, self.folder, self.sched.time(step)
         params, layout = self.settings.flat(), self.settings.output.snapshot_files
-        cosmo = self._cosmo_header()
+        cosmo, units = self._cosmo_header(step), self.units
 
         def write() -> list[Path]:
-            return write_run_snapshot(comm, out, stem, particles, t, self.units, params,
+            return write_run_snapshot(comm, out, stem, particles, t, units, params,
                                       state, layout, cosmology=cosmo)
 
-        self._written = self._step
-        with self._stepper.clock.host("output"):
-            if self._writer is None:
-                self._made.extend(write())
+        self.written = step
+        with self.stepper.clock.host("output"):
+            if self.writer is None:
+                self.made.extend(write())
             else:
-                self._writer.submit(write)
+                self.writer.submit(write)
                 if wait:
-                    self._writer.wait()
+                    self.writer.wait()
 
-    def save(self, path: str | Path) -> Path:
-        """Collective: write the current state as one snapshot file ``path`` (all
-        processes' particles, gathered on process 0) that ``hybridtree run --restart
-        PATH --set time.t_end=T`` or :meth:`from_snapshot` continues; returns the path."""
-        self._check_open()
-        path = Path(path)
-        if path.suffix != ".hdf5":
-            raise ValueError(f"save({str(path)!r}): the name must end in .hdf5")
-        if not path.parent.is_dir():
-            raise FileNotFoundError(f"save({str(path)!r}): folder {str(path.parent)!r} "
-                                    f"does not exist")
+    def save(self, path: Path, step: int) -> None:
+        """Collective: the current state as one snapshot file ``path`` (gathered on
+        process 0), its stored settings those of a valid run ending now."""
         flat = self.settings.flat()
         flat["output.dir"] = str(path.parent)
-        dt = self.settings.time.dt
-        if (not self._sched.cosmological and flat["time.t_end"] < self.t
-                and abs(round(self.t / dt) * dt - self.t) <= 1e-9 * max(self.t, dt)):
-            flat["time.t_end"] = self.t     # so the stored settings describe a valid run
-        write_run_snapshot(self._comm, path.parent, path.name[:-len(".hdf5")],
-                           self._stepper.particles(), self.t, self.units, flat,
-                           self._run_state(), "single", cosmology=self._cosmo_header())
-        return path
+        dt, t = self.settings.time.dt, self.sched.time(step)
+        if (not self.sched.cosmological and flat["time.t_end"] < t
+                and abs(round(t / dt) * dt - t) <= 1e-9 * max(t, dt)):
+            flat["time.t_end"] = t     # so the stored settings describe a valid run
+        write_run_snapshot(self.comm, path.parent, path.name[:-len(".hdf5")],
+                           self.stepper.particles(), t, self.units, flat,
+                           self._run_state(step), "single", cosmology=self._cosmo_header(step))
 
-    def close(self) -> None:
-        """Finish the run (collective): with an output folder, the last state is written as
-        the next snapshot unless one was just written, and the run log gets its end line
-        (under MPI: interactions summed over the processes, phase seconds their mean)."""
-        if self._ended:
+    def check_writes(self) -> None:
+        """Raise the error of a background write that failed."""
+        if self.writer is not None:
+            self.writer.check()
+
+    def wait_writes(self) -> None:
+        """Let the background write finish (timed as output); raise its error."""
+        if self.writer is not None:
+            with self.stepper.clock.host("output"):
+                self.writer.wait()
+
+    def finish_writes(self) -> None:
+        """Let a background snapshot write finish (its error, if any, is reported by the
+        exception already on its way)."""
+        if self.writer is None:
             return
-        self._ended = True
+        try:
+            self.writer.wait()
+        except OSError:
+            pass
+
+    def stop_point(self, step: int, name: str, wrote: bool) -> str:
+        """A signal stopped the run after ``step``: the restart point (unless the step's
+        snapshot was just written), the log line; returns how to continue."""
+        if self.settings.output.snapshot_on_signal and not wrote:
+            self.snapshot(step, restart=True)
+        if self.writer is not None:      # the restart point must exist before we say so
+            self.writer.wait()
+        then = f"continue with: hybridtree run --restart {self.folder}"
+        self.reporter.message(f"{name} at step {step}: stopped after the step; {then}")
+        return then
+
+    # -- the end --------------------------------------------------------------------------
+
+    def close(self, step: int, steps: int, wall: float, broken: bool) -> None:
+        """Finish (collective): with a folder, the last state is written as the next
+        snapshot unless one was just written, and the run log gets its end line (under
+        MPI: interactions summed over the processes, phase seconds their mean).
+        ``steps``: taken since the start; ``broken``: the state cannot be written."""
         try:
             # a signal now waits for the last snapshot (as during the steps)
             with Signals():
-                if self._out is not None and self._broken is None:
-                    if self._written != self._step:
-                        self._snapshot()
-                if self._writer is not None:
-                    self._writer.wait()
-            if self._broken is not None:
+                if self.folder is not None and not broken and self.written != step:
+                    self.snapshot(step)
+                if self.writer is not None:
+                    self.writer.wait()
+            if broken:
                 return
-            sec = self._stepper.clock.snapshot()
-            phases = ("build", "walk", "transfer", "integrate", "reduce", "output")
-            seconds = np.array([sec.get(k, 0.0) for k in phases])
-            interactions = self._stepper.counts.get("interactions", 0)
-            size = self._comm.size
-            if size > 1:        # collective: the sum of the interactions, the mean seconds
-                tot = self._comm.allreduce(np.append(seconds, float(interactions)))
-                seconds, interactions = tot[:-1] / size, int(round(tot[-1]))
-            self._reporter.event(
-                "end", steps=self._step - self._step0, wall_s=round(self._wall, 3),
-                **{f"{k}_s": round(float(v), 3) for k, v in zip(phases, seconds)},
-                interactions=interactions,
-                **({"snapshots_in_background": self._writer.writes,
-                    "background_write_s": round(self._writer.seconds, 3)}
-                   if self._writer is not None else {}))
+            self._end_line(steps, wall)
         finally:
-            if self._diag is not None:
-                self._diag.close()
-            self._reporter.close()
+            if self.diag is not None:
+                self.diag.close()
+            self.reporter.close()
 
-    def __enter__(self) -> Any:
-        return self
+    def _end_line(self, steps: int, wall: float) -> None:
+        sec = self.stepper.clock.snapshot()
+        seconds = np.array([sec.get(k, 0.0) for k in PHASES])
+        interactions = self.stepper.counts.get("interactions", 0)
+        size = self.comm.size
+        if size > 1:        # collective: the sum of the interactions, the mean seconds
+            tot = self.comm.allreduce(np.append(seconds, float(interactions)))
+            seconds, interactions = tot[:-1] / size, int(round(tot[-1]))
+        extra: dict[str, Any] = {}
+        if self.writer is not None:
+            extra = {"snapshots_in_background": self.writer.writes,
+                     "background_write_s": round(self.writer.seconds, 3)}
+        self.reporter.event(
+            "end", steps=steps, wall_s=round(wall, 3),
+            **{f"{k}_s": round(float(v), 3) for k, v in zip(PHASES, seconds)},
+            interactions=interactions, **extra)
 
-    def __exit__(self, kind: Any, *exc: Any) -> None:
-        if kind is None:
-            self.close()
-        else:       # an error: nothing more is written, what was written stays
-            self._ended = True
-            if self._diag is not None:
-                self._diag.close()
-            self._reporter.close()
 
-    def _check_open(self) -> None:
-        if self._ended:
-            raise RuntimeError("this Simulation is closed")
-        if self._broken is not None:
-            raise RuntimeError(f"this Simulation cannot go on: {self._broken}; start again "
-                               f"from its last snapshot or save")
-
-    def _finish_writes(self) -> None:
-        """Let a background snapshot write finish (its error, if any, is reported by the
-        exception already on its way)."""
-        if self._writer is None:
-            return
-        try:
-            self._writer.wait()
-        except OSError:
-            pass

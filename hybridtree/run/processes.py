@@ -45,14 +45,25 @@ def run_comm(launched: int | None = None) -> Comm:
 
 
 def together(comm: Comm, fn, *args, **kwargs):
-    """``fn(*args)`` on every process; a user error on any of them is raised on all of
-    them (as CollectiveError), so none is left waiting.  One process: ``fn`` as it is."""
+    """``fn(*args)`` on every process; a user error on any of them (a
+    :class:`HybridtreeError`, a ValueError of the input, an OSError, a MemoryError) is
+    raised on all of them as CollectiveError, so none is left waiting.  Any other
+    exception is a bug: the process that met it raises it (its traceback), the others a
+    RuntimeError naming that process.  One process: ``fn`` as it is."""
     if comm.size == 1:
         return fn(*args, **kwargs)
-    result, error = None, None
+    result, error, bug = None, None, None
     try:
         result = fn(*args, **kwargs)
-    except (ValueError, OSError, RuntimeError) as exc:
+    except (HybridtreeError, ValueError, OSError, MemoryError) as exc:
         error = " ".join(str(exc).split()) or type(exc).__name__
+    except Exception as exc:            # noqa: BLE001 -- re-raised below
+        bug = exc
+    bugs = comm.allgather(bug is not None)
+    if bug is not None:
+        raise bug
+    if any(bugs):
+        raise RuntimeError(f"process {bugs.index(True)} of {comm.size} stopped on a bug "
+                           f"(its traceback is in its output)")
     agree(comm, error)
     return result

@@ -20,42 +20,35 @@ Units: internal (G = 1; ``units.length_cm``, ``units.mass_g``) throughout.
 
 from __future__ import annotations
 
-import shutil
 import signal
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from hybridtree import __version__
 from ..config.settings import ConfigError, Settings, load_config, settings_from_flat
 from ..config.units import Units
-from ..analysis.diagnostics import COLUMNS, DiagnosticsFile, Reporter
-from ..device.choice import get_runtime, set_device_slot, unusable_devices
-from ..device.probe import RSQRT_MODES
+from ..analysis.diagnostics import COLUMNS
 from ..faults import inject
-from ..io.background import BackgroundWriter
-from ..parallel.comm import Comm, node_local_rank
+from ..parallel.comm import Comm
 from ..particles import Particles
-from .assemble import check_parallel, make_stepper, schedule_of
-from .folder import prepare_output, run_point_step
+from .assemble import schedule_of
+from .folder import run_point_step
 from .guards import NumericalError, RunInterrupted, Signals, check_step
-from .options import api_settings, background_of, gravity_keys, settings_units
-from .output import RunWriting
+from .opening import open_run, soften
+from .options import api_settings, background_of, settings_units
 from .processes import RunError, launched_processes, run_comm, together
 from .setup import initial_conditions
-from .size import device_need
 from .start import (VIRIAL_RANGE, Start, caller_particles, continued_start, foreign_particles,
-                    id_range, new_start, snapshot_path, virial_warning)
+                    new_start, snapshot_path)
 from .views import ParticleViews
 
 __all__ = ["NumericalError", "RunError", "RunInterrupted", "Simulation", "Start",
            "initial_conditions", "launched_processes", "settings_units", "VIRIAL_RANGE"]
 
 
-class Simulation(RunWriting, ParticleViews):
+class Simulation(ParticleViews):
     """An N-body simulation: particles, settings, time; :meth:`evolve` and :meth:`step`
     advance it, :meth:`save` writes a snapshot ``hybridtree run --restart`` continues.
 
@@ -167,129 +160,26 @@ class Simulation(RunWriting, ParticleViews):
 
     # -- setting up ---------------------------------------------------------------------
 
-    def _setup(self, settings: Settings, comm: Comm, start: Start, *, output: bool,
-               overwrite: bool, quiet: bool, progress: bool | None,
-               caller_ids: np.ndarray | None = None, restart_path: str | None = None,
-               log_json: bool = False, echo: bool = False) -> None:
+    def _setup(self, settings: Settings, comm: Comm, start: Start, **how: Any) -> None:
+        """Open the run from ``start``; ``how``: :func:`hybridtree.run.opening.open_run`'s
+        keywords."""
         self.settings, self.units, self._comm = settings, settings_units(settings), comm
         self._step0 = self._step = start.step
-        self._background = background_of(settings)
-        self._sched = schedule_of(settings, self._background, start.time, start.step)
+        background = background_of(settings)
+        self._sched = schedule_of(settings, background, start.time, start.step)
         # the Λ term of an expanding sphere in physical coordinates: an acceleration λ r
-        self._lambda = (self._background.lambda_term if self._background is not None
-                        else 0.0)
-        self._number = start.snapshot
-        self._caller_ids = caller_ids
-        # the caller's order is that of caller_ids, else ID order; on one process the IDs
-        # never change, so whether they are a range lo .. lo + N - 1 is found once, here
-        self._id_lo = (id_range(caller_ids if caller_ids is not None else start.particles.ids)
-                       if comm.size == 1 else None)
-        self._slots: np.ndarray | None = None      # caller position by ID - lo
-        self._order: Any = None                    # _device_order's (lo, table)
-        self._cache: Particles | None = None
-        self._records: list[dict[str, Any]] = []
-        self._out = Path(settings.output.dir) if output else None
-        self._writer: BackgroundWriter | None = None
-        self._diag: DiagnosticsFile | None = None
-        self._made: list[Path] = []
+        self._lambda = background.lambda_term if background is not None else 0.0
         self._ended = False
         self._broken: str | None = None    # why the state can no longer be stepped
         self._wall = 0.0            # seconds spent in step() and evolve()
-        self._written = start.step if start.restart is not None else None
-        self._n = int(comm.allreduce(float(len(start.particles)))[0])
-        if comm.size > 1:
-            together(comm, check_parallel, settings, comm.size)
-            if settings.parallel.spread_devices:
-                set_device_slot(node_local_rank(comm))
-        # DeviceError; the automatic choice passes over devices too small for the run (the
-        # same need as check_memory's, so the same device)
-        self._rt = together(comm, get_runtime, settings.gravity.device or None,
-                            device_need(self._n, comm.size, len(start.particles)))
-        in_place = (start.restart is not None and self._out is not None
-                    and self._out.resolve() == Path(restart_path).parent.resolve())
-        keep = (start.snapshot - 1, start.step) if in_place else None
-        created = False
-        if self._out is not None:
-            out = self._out
-            created = comm.bcast(together(comm, lambda: prepare_output(out, overwrite, keep)
-                                          if comm.rank == 0 else None))
         try:
-            self._open(start, in_place, quiet, progress, log_json, echo)
+            opened = open_run(settings, self.units, comm, start, self._sched, self._lambda,
+                              **how)
         except BaseException:
-            # a start that did not finish leaves nothing behind (not even on Ctrl-C)
-            self._discard(created)
+            self._ended = True
             raise
-
-    def _open(self, start: Start, in_place: bool, quiet: bool, progress: bool | None,
-              log_json: bool, echo: bool) -> None:
-        """The stepper, the first forces and (with an output folder) the first snapshot."""
-        comm, root = self._comm, self._comm.rank == 0
-        log = None
-        if self._out is not None and root:
-            log = self._out / "run.log"
-            if not in_place:        # a failed start removes them; a continued run's stay
-                self._made += [log, self._out / "diagnostics.csv"]
-            self._diag = DiagnosticsFile(self._out / "diagnostics.csv",
-                                         keep_until_step=start.step if in_place else None)
-            # one process writes in the background; under MPI a write is a collective
-            self._writer = BackgroundWriter(self._made.extend) if comm.size == 1 else None
-        self._reporter = Reporter(log, quiet or not root, log_json, progress if root else False,
-                                  append=in_place, echo=echo)
-        p0 = start.particles
-        self._stepper = make_stepper(self.settings, p0, comm, self._rt, self._lambda)
-        self._soften(self._step)
-        unusable = unusable_devices()
-        passed = {"unusable": "; ".join(unusable)} if unusable else {}
-        if self._rt.info.rsqrt_mode:
-            passed["rsqrt"] = RSQRT_MODES[self._rt.info.rsqrt_mode]
-        self._reporter.event("start", version=__version__, device=self._rt.info.label,
-                             **passed, particles=self._n,
-                             processes=comm.size, dt=self.dt, t_start=start.time,
-                             state=getattr(self._stepper, "backend", "host"),
-                             config=self.settings.source,
-                             output=str(self._out) if self._out else "")
-        # a plain run continues with the stored accelerations (bit for bit); a hybrid
-        # run recomputes its two parts, which is deterministic for the same positions
-        reuse = (start.restart is not None and p0.acc is not None and p0.pot is not None
-                 and gravity_keys(self.settings.flat())
-                 == gravity_keys(start.restart.parameters))
-        del p0
-        start.particles = None          # the state holds the particles now
-        inject("start", 0, comm.rank)                     # tests only
-        self._stepper.start(reuse)
-        self._e0 = start.e0
-        if self._e0 is None:
-            mom = self._moments()
-            self._e0 = float(mom["kinetic"] + mom["potential"])
-            if not self._sched.cosmological:
-                text = virial_warning(mom)
-                if text is not None:
-                    self._reporter.warning(text)
-                    if not echo and self._comm.rank == 0:
-                        warnings.warn(text, RuntimeWarning, stacklevel=4)    # the caller's line
-        self._prev = self._counters()
-        self._prev_bd = self._stepper.breakdown()
-        if start.restart is None:
-            if self._out is not None:
-                self._snapshot(wait=True)
-            self._report()
-
-    def _discard(self, created: bool) -> None:
-        """Remove what a start that failed had written."""
-        if self._diag is not None:
-            self._diag.close()
-        if self._writer is not None:
-            try:
-                self._writer.wait()
-            except OSError:
-                pass
-        if getattr(self, "_reporter", None) is not None:
-            self._reporter.close()
-        for p in self._made:
-            p.unlink(missing_ok=True)
-        if created and self._comm.rank == 0:
-            shutil.rmtree(self._out, ignore_errors=True)
-        self._ended = True
+        self._rt, self._stepper, self._output = opened.rt, opened.stepper, opened.output
+        self._view, self._n = opened.view, opened.n
 
     # -- state ----------------------------------------------------------------------------
 
@@ -327,7 +217,7 @@ class Simulation(RunWriting, ParticleViews):
 
     def energy(self) -> dict[str, float]:
         """Kinetic, potential (½ Σ m φ) and total energy of all processes' particles."""
-        mom = self._moments()
+        mom = self._output.moments()
         kin, pot = float(mom["kinetic"]), float(mom["potential"])
         return {"kinetic": kin, "potential": pot, "total": kin + pot}
 
@@ -336,15 +226,13 @@ class Simulation(RunWriting, ParticleViews):
         """(E - E0) / |E0|, E0 the total energy when the run began; in a cosmological
         run (E ≈ 0) (E - E0) / |W|, W the potential energy now."""
         e = self.energy()
-        if self._lambda and e["potential"]:
-            return (e["total"] - self._e0) / abs(e["potential"])
-        return (e["total"] - self._e0) / abs(self._e0) if self._e0 else 0.0
+        return self._output.energy_error(e["total"], e["potential"])
 
     @property
     def diagnostics(self) -> dict[str, np.ndarray]:
         """The diagnostics rows (every ``output.diag_every`` steps and at the end of each
         :meth:`evolve`/:meth:`step`) as columns: the columns of diagnostics.csv."""
-        return {k: np.array([r.get(k, np.nan) for r in self._records], dtype=float)
+        return {k: np.array([r.get(k, np.nan) for r in self._output.records], dtype=float)
                 for k in COLUMNS}
 
     # -- stepping -------------------------------------------------------------------------
@@ -376,7 +264,8 @@ class Simulation(RunWriting, ParticleViews):
 
     def _advance(self, n: int) -> None:
         self._check_open()
-        comm, stepper, rep = self._comm, self._stepper, self._reporter
+        comm, stepper, out = self._comm, self._stepper, self._output
+        rep = out.reporter
         every_diag = self.settings.output.diag_every
         last = self._step + n
         rep.begin(n)
@@ -385,38 +274,35 @@ class Simulation(RunWriting, ParticleViews):
         try:
             with signals:
                 while self._step < last:
-                    self._soften(self._step + 1)      # the forces at the step's end
+                    soften(stepper, self._sched, self.settings, self._step + 1)      # the forces at the step's end
                     stepper.step(self._sched.dt(self._step))
                     self._step += 1
-                    self._cache = None
+                    self._view.forget()
                     step = self._step
                     inject("step", step, comm.rank, stepper)      # tests only
                     caught = check_step(comm, stepper, step, signals.caught)
-                    if self._writer is not None:
-                        self._writer.check()
+                    out.check_writes()
                     wrote = False
                     if step % every_diag == 0 or step == last:
-                        self._report()
-                    if self._out is not None and self._sched.scheduled(step):
-                        self._snapshot()
+                        out.report(step)
+                    if out.folder is not None and self._sched.scheduled(step):
+                        out.snapshot(step)
                         wrote = True
                     rep.tick(self.t)
                     if caught and step < last:
                         self._stop(caught, wrote)
-            if self._writer is not None:
-                with stepper.clock.host("output"):
-                    self._writer.wait()
+            out.wait_writes()
         except RunInterrupted:          # _stop: after a complete step, the state is whole
             raise
         except BaseException as exc:
             # mid-step or a bad step: nothing more of this state may be written
-            self._cache = None
+            self._view.forget()
             self._broken = (f"step {self._step} did not complete "
                             f"({type(exc).__name__}: {' '.join(str(exc).split())})")
-            self._finish_writes()
-            if isinstance(exc, KeyboardInterrupt) and self._out is not None:
+            out.finish_writes()
+            if isinstance(exc, KeyboardInterrupt) and out.folder is not None:
                 rep.message(f"interrupted at step {self._step}; continue with: hybridtree run "
-                            f"--restart {self._out}")
+                            f"--restart {out.folder}")
             raise
         finally:
             self._wall += time.perf_counter() - wall0
@@ -426,16 +312,66 @@ class Simulation(RunWriting, ParticleViews):
         """A signal arrived during the step just done: write the restart point (with an
         output folder) and stop."""
         name = signal.Signals(caught).name
-        if self._out is None:
+        if self._output.folder is None:
             raise RunInterrupted(f"{name}: stopped after step {self._step}", 128 + caught)
-        s = self.settings.output
-        if s.snapshot_on_signal and not wrote:
-            self._snapshot(restart=True)
-        if self._writer is not None:      # the restart point must exist before we say so
-            self._writer.wait()
-        then = f"continue with: hybridtree run --restart {self._out}"
-        self._reporter.message(f"{name} at step {self._step}: stopped after the step; {then}")
+        then = self._output.stop_point(self._step, name, wrote)
         raise RunInterrupted(f"stopped by {name} after step {self._step}; {then}", 128 + caught)
+
+    # -- output -----------------------------------------------------------------------------
+
+    def particles(self) -> Particles:
+        """This process's particles (float64 host copies, internal units) in the order
+        they were given (arrays on one process), else sorted by ID; ``acc`` and ``pot``
+        are those of the current positions.  Read-only (the same arrays until the next
+        step): ``.copy()`` them to change them."""
+        return self._view.particles(self._stepper)
+
+    def timebins(self) -> list[dict[str, Any]]:
+        """Block time steps: one row per time bin (:class:`hybridtree.integrate.schemes.BinStats`:
+        its particles at the start of the last step, and the substeps, wall seconds,
+        interactions and forces charged to it); empty for shared steps."""
+        return self._output.timebins()
+
+    def save(self, path: str | Path) -> Path:
+        """Collective: write the current state as one snapshot file ``path`` (all
+        processes' particles, gathered on process 0) that ``hybridtree run --restart
+        PATH --set time.t_end=T`` or :meth:`from_snapshot` continues; returns the path."""
+        self._check_open()
+        path = Path(path)
+        if path.suffix != ".hdf5":
+            raise ValueError(f"save({str(path)!r}): the name must end in .hdf5")
+        if not path.parent.is_dir():
+            raise FileNotFoundError(f"save({str(path)!r}): folder {str(path.parent)!r} "
+                                    f"does not exist")
+        self._output.save(path, self._step)
+        return path
+
+    def close(self) -> None:
+        """Finish the run (collective): with an output folder, the last state is written as
+        the next snapshot unless one was just written, and the run log gets its end line
+        (under MPI: interactions summed over the processes, phase seconds their mean)."""
+        if self._ended:
+            return
+        self._ended = True
+        self._output.close(self._step, self._step - self._step0, self._wall,
+                           self._broken is not None)
+
+    def __enter__(self) -> "Simulation":
+        return self
+
+    def __exit__(self, kind: Any, *exc: Any) -> None:
+        if kind is None:
+            self.close()
+        else:       # an error: nothing more is written, what was written stays
+            self._ended = True
+            self._output.abandon()
+
+    def _check_open(self) -> None:
+        if self._ended:
+            raise RuntimeError("this Simulation is closed")
+        if self._broken is not None:
+            raise RuntimeError(f"this Simulation cannot go on: {self._broken}; start again "
+                               f"from its last snapshot or save")
 
     def __repr__(self) -> str:
         return (f"<hybridtree.Simulation N={self._n} t={self.t:.6g} steps={self._step} "

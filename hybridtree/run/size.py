@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ..config.settings import Settings
 from ..io.snapshot import SnapshotError, count_particles
-from ..device.choice import DeviceError, get_runtime, memory_needed, set_device_slot
+from ..device.choice import get_runtime, memory_needed, set_device_slot
+from ..device.runtime import DeviceError
 from ..parallel.comm import Comm, node_local_rank
 from .processes import RunError, together
 

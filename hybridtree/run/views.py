@@ -1,9 +1,9 @@
-"""This process's particles as a simulation hands them out (:class:`ParticleViews`, a mixin
-of :class:`hybridtree.run.simulation.Simulation`): read-only float64 host copies in the order
-the caller gave them (arrays on one process) or sorted by ID, downloaded in that order on
-the device where it can be, cached until the next step; ``pos``, ``vel``, ``mass``, ``ids``,
-``acc`` and ``pot``.  It works on the simulation's own fields (stepper, communicator,
-runtime, the caller's IDs); units internal (G = 1)."""
+"""This process's particles as a simulation hands them out: read-only float64 host copies
+in the order the caller gave them (arrays on one process) or sorted by ID, downloaded in
+that order on the device where it can be, cached until the next step
+(:class:`CallerOrder`, a part of :class:`hybridtree.run.simulation.Simulation`); and the
+array properties ``pos``, ``vel``, ``mass``, ``ids``, ``acc``, ``pot`` of anything with a
+``particles()`` method (:class:`ParticleViews`).  Units internal (G = 1)."""
 
 from __future__ import annotations
 
@@ -12,38 +12,51 @@ from typing import Any
 import numpy as np
 import pyopencl as cl
 
+from ..parallel.comm import Comm
 from ..particles import Particles
 
-__all__ = ["ParticleViews"]
+__all__ = ["CallerOrder", "ParticleViews"]
 
 
-class ParticleViews:
-    """The particles of a simulation (a mixin of :class:`hybridtree.run.simulation.Simulation`,
-    which sets the fields it uses: ``_cache``, ``_order``, ``_slots``, ``_id_lo``,
-    ``_caller_ids``, ``_stepper``, ``_comm``, ``_rt``)."""
+class CallerOrder:
+    """The caller's order of this process's particles: ``caller_ids`` (the IDs as the
+    caller gave them; None: ID order), ``id_lo`` (the IDs are the range id_lo ..
+    id_lo + N - 1 on one process; None: not, or several processes)."""
 
-    def particles(self) -> Particles:
+    def __init__(self, comm: Comm, rt: Any, caller_ids: np.ndarray | None,
+                 id_lo: int | None):
+        self._comm, self._rt = comm, rt
+        self._caller_ids, self._id_lo = caller_ids, id_lo
+        self._slots: np.ndarray | None = None      # caller position by ID - lo
+        self._order: Any = None                    # _device_order's (lo, table)
+        self._cache: Particles | None = None
+
+    def forget(self) -> None:
+        """The state changed: the next call downloads again."""
+        self._cache = None
+
+    def particles(self, stepper: Any) -> Particles:
         """This process's particles (float64 host copies, internal units) in the order
         they were given (arrays on one process), else sorted by ID; ``acc`` and ``pot``
         are those of the current positions.  Read-only (the same arrays until the next
         step): ``.copy()`` them to change them."""
         if self._cache is None:
-            order = self._device_order()
+            order = self._device_order(stepper)
             if order is not None:           # in the caller's order already
-                self._cache = _read_only(self._stepper.particles(order))
+                self._cache = _read_only(stepper.particles(order))
                 return self._cache
-            p = self._stepper.particles()
+            p = stepper.particles()
             order = self._host_order(p.ids)
             self._cache = _read_only(Particles(
                 p.pos[order], p.vel[order], p.mass[order], p.ids[order],
                 None if p.acc is None else p.acc[order], None if p.pot is None else p.pot[order]))
         return self._cache
 
-    def _device_order(self) -> tuple[int, Any] | None:
+    def _device_order(self, stepper: Any) -> tuple[int, Any] | None:
         """(lo, table) for a download in the caller's order on the device (one process,
         a device state, IDs a range lo .. lo + N - 1); None: order on the host."""
         if (self._comm.size > 1 or self._id_lo is None
-                or getattr(self._stepper, "backend", "host") != "device"):
+                or getattr(stepper, "backend", "host") != "device"):
             return None
         if self._order is None:
             table = None
@@ -76,6 +89,10 @@ class ParticleViews:
         order = np.empty(len(ids), np.int64)
         order[slot] = np.arange(len(ids))
         return order
+
+class ParticleViews:
+    """The particle arrays of an object with a ``particles()`` method (a
+    :class:`hybridtree.particles.Particles`), as read-only properties."""
 
     @property
     def pos(self) -> np.ndarray:

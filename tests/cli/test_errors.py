@@ -96,7 +96,7 @@ def test_every_error_class_of_the_package_is_a_hybridtree_error():
               for m in modules for _, cls in inspect.getmembers(m, inspect.isclass)
               if cls.__module__.startswith("hybridtree")
               and cls.__name__.endswith("Error") and issubclass(cls, BaseException)}
-    for name in ("hybridtree.config.settings.ConfigError",
+    for name in ("hybridtree.config.schema.ConfigError",
                  "hybridtree.device.runtime.DeviceError", "hybridtree.run.processes.RunError",
                  "hybridtree.io.hdf5_files.SnapshotError",
                  "hybridtree.io.hdf5_write.SnapshotWriteError",

@@ -168,6 +168,7 @@ def test_linear_growth_of_the_displacements_follows_d():
     assert corr > 0.95
 
 
+@pytest.mark.mpi
 def test_a_cosmological_sphere_is_the_same_bits_for_any_number_of_processes(tmp_path):
     """Every process makes its share of the sphere from the same field: 1, 2 and 3
     processes give the particles of the serial sphere, bit for bit."""
@@ -202,13 +203,14 @@ def test_a_hybrid_run_expands_with_the_background_too():
     assert np.median(np.linalg.norm(sim.pos, axis=1)) / r0 == pytest.approx(4.0, rel=0.005)
 
 
+@pytest.mark.mpi
 def test_a_cosmological_run_on_two_processes_agrees_with_one(tmp_path):
     """The same config under mpiexec -n 2 ends where one process ends (to the tree's
     accuracy), with the same snapshots at the same redshifts."""
     import os
     import subprocess
     import sys
-    from tests.parallel.test_mpi import ROOT, _mpiexec
+    from tests.helpers import ROOT, mpiexec
     config = tmp_path / "c.toml"
     config.write_text("""
 [ics]
@@ -239,7 +241,7 @@ redshifts = [2.0]
         here.mkdir()
         cmd = [sys.executable, "-m", "hybridtree", "run", str(config), "--quiet"]
         if k > 1:
-            cmd = [_mpiexec(), "-n", str(k), *cmd]
+            cmd = [mpiexec(), "-n", str(k), *cmd]
         proc = subprocess.run(cmd, cwd=here, env=env, capture_output=True, text=True,
                               timeout=300)
         assert proc.returncode == 0, proc.stderr[-3000:]

@@ -11,7 +11,7 @@ import pyopencl as cl
 import pytest
 
 from hybridtree.device import runtime as runtime_module
-from hybridtree.device.choice import DeviceError, Runtime, build_log, build_program
+from hybridtree.device.runtime import DeviceError, Runtime, build_log, build_program
 
 # PoCL's compiler (clang) writes ``#warning`` to the build log; NVIDIA's does not, but
 # remarks on every kernel it compiles

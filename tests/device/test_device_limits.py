@@ -15,7 +15,8 @@ from hybridtree.device import choice as opencl
 from hybridtree.gravity.direct import DEFAULT_WG, direct_defines
 from hybridtree.analysis.info import device_listing
 from tools.kernel_builds import PROFILES
-from hybridtree.device.choice import DeviceError, DeviceInfo, _best, _match, memory_needed
+from hybridtree.device.choice import _best, _match, memory_needed
+from hybridtree.device.runtime import DeviceError, DeviceInfo
 from hybridtree.device.probe import Probe
 from hybridtree.device.reduce import reduce_work_group
 from hybridtree.gravity.tree.device_build import extent_work_group
@@ -150,7 +151,7 @@ def test_runs_and_the_api_tell_the_device_choice_their_memory_need(monkeypatch):
     import hybridtree
     from hybridtree.gravity import api as gravity
     from hybridtree.device import choice as opencl
-    from hybridtree.run import simulation
+    from hybridtree.run import opening
     from hybridtree.ics import plummer
     seen = []
     real = opencl.get_runtime
@@ -159,7 +160,7 @@ def test_runs_and_the_api_tell_the_device_choice_their_memory_need(monkeypatch):
         seen.append(need_bytes)
         return real(device)
     monkeypatch.setattr(gravity, "get_runtime", spy)
-    monkeypatch.setattr(simulation, "get_runtime", spy)
+    monkeypatch.setattr(opening, "get_runtime", spy)
     pos, vel, mass = plummer(700, seed=1)
     gravity.accelerations(pos, mass, 0.01)
     hybridtree.Simulation(pos, vel, mass, quiet=True)

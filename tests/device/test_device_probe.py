@@ -16,8 +16,8 @@ from hybridtree import cli
 from hybridtree.device import choice as opencl
 from hybridtree.device import probe
 from hybridtree.device import drivers
-from hybridtree.device.choice import (DeviceError, DeviceInfo, _best, _match, list_devices,
-                                      register_pip_drivers)
+from hybridtree.device.choice import _best, _match, list_devices, register_pip_drivers
+from hybridtree.device.runtime import DeviceError, DeviceInfo
 from hybridtree.device.drivers import _vendor
 from hybridtree.device.probe import RSQRT_TOLERANCE, Probe, reason_line
 

@@ -2,7 +2,8 @@ import pyopencl as cl
 import pytest
 
 from hybridtree.device import runtime as runtime_module
-from hybridtree.device.choice import DeviceError, choose_device, kernel_source, list_devices
+from hybridtree.device.choice import choose_device, list_devices
+from hybridtree.device.runtime import DeviceError, kernel_source
 
 
 def test_lists_the_device_ci_has():

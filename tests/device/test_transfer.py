@@ -4,6 +4,8 @@ import numpy as np
 import pyopencl as cl
 import pytest
 
+from hybridtree.errors import UserInputError
+
 from hybridtree.device import transfer
 
 
@@ -51,7 +53,7 @@ def test_download_refuses_strided_arrays(runtime):
 
 def test_bad_policy_is_named(runtime, monkeypatch):
     monkeypatch.setenv("HYBRIDTREE_STAGING", "sometimes")
-    with pytest.raises(ValueError, match="HYBRIDTREE_STAGING"):
+    with pytest.raises(UserInputError, match="HYBRIDTREE_STAGING"):
         transfer.use_staging(runtime)
 
 

@@ -6,6 +6,8 @@ import numpy as np
 import pyopencl as cl
 import pytest
 
+from hybridtree.errors import UserInputError
+
 from hybridtree.gravity.tree.device_sort import TUNING, Tuning, exclusive_scan, radix_sort
 
 #: The GPU tuning (4-bit digits, work-groups of 256), run here on the CPU device.
@@ -132,5 +134,5 @@ def test_tuning_from_the_environment(runtime, monkeypatch):
     cl.enqueue_copy(runtime.queue, got, order)
     assert np.array_equal(got, np.argsort(keys, kind="stable"))
     monkeypatch.setenv("HYBRIDTREE_SORT_TUNING", "8,16,8,9")
-    with pytest.raises(ValueError, match="HYBRIDTREE_SORT_TUNING.*radix_bits"):
+    with pytest.raises(UserInputError, match="HYBRIDTREE_SORT_TUNING.*radix_bits"):
         radix_sort(runtime, runtime.to_device(keys), len(keys), 63)

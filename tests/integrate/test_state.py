@@ -10,6 +10,8 @@ diagnostics are checked against numpy on the downloaded state.
 import numpy as np
 import pytest
 
+from hybridtree.errors import UserInputError
+
 from tests.helpers import run_config, stepping
 from hybridtree.cli import main
 from hybridtree.analysis.diagnostics import lagrangian_radii, read_diagnostics
@@ -106,7 +108,7 @@ def test_a_host_state_run_writes_the_device_state_run(tmp_path, monkeypatch, hyb
 def test_forcing_a_device_state_where_there_can_be_none_is_an_error(monkeypatch):
     from hybridtree.integrate.state import state_backend
     monkeypatch.setenv("HYBRIDTREE_STATE", "device")
-    with pytest.raises(ValueError, match="HYBRIDTREE_STATE=device needs the tree method"):
+    with pytest.raises(UserInputError, match="HYBRIDTREE_STATE=device needs the tree method"):
         state_backend(get_runtime(), "direct")
     monkeypatch.setenv("HYBRIDTREE_STATE", "gpu")
     with pytest.raises(ValueError, match="must be host or device"):

@@ -3,7 +3,6 @@ oversubscribed on the CI's two cores), checked against the one-process code."""
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,22 +15,17 @@ from hybridtree.ics import plummer
 from hybridtree.parallel import Comm, grid_shape, parallel_accelerations
 from hybridtree.parallel.domain import cut_samples
 from hybridtree.gravity.splitting import Changeover
+from tests.helpers import ROOT, mpiexec
 
-ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.mpi
+
 N = 3000
-
-
-def _mpiexec() -> str:
-    local = Path(sys.executable).parent / "mpiexec"
-    found = str(local) if local.exists() else shutil.which("mpiexec")
-    assert found, "mpiexec not found: install the mpi extra (pip install -e '.[mpi]')"
-    return found
 
 
 def run_mpi(k: int, n: int, tmp_path: Path, opts: dict | None = None) -> dict:
     out = tmp_path / f"mpi_{k}_{n}.npz"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    cmd = [_mpiexec(), "-n", str(k), sys.executable, str(ROOT / "tests" / "parallel" / "mpi_worker.py"),
+    cmd = [mpiexec(), "-n", str(k), sys.executable, str(ROOT / "tests" / "parallel" / "mpi_worker.py"),
            str(n), str(out), json.dumps(opts or {})]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -15,7 +15,9 @@ from tests.helpers import run_config
 from hybridtree.analysis.diagnostics import read_diagnostics
 from hybridtree.io.snapshot import SnapshotError, read_snapshot
 
-from tests.parallel.test_mpi import ROOT, _mpiexec
+from tests.helpers import ROOT, mpiexec
+
+pytestmark = pytest.mark.mpi  # every test here starts processes under mpiexec
 
 N = 800
 DT = 1 / 64
@@ -26,7 +28,7 @@ def hybridtree(k: int, args: list[str], cwd: Path) -> subprocess.CompletedProces
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "hybridtree", *args]
     if k > 1:
-        cmd = [_mpiexec(), "-n", str(k), *cmd]
+        cmd = [mpiexec(), "-n", str(k), *cmd]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
 
 
@@ -154,7 +156,7 @@ def test_a_restart_point_written_twice_stays_one_complete_set(tmp_path):
 
     def run(args, fault=None):
         e = {**env, "HYBRIDTREE_FAULT": fault} if fault else env
-        return subprocess.run([_mpiexec(), "-n", "2", sys.executable, "-m", "hybridtree",
+        return subprocess.run([mpiexec(), "-n", "2", sys.executable, "-m", "hybridtree",
                                *args, *layout], capture_output=True, text=True, env=e,
                               cwd=tmp_path, timeout=300)
 

@@ -19,7 +19,9 @@ from hybridtree.run.simulation import initial_conditions
 from hybridtree.config.units import Units
 
 from tests.parallel.mpi_share_worker import gather_rows, rows_for
-from tests.parallel.test_mpi import ROOT, _mpiexec
+from tests.helpers import ROOT, mpiexec
+
+pytestmark = pytest.mark.mpi  # every test here starts processes under mpiexec
 
 #: several blocks, slices that straddle block boundaries for K = 2 and 3, a short last
 #: block, and a model with fewer particles than processes (empty shares)
@@ -37,7 +39,7 @@ def run_worker(k: int, mode: str, arg, tmp_path: Path) -> dict:
     out = tmp_path / f"{mode}_{k}.npz"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])}
-    cmd = [_mpiexec(), "-n", str(k), sys.executable, str(ROOT / "tests" / "parallel" / "mpi_share_worker.py"),
+    cmd = [mpiexec(), "-n", str(k), sys.executable, str(ROOT / "tests" / "parallel" / "mpi_share_worker.py"),
            mode, str(out), json.dumps(arg)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]

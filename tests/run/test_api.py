@@ -249,19 +249,20 @@ if comm.rank == 0:
 """
 
 
+@pytest.mark.mpi
 def test_arrays_on_many_processes(tmp_path):
     """Under mpiexec each process passes its share: default IDs run 1..N over all
     processes; IDs that clash across processes are one error on every process."""
     import os
     import subprocess
     import sys
-    from tests.parallel.test_mpi import ROOT, _mpiexec
+    from tests.helpers import ROOT, mpiexec
     script = tmp_path / "w.py"
     script.write_text(MPI_SCRIPT)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = tmp_path / "r.npz"
     for mode in ("default", "clash"):
-        proc = subprocess.run([_mpiexec(), "-n", "2", sys.executable, str(script), mode,
+        proc = subprocess.run([mpiexec(), "-n", "2", sys.executable, str(script), mode,
                                str(out)], capture_output=True, text=True, env=env, timeout=300)
         assert proc.returncode == 0, proc.stderr[-3000:]
         if mode == "clash":

@@ -21,7 +21,7 @@ from hybridtree.analysis.diagnostics import read_diagnostics
 from hybridtree.io.snapshot import SNAPSHOT_RE, latest_snapshot, read_snapshot
 from hybridtree.run.folder import latest_run_point
 
-from tests.parallel.test_mpi import _mpiexec
+from tests.helpers import mpiexec
 
 ROOT = Path(__file__).resolve().parents[2]
 DT = 1 / 64
@@ -36,7 +36,7 @@ def start(here: Path, args: list[str], fault: str | None = None, k: int = 1) -> 
         env["HYBRIDTREE_FAULT"] = fault
     cmd = [sys.executable, "-m", "hybridtree", *args]
     if k > 1:
-        cmd = [_mpiexec(), "-n", str(k), *cmd]
+        cmd = [mpiexec(), "-n", str(k), *cmd]
     return subprocess.Popen(cmd, cwd=here, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
 
@@ -144,6 +144,7 @@ def test_a_signal_stops_after_the_step_with_a_restart_snapshot(here, reference, 
         assert read_snapshot(p).run_state["Step"] == 4 * k, p
 
 
+@pytest.mark.mpi
 def test_a_failing_process_stops_all_promptly(here):
     t0 = time.time()
     rc, err = finish(start(here, ["run", "c.toml", "--quiet", "--set",
@@ -342,6 +343,7 @@ def test_pathological_particle_sets_run_with_finite_energies(kind, tmp_path, mon
         assert np.linalg.norm(end.pos[0]) > 500
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_fewer_particles_than_processes(n, here):
     cfg = CONFIG.replace("n = 500", f"n = {n}").replace(f"t_end = {STEPS * DT}", f"t_end = {4 * DT}")

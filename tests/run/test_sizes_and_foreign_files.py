@@ -162,11 +162,12 @@ def test_the_estimates_per_process_and_are_not_below_what_a_run_uses(here):
     assert p2 <= n2 * HOST_BYTES_DEVICE_STATE + HOST_FIXED_BYTES
 
 
+@pytest.mark.mpi
 def test_a_huge_n_under_mpi_is_one_line_naming_the_share(tmp_path):
-    from tests.parallel.test_mpi import _mpiexec
+    from tests.helpers import mpiexec
     (tmp_path / "small.toml").write_text(SMALL)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([_mpiexec(), "-n", "2", sys.executable, "-m", "hybridtree", "run",
+    proc = subprocess.run([mpiexec(), "-n", "2", sys.executable, "-m", "hybridtree", "run",
                            "small.toml", "--quiet", "--set", "ics.n=100000000000"],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert proc.returncode == 2, proc.stderr
@@ -397,8 +398,9 @@ def test_an_absurd_virial_ratio_is_said_at_the_start(here, capsys):
 def test_the_api_warns_of_an_absurd_virial_ratio_and_not_of_sane_ones():
     import hybridtree
     pos, vel, mass = plummer(300, seed=4)
-    with pytest.warns(RuntimeWarning, match=r"2K/\|W\| = \d{3} "):
+    with pytest.warns(RuntimeWarning, match=r"2K/\|W\| = \d{3} ") as caught:
         hybridtree.Simulation(pos, 30 * vel, mass, dt=DT, quiet=True)
+    assert caught[0].filename == __file__          # the caller's line, not the library's
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         hybridtree.Simulation(pos, vel, mass, dt=DT, quiet=True)
@@ -412,8 +414,9 @@ def _end_line(log: Path) -> dict:
     return dict(kv.split("=", 1) for kv in line[len("end: "):].split())
 
 
+@pytest.mark.mpi
 def test_mpi_totals_are_sums_over_the_processes(tmp_path):
-    from tests.parallel.test_mpi import _mpiexec
+    from tests.helpers import mpiexec
     (tmp_path / "c.toml").write_text(run_config(1200, 5, 0.5, 4, 4, 2, DT))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     found = {}
@@ -421,7 +424,7 @@ def test_mpi_totals_are_sums_over_the_processes(tmp_path):
         cmd = [sys.executable, "-m", "hybridtree", "run", "c.toml", "--quiet",
                "--set", f"output.dir=k{k}"]
         if k > 1:
-            cmd = [_mpiexec(), "-n", str(k), *cmd]
+            cmd = [mpiexec(), "-n", str(k), *cmd]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path,
                               timeout=300)
         assert proc.returncode == 0, proc.stderr[-3000:]

@@ -50,8 +50,8 @@ def oclgrind_icd() -> str | None:
 
 
 ICD = oclgrind_icd()
-pytestmark = pytest.mark.skipif(ICD is None, reason="Oclgrind not installed (Debian: "
-                                "apt-get install oclgrind): kernels not run under it")
+pytestmark = [pytest.mark.oclgrind, pytest.mark.skipif(ICD is None, reason="Oclgrind not installed (Debian: "
+                                "apt-get install oclgrind): kernels not run under it")]
 
 PASSES = {
     "races": {"OCLGRIND_DATA_RACES": "1"},

@@ -21,6 +21,8 @@ from hybridtree.gravity import walk_kernels
 from hybridtree.gravity.tree.device_sort import Tuning, fit_tuning, sort_defines
 from tools.vendor_compile import TARGETS, compile_all, missing_tools, report
 
+pytestmark = pytest.mark.vendor
+
 ROOT = Path(__file__).resolve().parents[2]
 NO_CLANG = missing_tools()
 needs_clang = pytest.mark.skipif(bool(NO_CLANG), reason=f"vendor compile check: {NO_CLANG}")

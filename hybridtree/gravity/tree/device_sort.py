@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyopencl as cl
 
+from ...errors import UserInputError
 from ...device.kernels import kernel, launch, option_sets
 from ...device.runtime import DeviceError, DeviceInfo, Runtime
 from ...device.transfer import allocator
@@ -63,7 +64,7 @@ def _env_tuning() -> Tuning | None:
     try:
         return Tuning(*(int(v) for v in spec.split(",")))
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"HYBRIDTREE_SORT_TUNING={spec!r}: {exc}") from exc
+        raise UserInputError(f"HYBRIDTREE_SORT_TUNING={spec!r}: {exc}") from exc
 
 
 _SOURCE = "sort.cl"
