@@ -46,9 +46,26 @@ def direct_defines(info: DeviceInfo, eps: float, split: bool = True,
 @option_sets
 def direct_option_sets(info: DeviceInfo) -> list[tuple[str, dict]]:
     """cl/direct.cl's builds a device asks for: split and plain coordinates, eps zero or not
-    (ZERO_GUARD), at the default work-group."""
-    return [("direct.cl", direct_defines(info, eps, split)) for split in (True, False)
-            for eps in (0.0, 0.01)]
+    (ZERO_GUARD), at the default work-group and at the halves :func:`_direct_kernel` falls
+    back to where the built kernel runs fewer work-items (registers: the H100 runs the
+    GPU default of 512 at 256).  A kernel limit below a quarter of the default would ask
+    for a build not declared here (tests/tools/test_vendor_compile.py finds it)."""
+    sets = []
+    for split in (True, False):
+        for eps in (0.0, 0.01):
+            defines = direct_defines(info, eps, split)
+            sets += [("direct.cl", {**defines, "WG": wg})
+                     for wg in _fallbacks(defines["WG"], FALLBACK_HALVINGS)]
+    return sets
+
+
+#: the work-group halvings of a kernel build that the option sets declare
+FALLBACK_HALVINGS = 2
+
+
+def _fallbacks(wg: int, halvings: int) -> list[int]:
+    """``wg`` and its halves (``halvings`` of them, none below 1)."""
+    return sorted({max(1, wg >> k) for k in range(halvings + 1)}, reverse=True)
 
 
 def _direct_kernel(rt: Runtime, defines: dict, fixed: bool) -> tuple[cl.Kernel, dict]:
