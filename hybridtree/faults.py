@@ -1,4 +1,4 @@
-"""Fault injection for the failure tests (``tests/test_faults.py``); inert unless the
+"""Fault injection for the failure tests (``tests/run/test_faults.py``); inert unless the
 environment variable ``HYBRIDTREE_FAULT`` is set.
 
 ``HYBRIDTREE_FAULT = "KIND@POINT:STEP[:RANK]"``: at ``POINT`` of step ``STEP`` (on process

@@ -12,7 +12,7 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
 1)  # session 3's baseline (the code as it was at commit cc16df4 plus --peer-cuda)
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -x -p no:cacheprovider tests/test_device_sort.py tests/test_device_build.py
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -x -p no:cacheprovider tests/gravity/test_device_sort.py tests/gravity/test_device_build.py
   py hybrid_1m 200 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json
   py grav_1m 120 scripts/bench/force.py --device nvidia --n 1000000 --direct-n --build host device --phases --peer-cuda --json "$D/grav_1m.json"
   py grav_big 200 scripts/bench/force.py --device nvidia --n 4194304 16777216 --direct-n --phases --peer-cuda --json "$D/grav_big.json"
@@ -23,8 +23,8 @@ case $R in
   pkill -f "nvidia-smi --query"; sort -n "$D/mem_trace.txt" | tail -1 > "$D/mem_max.txt"
   ;;
 2)
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/test_treewalk.py \
-      tests/test_hybrid.py tests/test_device_build.py -k "list_walk or upload or device_tree"
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/gravity/test_treewalk.py \
+      tests/gravity/test_hybrid.py tests/gravity/test_device_build.py -k "list_walk or upload or device_tree"
   py tune_walk 200 scripts/tune/walk.py --device nvidia --n 1000000 4194304 --kernels tree_walk walk_lists \
       --n-group 32 64 128 256 --tile 1 2 4
   py hybrid_1m 120 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json
@@ -35,8 +35,8 @@ case $R in
   pkill -f "nvidia-smi --query"; sort -n "$D/mem_trace.txt" | tail -1 > "$D/mem_max.txt"
   ;;
 3)
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/test_treewalk.py \
-      tests/test_hybrid.py tests/test_device_build.py -k "list_walk or upload or device_tree or self"
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/gravity/test_treewalk.py \
+      tests/gravity/test_hybrid.py tests/gravity/test_device_build.py -k "list_walk or upload or device_tree or self"
   py tune_walk 200 scripts/tune/walk.py --device nvidia --n 1000000 4194304 16777216 --kernels walk_lists \
       --n-group 64 128 256 --tile 1 4 --profile
   py hybrid_1m 120 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json
@@ -48,8 +48,8 @@ case $R in
   pkill -f "nvidia-smi --query"; sort -n "$D/mem_trace.txt" | tail -1 > "$D/mem_max.txt"
   ;;
 4)
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/test_hybrid.py \
-      tests/test_device_build.py -k "on_device or restart or list_walk or upload or n_hard"
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/gravity/test_hybrid.py \
+      tests/gravity/test_device_build.py -k "on_device or restart or list_walk or upload or n_hard"
   py hybrid_1m 120 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json
   py hybrid_1m_host 120 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json --host-steps
   py hybrid_1m_quad 120 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json --multipole quadrupole
@@ -58,7 +58,7 @@ case $R in
   py mpi_pocl 200 scripts/bench/mpi.py -n 100000 --steps 2 --device cpu
   ;;
 5)  # session 4: MPI driver, overlapped LET walks, one GPU shared by K processes (issues 5, 7)
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -x -p no:cacheprovider tests/test_mpi.py tests/test_mpi_run.py
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -x -p no:cacheprovider tests/parallel/test_mpi.py tests/parallel/test_mpi_run.py
   py mpi_pocl 100 scripts/bench/mpi.py -n 100000 --steps 2 --device cpu --procs 2 4
   py mpi_pocl_overlap 100 scripts/bench/mpi.py -n 100000 --steps 2 --device cpu --procs 2 4 --overlap
   py mpi_gpu 150 scripts/bench/mpi.py -n 1048576 --steps 2 --device nvidia --procs 1 2 4
@@ -70,8 +70,8 @@ case $R in
   cp "$D/run1m/diagnostics.csv" "$D/run1m/run.log" "$D/" 2>/dev/null; rm -rf "$D/run1m"
   ;;
 6)  # session 5: sinks per work-item (direct NI, list-walk SINKS), pinned staging (issue 6)
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -x -p no:cacheprovider tests/test_direct.py \
-      tests/test_transfer.py tests/test_treewalk.py tests/test_hybrid.py -k "direct or sinks or any_n or transfer or round_trip or scratch or list_walk or plain"
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -x -p no:cacheprovider tests/gravity/test_direct.py \
+      tests/device/test_transfer.py tests/gravity/test_treewalk.py tests/gravity/test_hybrid.py -k "direct or sinks or any_n or transfer or round_trip or scratch or list_walk or plain"
   py transfer 90 scripts/bench/transfer.py --device nvidia --n 4194304 16777216 --chunk-mb 4 16 64
   py tune_direct 150 scripts/tune/direct.py --device nvidia --n 1048576 --wg 128 256 512 1024 --ni 1 2 4 --split 0 1
   HYBRIDTREE_CL_OPTIONS=-cl-denorms-are-zero py tune_direct_daz 60 scripts/tune/direct.py --device nvidia \
@@ -81,8 +81,8 @@ case $R in
   py grav 120 scripts/bench/force.py --device nvidia --n 1048576 4194304 16777216 --direct-n --phases
   ;;
 7)  # session 5: packed sink groups, unrolled direct tiles, PTX (issue 6)
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -x -p no:cacheprovider tests/test_direct.py \
-      tests/test_device_build.py tests/test_treewalk.py -k "direct or sinks or groups or list_walk or any_n or plain"
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -x -p no:cacheprovider tests/gravity/test_direct.py \
+      tests/gravity/test_device_build.py tests/gravity/test_treewalk.py -k "direct or sinks or groups or list_walk or any_n or plain"
   py tune_walk 200 scripts/tune/walk.py --device nvidia --n 1048576 4194304 16777216 --kernels walk_lists \
       --n-group 64 128 256 --sinks 1 2 4 --profile
   py tune_direct 120 scripts/tune/direct.py --device nvidia --n 1048576 --wg 256 512 1024 --ni 1 2 4 \
@@ -94,8 +94,8 @@ case $R in
   py grav 120 scripts/bench/force.py --device nvidia --n 1048576 4194304 16777216 --direct-n --phases
   ;;
 8)  # session 5 final: packed groups (box-limited), defaults SINKS=2 and NI=2; the issue 6 table
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 100 -m pytest -q -x -p no:cacheprovider tests/test_device_build.py \
-      tests/test_treewalk.py -k "groups or list_walk or equals"
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 100 -m pytest -q -x -p no:cacheprovider tests/gravity/test_device_build.py \
+      tests/gravity/test_treewalk.py -k "groups or list_walk or equals"
   py tune_walk 150 scripts/tune/walk.py --device nvidia --n 1048576 4194304 16777216 --kernels walk_lists \
       --n-group 128 256 --sinks 1 2 --pack 0 1 --profile
   py grav 200 scripts/bench/force.py --device nvidia --n 1048576 4194304 16777216 --direct-n 1048576 \
@@ -116,7 +116,7 @@ case $R in
   ;;
 10) # session 5: the direct kernel without the per-tile branch on PoCL 5 (SELF_BRANCH=0 on CPUs)
   echo "== pocl_build" >> "$O/index.txt"; bash scripts/tune/check_pocl_build.sh > "$D/pocl_build.txt" 2>&1
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 60 -m pytest -q -x -p no:cacheprovider tests/test_direct.py
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 60 -m pytest -q -x -p no:cacheprovider tests/gravity/test_direct.py
   py grav_pocl 120 scripts/bench/force.py --device cpu --n 1048576 --direct-n 65536 --phases --repeat 1
   ;;
 11) # session 5: radix-sort sizes on the GPU (never measured), then the force with the fastest
@@ -128,8 +128,8 @@ case $R in
       --n 4194304 16777216 --direct-n --phases --repeat 3
   ;;
 12) # session 6: buffered list writes (LBUF), copies of small groups (REPLICATE), 4 MB chunks; memory
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 120 -m pytest -q -x -p no:cacheprovider tests/test_treewalk.py \
-      tests/test_transfer.py -k "list_walk or buffered or copies or release or round_trip"
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 120 -m pytest -q -x -p no:cacheprovider tests/gravity/test_treewalk.py \
+      tests/device/test_transfer.py -k "list_walk or buffered or copies or release or round_trip"
   py tune_walk 200 scripts/tune/walk.py --device nvidia --n 1048576 4194304 16777216 --kernels walk_lists \
       --n-group 128 256 --sinks 2 --profile --variants LBUF=0,REPLICATE=1 LBUF=8,REPLICATE=1 \
       LBUF=16,REPLICATE=1 LBUF=8,REPLICATE=2 LBUF=8,REPLICATE=4 LBUF=8,REPLICATE=8
@@ -142,19 +142,19 @@ case $R in
   py hybrid_1m 100 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json
   ;;
 14) # session 6: explicit fma in the opening test; the issue 6 table in one run
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 50 -m pytest -q -x -p no:cacheprovider tests/test_treewalk.py \
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 50 -m pytest -q -x -p no:cacheprovider tests/gravity/test_treewalk.py \
       -k "list_walk or buffered or copies or both_walk"
   py bench_gpu 520 scripts/bench/force.py --targets --device nvidia --cpu-device cpu --peer-cuda --json "$D/bench_gpu.json"
   ;;
 15) # session 6: the final code's GPU tests, hybrid steps and 2^26 with the new defaults
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 120 -m pytest -q -p no:cacheprovider tests/test_treewalk.py \
-      tests/test_transfer.py tests/test_hybrid.py -k "list_walk or buffered or copies or release or on_device or round_trip"
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 120 -m pytest -q -p no:cacheprovider tests/gravity/test_treewalk.py \
+      tests/device/test_transfer.py tests/gravity/test_hybrid.py -k "list_walk or buffered or copies or release or on_device or round_trip"
   py hybrid_1m 60 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json
   py grav_64m 200 scripts/bench/force.py --device nvidia --n 67108864 --direct-n --phases --repeat 1 --sample 200
   ;;
 16) # issue 17, the whole run on the device: state/reduce/run tests, bench_step with jz-fmm beside
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -p no:cacheprovider tests/test_state.py \
-      tests/test_reduce.py tests/test_run.py tests/test_hybrid.py -k "not energy_error"
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -p no:cacheprovider tests/integrate/test_state.py \
+      tests/device/test_reduce.py tests/run/test_run.py tests/gravity/test_hybrid.py -k "not energy_error"
   ls .device/jz/*.whl > /dev/null 2>&1 && python -m pip install -q --no-index --no-deps \
       --root-user-action=ignore .device/jz/*.whl > "$D/jz_install.txt" 2>&1
   py bench_step 420 scripts/bench/step.py runs --device nvidia --peer --n 4194304 16777216 \
@@ -190,7 +190,7 @@ case $R in
   ;;
 19) # issue 18: device LET and migration under mpiexec on one H100 (2^22, K = 1, 2, 4)
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -p no:cacheprovider \
-      tests/test_let_device.py tests/test_mpi.py -k "device or same_input or three"
+      tests/parallel/test_let_device.py tests/parallel/test_mpi.py -k "device or same_input or three"
   py mpi_2e22 240 scripts/bench/mpi.py -n 4194304 --steps 3 --device nvidia --procs 1 2 4 \
       --json "$D/mpi_2e22.json"
   py mpi_2e22_overlap 150 scripts/bench/mpi.py -n 4194304 --steps 3 --device nvidia --procs 2 4 \
@@ -212,7 +212,7 @@ case $R in
   ;;
 23) # issue 18: hard LETs of the particles within r_out only, one net-force allreduce per force
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 120 -m pytest -q -p no:cacheprovider \
-      tests/test_let_device.py tests/test_mpi.py -k "device or agree"
+      tests/parallel/test_let_device.py tests/parallel/test_mpi.py -k "device or agree"
   py mpi_2e22 150 scripts/bench/mpi.py -n 4194304 --steps 3 --device nvidia --procs 1 2 4 \
       --json "$D/mpi_2e22.json"
   py let_model 330 scripts/model/let_model.py --n 16777216 67108864 --jobs 16 --out "$D/let_model.json" \
@@ -225,8 +225,8 @@ case $R in
       --hard-tree merged --json "$D/mpi_2e22_merged.json"
   ;;
 25) # issue 19: the Python API on the GPU (tests, the caller's clock), the 1M config, quiet builds
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 240 -m pytest -q -p no:cacheprovider tests/test_api.py \
-      tests/test_build_log.py tests/test_docs_examples.py
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 240 -m pytest -q -p no:cacheprovider tests/run/test_api.py \
+      tests/device/test_build_log.py tests/test_docs_examples.py
   py api 200 scripts/bench/step.py api --device nvidia --n 1048576 4194304 --steps 16
   py step 150 scripts/bench/step.py runs --device nvidia --n 4194304 --schemes plain-mono --steps 16 \
       --json "$D/step.json"
@@ -264,7 +264,7 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   cp /tmp/cb/diagnostics.csv "$D/cosmo_big_diagnostics.csv"; cp /tmp/cb/*.png "$D/" 2>/dev/null
   ;;
 30) # issue 21: block steps and the relative opening criterion: GPU tests, force errors, steps at 2^20
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/test_timesteps.py tests/test_opening.py
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/integrate/test_timesteps.py tests/gravity/test_opening.py
   py cosmo_small 200 -m hybridtree run configs/cosmo_small.toml --set output.dir=/tmp/cs --set gravity.device=nvidia --quiet
   Z0=$(ls /tmp/cs/snapshot_*.hdf5 | tail -1); echo "z=0 snapshot: $Z0" >> "$O/index.txt"
   py errors 400 scripts/bench/timesteps.py errors --device nvidia --n 1048576 4194304 --snapshot "$Z0" --snap-eps 0.04 --json "$D/errors.json"
@@ -277,7 +277,7 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   ;;
 37) # issue 34: the device probe on the H100 and PoCL 5; the whole suite on the GPU; a 2^22 step
   py devices 120 -m hybridtree devices
-  HYBRIDTREE_DEVICE=nvidia py pytest_all 470 -m pytest -q -p no:cacheprovider --tb=line --deselect tests/test_oclgrind.py --deselect tests/test_vendor_compile.py
+  HYBRIDTREE_DEVICE=nvidia py pytest_all 470 -m pytest -q -p no:cacheprovider --tb=line --deselect tests/tools/test_oclgrind.py --deselect tests/tools/test_vendor_compile.py
   ;;
 38) # issue 34: speed unchanged where rsqrt is exact: 2^22 steps and the API force
   py step_4m 300 scripts/bench/step.py runs --device nvidia --n 4194304 --schemes plain-mono --steps 48 --diag-every 8 --json "$D/step_4m.json"
@@ -291,12 +291,12 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   py errors 250 scripts/bench/timesteps.py errors --device nvidia --n 4194304 --theta 0.5 --alpha 0.0005 0.001 0.002 --json "$D/errors.json"
   ;;
 35) # final code of session 10 (issues 21, 22): GPU tests of the changed kernels; step time unchanged
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 400 -m pytest -q -p no:cacheprovider tests/test_timesteps.py tests/test_opening.py \
-      tests/test_treewalk.py tests/test_direct.py tests/test_reduce.py tests/test_device_limits.py tests/test_state.py
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 400 -m pytest -q -p no:cacheprovider tests/integrate/test_timesteps.py tests/gravity/test_opening.py \
+      tests/gravity/test_treewalk.py tests/gravity/test_direct.py tests/device/test_reduce.py tests/device/test_device_limits.py tests/integrate/test_state.py
   py openings 120 scripts/bench/timesteps.py openings --device nvidia --n 4194304 --theta 0.5 --alpha 0.002 --json "$D/openings.json"
   ;;
 34) # issue 21, final code: GPU tests; block against shared steps (warm-up first), 2^20 and 2^22
-  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/test_timesteps.py tests/test_opening.py
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/integrate/test_timesteps.py tests/gravity/test_opening.py
   py steps_1m 200 scripts/bench/timesteps.py steps --device nvidia --n 1048576 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_1m.json"
   py steps_4m 300 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_4m.json"
   ;;

@@ -37,7 +37,7 @@ def parallel_accelerations(comm: Comm, pos: np.ndarray, mass: np.ndarray, eps: f
     True: the LETs travel with a non-blocking Alltoallv while the device builds and
     walks the tree of the local particles; then the tree of what arrived is walked for
     the local particles as sinks and the two forces are added.  Measured (N = 3000,
-    θ = 0.5, tests/test_mpi.py): as accurate against direct summation with quadrupoles,
+    θ = 0.5, tests/parallel/test_mpi.py): as accurate against direct summation with quadrupoles,
     up to 1.3x the median error with monopoles (the received point masses are grouped
     again into monopole cells), and one more tree build.
     """

@@ -29,7 +29,7 @@ __all__ = ["HOST_BYTES_DEVICE_STATE", "HOST_BYTES_HOST_STATE", "HOST_BYTES_RESTA
 #
 # Host bytes a run takes, per particle of this process unless said otherwise: what the
 # code allocates, checked against the peak of its numpy arrays (tracemalloc: the growth of
-# the peak from 2^17 to 2^18 particles, one process, PoCL; tests/test_rough_edges_d.py
+# the peak from 2^17 to 2^18 particles, one process, PoCL; tests/run/test_sizes_and_foreign_files.py
 # checks the first figure).
 
 #: a run with its state on the device: the particles as drawn, read or copied (float64

@@ -10,7 +10,7 @@ entries of the soft LET (all of it, the same selection as the normal scheme's LE
 of the hard LET (cells beyond r_out left out) that every process sends to every other
 one: accepted cells and particles of opened leaves for the other process's *particle*
 bounding box, exactly what ``hybridtree.parallel.let.select_let`` selects
-(tests/test_let_model.py checks the counts against it).  From the volumes and a network
+(tests/parallel/test_let_model.py checks the counts against it).  From the volumes and a network
 model (bandwidth per GPU, a fixed cost per message) and the measured one-H100 step time
 it predicts the time per unit of simulated time (n_hard hard steps) and the parallel
 efficiency against K for the normal and the hybrid scheme.  docs/let_model.md has the
