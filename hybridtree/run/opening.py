@@ -78,7 +78,7 @@ def open_run(settings: Settings, units: Units, comm: Comm, start: Start,
     # never change, so whether they are a range lo .. lo + N - 1 is found once, here
     id_lo = (id_range(caller_ids if caller_ids is not None else start.particles.ids)
              if comm.size == 1 else None)
-    view = CallerOrder(comm, rt, caller_ids, id_lo)
+    view = CallerOrder(rt, caller_ids, id_lo)
     in_place = (start.restart is not None and folder is not None
                 and folder.resolve() == Path(restart_path).parent.resolve())
     keep = (start.snapshot - 1, start.step) if in_place else None

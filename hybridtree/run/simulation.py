@@ -172,12 +172,7 @@ class Simulation(ParticleViews):
         self._ended = False
         self._broken: str | None = None    # why the state can no longer be stepped
         self._wall = 0.0            # seconds spent in step() and evolve()
-        try:
-            opened = open_run(settings, self.units, comm, start, self._sched, self._lambda,
-                              **how)
-        except BaseException:
-            self._ended = True
-            raise
+        opened = open_run(settings, self.units, comm, start, self._sched, self._lambda, **how)
         self._rt, self._stepper, self._output = opened.rt, opened.stepper, opened.output
         self._view, self._n = opened.view, opened.n
 

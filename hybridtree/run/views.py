@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 import pyopencl as cl
 
-from ..parallel.comm import Comm
 from ..particles import Particles
 
 __all__ = ["CallerOrder", "ParticleViews"]
@@ -21,11 +20,10 @@ __all__ = ["CallerOrder", "ParticleViews"]
 class CallerOrder:
     """The caller's order of this process's particles: ``caller_ids`` (the IDs as the
     caller gave them; None: ID order), ``id_lo`` (the IDs are the range id_lo ..
-    id_lo + N - 1 on one process; None: not, or several processes)."""
+    id_lo + N - 1 on one process; None: not, or several processes, whose IDs move)."""
 
-    def __init__(self, comm: Comm, rt: Any, caller_ids: np.ndarray | None,
-                 id_lo: int | None):
-        self._comm, self._rt = comm, rt
+    def __init__(self, rt: Any, caller_ids: np.ndarray | None, id_lo: int | None):
+        self._rt = rt
         self._caller_ids, self._id_lo = caller_ids, id_lo
         self._slots: np.ndarray | None = None      # caller position by ID - lo
         self._order: Any = None                    # _device_order's (lo, table)
@@ -55,8 +53,7 @@ class CallerOrder:
     def _device_order(self, stepper: Any) -> tuple[int, Any] | None:
         """(lo, table) for a download in the caller's order on the device (one process,
         a device state, IDs a range lo .. lo + N - 1); None: order on the host."""
-        if (self._comm.size > 1 or self._id_lo is None
-                or getattr(stepper, "backend", "host") != "device"):
+        if self._id_lo is None or getattr(stepper, "backend", "host") != "device":
             return None
         if self._order is None:
             table = None
