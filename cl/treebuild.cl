@@ -5,6 +5,8 @@
  * Pipeline (hybridtree/tree/device_build.py drives it):
  *   morton_keys -> radix sort (sort.cl) -> gather -> count_cells -> scan -> fill_cells
  *   -> cell_moments once per level, deepest first.
+ * A refit (hybridtree/gravity/tree/refit.py) keeps the cells and redoes only the last
+ * step for moved particles: split (prepare.cl) -> gather -> cell_moments with ext.
  *
  * Why per particle: cells are stored in pre-order, i.e. sorted by (first particle, level).
  * Every cell that starts at particle i has a level above D(i), the number of leading
@@ -315,14 +317,36 @@ inline void add_quad(float *q, const float3 d, const float m)
     q[5] += m * 3.0f * d.y * d.z;
 }
 
+/* Geometric centre (relative to the cube centre) and side of the level-L cell that holds
+   key k; pseudo-children (level MAXL + 1) share their level-MAXL parent's.  Exact in
+   float32: the cube's side is a power of two. */
+inline float3 cell_centre(const ulong k, const int level, const float side, float *side_l)
+{
+    const int geo = min(level, MAXL);
+    const int sh = MAXL - geo;
+    *side_l = side / (float)(1 << geo);
+    return (float3)((float)(compact3(k >> 2) >> sh) + 0.5f,
+                    (float)(compact3(k >> 1) >> sh) + 0.5f,
+                    (float)(compact3(k) >> sh) + 0.5f) * *side_l - 0.5f * side;
+}
+
 /* Moments of every cell of one level (children are done: launched deepest level first).
    Sums are taken relative to the cell's exact geometric centre; the centre of mass is
-   stored as a hi/lo pair relative to the cube centre, as the walk expects. */
+   stored as a hi/lo pair relative to the cube centre, as the walk expects.
+
+   ext NULL: a build, whose particles lie in their cells' cubes (side l).  ext given: a
+   refit (hybridtree/gravity/tree/refit.py: the cells kept, the particles moved): ext[c]
+   gets h, the largest distance in the max-norm of the cell's particles from its
+   geometric centre (a leaf: over its particles; else over its children, |child centre -
+   centre| + h_child), and the side l_eff = max(l, 2 h) takes l's place in S_eff and in
+   the bounding radius, so that every particle lies in the cube of side l_eff about the
+   centre, which is all the opening tests assume (a build's guarantee, kept). */
 __kernel void cell_moments(const int n_cells, const int level, const float side,
                            const float inv_theta, __global const ulong *keys,
                            __global const float4 *src_hi, __global const float4 *src_lo,
                            __global const int4 *info, __global int4 *link,
-                           __global float4 *cell_hi, __global float4 *cell_lo
+                           __global float4 *cell_hi, __global float4 *cell_lo,
+                           __global float *ext
 #if QUAD
                            , __global float8 *cell_quad
 #endif
@@ -332,15 +356,10 @@ __kernel void cell_moments(const int n_cells, const int level, const float side,
     if (c >= n_cells) return;
     const int4 ci = info[c];
     if (ci.z != level) return;
-    const int geo = min(level, MAXL);
-    const float side_l = side / (float)(1 << geo);
-    const ulong k = keys[ci.x];
-    const int sh = MAXL - geo;
-    const float3 centre = (float3)((float)(compact3(k >> 2) >> sh) + 0.5f,
-                                   (float)(compact3(k >> 1) >> sh) + 0.5f,
-                                   (float)(compact3(k) >> sh) + 0.5f) * side_l - 0.5f * side;
+    float side_l;
+    const float3 centre = cell_centre(keys[ci.x], level, side, &side_l);
     const int end = link[c].x;
-    float m = 0.0f;
+    float m = 0.0f, h_ext = 0.0f;
     float3 dm = (float3)(0.0f);
     if (ci.w) {
         for (int j = ci.x; j < ci.x + ci.y; ++j) {
@@ -348,6 +367,10 @@ __kernel void cell_moments(const int n_cells, const int level, const float side,
             const float3 d = (h.xyz - centre) + src_lo[j].xyz;
             m += h.w;
             dm += h.w * d;
+            if (ext) {
+                const float3 a = fabs(d);
+                h_ext = fmax(h_ext, fmax(a.x, fmax(a.y, a.z)));
+            }
         }
     } else {
         for (int ch = c + 1; ch < end; ch = link[ch].x) {
@@ -355,17 +378,28 @@ __kernel void cell_moments(const int n_cells, const int level, const float side,
             const float3 d = (h.xyz - centre) + cell_lo[ch].xyz;
             m += h.w;
             dm += h.w * d;
+            if (ext) {
+                const int4 chi = info[ch];
+                float side_ch;
+                const float3 a = fabs(cell_centre(keys[chi.x], chi.z, side, &side_ch) - centre);
+                h_ext = fmax(h_ext, fmax(a.x, fmax(a.y, a.z)) + ext[ch]);
+            }
         }
+    }
+    float side_eff = side_l;
+    if (ext) {
+        ext[c] = h_ext;
+        side_eff = fmax(side_l, 2.0f * h_ext);
     }
     const float3 off = m > 0.0f ? dm / m : (float3)(0.0f);
     const float2 x = two_sum(centre.x, off.x), y = two_sum(centre.y, off.y),
                  z = two_sum(centre.z, off.z);
     const float s = length(off);
-    const float b = side_l * inv_theta + s;
+    const float b = side_eff * inv_theta + s;
     cell_hi[c] = (float4)(x.s0, y.s0, z.s0, m);
     cell_lo[c] = (float4)(x.s1, y.s1, z.s1, b * b);
     /* bounding radius about the centre of mass, rounded up, for the hard walk's cut-off */
-    link[c].w = as_int((s + 0.8660254f * side_l) * 1.000001f);
+    link[c].w = as_int((s + 0.8660254f * side_eff) * 1.000001f);
 #if QUAD
     const float3 ch_ = (float3)(x.s0, y.s0, z.s0), cl_ = (float3)(x.s1, y.s1, z.s1);
     float q[6] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};

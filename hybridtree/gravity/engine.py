@@ -6,8 +6,10 @@ positions, walks it for each force part into the state's buffers, removes the ne
 and sums the interaction counts on the device; nothing is allocated (a
 :class:`hybridtree.device.transfer.Workspace` keeps the tree's buffers between calls), nothing
 is validated (the state was checked when it was made) and the host reads back only a
-few numbers.  For a :class:`hybridtree.integrate.state.HostState` it does the same from numpy
-arrays (upload, build, walk, download).  Units: G = 1, the state's units.
+few numbers; a force of some particles (block steps) may refit the last tree instead
+(``refit_fraction``, :mod:`hybridtree.gravity.tree.refit`).  For a
+:class:`hybridtree.integrate.state.HostState` it does the same from numpy arrays (upload,
+build, walk, download).  Units: G = 1, the state's units.
 
 One interface, backends chosen once: ``compute(state, parts, active)`` picks the backend
 by where the state lives (``_on_device``, ``_on_host``); how many processes is the
@@ -42,7 +44,8 @@ from .direct import direct_forces
 from .knobs import build_where, default
 from .splitting import Changeover
 from .tree import build_tree
-from .tree.device_build import DeviceArrays, build_device_tree
+from .tree.device_build import DeviceArrays, DeviceTree, build_device_tree
+from .tree.refit import KeptTree, refit_device_tree
 from .walk import tree_forces, walk_active, walk_into
 
 __all__ = ["ForceEngine", "Forces", "GravitySettings", "opening_floor"]
@@ -69,6 +72,7 @@ class GravitySettings:
     alpha: float = default("alpha")          # the relative criterion's tolerance
     theta_max: float = default("theta_max")  # the relative criterion's largest angle
     theta_min: float = default("theta_min")  # ... and the angle it accepts whatever a_old
+    refit_fraction: float = default("refit_fraction")  # block steps: refit, not build
 
     @classmethod
     def from_settings(cls, g, h=None) -> "GravitySettings":
@@ -81,7 +85,8 @@ class GravitySettings:
         return cls(method=g.method, eps=g.eps, theta=g.theta, n_leaf=g.n_leaf,
                    n_group=g.n_group, multipole=g.multipole, precise=g.precise, build=g.build,
                    remove_net_force=g.remove_net_force, device=g.device, opening=g.opening,
-                   alpha=g.alpha, theta_max=g.theta_max, theta_min=g.theta_min, **split)
+                   alpha=g.alpha, theta_max=g.theta_max, theta_min=g.theta_min,
+                   refit_fraction=g.refit_fraction, **split)
 
     @property
     def parts(self) -> tuple[str, ...]:
@@ -144,20 +149,39 @@ class ForceEngine:
     computed, cumulative.  ``work``: the buffers kept between calls (default: the
     engine's own).  Subclasses for other ways of computing (many processes:
     :class:`hybridtree.parallel.engine.ParallelEngine`) replace ``_on_device`` and
-    ``_on_host``, the two backends, and keep the rest."""
+    ``_on_host``, the two backends, and keep the rest (``refits``: whether they refit)."""
+
+    refits = True
 
     def __init__(self, g: GravitySettings, rt: Runtime, clock: Clock | None = None,
                  work: Workspace | None = None):
-        self.g, self.rt = g, rt
-        self.clock = clock or Clock(rt)
+        self.g, self.rt, self.clock = g, rt, clock or Clock(rt)
         self.work = work or Workspace(rt)
         self.counts: dict[str, int] = defaultdict(int)
         self._known = False       # the state holds forces of its current particles
+        self.kept = KeptTree(g.refit_fraction if self.refits else 0.0)
 
-    def forces_known(self) -> None:
+    def forces_known(self, state: State | None = None) -> None:
         """The state already holds forces (a restart): the relative opening criterion may
-        use them from the first computation on."""
+        use them from the first computation on.  ``state`` (block steps), where forces of
+        some particles refit the last tree: its tree is built as a force of all would."""
         self._known = True
+        if isinstance(state, DeviceState) and self.kept.fraction > 0:
+            self._tree(state, None)
+
+    def _tree(self, s: DeviceState, active) -> DeviceTree:
+        """The kept tree refitted (forces of some particles, if it may), else a new one."""
+        kept, arrays = self.kept, DeviceArrays(s.pos, s.mass, s.n)
+        theta = self.g.theta_max if opening_floor(self.g, self._known, None) else self.g.theta
+        if active is not None and kept.reusable(s, s.n, theta):
+            self.counts["refits"] += 1
+            with self.clock.device("build", "refit"):
+                return refit_device_tree(kept.tree, arrays)
+        with self.clock.device("build"):
+            tree = build_device_tree(self.rt, arrays, None, theta=theta, n_leaf=self.g.n_leaf,
+                                     multipole=self.g.multipole, alloc=self.work)
+        kept.built(s, tree)
+        return tree
 
     def compute(self, state: State, parts: tuple[str, ...], active=None) -> int:
         """Forces of ``parts`` at the state's positions, into ``state.acc[part]`` (net force
@@ -184,14 +208,12 @@ class ForceEngine:
         g, rt, clock = self.g, self.rt, self.clock
         red = reduce.reducer(rt)
         floor = opening_floor(self.g, self._known, s.acc.get("full"))
-        with clock.device("build"):
-            tree = build_device_tree(rt, DeviceArrays(s.pos, s.mass, s.n), None,
-                                     theta=g.theta_max if floor else g.theta,
-                                     n_leaf=g.n_leaf, multipole=g.multipole, alloc=self.work)
+        tree = self._tree(s, active)
         if active is not None:
             with clock.device("walk", "walk_full"):
                 counts, m, _ = walk_active(rt, tree, g.eps, s.acc["full"], s.pot, *active,
                                            g.n_group or None, floor)
+            self.kept.forced(m)
             with clock.device("reduce"):
                 self._count("full", sum(red.count_sum(m, counts)))
             return m
@@ -224,6 +246,7 @@ class ForceEngine:
             return 0
         floor = opening_floor(self.g, self._known, s.acc.get("full"))
         theta = g.theta_max if floor else g.theta
+        self.kept.forget()                    # its buffers may be reused here
         with clock.host("build", wait=True):
             if g.build == "device":
                 tree = build_device_tree(rt, s.pos, s.mass, theta=theta, n_leaf=g.n_leaf,
@@ -277,6 +300,7 @@ class ForceEngine:
         device where they are the sources and sinks of a device walk (:meth:`_resident`),
         on the host otherwise."""
         g, rt = self.g, self.rt
+        self.kept.forget()                    # its buffers may be reused here
         if g.changeover is not None:
             return self._split(pos, mass, parts or g.parts)
         self_sinks = sinks is None

@@ -63,7 +63,10 @@ class ParallelEngine(ForceEngine):
     """Forces of a state on many processes (module docstring): the one-process engine
     with backends that exchange LETs through ``comm``.  ``counts``: this process's
     interactions and forces per part, cumulative; ``step``: this step's force seconds,
-    interactions (``work``) and LET volumes (entries, bytes sent)."""
+    interactions (``work``) and LET volumes (entries, bytes sent).  Every force builds
+    its trees (``refits`` off: ``gravity.refit_fraction`` is for one process)."""
+
+    refits = False
 
     def __init__(self, g: GravitySettings, rt: Runtime, comm: Comm, clock: Clock | None = None,
                  overlap: bool = False):

@@ -32,13 +32,18 @@ def _kepler_pair(eps):
     return pos, vel, mass, radii, omega
 
 
-@pytest.mark.parametrize("backend", ["device", "host"])
-def test_orbits_of_very_different_periods_follow_the_analytic_solution(backend, monkeypatch):
+@pytest.mark.parametrize("backend, refit", [("device", 0.0), ("device", 0.5),
+                                            ("device", 100.0), ("host", 0.5)])
+def test_orbits_of_very_different_periods_follow_the_analytic_solution(backend, refit,
+                                                                       monkeypatch):
+    """``refit``: gravity.refit_fraction (the device state's substeps refit the tree:
+    100 refits every force of some particles)."""
     monkeypatch.setenv("HYBRIDTREE_STATE", backend)
     eps, t_end = 0.01, 1.0
     pos, vel, mass, radii, omega = _kepler_pair(eps)
     sim = hybridtree.Simulation(pos, vel, mass, quiet=True, settings=block(
-        **{"time.dt": 1 / 16, "gravity.eps": eps, "time.eta": 0.05}))
+        **{"time.dt": 1 / 16, "gravity.eps": eps, "time.eta": 0.05,
+           "gravity.refit_fraction": refit}))
     sim.evolve(t_end)
     got = sim.pos
     angle = omega * t_end
@@ -137,9 +142,12 @@ def test_block_steps_cost_less_than_shared_steps_of_the_same_accuracy():
     assert forces < shared_forces / 2, (forces, shared_forces)
 
 
-def test_restart_with_bins_is_bit_for_bit(tmp_path):
+@pytest.mark.parametrize("refit", [0.0, 0.5, 100.0])
+def test_restart_with_bins_is_bit_for_bit(tmp_path, refit):
+    """With refits too: the restarted run builds the tree its substeps refit."""
     pos, vel, mass = _cusp(1500)
-    settings = block(**{"time.dt": 1 / 16, "gravity.eps": 0.01, "time.max_bin": 10})
+    settings = block(**{"time.dt": 1 / 16, "gravity.eps": 0.01, "time.max_bin": 10,
+                        "gravity.refit_fraction": refit})
     ref = hybridtree.Simulation(pos, vel, mass, quiet=True, settings=settings)
     ref.step(4)
     sim = hybridtree.Simulation(pos, vel, mass, quiet=True, settings=settings)
@@ -150,6 +158,32 @@ def test_restart_with_bins_is_bit_for_bit(tmp_path):
     again.step(2)
     np.testing.assert_array_equal(again.pos, ref.pos)
     np.testing.assert_array_equal(again.vel, ref.vel)
+
+
+def test_block_steps_with_refits_follow_those_that_build_every_tree():
+    """gravity.refit_fraction: the substeps refit the last tree (cells kept, moments and
+    sides redone) instead of building one; the run stays that of builds to the force
+    error (0: every force builds; 100: every force of some particles refits)."""
+    pos, vel, mass = _cusp(2000)
+    runs = {}
+    for refit in (0.0, 0.5, 100.0):
+        sim = hybridtree.Simulation(pos, vel, mass, quiet=True, settings=block(
+            **{"time.dt": 1 / 8, "gravity.eps": 0.01, "time.max_bin": 10,
+               "gravity.refit_fraction": refit}))
+        sim.evolve(0.5)
+        rows = sim.timebins()
+        runs[refit] = (sim.pos, sim.energy_error, sum(r["interactions"] for r in rows),
+                       sum(r["forces"] for r in rows))
+    pos0, e0, inter0, forces0 = runs[0.0]
+    assert abs(e0) < 3e-4, e0                                    # measured -1.20e-4
+    for refit in (0.5, 100.0):
+        x, e, inter, forces = runs[refit]
+        assert not np.array_equal(x, pos0)                       # it refitted
+        # measured: energy errors -1.22e-4 and -1.23e-4, positions 2.8e-5 and 5.0e-5 apart
+        # (scale radius 1), interactions 0.2 % and 1.0 % more, the same forces
+        assert abs(e - e0) < 2e-5, (refit, e, e0)
+        assert np.abs(x - pos0).max() < 5e-4, refit
+        assert inter < 1.05 * inter0 and abs(forces - forces0) < 0.01 * forces0, refit
 
 
 def test_the_cli_writes_timebins_csv(tmp_path, monkeypatch):

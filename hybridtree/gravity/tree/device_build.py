@@ -24,8 +24,8 @@ from .device_sort import exclusive_scan, radix_sort
 from .morton import BITS, MAX_LEVEL, Cube, bounding_cube, extent_cube
 from .octree import MULTIPOLES, PACK_SPREAD, check_build_args
 
-__all__ = ["DeviceGroups", "DeviceTree", "build_device_tree", "device_cube", "device_extent",
-           "device_groups"]
+__all__ = ["DeviceGroups", "DeviceTree", "build_device_tree", "device_cube", "device_moments",
+           "device_extent", "device_groups", "group_boxes"]
 
 
 def device_cube(pos: np.ndarray) -> Cube:
@@ -54,6 +54,10 @@ class DeviceTree:
     cell_lo: cl.Buffer          # float4 (C,) centre of mass lo, S_eff
     cell_quad: cl.Buffer | None  # float8 (C,) traceless Q (xx yy zz xy xz yz) about the com
     timings: dict = field(default_factory=dict)
+    #: float (C,) after a refit (:mod:`.refit`): the largest max-norm distance of a cell's
+    #: particles from its geometric centre, h; the cell's side in S_eff and the radius is
+    #: then max(l, 2 h).  None for a build, where h <= l / 2.
+    cell_ext: cl.Buffer | None = None
     groups: dict = field(default_factory=dict)   # (n_group, pack) -> DeviceGroups
     alloc: object = None        # where this tree's buffers came from (its groups' too)
 
@@ -83,6 +87,8 @@ class DeviceTree:
                "s_eff": clo[:, 3].astype(np.float64)}
         if self.cell_quad is not None:
             out["quad"] = get(self.cell_quad, (self.n_cells, 8), np.float32)[:, :6]
+        if self.cell_ext is not None:
+            out["half_extent"] = get(self.cell_ext, self.n_cells, np.float32).astype(np.float64)
         return out
 
 
@@ -239,17 +245,29 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     quad = multipole == "quadrupole"
     cell_hi, cell_lo = alloc("cell_hi", 16 * n_cells), alloc("cell_lo", 16 * n_cells)
     cell_quad = alloc("cell_quad", 32 * n_cells) if quad else None
-    defines = moment_defines(multipole)
-    for level in range(MAX_LEVEL + 1, -1, -1):
-        args = [i32(n_cells), i32(level), np.float32(cube.side), np.float32(1.0 / theta), skeys,
-                src_hi, src_lo, info, link, cell_hi, cell_lo] + ([cell_quad] if quad else [])
-        _launch(rt, "cell_moments", n_cells, *args, defines=defines)
-    rt.queue.finish()
-    t["moments"] = time.perf_counter() - t3
-    return DeviceTree(rt=rt, cube=cube, theta=float(theta), n_leaf=int(n_leaf),
+    tree = DeviceTree(rt=rt, cube=cube, theta=float(theta), n_leaf=int(n_leaf),
                       multipole=multipole, n=n, n_cells=int(n_cells), order=order, keys=skeys,
                       src_hi=src_hi, src_lo=src_lo, info=info, link=link, cell_hi=cell_hi,
                       cell_lo=cell_lo, cell_quad=cell_quad, timings=t, alloc=work)
+    device_moments(tree)
+    rt.queue.finish()
+    t["moments"] = time.perf_counter() - t3
+    return tree
+
+
+def device_moments(tree: DeviceTree, ext: cl.Buffer | None = None) -> None:
+    """(Re)compute every cell's mass, centre of mass, S_eff, bounding radius (and
+    quadrupole) from the tree's particles, level by level, deepest first (enqueued only).
+    ``ext``: a float buffer over the cells for a refit (cl/treebuild.cl ``cell_moments``:
+    the cells' sides grown to hold their particles); None: a build."""
+    i32, n_cells = np.int32, tree.n_cells
+    quad = [tree.cell_quad] if tree.cell_quad is not None else []
+    for level in range(MAX_LEVEL + 1, -1, -1):
+        args = [i32(n_cells), i32(level), np.float32(tree.cube.side),
+                np.float32(1.0 / tree.theta), tree.keys, tree.src_hi, tree.src_lo, tree.info,
+                tree.link, tree.cell_hi, tree.cell_lo, ext] + quad
+        _launch(tree.rt, "cell_moments", n_cells, *args,
+                defines=moment_defines(tree.multipole))
 
 
 def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGroups:
@@ -282,7 +300,12 @@ def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGr
         _launch(rt, "fill_groups", n_leaves, i32(n_leaves), leaves, gflag, offset, ranges)
     g_hi, g_lo, g_half = (alloc("g_hi", 16 * n_groups), alloc("g_lo", 16 * n_groups),
                           alloc("g_half", 16 * n_groups))
-    _launch(rt, "group_boxes", n_groups, i32(n_groups), ranges, tree.src_hi, tree.src_lo,
-            g_hi, g_lo, g_half)
     tree.groups[n_group, pack] = DeviceGroups(int(n_groups), ranges, g_hi, g_lo, g_half)
+    group_boxes(tree, tree.groups[n_group, pack])
     return tree.groups[n_group, pack]
+
+
+def group_boxes(tree: DeviceTree, g: DeviceGroups) -> None:
+    """The boxes of ``g`` around the tree's particles as they are now (enqueued)."""
+    _launch(tree.rt, "group_boxes", g.n_groups, np.int32(g.n_groups), g.ranges, tree.src_hi,
+            tree.src_lo, g.hi, g.lo, g.half)

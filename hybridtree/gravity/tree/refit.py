@@ -1,0 +1,101 @@
+"""Refit a device tree to moved particles: the cells kept, their moments redone.
+
+GADGET-2's dynamic tree update.  A block-step substep forces only its active particles
+(:mod:`hybridtree.integrate.timebins`), but a build sorts and splits all N of them
+again; a refit keeps the last build's topology (sort order, keys, cells, links, cube)
+and redoes only what depends on the positions: the float32 hi/lo pairs of the current
+float64 positions relative to the same cube centre (cl/prepare.cl ``split_sources``,
+then ``gather`` into tree order) and every cell's mass, centre of mass, quadrupole,
+S_eff and bounding radius, bottom-up (cl/treebuild.cl ``cell_moments`` with ``ext``).
+
+Particles that left their cells: a build's cell holds its particles in its cube of
+side l about its geometric centre, and the opening tests rely on that alone (S_eff =
+(l / theta + s)^2, radius s + (√3/2) l, s = |com − centre|; the relative criterion takes
+its l from the radius).  A refit measures h, the largest max-norm distance of a cell's
+particles from its geometric centre, and uses l_eff = max(l, 2 h) in place of l: the
+same guarantee for the cells as they now are, so the walk's error stays that of a
+build at the same theta; a loose tree only costs more interactions.  Without it a
+cell may be accepted by a sink that lies inside it (its own mass in a multipole).
+
+Units: the caller's.  Needs double precision on the device (positions are float64).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+
+from ...device.kernels import launch, spread_local
+from ...device.transfer import allocator
+from .device_build import DeviceArrays, DeviceTree, device_moments, group_boxes, upload_sources
+
+__all__ = ["KeptTree", "looseness", "refit_device_tree"]
+
+
+def refit_device_tree(tree: DeviceTree, particles: DeviceArrays) -> DeviceTree:
+    """Refit ``tree`` in place to ``particles`` (the same particles in the caller's order
+    as when it was built, at their current float64 positions on the device; masses are
+    taken anew too) and return it.  Everything is enqueued on the tree's queue, nothing
+    read back, nothing allocated but one float per cell (where the tree's buffers came
+    from a :class:`hybridtree.device.transfer.Workspace`: allocated once).  The tree's
+    cached sink groups keep their ranges (the keys are kept) and get boxes around the
+    moved particles.  ``tree.cell_ext`` then holds each cell's h (module docstring)."""
+    rt, n = tree.rt, tree.n
+    if particles.n != n:
+        raise ValueError(f"a refit needs the tree's {n} particles, got {particles.n}")
+    if n == 0:
+        return tree
+    alloc = allocator(rt, tree.alloc)
+    _, in_hi, in_lo = upload_sources(rt, particles, None, tree.cube, True, tree.alloc)
+    launch(rt, "treebuild.cl", "gather", n, np.int32(n), tree.order, in_hi, in_lo,
+           tree.src_hi, tree.src_lo, local=spread_local(rt.info))
+    ext = alloc("cell_ext", 4 * tree.n_cells)
+    device_moments(tree, ext)
+    tree.cell_ext = ext
+    for g in tree.groups.values():
+        group_boxes(tree, g)
+    return tree
+
+
+def looseness(tree: DeviceTree) -> float:
+    """max(1, 2 h / l) of the root after a refit (1 after a build): how much the refit
+    grew the root's cube (one small read back)."""
+    if tree.cell_ext is None or tree.n == 0:
+        return 1.0
+    h = np.empty(1, np.float32)
+    cl.enqueue_copy(tree.rt.queue, h, tree.cell_ext, src_offset=0)
+    return max(1.0, 2.0 * float(h[0]) / tree.cube.side)
+
+
+class KeptTree:
+    """The last tree a force engine built for a device state, and whether a force of
+    some particles may refit it instead of building anew: GADGET-2's rule
+    (TreeDomainUpdateFrequency), refit until the forces computed since the last build
+    reach ``fraction`` × N (0: build for every force).  Every force of all particles
+    builds (and so starts the count again), so the choice depends only on what happened
+    since the last such force: a restart at a step's end makes the same choices
+    (:meth:`hybridtree.gravity.engine.ForceEngine.keep_tree`)."""
+
+    def __init__(self, fraction: float):
+        self.fraction = float(fraction)
+        self.tree: DeviceTree | None = None
+        self.owner = None           # the state whose particles the tree holds
+        self.since = 0              # forces computed since the tree was built
+
+    def reusable(self, owner, n: int, theta: float) -> bool:
+        """Whether a force of some of ``owner``'s ``n`` particles may refit the tree
+        (built for them with opening angle ``theta``)."""
+        t = self.tree
+        return (self.fraction > 0 and t is not None and self.owner is owner and t.n == n
+                and t.theta == float(theta) and self.since < self.fraction * n)
+
+    def built(self, owner, tree: DeviceTree) -> None:
+        self.tree, self.owner, self.since = tree, owner, 0
+
+    def forced(self, m: int) -> None:
+        """``m`` more forces computed on the tree."""
+        self.since += int(m)
+
+    def forget(self) -> None:
+        """The tree's buffers are about to be reused for another tree."""
+        self.tree = self.owner = None
