@@ -105,8 +105,9 @@ def test_bad_knobs_are_refused(kwargs, words):
 @pytest.mark.parametrize("backend, build", [("device", "device"), ("host", "host"),
                                             ("host", "device")])
 def test_a_run_uses_its_last_accelerations_as_a_old(backend, build, monkeypatch):
-    """The first force of a run is geometric; the next ones are the relative walk with the
-    previous force as a_old, and differ from the geometric walk's.  The device state's
+    """The first force of a run is the relative walk with the geometric forces as a_old
+    (computed first); the next ones are the relative walk with the previous force as
+    a_old, and differ from the geometric walk's.  The device state's
     forces are the public walk's to the bit (net force kept, so nothing else touches
     them); a host state with the device build walks its sinks from the host (its
     groups differ), to float32 rounding."""
@@ -115,9 +116,19 @@ def test_a_run_uses_its_last_accelerations_as_a_old(backend, build, monkeypatch)
     settings = {"gravity.opening": "relative", "gravity.alpha": 0.002, "gravity.eps": 0.02,
                 "gravity.remove_net_force": False, "time.dt": 1 / 64, "gravity.build": build}
     sim = hybridtree.Simulation(pos, vel, mass, quiet=True, settings=settings)
+    kw = {"build": build}
+    first = accelerations(pos, mass, 0.02, opening="relative", alpha=0.002,
+                          acc_old=accelerations(pos, mass, 0.02, **kw).acc, **kw)
+    if backend == build:
+        np.testing.assert_array_equal(sim.acc, first.acc)
+        # so E0 holds the relative walk's potential energy, not the geometric one's
+        e = sim.energy()
+        assert e["potential"] == pytest.approx(0.5 * np.dot(mass, first.pot), rel=1e-12)
+    else:
+        np.testing.assert_allclose(sim.acc, first.acc, rtol=0,
+                                   atol=1e-5 * np.abs(first.acc).max())
     a_old = sim.acc.copy()
     sim.step(1)
-    kw = {"build": build}
     rel = accelerations(sim.pos, mass, 0.02, opening="relative", alpha=0.002, acc_old=a_old,
                         **kw)
     geo = accelerations(sim.pos, mass, 0.02, **kw)
