@@ -219,9 +219,10 @@ class Simulation(ParticleViews):
     @property
     def energy_error(self) -> float:
         """(E - E0) / |E0|, E0 the total energy when the run began; in a cosmological
-        run (E ≈ 0) (E - E0) / |W|, W the potential energy now."""
-        e = self.energy()
-        return self._output.energy_error(e["total"], e["potential"])
+        run (E ≈ 0) (E - E0) / |W|, W the gravitational potential energy now (without
+        the Λ term's)."""
+        mom = self._output.moments()
+        return self._output.energy_error(float(mom["kinetic"]) + float(mom["potential"]), mom)
 
     @property
     def diagnostics(self) -> dict[str, np.ndarray]:

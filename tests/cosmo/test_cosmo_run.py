@@ -68,6 +68,13 @@ def test_a_homogeneous_sphere_expands_with_the_background(stepping, steps):
     # energy with the Λ potential: conserved to a small fraction of |W|
     e1 = sim.energy()
     assert abs(e1["total"] - e0["total"]) < 3e-3 * abs(e0["potential"])
+    # the reported error is normalised by the gravitational |W| alone (the Λ term's
+    # -½ λ Σ m r², part of E, is taken back out of energy()'s potential)
+    lam = sim._stepper.scheme.external
+    assert lam > 0
+    w = e1["potential"] + 0.5 * lam * float(np.sum(mass * np.sum(sim.pos ** 2, axis=1)))
+    assert 0 < -w < -e1["potential"]
+    assert sim.energy_error == pytest.approx((e1["total"] - e0["total"]) / abs(w), rel=1e-6)
     d = sim.diagnostics
     assert d["a"][0] == pytest.approx(0.1) and d["a"][-1] == 1.0
 
