@@ -125,6 +125,7 @@ def run_scheme(n: int, scheme: str, ic: Path, tmp: Path, args) -> dict:
         r_out = args.r_out or 3 * core_spacing(n)
         r_in = args.r_in if args.r_in is not None else r_out / 10
         sets += ["hybrid.n_hard=4", f"hybrid.r_out={r_out!r}", f"hybrid.r_in={r_in!r}"]
+    sets += list(args.set or [])
     cfg = tmp / "bench.toml"
     cfg.write_text(f'[ics]\nkind = "file"\nfile = "{ic.name}"\n')
     cmd = [sys.executable, "-m", "hybridtree", "run", str(cfg), "--quiet", "--overwrite"]
@@ -272,6 +273,8 @@ def main_runs(argv: list[str]) -> None:
     p.add_argument("--steps", type=int, help="steps per run (default 24)")
     p.add_argument("--diag-every", type=int, help="steps between reports (default 8)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="one more setting of every run (e.g. gravity.opening='\"relative\"')")
     p.add_argument("--r-out", type=float, help="hybrid r_out (default 3 core spacings)")
     p.add_argument("--r-in", type=float, help="hybrid r_in (default r_out / 10)")
     p.add_argument("--peer", action="store_true", help="jz-fmm too (.device/jzfmm_peer.py)")

@@ -178,6 +178,7 @@ def openings(args) -> None:
                 sim = Simulation(pos, vel, mass, quiet=True, settings={
                     "gravity.eps": args.eps, "gravity.device": args.device,
                     "gravity.opening": opening, key: knob, "time.dt": 1 / 512,
+                    "gravity.multipole": args.multipole,
                     "output.diag_every": 10 ** 9, **extra})
                 sim.step(1)
                 before = sim._stepper.counts["interactions"]
@@ -186,6 +187,7 @@ def openings(args) -> None:
                 wall = (time.perf_counter() - t0) / args.run_steps
                 inter = (sim._stepper.counts["interactions"] - before) / args.run_steps / n
                 emit(args, {"what": "run", "model": name, "n": n, "opening": opening,
+                            "multipole": args.multipole,
                             "knob": knob, "theta_min": tmin, "step_s": wall,
                             "per_particle": inter})
                 del sim
