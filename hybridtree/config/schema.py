@@ -129,13 +129,15 @@ SCHEMA: dict[str, dict[str, Option]] = {
         "remove_net_force": _opt(bool, True, "subtract the mass-weighted mean acceleration "
                                  "(the tree's spurious net force) so that total momentum is "
                                  "conserved"),
-        "refit_fraction": _opt(float, 0.5, "block steps: a force of the active particles "
+        "refit_fraction": _opt(float, 0.0, "block steps: a force of the active particles "
                                "refits the last tree (its cells kept, their moments and "
                                "sides redone for the moved particles) instead of building "
                                "one, until the forces since the last build reach "
                                "refit_fraction × N (GADGET-2's TreeDomainUpdateFrequency); "
                                "a force of all particles always builds; 0 = build for every "
-                               "force.  One process, device state (else: always builds)",
+                               "force (the default: on a 2^22 cusp the refits cost more walk "
+                               "than they saved build, docs/benchmarks.md §12).  One "
+                               "process, device state (else: always builds)",
                                lambda v: 0 <= v <= 100, "0 <= refit_fraction <= 100"),
         "device": _opt(str, "", "OpenCL device: '' = automatic (HYBRIDTREE_DEVICE, "
                        "PYOPENCL_CTX, else a GPU first), or 'gpu', 'cpu', 'P:D', a name part"),

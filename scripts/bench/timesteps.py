@@ -126,7 +126,9 @@ def steps(args) -> None:
     for n in args.n:
         pos, vel, mass = hernquist_satellite(n, seed=1)
         common = {"gravity.eps": args.eps, "gravity.device": args.device,
-                  "gravity.multipole": args.multipole, "output.diag_every": 10 ** 9}
+                  "gravity.multipole": args.multipole, "output.diag_every": 10 ** 9,
+                  **({} if args.refit_fraction is None else
+                     {"gravity.refit_fraction": args.refit_fraction})}
 
         def run(settings: dict) -> tuple[dict, Simulation]:
             sim = Simulation(pos, vel, mass, quiet=True, settings={**common, **settings})
@@ -213,6 +215,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--t-end", type=float, default=0.5)
     p.add_argument("--shared-from", type=int, default=2, help="smallest k of dt / 2^k")
     p.add_argument("--multipole", default="monopole")
+    p.add_argument("--refit-fraction", type=float, default=None,
+                   help="steps: gravity.refit_fraction (0: build every tree; default: the "
+                        "schema's)")
     p.add_argument("--quick", action="store_true", help="N = 20000, sample 300 (smoke)")
     p.add_argument("--json")
     args = p.parse_args(argv)
