@@ -63,7 +63,10 @@ def with_lambda_potential(mom: dict, lam: float) -> dict:
     """``mom`` (a stepper's sums, changed in place and returned) with the potential energy
     -½ λ Σ m r² of an external acceleration λ r (the Λ term of a cosmological sphere in
     physical coordinates, :attr:`hybridtree.cosmo.background.Cosmology.lambda_term`) added
-    to the potential, so that a cosmological run's energy is conserved; ``lam`` = 0: none."""
+    to the potential, so that a cosmological run's energy is conserved; ``lam`` = 0: none.
+    ``gravity`` keeps the gravitational potential energy ½ Σ m φ alone (the norm of a
+    cosmological run's energy error)."""
+    mom["gravity"] = mom["potential"]
     if lam:
         mom["potential"] = mom["potential"] - 0.5 * lam * mom["inertia"]
     return mom

@@ -120,10 +120,8 @@ class RunOutput:
         for a flat, homogeneous one) (E - E0) / |W|, W = ½ Σ m φ the gravitational
         potential energy alone (``mom``: :meth:`moments`; the Λ term's -½ λ Σ m r² is
         part of E, not of the norm)."""
-        if self.lam:
-            gravity = mom["potential"] + 0.5 * self.lam * mom["inertia"]
-            if gravity:
-                return (total - self.e0) / abs(gravity)
+        if self.lam and mom["gravity"]:
+            return (total - self.e0) / abs(mom["gravity"])
         return (total - self.e0) / abs(self.e0) if self.e0 else 0.0
 
     def _counters(self, step: int) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import argparse
 import time
 
 import numpy as np
+import pyopencl as cl
 
 from hybridtree.device.choice import get_runtime
 from hybridtree.gravity import walk as treewalk
@@ -25,17 +26,22 @@ from hybridtree.gravity.walk import tree_forces
 from hybridtree.ics import hernquist_satellite, plummer
 
 
-def group_lists(tree, n_group: int, n_pp: np.ndarray, n_pc: np.ndarray) -> np.ndarray:
-    """List length (entries) of each group in tree order: every sink of a group has its
-    group's list (less its own particle)."""
-    import pyopencl as cl
+def group_ranges(tree, n_group: int) -> tuple[np.ndarray, np.ndarray]:
+    """(first sink and count of each of the walk's sink groups, in tree order; caller
+    index of each particle in tree order), read back from the device."""
     g = treewalk.device_groups(tree, n_group, treewalk.PACK_GROUPS)
     ranges = np.empty((g.n_groups, 2), np.int32)
     cl.enqueue_copy(tree.rt.queue, ranges, g.ranges)
     order = np.empty(tree.n, np.uint32)
     cl.enqueue_copy(tree.rt.queue, order, tree.order)
-    per_sink = (n_pp + n_pc)[order.astype(np.int64)]
-    return np.maximum.reduceat(per_sink, ranges[:, 0])
+    return ranges, order.astype(np.int64)
+
+
+def group_lists(tree, n_group: int, n_pp: np.ndarray, n_pc: np.ndarray) -> np.ndarray:
+    """List length (entries) of each group in tree order: every sink of a group has its
+    group's list (less its own particle)."""
+    ranges, order = group_ranges(tree, n_group)
+    return np.maximum.reduceat((n_pp + n_pc)[order], ranges[:, 0])
 
 
 def shaped_a_old(rt, pos, mass, a_old: np.ndarray, mode: str, n_group: int,
@@ -46,14 +52,8 @@ def shaped_a_old(rt, pos, mass, a_old: np.ndarray, mode: str, n_group: int,
     mag = np.linalg.norm(a_old, axis=1)
     if mode == "pow2":
         return a_old * (np.exp2(np.floor(np.log2(mag))) / mag)[:, None]
-    import pyopencl as cl
-    tree = build_device_tree(rt, pos, mass, theta_max, 16, "monopole")
-    g = treewalk.device_groups(tree, n_group, treewalk.PACK_GROUPS)
-    ranges = np.empty((g.n_groups, 2), np.int32)
-    cl.enqueue_copy(rt.queue, ranges, g.ranges)
-    order = np.empty(tree.n, np.uint32)
-    cl.enqueue_copy(rt.queue, order, tree.order)
-    order = order.astype(np.int64)
+    ranges, order = group_ranges(build_device_tree(rt, pos, mass, theta_max, 16, "monopole"),
+                                 n_group)
     gmin = np.minimum.reduceat(mag[order], ranges[:, 0])
     pad = -len(gmin) % 32
     wmin = np.concatenate([gmin, np.full(pad, np.inf)]).reshape(-1, 32).min(axis=1)

@@ -74,7 +74,8 @@ class KeptTree:
     reach ``fraction`` × N (0: build for every force).  Every force of all particles
     builds (and so starts the count again), so the choice depends only on what happened
     since the last such force: a restart at a step's end makes the same choices
-    (:meth:`hybridtree.gravity.engine.ForceEngine.keep_tree`)."""
+    (:meth:`hybridtree.gravity.engine.ForceEngine.forces_known` builds the tree a
+    restart's substeps refit)."""
 
     def __init__(self, fraction: float):
         self.fraction = float(fraction)
