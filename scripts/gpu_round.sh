@@ -275,6 +275,33 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   py steps_4m 300 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 0.4 --json "$D/steps_4m.json"
   py openings 200 scripts/bench/timesteps.py openings --device nvidia --n 4194304 --theta 0.5 0.7 --alpha 0.0005 0.001 0.002 --json "$D/openings.json"
   ;;
+40) # issue 30: the cost/accuracy curve for the defaults (2^20..2^24, both orders, a z = 0 snapshot), 32-step runs with jz-fmm
+  py cosmo_small 200 -m hybridtree run configs/cosmo_small.toml --set output.dir=/tmp/csm --set gravity.device=nvidia --quiet
+  Z0=$(ls /tmp/csm/snapshot_*.hdf5 | tail -1); echo "z=0 snapshot: $Z0" >> "$O/index.txt"
+  py errors 300 scripts/bench/timesteps.py errors --device nvidia --n 1048576 4194304 16777216 --theta 0.5 0.6 \
+      --alpha 0.002 0.003 0.005 --snapshot "$Z0" --snap-eps 0.04 --json "$D/errors.json"
+  for m in monopole quadrupole; do py openings_$m 200 scripts/bench/timesteps.py openings --device nvidia \
+      --n 4194304 16777216 --theta 0.5 --alpha 0.002 0.003 0.005 --multipole $m --json "$D/openings_$m.json"; done
+  ;;
+41) # issue 30: 32-step energy runs at 2^22 and 2^24 (both criteria), jz-fmm in the same run; PoCL's curve
+  py runs_geo 200 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+      --diag-every 8 --peer --set gravity.opening='"geometric"' --json "$D/runs_geo.json"
+  for al in 0.002 0.003; do py runs_rel_$al 150 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 \
+      --schemes plain-mono --steps 32 --diag-every 8 --set gravity.opening='"relative"' --set gravity.alpha=$al \
+      --json "$D/runs_rel_$al.json"; done
+  py pocl_errors 150 scripts/bench/timesteps.py errors --device cpu --n 100000 --sample 1000 --theta 0.5 0.6 \
+      --alpha 0.002 0.003 0.005 --json "$D/pocl_errors.json"
+  ;;
+42) # issue 30: the paper's cosmological sphere with the defaults (relative α = 0.002), with quadrupoles, and geometric θ = 0.6 (the paper's); linear growth against D(a) and the isolated sphere's linear theory.  Variants as arguments: bash scripts/gpu_round.sh 42 mono quad
+  shift
+  for v in "$@"; do
+    case $v in mono) S=();; quad) S=(--set 'gravity.multipole="quadrupole"');;
+                geo) S=(--set 'gravity.opening="geometric"');; esac
+    py cs_$v 330 scripts/bench/cosmo.py configs/cosmo_sphere.toml --device nvidia --out /tmp/cs_$v "${S[@]}" --json "$D/cs_$v.json"
+    cp /tmp/cs_$v/diagnostics.csv "$D/cs_${v}_diagnostics.csv" 2>/dev/null
+    py growth_$v 200 scripts/bench/growth.py configs/cosmo_sphere.toml /tmp/cs_$v --json "$D/growth_$v.json"
+  done
+  ;;
 37) # issue 34: the device probe on the H100 and PoCL 5; the whole suite on the GPU; a 2^22 step
   py devices 120 -m hybridtree devices
   HYBRIDTREE_DEVICE=nvidia py pytest_all 470 -m pytest -q -p no:cacheprovider --tb=line --deselect tests/tools/test_oclgrind.py --deselect tests/tools/test_vendor_compile.py

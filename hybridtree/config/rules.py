@@ -108,7 +108,7 @@ def process_refusal(v: Values, size: int, overlap_rule: bool = True) -> str | No
     domains = math.prod(int(n) for n in grid.split("x")) if grid else None
     if domains is not None and domains != size:
         return f"parallel.grid = {grid!r} has {domains} domains but {size} processes run"
-    if (overlap_rule and (v["time"]["stepping"] == "block" or g["opening"] != "geometric")
+    if (overlap_rule and (v["time"]["stepping"] == "block" or g["opening"] == "relative")
             and v["parallel"]["overlap"]):
         return ("time.stepping = 'block' and gravity.opening = 'relative' do not take "
                 "parallel.overlap = true")

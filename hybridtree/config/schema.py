@@ -104,10 +104,13 @@ SCHEMA: dict[str, dict[str, Option]] = {
         "theta": _opt(float, 0.5, "opening angle (geometric criterion; with the relative "
                       "one: of the first force, which has no old acceleration yet)",
                       lambda v: 0 < v <= 1.2, "0 < theta <= 1.2"),
-        "opening": _opt(str, "geometric", "cell opening criterion: geometric ((l / theta + "
-                        "s)^2 < d^2) or relative (GADGET's: M l^2 / d^4 <= alpha |a_old|; "
-                        "docs/physics.md)", choices=("geometric", "relative")),
-        "alpha": _opt(float, 0.005, "relative opening criterion: tolerance on the force "
+        "opening": _opt(str, "auto", "cell opening criterion: geometric ((l / theta + "
+                        "s)^2 < d^2), relative (GADGET's: M l^2 / d^4 <= alpha |a_old|) or "
+                        "auto: relative where the run can take it (the tree method without "
+                        "the hybrid tree; on many processes the state on the device and no "
+                        "parallel.overlap), else geometric (docs/physics.md)",
+                        choices=("auto", "geometric", "relative")),
+        "alpha": _opt(float, 0.002, "relative opening criterion: tolerance on the force "
                       "error of one cell relative to the sink's acceleration",
                       lambda v: 0 < v <= 1, "0 < alpha <= 1"),
         "theta_max": _opt(float, 1.0, "relative opening criterion: the largest opening "
@@ -121,7 +124,10 @@ SCHEMA: dict[str, dict[str, Option]] = {
                        "1 <= n_leaf <= 1024"),
         "n_group": _opt(int, 0, "most sinks sharing one walk; 0 = the device's default",
                         lambda v: 0 <= v <= 1024, "0 <= n_group <= 1024"),
-        "multipole": _opt(str, "monopole", "cell moments", choices=("monopole", "quadrupole")),
+        "multipole": _opt(str, "auto", "cell moments: monopole, quadrupole, or auto: "
+                          "quadrupoles on CPU devices, monopoles on GPUs (the cheaper at "
+                          "equal accuracy on each; docs/physics.md)",
+                          choices=("auto", "monopole", "quadrupole")),
         "precise": _opt(bool, True, "direct method: hi + lo float32 coordinates"),
         "build": _opt(str, "device", "where the tree is built: device (OpenCL; the tree stays "
                       "there for the walk) or host (numpy, the reference)",

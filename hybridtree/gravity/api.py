@@ -63,7 +63,10 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = default("method"),
     hi + lo coordinates for speed, see :func:`hybridtree.gravity.direct.direct_forces`).  ``device``: see
     :mod:`hybridtree.device.choice`.  ``build``: where the tree is built (:data:`BUILDS`).
 
-    ``opening`` (tree method): "geometric" (``theta``) or "relative", GADGET's criterion:
+    ``multipole``: "monopole", "quadrupole" or "auto" (quadrupoles on CPU devices,
+    monopoles on GPUs: :func:`hybridtree.gravity.knobs.auto_multipole`).
+    ``opening`` (tree method): "auto" (the default: relative when ``acc_old`` is given,
+    else geometric), "geometric" (``theta``) or "relative", GADGET's criterion:
     a cell of mass M and size l is accepted when M l^2 / d^4 <= ``alpha`` |a_old| (l^3 /
     d^5 with quadrupoles) and its opening angle is below ``theta_max`` (GADGET-4's
     ErrTolThetaMax), with a_old the sink's acceleration from an earlier force (``acc_old``
@@ -78,6 +81,8 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = default("method"),
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if opening not in OPENINGS:
         raise ValueError(f"opening must be one of {OPENINGS}, got {opening!r}")
+    if opening == "auto":
+        opening = "geometric" if acc_old is None else "relative"
     if opening == "relative" and method == "tree":
         n_sink = len(np.asarray(pos if sinks is None else sinks))
         first = None

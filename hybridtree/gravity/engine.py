@@ -41,65 +41,14 @@ from ..device.transfer import Workspace, download, upload
 from ..integrate.state import DeviceState, HostState, State
 from ..particles import shaped_particles, validate_particles
 from .direct import direct_forces
-from .knobs import build_where, default
-from .splitting import Changeover
+from .knobs import build_where
+from .settings import GravitySettings, opening_floor
 from .tree import build_tree
 from .tree.device_build import DeviceArrays, DeviceTree, build_device_tree
 from .tree.refit import KeptTree, refit_device_tree
 from .walk import tree_forces, walk_active, walk_into
 
 __all__ = ["ForceEngine", "Forces", "GravitySettings", "opening_floor"]
-
-
-@dataclass(frozen=True)
-class GravitySettings:
-    """The gravity knobs of a run (see docs/configuration.md, ``[gravity]``/``[hybrid]``);
-    the defaults are the schema's (:data:`hybridtree.config.SCHEMA`)."""
-
-    method: str = default("method")
-    eps: float = default("eps")
-    theta: float = default("theta")
-    n_leaf: int = default("n_leaf")
-    n_group: int = default("n_group")        # 0: the device kind's default
-    multipole: str = default("multipole")
-    precise: bool = default("precise")
-    build: str = default("build")
-    remove_net_force: bool = default("remove_net_force")
-    device: str = default("device")
-    changeover: Changeover | None = None     # the hybrid tree's force split
-    n_hard: int = 1                          # hard steps per soft step
-    opening: str = default("opening")        # or "relative" (GADGET's; needs alpha)
-    alpha: float = default("alpha")          # the relative criterion's tolerance
-    theta_max: float = default("theta_max")  # the relative criterion's largest angle
-    theta_min: float = default("theta_min")  # ... and the angle it accepts whatever a_old
-    refit_fraction: float = default("refit_fraction")  # block steps: refit, not build
-
-    @classmethod
-    def from_settings(cls, g, h=None) -> "GravitySettings":
-        """From the validated ``[gravity]`` and ``[hybrid]`` settings."""
-        split = {}
-        if h is not None and h.enabled:
-            assert g.method == "tree", "config.rules.check_settings refuses this"
-            split = {"changeover": Changeover(h.r_in, h.r_out, h.changeover),
-                     "n_hard": h.n_hard}
-        return cls(method=g.method, eps=g.eps, theta=g.theta, n_leaf=g.n_leaf,
-                   n_group=g.n_group, multipole=g.multipole, precise=g.precise, build=g.build,
-                   remove_net_force=g.remove_net_force, device=g.device, opening=g.opening,
-                   alpha=g.alpha, theta_max=g.theta_max, theta_min=g.theta_min,
-                   refit_fraction=g.refit_fraction, **split)
-
-    @property
-    def parts(self) -> tuple[str, ...]:
-        """The state's force parts: ("full",), or ("hard", "soft") for the hybrid tree."""
-        return ("full",) if self.changeover is None else ("hard", "soft")
-
-
-def opening_floor(g: GravitySettings, known: bool, acc):
-    """(alpha, a_old = ``acc``, theta_min) for the relative opening criterion, or None:
-    the geometric test, asked for or by a first force (``known`` false: no a_old yet)."""
-    if g.opening == "relative" and known:
-        return g.alpha, acc, g.theta_min
-    return None
 
 
 @dataclass
@@ -155,7 +104,7 @@ class ForceEngine:
 
     def __init__(self, g: GravitySettings, rt: Runtime, clock: Clock | None = None,
                  work: Workspace | None = None):
-        self.g, self.rt, self.clock = g, rt, clock or Clock(rt)
+        self.g, self.rt, self.clock = g.settled(rt.info.kind), rt, clock or Clock(rt)
         self.work = work or Workspace(rt)
         self.counts: dict[str, int] = defaultdict(int)
         self._known = False       # the state holds forces of its current particles

@@ -12,8 +12,8 @@ from ..config import SCHEMA
 from .tree import MULTIPOLES, Cube, build_tree
 from .tree.device_build import build_device_tree
 
-__all__ = ["BUILDS", "METHODS", "OPENINGS", "build_where", "check_eps", "check_tree_knobs",
-           "default", "relative_floor"]
+__all__ = ["BUILDS", "METHODS", "OPENINGS", "auto_multipole", "auto_opening", "build_where",
+           "check_eps", "check_tree_knobs", "default", "relative_floor"]
 
 
 def default(name: str) -> Any:
@@ -61,14 +61,34 @@ def check_tree_knobs(n_leaf: int, n_group: int | None, multipole: str,
     checked; ``n_group=None``: the device's default, so 0 is refused here)."""
     if build not in BUILDS:
         raise ValueError(f"build must be one of {BUILDS}, got {build!r}")
-    if multipole not in MULTIPOLES:
-        raise ValueError(f"multipole must be one of {MULTIPOLES}, got {multipole!r}")
+    if multipole not in MULTIPOLES + ("auto",):
+        raise ValueError(f"multipole must be one of {MULTIPOLES + ('auto',)}, got {multipole!r}")
     if theta is not None and not _in_range("theta", theta):
         raise ValueError(f"theta must satisfy {_rule('theta')}, got {theta!r}")
     if not (_in_range("n_leaf", n_leaf)
             and (n_group is None or (n_group != 0 and _in_range("n_group", n_group)))):
         raise ValueError(f"n_leaf and n_group must satisfy {_rule('n_leaf')} and 1 <= "
                          f"n_group <= {_upper('n_group')}, got {n_leaf}, {n_group}")
+
+
+def auto_multipole(multipole: str, kind: str) -> str:
+    """``multipole`` with "auto" settled for a device of ``kind`` (``Runtime.info.kind``):
+    quadrupoles on CPU devices, monopoles elsewhere.  Measured (docs/physics.md, "Choosing
+    the defaults"): on the H100 quadrupoles cost 1.2-1.5 x per step at equal error, on CPU
+    devices the walk is bound by its cell visits, and quadrupoles cut the median error
+    2.6 x at the monopoles' time."""
+    if multipole != "auto":
+        return multipole
+    return "quadrupole" if kind == "cpu" else "monopole"
+
+
+def auto_opening(opening: str, relative_ok: bool) -> str:
+    """``opening`` with "auto" settled: "relative" where the run can take it
+    (``relative_ok``), else "geometric".  The relative criterion reaches a p99 error of
+    1e-3 with half the interactions of theta = 0.5 on a cusp (docs/physics.md)."""
+    if opening != "auto":
+        return opening
+    return "relative" if relative_ok else "geometric"
 
 
 def _upper(name: str) -> str:

@@ -38,6 +38,11 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
     """The run's stepper: one process (state on the device where it can be), or many;
     ``external``: the coefficient of the Λ term (0: none)."""
     g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
+    # "auto": the relative criterion needs a_old on the device on many processes, and
+    # does not take the overlapped LET exchange (rules.process_refusal)
+    many_ok = (state_backend(rt, g.method, g.build) == "device"
+               and not settings.parallel.overlap)
+    g = g.settled(rt.info.kind, relative_ok=comm.size == 1 or many_ok)
     t = settings.time
     block = BlockSettings(t.eta, t.max_bin) if t.stepping == "block" else None
     if comm.size == 1:

@@ -110,7 +110,9 @@ def _first_state(settings: Settings, comm: Comm, start: Start, sched: Uniform | 
         passed["rsqrt"] = RSQRT_MODES[rt.info.rsqrt_mode]
     rep.event("start", version=__version__, device=rt.info.label, **passed, particles=n,
               processes=comm.size, dt=sched.dt(start.step), t_start=start.time,
-              state=getattr(stepper, "backend", "host"), config=settings.source,
+              state=getattr(stepper, "backend", "host"),
+              opening=stepper.engine.g.opening, multipole=stepper.engine.g.multipole,
+              config=settings.source,
               output=str(out.folder) if out.folder else "")
     # a plain run continues with the stored accelerations (bit for bit); a hybrid
     # run recomputes its two parts, which is deterministic for the same positions

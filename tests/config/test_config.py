@@ -105,4 +105,6 @@ def test_flat_round_trip():
 
 def test_configuration_doc_matches_the_schema():
     doc = (ROOT / "docs" / "configuration.md").read_text()
-    assert markdown_table() in doc, "regenerate: python -m hybridtree.config"
+    assert markdown_table() in doc, (
+        "regenerate: python -c \"from hybridtree.config import markdown_table; "
+        "print(markdown_table())\"")

@@ -124,7 +124,8 @@ def test_the_engine_refits_until_the_forces_since_the_build_reach_the_fraction(r
     active = (np.arange(2000) % 10 < 3).astype(np.int32)      # 30 % in bin 1
     out = {}
     for fraction in (0.0, 0.5):
-        g = GravitySettings(eps=EPS, refit_fraction=fraction)
+        # geometric: a relative run's first tree (built for theta) is never refitted
+        g = GravitySettings(eps=EPS, refit_fraction=fraction, opening="geometric")
         clock = Clock(runtime)
         engine = ForceEngine(g, runtime, clock)
         state = make_state(Particles(pos, vel, mass, np.arange(1, 2001, dtype=np.uint64)),
