@@ -296,7 +296,8 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   shift
   for v in "$@"; do
     case $v in mono) S=();; quad) S=(--set 'gravity.multipole="quadrupole"');;
-                geo) S=(--set 'gravity.opening="geometric"');; esac
+                geo) S=(--set 'gravity.opening="geometric"');;
+                qgeo) S=(--set 'gravity.opening="geometric"' --set 'gravity.multipole="quadrupole"');; esac
     py cs_$v 330 scripts/bench/cosmo.py configs/cosmo_sphere.toml --device nvidia --out /tmp/cs_$v "${S[@]}" --json "$D/cs_$v.json"
     cp /tmp/cs_$v/diagnostics.csv "$D/cs_${v}_diagnostics.csv" 2>/dev/null
     py growth_$v 200 scripts/bench/growth.py configs/cosmo_sphere.toml /tmp/cs_$v --json "$D/growth_$v.json"

@@ -125,8 +125,9 @@ SCHEMA: dict[str, dict[str, Option]] = {
         "n_group": _opt(int, 0, "most sinks sharing one walk; 0 = the device's default",
                         lambda v: 0 <= v <= 1024, "0 <= n_group <= 1024"),
         "multipole": _opt(str, "auto", "cell moments: monopole, quadrupole, or auto: "
-                          "quadrupoles on CPU devices, monopoles on GPUs (the cheaper at "
-                          "equal accuracy on each; docs/physics.md)",
+                          "quadrupoles on CPU devices and in cosmological runs, monopoles "
+                          "on GPUs otherwise (the cheaper at equal accuracy; "
+                          "docs/physics.md)",
                           choices=("auto", "monopole", "quadrupole")),
         "precise": _opt(bool, True, "direct method: hi + lo float32 coordinates"),
         "build": _opt(str, "device", "where the tree is built: device (OpenCL; the tree stays "

@@ -71,15 +71,17 @@ def check_tree_knobs(n_leaf: int, n_group: int | None, multipole: str,
                          f"n_group <= {_upper('n_group')}, got {n_leaf}, {n_group}")
 
 
-def auto_multipole(multipole: str, kind: str) -> str:
+def auto_multipole(multipole: str, kind: str, cosmological: bool = False) -> str:
     """``multipole`` with "auto" settled for a device of ``kind`` (``Runtime.info.kind``):
-    quadrupoles on CPU devices, monopoles elsewhere.  Measured (docs/physics.md, "Choosing
-    the defaults"): on the H100 quadrupoles cost 1.2-1.5 x per step at equal error, on CPU
-    devices the walk is bound by its cell visits, and quadrupoles cut the median error
-    2.6 x at the monopoles' time."""
+    quadrupoles on CPU devices and in cosmological runs, monopoles elsewhere.  Measured
+    (docs/physics.md, "Choosing the defaults"): on the H100 quadrupoles cost 1.2-1.5 x per
+    step at equal error; on CPU devices the walk is bound by its cell visits, and
+    quadrupoles cut the median error 2.6 x at the monopoles' time; in the cosmological
+    sphere monopoles lose 7-14 % of |W| by z = 0 (a radial force bias), quadrupoles
+    +0.2-0.8 % (docs/cosmology.md)."""
     if multipole != "auto":
         return multipole
-    return "quadrupole" if kind == "cpu" else "monopole"
+    return "quadrupole" if kind == "cpu" or cosmological else "monopole"
 
 
 def auto_opening(opening: str, relative_ok: bool) -> str:

@@ -49,12 +49,14 @@ class GravitySettings:
                    alpha=g.alpha, theta_max=g.theta_max, theta_min=g.theta_min,
                    refit_fraction=g.refit_fraction, **split)
 
-    def settled(self, kind: str, relative_ok: bool = True) -> "GravitySettings":
+    def settled(self, kind: str, relative_ok: bool = True,
+                cosmological: bool = False) -> "GravitySettings":
         """These settings with "auto" settled for a device of ``kind``: the multipole order
-        (:func:`.knobs.auto_multipole`) and the opening criterion, relative where
-        ``relative_ok`` and the run can take it (the tree method, no hybrid split)."""
+        (:func:`.knobs.auto_multipole`, ``cosmological``: a cosmological run's) and the
+        opening criterion, relative where ``relative_ok`` and the run can take it (the tree
+        method, no hybrid split)."""
         ok = relative_ok and self.method == "tree" and self.changeover is None
-        return replace(self, multipole=auto_multipole(self.multipole, kind),
+        return replace(self, multipole=auto_multipole(self.multipole, kind, cosmological),
                        opening=auto_opening(self.opening, ok))
 
     @property

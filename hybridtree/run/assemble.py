@@ -42,7 +42,8 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
     # does not take the overlapped LET exchange (rules.process_refusal)
     many_ok = (state_backend(rt, g.method, g.build) == "device"
                and not settings.parallel.overlap)
-    g = g.settled(rt.info.kind, relative_ok=comm.size == 1 or many_ok)
+    g = g.settled(rt.info.kind, relative_ok=comm.size == 1 or many_ok,
+                  cosmological=settings.cosmology.enabled)
     t = settings.time
     block = BlockSettings(t.eta, t.max_bin) if t.stepping == "block" else None
     if comm.size == 1:

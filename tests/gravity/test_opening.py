@@ -188,3 +188,11 @@ def test_a_run_with_the_defaults_meets_the_accuracy_targets():
     err = rel_err(p.acc[idx], exact)
     assert np.median(err) <= (3e-4 if cpu else 4e-4), np.median(err)
     assert np.percentile(err, 99) <= (1e-3 if cpu else 1.5e-3)
+
+
+def test_auto_takes_quadrupoles_in_cosmological_runs():
+    """Monopoles lose 7-14 % of |W| in the cosmological sphere by z = 0 (docs/cosmology.md)."""
+    from hybridtree.gravity.engine import GravitySettings
+    assert GravitySettings().settled("gpu", cosmological=True).multipole == "quadrupole"
+    assert GravitySettings(multipole="monopole").settled(
+        "gpu", cosmological=True).multipole == "monopole"
