@@ -1,33 +1,30 @@
 #!/usr/bin/env python
 """Linear growth of a cosmo_sphere run (a benchmark, not a test): how the large-scale
 displacements of the sphere's inner half grow from the first snapshot (z_start) to the
-one closest to ``--z`` (default 8.9), against linear theory of the isolated sphere run
-from that first snapshot (g_iso), and against D(a1) / D(a0).
+one closest to ``--z`` (default 8.9), against linear theory of the isolated sphere from
+that first snapshot (g_iso), and against D(a1) / D(a0).
 
     python -m hybridtree run configs/cosmo_small.toml --set output.dir=/tmp/gr_small --quiet
     PYTHONPATH=. python scripts/bench/growth.py configs/cosmo_small.toml /tmp/gr_small
     PYTHONPATH=. python scripts/bench/growth.py configs/cosmo_sphere.toml out_cosmo_sphere --json g.json
 
-The config (with the run's ``--set`` overrides) gives n_grid, box, radius and the
-background.  ``read_snapshot`` gives physical r = a x (internal length L); displacements
-ψ = x - q (q from the particle ID, ``lagrangian_positions``) of the particles with
-|q| < ``--inner`` × radius (default 0.5: untouched by the vacuum outside by z = 9) go on
-the n_grid³ Lagrangian grid at their own cell, zero elsewhere, and are Fourier transformed.
-Over the modes 0 < |k| < k_max (``--k-max``, internal 1/L; default 2π / (8 Mpc/h)) and the
-three components: the least-squares growth g = Σ Re(ψ1_k ψ0_k*) / Σ |ψ0_k|² and the
-cross-correlation r = Σ Re(ψ1_k ψ0_k*) / sqrt(Σ |ψ1_k|² Σ |ψ0_k|²); also over all modes
-(by Parseval, the projection of the particles' ψ) and per shell of |k| (octaves of k_max;
-``modes`` counts k and -k).  Each row gives g/D - 1 and g/g_iso - 1, the test of the run:
-g_iso is the same measure on ``isolated_linear``'s ψ(a1), all the first snapshot's
-particles (ψ, ψ' = (v - H r) / (a H)) integrated to a1 (``--no-reference``: skip it).
+The config (with the run's ``--set``) gives n_grid, box, radius and the background.
+Displacements ψ = r / a - q (q from the particle ID) of the particles with |q| < ``--inner``
+× radius (default 0.5: untouched by the vacuum outside by z = 9), on the n_grid³ grid at
+their own cell, zero elsewhere, are Fourier transformed.  Over 0 < |k| < k_max (``--k-max``,
+internal 1/L; default 2π / (8 Mpc/h)) and the three components: the least-squares growth
+g = Σ Re(ψ1_k ψ0_k*) / Σ |ψ0_k|² and r = Σ Re(ψ1_k ψ0_k*) / sqrt(Σ |ψ1_k|² Σ |ψ0_k|²);
+also over all modes (the particles' ψ, by Parseval) and per shell of |k| (octaves of k_max;
+``modes`` counts k and -k).  Each row gives g/D - 1 and the run's test g/g_iso - 1: g_iso is
+the same measure on ``isolated_linear``'s ψ(a1), all the first snapshot's particles (ψ and
+ψ' = (v - H r) / (a H)) integrated to a1; ``--no-reference`` skips it.
 
-Why D(a1)/D(a0) is not the answer: the initial ψ is the periodic field's, sourced by the
-density outside the sphere too; the run has vacuum there, so that part of ψ (harmonic
-inside the sphere: bulk flow, tide, ...) is sourced no more and grows less.  At z = 8.9,
-k < k_max: g_iso/D - 1 = -3.83 % (cosmo_small), -6.69 % (cosmo_sphere), and the
-cosmo_small run has g/g_iso - 1 = -0.46 %.  At high k g/g_iso drops (-5.6 % at 4 /L in
-cosmo_small): the reference is a continuum, the run a particle lattice with a tree's
-forces; 2LPT's ψ2 (∝ D², not linear) is small at large scales.
+Why not D(a1)/D(a0): the initial ψ is the periodic field's, sourced by the density outside
+the sphere too; the run has vacuum there, so that part of ψ (harmonic inside: bulk flow,
+tide, ...) is sourced no more and grows less.  At z = 8.9, k < k_max, g_iso/D - 1 = -3.83 %
+(cosmo_small), -6.74 % (cosmo_sphere), and the cosmo_small run has g/g_iso - 1 = -0.46 %.
+At high k g/g_iso falls (-5.6 % at 4 /L, cosmo_small): the reference is a continuum, the
+run a particle lattice with a tree's forces; 2LPT's ψ2 (∝ D²) is small at large scales.
 """
 
 from __future__ import annotations
@@ -48,8 +45,8 @@ from hybridtree.io.snapshot import SNAPSHOT_RE, file_cosmology, read_snapshot
 from hybridtree.run.options import background_of
 
 
-
-def read_psi(path: Path, n: int, box: float, bg: Any) -> tuple[float, np.ndarray, ...]:
+def read_psi(path: Path, n: int, box: float,
+             bg: Any) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(a, cell index (m,), q (m, 3), ψ (3, m), dψ/d ln a = (v - H r) / (a H) (3, m)) of
     all particles of snapshot ``path``."""
     a = file_cosmology(path).a
@@ -67,9 +64,9 @@ def to_k(cells: np.ndarray, psi: np.ndarray, n: int) -> np.ndarray:
 
 
 def longitudinal(ijk: np.ndarray, N: int, dx: float) -> Callable[[np.ndarray], np.ndarray]:
-    """F (3, m) on the distinct cells ``ijk`` (3, m) of the N³ periodic grid of spacing
-    ``dx`` (zero elsewhere) → k k·F_k / k² there (float32 FFTs), plus mean(F) / 3: the
-    uniform field that the k = 0 term of the periodic images (tin-foil boundary) takes away."""
+    """F (3, m) on the distinct cells ``ijk`` (3, m) of the periodic N³ grid of spacing dx,
+    zero elsewhere → k k·F_k / k² (float32 FFTs) + mean(F) / 3 at those cells: the mean
+    term puts back the uniform field that the k = 0 term of the images takes away."""
     flat = (ijk[0] * N + ijk[1]) * N + ijk[2]
     k1 = (2 * np.pi / (N * dx) * np.fft.fftfreq(N, 1.0 / N)).astype(np.float32)
     kk = [k1[:, None, None], k1[None, :, None], np.abs(k1[None, None, :N // 2 + 1])]
@@ -97,33 +94,31 @@ def longitudinal(ijk: np.ndarray, N: int, dx: float) -> Callable[[np.ndarray], n
 def isolated_linear(cells: np.ndarray, psi0: np.ndarray, dpsi0: np.ndarray, n: int,
                     box: float, bg: Any, a0: float, a1: float, pad: int = 2,
                     steps: int = 8, coarse: int = 4, far: int = 4) -> np.ndarray:
-    """ψ(a1) (3, m) of the particles on ``cells`` by linear theory of the isolated sphere,
+    """ψ(a1) (3, m) on ``cells`` by linear theory of the isolated sphere, RK4 in ln a:
 
-        ψ'' + (2 + d ln H / d ln a) ψ' = (3/2) Ω_m(a) P ψ,   ' = d / d ln a,
+        ψ'' + (2 + d ln H / d ln a) ψ' = (3/2) Ω_m(a) P ψ,  ' = d / d ln a,  ψ'(a0) = dpsi0;
 
-    from ψ(a0) = ``psi0``, ψ'(a0) = ``dpsi0``, by RK4 in ln a.  P ψ = ∇ ∇⁻² ∇·(ψ M) is the
-    gravity of the linear density -∇·(ψ M) of the sphere's cells M alone (vacuum outside),
-    ``longitudinal`` on the zero-padded (pad n)³ grid; the images' field that is left
-    (smooth, ~ (R / pad box)⁵) is taken away on a grid ``coarse`` times coarser, as the
-    difference of padding ``far`` and ``pad`` there.  Measured on cosmo_sphere (n 176) and
-    cosmo_small (n 48), z 49 → 8.9, k < k_max: P ψ0 projected on ψ0 as fine padding 4,
-    ±1e-6 / 1e-5 (pad 2 alone: 8e-4 / 6e-6); g_iso with 4 / 8 steps as with 32, ±2e-4 /
-    2e-5; float32 FFTs as float64, ±1e-6.  Cost: 4 steps × 6 FFTs of (pad n)³ (float32),
-    +40 % on the coarse grids; memory ~ 12 (pad n)³ + 250 m bytes."""
+    P ψ = ∇ ∇⁻² ∇·(ψ M), the gravity of the linear density -∇·(ψ M) of the sphere's cells M
+    alone, in infinite space: ``longitudinal`` on the zero-padded (pad n)³ grid, plus the
+    rest of the images' field (smooth, ~ (R / pad box)⁵) taken away on a grid ``coarse``
+    times coarser (ψ summed over its blocks) as padding ``far`` minus ``pad`` there.
+    Measured (z 49 → 8.9, k < k_max): P ψ0·ψ0 as with fine padding 4 to 1e-6 (cosmo_sphere;
+    pad 2 alone 8e-4) and 1e-5 (cosmo_small; up to 1.5e-4 in the shells above k_max);
+    g_iso with 4 / 8 steps as with 32 to 2e-4 / 2e-5; float32 FFTs as float64 to 1e-6;
+    periodic (M everywhere, pad = far = 1): g = D(a1)/D(a0) to 2e-5.  Cost: 4 × steps × 6
+    FFTs of (pad n)³ (+14 % coarse); ~1.6 GB at n = 176 beside the snapshots."""
     ijk = np.stack([cells // (n * n), (cells // n) % n, cells % n])
-    fine = longitudinal(ijk, pad * n, box / n)
-    nc = -(-n // coarse)
-    ic = ijk // coarse
+    fine, nc, ic = longitudinal(ijk, pad * n, box / n), -(-n // coarse), ijk // coarse
     uc, inv = np.unique((ic[0] * nc + ic[1]) * nc + ic[2], return_inverse=True)
     uc = np.stack([uc // (nc * nc), (uc // nc) % nc, uc % nc])
-    near, far_ = (longitudinal(uc, p * nc, coarse * box / n) for p in (pad, far))
+    near, farther = (longitudinal(uc, p * nc, coarse * box / n) for p in (pad, far))
 
     def accel(lna: float, y: np.ndarray, v: np.ndarray) -> np.ndarray:
         z = 1.0 / np.exp(lna) - 1.0
         om, ok = float(bg.colossus.Om(z)), float(bg.colossus.Ok(z))
         yc = np.stack([np.bincount(inv, y[j]) for j in range(3)]) / coarse ** 3
-        force = fine(y) + (far_(yc) - near(yc))[:, inv]
-        return 1.5 * om * force - (2.0 - 1.5 * om - ok) * v      # d ln H/d ln a = ...
+        force = fine(y) + (farther(yc) - near(yc))[:, inv]
+        return 1.5 * om * force - (2.0 - 1.5 * om - ok) * v      # 2 + d ln H / d ln a
 
     y, v, t = psi0.astype(np.float64), dpsi0.astype(np.float64), np.log(a0)
     h = (np.log(a1) - t) / steps
@@ -145,9 +140,7 @@ def wavenumbers(n: int, box: float) -> tuple[np.ndarray, np.ndarray]:
     k1, kz = kf * np.fft.fftfreq(n, 1.0 / n), kf * np.arange(n // 2 + 1)
     k = np.sqrt(k1[:, None, None] ** 2 + k1[None, :, None] ** 2 + kz[None, None, :] ** 2)
     weight = np.full(k.shape, 2.0)
-    weight[:, :, 0] = 1.0
-    if n % 2 == 0:
-        weight[:, :, n // 2] = 1.0
+    weight[:, :, [0, n // 2] if n % 2 == 0 else [0]] = 1.0
     return k, weight
 
 
@@ -168,8 +161,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--k-max", type=float, default=None,
                     help="largest |k| kept, internal 1/length (default: 2 pi / (8 Mpc/h))")
     ap.add_argument("--inner", type=float, default=0.5, help="|q| < inner x radius")
-    ap.add_argument("--no-reference", action="store_true",
-                    help="skip the isolated sphere's linear theory (g/g_iso)")
+    ap.add_argument("--no-reference", action="store_true", help="skip g_iso (isolated_linear)")
     ap.add_argument("--ref-pad", type=int, default=2, help="its grid: pad x n_grid")
     ap.add_argument("--ref-steps", type=int, default=8, help="its RK4 steps in ln a")
     ap.add_argument("--json", default=None)
@@ -186,50 +178,44 @@ def main(argv: list[str] | None = None) -> dict:
     later = min(z_of, key=lambda s: abs(z_of[s] - args.z))
     k_max = args.k_max or 2 * np.pi / (8.0 * bg.mpc_h)
     n, r_in = c.n_grid, args.inner * c.radius
-    a0, cells0, q0, psi0, dpsi0 = read_psi(snaps[0], n, c.box, bg)
-    a1, cells1, q1, psi1, _ = read_psi(later, n, c.box, bg)
-    in0, in1 = np.linalg.norm(q0, axis=1) < r_in, np.linalg.norm(q1, axis=1) < r_in
-    p0, p1 = to_k(cells0[in0], psi0[:, in0], n), to_k(cells1[in1], psi1[:, in1], n)
-    t_ref, pi = time.perf_counter(), None
+    a1, cells, q, psi, _ = read_psi(later, n, c.box, bg)
+    keep1 = np.linalg.norm(q, axis=1) < r_in
+    p1 = to_k(cells[keep1], psi[:, keep1], n)
+    a0, cells, q, psi, dpsi = read_psi(snaps[0], n, c.box, bg)
+    keep0 = np.linalg.norm(q, axis=1) < r_in
+    p0, pi, t_ref = to_k(cells[keep0], psi[:, keep0], n), None, time.perf_counter()
     if not args.no_reference:
-        iso = isolated_linear(cells0, psi0, dpsi0, n, c.box, bg, a0, a1,
-                              args.ref_pad, args.ref_steps)
-        pi = to_k(cells0[in0], iso[:, in0], n)
-    t_ref = time.perf_counter() - t_ref
+        iso = isolated_linear(cells, psi, dpsi, n, c.box, bg, a0, a1, args.ref_pad,
+                              args.ref_steps)
+        pi = to_k(cells[keep0], iso[:, keep0], n)
     k, w = wavenumbers(n, c.box)
     expected = float(bg.growth(a1) / bg.growth(a0))
     rows = {"large": (k > 0) & (k < k_max), "all": k > 0}
     edges = k_max * 2.0 ** np.arange(-3, np.log2(k.max() / k_max) + 1)
-    edges[0] = 0.0
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in zip(np.r_[0.0, edges[1:-1]], edges[1:]):
         rows[f"shell {lo:.3g}-{hi:.3g}"] = (k >= lo) & (k < hi) & (k > 0)   # k = 0: the mean
     out: dict[str, Any] = {
         "config": args.config, "set": args.set, "folder": str(args.folder),
         "snapshots": [snaps[0].name, later.name], "a0": a0, "z0": 1 / a0 - 1, "a1": a1,
         "z1": 1 / a1 - 1, "expected": expected, "n_grid": n, "box": c.box,
         "radius": c.radius, "inner": args.inner, "lpt": c.lpt, "k_max": k_max,
-        "k_max_h_mpc": k_max * bg.mpc_h, "k_fundamental": 2 * np.pi / c.box}
-    if pi is not None:
-        out["reference"] = {"pad": args.ref_pad, "steps": args.ref_steps, "seconds": t_ref}
-    for name, keep in rows.items():
-        row = growth(p0, p1, w, keep)
-        row["rel"] = row["g"] / expected - 1
-        if pi is not None:
-            ref = growth(p0, pi, w, keep)
-            row |= {"g_iso": ref["g"], "iso_rel": ref["g"] / expected - 1,
-                    "rel_iso": row["g"] / ref["g"] - 1}
-        out[name] = row
+        "k_max_h_mpc": k_max * bg.mpc_h, "k_fundamental": 2 * np.pi / c.box,
+        "reference": None if pi is None else {"pad": args.ref_pad, "steps": args.ref_steps,
+                                              "seconds": round(time.perf_counter() - t_ref, 2)}}
     print(f"{later.name}: a1 = {a1:.5g} (z = {1 / a1 - 1:.4g}), a0 = {a0:.5g} (z = "
           f"{1 / a0 - 1:.4g}); D(a1)/D(a0) = {expected:.5f}; k_max = {k_max:.4g}/L "
-          f"({out['k_max_h_mpc']:.3g} h/Mpc), k_f = {out['k_fundamental']:.4g}/L"
-          + (f"; reference pad {args.ref_pad}, {args.ref_steps} steps, {t_ref:.1f} s"
-             if pi is not None else ""))
-    for name, row in out.items():
-        if isinstance(row, dict) and "g" in row:
-            iso = (f"  g_iso/D - 1 = {row['iso_rel']:+.3%}  g/g_iso - 1 = {row['rel_iso']:+.3%}"
-                   if "g_iso" in row else "")
-            print(f"  {name:>18}: g = {row['g']:.5f}  g/D - 1 = {row['rel']:+.3%}{iso}  "
-                  f"r = {row['r']:.5f}  modes = {row['modes']}")
+          f"({out['k_max_h_mpc']:.3g} h/Mpc), k_f = {out['k_fundamental']:.4g}/L; reference: "
+          f"{out['reference']}")
+    for name, keep in rows.items():
+        row, iso = out.setdefault(name, growth(p0, p1, w, keep)), ""
+        row["rel"] = row["g"] / expected - 1
+        if pi is not None:
+            g_iso = growth(p0, pi, w, keep)["g"]
+            row |= {"g_iso": g_iso, "iso_rel": g_iso / expected - 1,
+                    "rel_iso": row["g"] / g_iso - 1}
+            iso = f"  g_iso/D - 1 = {row['iso_rel']:+.3%}  g/g_iso - 1 = {row['rel_iso']:+.3%}"
+        print(f"  {name:>18}: g = {row['g']:.5f}  g/D - 1 = {row['rel']:+.3%}{iso}  "
+              f"r = {row['r']:.5f}  modes = {row['modes']}")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1, default=float))
     return out
