@@ -104,7 +104,10 @@ class ForceEngine:
 
     def __init__(self, g: GravitySettings, rt: Runtime, clock: Clock | None = None,
                  work: Workspace | None = None):
-        self.g, self.rt, self.clock = g.settled(rt.info.kind), rt, clock or Clock(rt)
+        # a run settles "auto" knowing what it can take (run.assemble.make_stepper); an
+        # engine made any other way has not been told, so "auto" walks geometric there
+        self.g = g.settled(rt.info.kind, relative_ok=False)
+        self.rt, self.clock = rt, clock or Clock(rt)
         self.work = work or Workspace(rt)
         self.counts: dict[str, int] = defaultdict(int)
         self._known = False       # the state holds forces of its current particles

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 
 from ..config import SCHEMA
-from .tree import MULTIPOLES, Cube, build_tree
+from .tree import Cube, build_tree
 from .tree.device_build import build_device_tree
 
-__all__ = ["BUILDS", "METHODS", "OPENINGS", "auto_multipole", "auto_opening", "build_where",
+__all__ = ["BUILDS", "METHODS", "MULTIPOLE_CHOICES", "OPENINGS", "auto_multipole", "build_where",
            "check_eps", "check_tree_knobs", "default", "relative_floor"]
 
 
@@ -41,6 +41,10 @@ METHODS = _choices("method")
 #: with quadrupoles (cl/walkcommon.cl; docs/physics.md).
 OPENINGS = _choices("opening")
 
+#: What ``multipole`` may be: the tree's orders (:data:`.tree.MULTIPOLES`) or "auto"
+#: (:func:`auto_multipole`).
+MULTIPOLE_CHOICES = _choices("multipole")
+
 #: Where the tree is built: "device" (cl/treebuild.cl, the tree stays on the device) or
 #: "host" (numpy, the reference).  Given the same cube both give the same cells; the
 #: device's cube has a power-of-two side.
@@ -61,8 +65,8 @@ def check_tree_knobs(n_leaf: int, n_group: int | None, multipole: str,
     checked; ``n_group=None``: the device's default, so 0 is refused here)."""
     if build not in BUILDS:
         raise ValueError(f"build must be one of {BUILDS}, got {build!r}")
-    if multipole not in MULTIPOLES + ("auto",):
-        raise ValueError(f"multipole must be one of {MULTIPOLES + ('auto',)}, got {multipole!r}")
+    if multipole not in MULTIPOLE_CHOICES:
+        raise ValueError(f"multipole must be one of {MULTIPOLE_CHOICES}, got {multipole!r}")
     if theta is not None and not _in_range("theta", theta):
         raise ValueError(f"theta must satisfy {_rule('theta')}, got {theta!r}")
     if not (_in_range("n_leaf", n_leaf)
@@ -82,15 +86,6 @@ def auto_multipole(multipole: str, kind: str, cosmological: bool = False) -> str
     if multipole != "auto":
         return multipole
     return "quadrupole" if kind == "cpu" or cosmological else "monopole"
-
-
-def auto_opening(opening: str, relative_ok: bool) -> str:
-    """``opening`` with "auto" settled: "relative" where the run can take it
-    (``relative_ok``), else "geometric".  The relative criterion reaches a p99 error of
-    1e-3 with half the interactions of theta = 0.5 on a cusp (docs/physics.md)."""
-    if opening != "auto":
-        return opening
-    return "relative" if relative_ok else "geometric"
 
 
 def _upper(name: str) -> str:

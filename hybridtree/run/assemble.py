@@ -40,8 +40,8 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
     g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
     # "auto": the relative criterion needs a_old on the device on many processes, and
     # does not take the overlapped LET exchange (rules.process_refusal)
-    many_ok = (state_backend(rt, g.method, g.build) == "device"
-               and not settings.parallel.overlap)
+    backend = state_backend(rt, g.method, g.build)
+    many_ok = backend == "device" and not settings.parallel.overlap
     g = g.settled(rt.info.kind, relative_ok=comm.size == 1 or many_ok,
                   cosmological=settings.cosmology.enabled)
     t = settings.time
@@ -50,7 +50,7 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
         return SerialStepper(g, p, rt, external=external, block=block)
     # parallel.overlap with block steps or the relative opening: refused by
     # check_parallel (hybridtree.config.rules) before the device was taken
-    if g.opening != "geometric" and state_backend(rt, g.method, g.build) != "device":
+    if g.opening != "geometric" and backend != "device":
         raise RunError("gravity.opening = 'relative' on many processes needs the state on the "
                        "device (gravity.build = 'device' and a device with cl_khr_fp64)")
     from ..parallel.stepping import ParallelStepper

@@ -133,7 +133,7 @@ def test_tiny_r_out_gives_the_full_force_as_soft(sphere):
 
 def test_n_hard_1_follows_the_plain_leapfrog():
     pos0, vel0, m = plummer(3000, seed=4)
-    # the hybrid tree walks with the geometric test ("auto" would be relative here)
+    # the hybrid tree walks with the geometric test: the plain run is pinned to it too
     plain, s1 = stepping(pos0, vel0, m, GravitySettings(eps=0.01, opening="geometric"))
     hyb, s2 = stepping(pos0, vel0, m, GravitySettings(eps=0.01, changeover=Changeover(0.01, 0.1),
                                                        n_hard=1))

@@ -171,6 +171,17 @@ def test_auto_settles_by_device_kind_and_by_what_the_run_can_take():
     assert fixed.settled("gpu") == fixed                     # settling twice changes nothing
 
 
+def test_an_engine_not_made_by_a_run_walks_auto_as_geometric():
+    """Only a run knows whether it can take the relative criterion (many processes,
+    overlap, the state's backend); an engine made directly settles "auto" as geometric."""
+    from hybridtree.device.choice import get_runtime
+    from hybridtree.gravity.engine import ForceEngine, GravitySettings
+    rt = get_runtime()
+    g = ForceEngine(GravitySettings(), rt).g
+    assert g.opening == "geometric"
+    assert g.multipole == ("quadrupole" if rt.info.kind == "cpu" else "monopole")
+
+
 def test_a_run_with_the_defaults_meets_the_accuracy_targets():
     """Issue 30: a run's default forces (after the first step) on a 10^5-particle Plummer
     sphere against float64 direct sums.  CPU devices ("auto": quadrupole relative):
