@@ -39,10 +39,13 @@ def _guard_start() -> None:
     where SIGINT is ignored (``nohup``, a background job)."""
     if not _started_as_command():
         return
-    import signal
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    # _signal, not signal: it is built in and already loaded, so the unguarded moment
+    # is a few bytecodes; importing signal (enum conversions, ~1 ms) left an interrupt
+    # there a traceback through this file (seen in CI)
+    import _signal
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
         try:
-            signal.signal(signal.SIGINT, interrupted_at_start)
+            _signal.signal(_signal.SIGINT, interrupted_at_start)
         except ValueError:      # not the main thread: Python's own behaviour then
             pass
 
