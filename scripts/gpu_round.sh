@@ -292,6 +292,27 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   py pocl_errors 150 scripts/bench/timesteps.py errors --device cpu --n 100000 --sample 1000 --theta 0.5 0.6 \
       --alpha 0.002 0.003 0.005 --json "$D/pocl_errors.json"
   ;;
+45) # issue 30, session 15: whole runs with the relative walks split (the default now) against unsplit, 2^22 and 2^24; GPU tests of the walk
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/gravity/test_treewalk.py tests/gravity/test_opening.py
+  for k in 1 2; do N="4194304 16777216"; [ $k = 2 ] && N=4194304
+    py runs_split_$k 200 scripts/bench/step.py runs --device nvidia --n $N --schemes plain-mono --steps 32 \
+        --diag-every 8 --json "$D/runs_split_$k.json"
+    PYTHONPATH=scripts/tune/no_split:$PWD py runs_nosplit_$k 200 scripts/bench/step.py runs --device nvidia \
+        --n $N --schemes plain-mono --steps 32 --diag-every 8 --json "$D/runs_nosplit_$k.json"
+  done
+  ;;
+44) # issue 30, session 15: long group walks continued in pieces (SPLIT_VISITS, PIECES; first equal parts, then octaves around the group: this version) at 2^22 and 2^24
+  V=""; for sv in 1024 2048 4096; do for pc in 32 48 64; do V="$V SPLIT_VISITS=$sv,PIECES=$pc"; done; done
+  py split_4m 300 scripts/tune/relative.py --device nvidia --n 4194304 --theta 0.5 --alpha 0.002 --variants "" $V
+  py split_16m 250 scripts/tune/relative.py --device nvidia --n 16777216 --theta 0.5 --alpha 0.002 --repeat 1 \
+      --variants "" SPLIT_VISITS=2048,PIECES=48 SPLIT_VISITS=2048,PIECES=64 SPLIT_VISITS=4096,PIECES=64
+  ;;
+43) # issue 30, session 15: do the longest group walks set walk_lists's time (a visit cap), and what theta_min costs in accuracy
+  for tm in 0.25 0.35 0.5; do py rel_tm$tm 200 scripts/tune/relative.py --device nvidia --n 4194304 --theta 0.5 \
+      --alpha 0.002 --theta-min $tm --variants "" $( [ $tm = 0.25 ] && echo MAX_VISITS=1000 MAX_VISITS=2000 MAX_VISITS=4000 MAX_VISITS=8000 ); done
+  py errors 300 scripts/bench/timesteps.py errors --device nvidia --n 4194304 --theta 0.5 --alpha 0.002 0.003 \
+      --theta-min 0.25 0.35 0.5 --json "$D/errors.json"
+  ;;
 42) # issue 30: the paper's cosmological sphere with the defaults (relative α = 0.002), with quadrupoles, and geometric θ = 0.6 (the paper's); linear growth against D(a) and the isolated sphere's linear theory.  Variants as arguments: bash scripts/gpu_round.sh 42 mono quad
   shift
   for v in "$@"; do

@@ -147,18 +147,14 @@ def _list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool) -> dict:
     src_hi, src_lo = args[4 + nq:6 + nq]
     n_groups, ranges, g_hi, g_lo, g_half, sink_hi, sink_lo, self_idx = args[6 + nq:14 + nq]
     eps2, out, counts = args[14 + nq:]
-    defines, wg = walk.defines, walk.wg
-    lwg = int(defines.get("LWG", 64))
-    lbuf = int(defines.get("LBUF", 0))
-    n_groups = int(n_groups)
+    defines, wg, lwg = walk.defines, walk.wg, int(walk.defines.get("LWG", 64))
+    lbuf, n_groups = int(defines.get("LBUF", 0)), int(n_groups)
+    pieces = int(defines.get("PIECES", 16)) if int(defines.get("SPLIT_VISITS", 0)) else 0
     info = scratch(rt, "walk_info", 8 * n_groups)
-    dev = rt.device
-    budget = min(dev.max_mem_alloc_size, dev.global_mem_size // LIST_MEMORY_SHARE)
-    room = _list_room.get(id(rt.context), LIST_START)
-    prof = {"list_walk": 0.0, "list_eval": 0.0}
+    budget = min(rt.device.max_mem_alloc_size, rt.device.global_mem_size // LIST_MEMORY_SHARE)
+    room, prof = _list_room.get(id(rt.context), LIST_START), {"list_walk": 0.0, "list_eval": 0.0}
 
-    def lap(key: str | None, since: float) -> float:
-        """With PROFILE: wait for the queue and charge the time since ``since`` to key."""
+    def lap(key: str | None, since: float) -> float:     # PROFILE: time since ``since``
         if not PROFILE:
             return since
         rt.queue.finish()
@@ -170,13 +166,18 @@ def _list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool) -> dict:
     for _attempt in range(2):
         assert lbuf == 0 or room % lbuf == 0, "list room must hold whole LBUF blocks"
         batch = max(1, min(n_groups, budget // (4 * room)))
-        lists = scratch(rt, "walk_lists", 4 * batch * room)
+        lists, resume, piece_sizes = (scratch(rt, "walk_lists", 4 * batch * room),
+                                      scratch(rt, "walk_resume", 16 * batch),
+                                      scratch(rt, "walk_pieces", 8 * batch * max(pieces, 1)))
         for g0 in range(0, n_groups, batch):
             nb = min(batch, n_groups - g0)
             t = lap(None, 0.0)
-            launch(rt, walk.file, LIST_WALK, nb, n_cells, cell_hi, cell_lo, link, np.int32(g0),
-                   np.int32(nb), g_hi, g_lo, g_half, np.int32(room), lists, info,
-                   defines=defines, local=lwg, fixed=True)
+            walked = (n_cells, cell_hi, cell_lo, link, np.int32(g0), np.int32(nb), g_hi, g_lo,
+                      g_half, np.int32(room), lists, info, resume)
+            launch(rt, walk.file, LIST_WALK, nb, *walked, defines=defines, local=lwg, fixed=True)
+            for count in (1, 0) if pieces else ():     # the walks that stopped, in pieces
+                launch(rt, walk.file, "walk_pieces", nb * pieces, *walked, piece_sizes, ranges,
+                       np.int32(count), defines=defines, local=lwg)
             t = lap("list_walk", t)
             launch(rt, walk.file, walk.eval_name, nb * wg, cell_hi, cell_lo,
                    *([args[4]] if quad else []), src_hi, src_lo, np.int32(g0), ranges, g_hi,

@@ -14,9 +14,9 @@ from ..device.kernels import Recorder, kernel, option_sets
 from ..device.runtime import DeviceInfo, Runtime, fit_work_group
 from .splitting import CHANGEOVERS, Changeover
 
-__all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "LIST_CAPACITY", "LIST_WALK", "WALK_AXES",
-           "WALK_SETTINGS", "WalkKernel", "default_group", "walk_defines", "walk_kernel",
-           "walk_option_sets"]
+__all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "LIST_CAPACITY", "LIST_WALK", "RELATIVE_SPLIT",
+           "WALK_AXES", "WALK_SETTINGS", "WalkKernel", "default_group", "walk_defines",
+           "walk_kernel", "walk_option_sets"]
 
 #: Interaction-list capacity in local memory (entries).
 LIST_CAPACITY = 256
@@ -28,6 +28,14 @@ LIST_WALK = "walk_lists"
 #: measurement, docs/benchmarks.md.  "KERNEL" is not a define.
 WALK_SETTINGS = {"cpu": {"KERNEL": "tree_walk_simd", "VEC": 8},
                  "gpu": {"KERNEL": LIST_WALK, "SINKS": 2, "LBUF": 8, "REPLICATE": 4}}
+
+#: Relative-criterion walks per device kind: a group walk that has visited SPLIT_VISITS
+#: cells leaves the rest to PIECES work-items (cl/walklist.cl ``walk_pieces``; the lists
+#: are the same).  The few groups with near-zero |a_old| (a system's centre) walk up to
+#: 25 000 cells one after another and set walk_lists's time: H200, 2^22, alpha = 0.002,
+#: 10.5 -> 6.1 ms (Plummer) and 7.9 -> 8.2 (cusp), 2^24 16.3 -> 11.1 and 13.4 -> 10.1 ms.
+#: Geometric walks are even enough that the extra passes only cost (5 -> 8-20 ms).
+RELATIVE_SPLIT = {"gpu": {"SPLIT_VISITS": 4096, "PIECES": 64}}
 
 #: Default group size (sinks per walk) per device kind.
 DEFAULT_GROUP = {"cpu": 128, "gpu": 128}
@@ -55,6 +63,9 @@ def walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: di
                **rt.info.math_defines(), **(options or {})}
     if floor is not None:
         defines["INV_THETA_MIN"] = f"{float(np.float32(1.0 / floor[2]))!r}f"
+        if defines.get("KERNEL") == LIST_WALK:
+            for key, value in RELATIVE_SPLIT.get(rt.info.kind, {}).items():
+                defines.setdefault(key, value)
     if part != "full":
         if split is None:
             raise ValueError(f"part = {part!r} needs a changeover (split)")

@@ -85,11 +85,12 @@ def errors(args) -> None:
                 first = False
             old = None
             for multipole in ("monopole", "quadrupole"):
-                runs = [("geometric", th) for th in args.theta] + \
-                       [("relative", al) for al in args.alpha]
-                for opening, knob in runs:
+                runs = [("geometric", th, None) for th in args.theta] + \
+                       [("relative", al, tm) for al in args.alpha for tm in args.theta_min]
+                for opening, knob, tmin in runs:
                     kw = {"theta": knob} if opening == "geometric" else \
-                         {"opening": "relative", "alpha": knob, "acc_old": old}
+                         {"opening": "relative", "alpha": knob, "acc_old": old,
+                          "theta_min": tmin}
                     fresh_lists()
                     f, wall = timed(lambda: accelerations(pos, mass, eps, multipole=multipole,
                                                           device=args.device, **kw))
@@ -98,7 +99,7 @@ def errors(args) -> None:
                     e = rel_errors(f.acc[idx], ref)
                     emit(args, {"what": "error", "model": Path(name).name, "n": n,
                                 "multipole": multipole, "opening": opening, "knob": knob,
-                                "per_particle": f.interactions / n, "wall_s": wall,
+                                "theta_min": tmin, "per_particle": f.interactions / n, "wall_s": wall,
                                 "most_per_sink": int((f.n_pp + f.n_pc).max()),
                                 "median": float(np.median(e)),
                                 "p99": float(np.percentile(e, 99)), "max": float(e.max())})

@@ -65,7 +65,10 @@ def test_tree_walk_against_float64(device, sphere):
 def test_a_short_run_conserves_energy(device, sphere):
     pos, vel, mass = (a[:4096] for a in sphere[:3])
     mass = mass * (len(sphere[2]) / 4096)
+    # geometric theta = 0.5, as this test was made for: "auto" takes the relative
+    # criterion, whose monopole walks (the GPUs' default) drift 6.4e-5 here (issue 30's
+    # closing note of session 15)
     sim = hybridtree.Simulation(pos, vel, mass, dt=1 / 256, eps=EPS, theta=0.5, quiet=True,
-                                device=device)
+                                device=device, settings={"gravity.opening": "geometric"})
     sim.evolve(0.5)
     assert abs(sim.energy_error) < 2e-5, sim.energy_error

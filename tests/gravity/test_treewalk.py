@@ -7,7 +7,7 @@ from tests.helpers import rel_err, same_counts_but_at_the_border
 from hybridtree.gravity import walk as treewalk
 from hybridtree.gravity import accelerations, direct_reference
 from hybridtree.gravity.knobs import build_where
-from hybridtree.ics import plummer
+from hybridtree.ics import hernquist_satellite, plummer
 from hybridtree.gravity.tree import build_tree
 from hybridtree.gravity.walk import tree_forces
 
@@ -118,6 +118,35 @@ def test_buffered_list_writes_give_the_same_lists(runtime, monkeypatch):
     for r in runs[1:]:
         assert np.array_equal(r[0], runs[0][0]) and np.array_equal(r[1], runs[0][1])
         assert np.array_equal(r[2], runs[0][2]) and np.array_equal(r[3], runs[0][3])
+
+
+@pytest.mark.parametrize("opening", ["geometric", "relative"])
+def test_walks_continued_in_pieces_give_the_same_lists(runtime, opening, monkeypatch):
+    """SPLIT_VISITS: a walk that has visited that many cells stops and PIECES work-items
+    walk the rest of the tree, each a range of cells; their entries, in piece order, must
+    be the whole walk's list entry for entry, so the forces are bit for bit the same, also
+    with pieces that hold no cells (64: bounds far outside the tree), with buffered
+    writes, and when the first room is too small (each piece's part of the regrown list
+    lands where it should)."""
+    monkeypatch.setattr(treewalk, "LIST_START", 256)
+    monkeypatch.setattr(treewalk, "_list_room", {})
+    pos, _, mass = hernquist_satellite(6000, seed=3)
+    floor = None
+    if opening == "relative":
+        a_old = tree_forces(runtime, build_tree(pos, mass, 0.5, 16), EPS)[0]
+        floor = (0.002, a_old, 0.25)
+    tree = build_tree(pos, mass, 1.0 if floor else 0.5, 8)
+    opts = {"KERNEL": "walk_lists", "SINKS": 2, "REPLICATE": 1}
+    whole = tree_forces(runtime, tree, EPS, 64, options=opts | {"LBUF": 0}, floor=floor)
+    longest = int((whole[2] + whole[3]).max())
+    assert longest > 256                # the first room overflowed: the regrow path ran
+    for visits, pieces, lbuf in [(1, 4, 0), (40, 16, 8), (200, 6, 4), (3, 64, 0), (10, 2, 0)]:
+        treewalk._list_room.clear()
+        split = tree_forces(runtime, tree, EPS, 64, floor=floor,
+                            options=opts | {"LBUF": lbuf, "SPLIT_VISITS": visits,
+                                            "PIECES": pieces})
+        for k in range(4):
+            assert np.array_equal(split[k], whole[k]), (visits, pieces, lbuf, k)
 
 
 @pytest.mark.parametrize("replicate", [2, 4, 8])
