@@ -135,18 +135,20 @@ def test_walks_continued_in_pieces_give_the_same_lists(runtime, opening, monkeyp
     if opening == "relative":
         a_old = tree_forces(runtime, build_tree(pos, mass, 0.5, 16), EPS)[0]
         floor = (0.002, a_old, 0.25)
-    tree = build_tree(pos, mass, 1.0 if floor else 0.5, 8)
     opts = {"KERNEL": "walk_lists", "SINKS": 2, "REPLICATE": 1}
-    whole = tree_forces(runtime, tree, EPS, 64, options=opts | {"LBUF": 0}, floor=floor)
-    longest = int((whole[2] + whole[3]).max())
-    assert longest > 256                # the first room overflowed: the regrow path ran
-    for visits, pieces, lbuf in [(1, 4, 0), (40, 16, 8), (200, 6, 4), (3, 64, 0), (10, 2, 0)]:
+    for build in ("host", "device"):
         treewalk._list_room.clear()
-        split = tree_forces(runtime, tree, EPS, 64, floor=floor,
-                            options=opts | {"LBUF": lbuf, "SPLIT_VISITS": visits,
-                                            "PIECES": pieces})
-        for k in range(4):
-            assert np.array_equal(split[k], whole[k]), (visits, pieces, lbuf, k)
+        tree = build_where(runtime, build, pos, mass, 1.0 if floor else 0.5, 8, "monopole")
+        whole = tree_forces(runtime, tree, EPS, 64, options=opts | {"LBUF": 0}, floor=floor)
+        assert int((whole[2] + whole[3]).max()) > 256     # the first room overflowed
+        for visits, pieces, lbuf in [(1, 4, 0), (40, 16, 8), (200, 6, 4), (3, 64, 0),
+                                     (10, 2, 0)]:
+            treewalk._list_room.clear()
+            split = tree_forces(runtime, tree, EPS, 64, floor=floor,
+                                options=opts | {"LBUF": lbuf, "SPLIT_VISITS": visits,
+                                                "PIECES": pieces})
+            for k in range(4):
+                assert np.array_equal(split[k], whole[k]), (build, visits, pieces, lbuf, k)
 
 
 @pytest.mark.parametrize("replicate", [2, 4, 8])
