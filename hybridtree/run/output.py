@@ -115,11 +115,12 @@ class RunOutput:
         the potential (a cosmological run's energy is then conserved)."""
         return with_lambda_potential(self.stepper.moments(), self.lam)
 
-    def energy_error(self, total: float, mom: dict) -> float:
-        """(E - E0) / |E0|; with a Λ term (an expanding sphere's E is nearly 0: exactly 0
-        for a flat, homogeneous one) (E - E0) / |W|, W = ½ Σ m φ the gravitational
-        potential energy alone (``mom``: :meth:`moments`; the Λ term's -½ λ Σ m r² is
-        part of E, not of the norm)."""
+    def energy_error(self, mom: dict) -> float:
+        """(E - E0) / |E0| of the sums ``mom`` (:meth:`moments`); with a Λ term (an
+        expanding sphere's E is nearly 0: exactly 0 for a flat, homogeneous one)
+        (E - E0) / |W|, W = ½ Σ m φ the gravitational potential energy alone (the Λ
+        term's -½ λ Σ m r² is part of E, not of the norm)."""
+        total = float(mom["kinetic"]) + float(mom["potential"])
         if self.lam and mom["gravity"]:
             return (total - self.e0) / abs(mom["gravity"])
         return (total - self.e0) / abs(self.e0) if self.e0 else 0.0
@@ -138,7 +139,7 @@ class RunOutput:
         rec.update(breakdown_record(self.comm, now_bd, self._prev_bd))
         rec["a"] = self.sched.a(step)
         # against |W| where a Λ term makes E nearly 0 (measure() divides by |E0|)
-        rec["rel_energy_error"] = self.energy_error(rec["total"], mom)
+        rec["rel_energy_error"] = self.energy_error(mom)
         self._prev, self._prev_bd = now, now_bd
         self.records.append(rec)
         with self.stepper.clock.host("output"):

@@ -221,8 +221,7 @@ class Simulation(ParticleViews):
         """(E - E0) / |E0|, E0 the total energy when the run began; in a cosmological
         run (E ≈ 0) (E - E0) / |W|, W the gravitational potential energy now (without
         the Λ term's)."""
-        mom = self._output.moments()
-        return self._output.energy_error(float(mom["kinetic"]) + float(mom["potential"]), mom)
+        return self._output.energy_error(self._output.moments())
 
     @property
     def diagnostics(self) -> dict[str, np.ndarray]:
