@@ -59,9 +59,6 @@
 #ifndef SPLIT_VISITS
 #define SPLIT_VISITS 0
 #endif
-#ifndef PIECES
-#define PIECES 16
-#endif
 #if LBUF % 4
 #error "LBUF must be a multiple of 4"
 #endif
@@ -142,6 +139,9 @@ void walk_lists(const int n_cells,
 }
 
 #if SPLIT_VISITS
+#ifndef PIECES
+#error "SPLIT_VISITS needs PIECES"
+#endif
 #if PIECES < 2 || PIECES % 2 || PIECES > 64
 #error "PIECES must be even, from 2 to 64"
 #endif

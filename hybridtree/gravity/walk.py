@@ -149,7 +149,7 @@ def _list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool) -> dict:
     eps2, out, counts = args[14 + nq:]
     defines, wg, lwg = walk.defines, walk.wg, int(walk.defines.get("LWG", 64))
     lbuf, n_groups = int(defines.get("LBUF", 0)), int(n_groups)
-    pieces = int(defines.get("PIECES", 16)) if int(defines.get("SPLIT_VISITS", 0)) else 0
+    pieces = int(defines["PIECES"]) if int(defines.get("SPLIT_VISITS", 0)) else 0
     info = scratch(rt, "walk_info", 8 * n_groups)
     budget = min(rt.device.max_mem_alloc_size, rt.device.global_mem_size // LIST_MEMORY_SHARE)
     room, prof = _list_room.get(id(rt.context), LIST_START), {"list_walk": 0.0, "list_eval": 0.0}
