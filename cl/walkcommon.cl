@@ -72,13 +72,57 @@
 
 #define CELL_ENTRY (-2)   /* index of a list entry that is a cell (never a sink's own) */
 
+/* PERIODIC = 1: the short-range force of TreePM in a periodic cube (hybridtree.gravity.
+   periodic).  BOX_HI + BOX_LO = L (a float pair: a wrapped separation keeps the hi/lo
+   precision), INV_BOX = 1 / L, INV_2RS = 1 / (2 r_s), RCUT = r_cut.  Every position is
+   made relative to the group centre on its nearest image (rel_pos), every pair again on
+   its own nearest image (PAIR_WRAP: a group wider than L / 2 - r_cut); the pair force
+   and potential are weighted by the short-range kernel (PM_WEIGHTS) and vanish beyond
+   r_cut; a cell wholly beyond r_cut of the group is skipped (decide: 3), and a cell that
+   some other image could bring within r_cut is opened. */
+#ifndef PERIODIC
+#define PERIODIC 0
+#endif
+#if PERIODIC
+#if SPLIT
+#error "PERIODIC does not take the hybrid tree's force split"
+#endif
+#if QUAD
+#error "PERIODIC takes monopole cells only"
+#endif
+#define PAIR_WRAP(d) ((d) - (BOX_HI) * rint((d) * (INV_BOX)))
+/* Force and potential factors at squared separation d2 (float or a float vector T):
+   erfc(u) + 2 u exp(-u^2) / sqrt(pi) and erfc(u), u = r / (2 r_s), 0 beyond r_cut;
+   erfc by Abramowitz & Stegun 7.1.26 (absolute error < 1.5e-7) on one exp. */
+#define PM_WEIGHTS(T, d2, wf, wp) do {                                                 \
+        const T u_ = sqrt(d2) * (INV_2RS);                                           \
+        const T e_ = exp(-u_ * u_);                                                  \
+        const T t_ = 1.0f / (1.0f + 0.3275911f * u_);                                \
+        const T c_ = t_ * (0.254829592f + t_ * (-0.284496736f + t_ * (1.421413741f   \
+                     + t_ * (-1.453152027f + t_ * 1.061405429f)))) * e_;              \
+        const T in_ = select((T)(0.0f), (T)(1.0f), (d2) < (RCUT) * (RCUT));          \
+        wp = c_ * in_;                                                               \
+        wf = (c_ + 1.1283791671f * u_ * e_) * in_;                                   \
+    } while (0)
+#endif
+
 /* Position of a float4 hi/lo pair relative to the group centre (gch, gcl); w kept.
    Bit for bit the same wherever it is formed (sink or list entry): IN_ORDER. */
 inline float4 rel_pos(const float4 h, const float4 l, const float4 gch, const float4 gcl)
 {
     IN_ORDER
+#if PERIODIC
+    /* the image nearest the group centre: whole boxes off the hi part (exact where a
+       wrap happens, Sterbenz) and the lo part of L off the lo part */
+    const float dx = h.x - gch.x, dy = h.y - gch.y, dz = h.z - gch.z;
+    const float kx = rint(dx * (INV_BOX)), ky = rint(dy * (INV_BOX)), kz = rint(dz * (INV_BOX));
+    return (float4)((dx - kx * (BOX_HI)) + ((l.x - gcl.x) - kx * (BOX_LO)),
+                    (dy - ky * (BOX_HI)) + ((l.y - gcl.y) - ky * (BOX_LO)),
+                    (dz - kz * (BOX_HI)) + ((l.z - gcl.z) - kz * (BOX_LO)), h.w);
+#else
     return (float4)((h.x - gch.x) + (l.x - gcl.x), (h.y - gch.y) + (l.y - gcl.y),
                     (h.z - gch.z) + (l.z - gcl.z), h.w);
+#endif
 }
 #define REL(h, l) rel_pos((h), (l), gch, gcl)
 
@@ -91,6 +135,13 @@ inline int decide(const float4 rel, const float s_eff, const int leaf_count, con
     const float ey = fmax(fabs(rel.y) - gh.y, 0.0f);
     const float ez = fmax(fabs(rel.z) - gh.z, 0.0f);
     const float d2 = ex * ex + ey * ey + ez * ez;
+#if PERIODIC
+    /* another image of the cell lies at least L / 2 - gh - rad from the group box */
+    if (rad + fmax(gh.x, fmax(gh.y, gh.z)) + (RCUT) >= 0.5f * (BOX_HI))
+        return leaf_count > 0 ? 2 : 0;
+    if (d2 > ((RCUT) + rad) * ((RCUT) + rad))
+        return 3;
+#endif
 #if SPLIT == 2
     if (d2 > ((R_OUT) + rad) * ((R_OUT) + rad))
         return 3;
@@ -120,7 +171,11 @@ inline void interact(const float4 e,
                      float *pax, float *pay, float *paz, float *ppot)
 {
     IN_ORDER
+#if PERIODIC
+    const float dx = PAIR_WRAP(e.x - sx), dy = PAIR_WRAP(e.y - sy), dz = PAIR_WRAP(e.z - sz);
+#else
     const float dx = e.x - sx, dy = e.y - sy, dz = e.z - sz;
+#endif
     const float d2 = dx * dx + dy * dy + dz * dz;
     const float r2 = d2 + eps2;
 #if ZERO_GUARD
@@ -154,6 +209,14 @@ inline void interact(const float4 e,
     *pay += f * dy - rinv5 * qy;
     *paz += f * dz - rinv5 * qz;
     *ppot -= mr + 0.5f * dqd * rinv5p;
+#elif PERIODIC
+    float wf, wp;
+    PM_WEIGHTS(float, d2, wf, wp);
+    const float f = mr3 * wf;
+    *pax += f * dx;
+    *pay += f * dy;
+    *paz += f * dz;
+    *ppot -= mr * wp;
 #else
     *pax += mr3 * dx;
     *pay += mr3 * dy;

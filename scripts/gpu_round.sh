@@ -301,6 +301,11 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
         --n $N --schemes plain-mono --steps 32 --diag-every 8 --json "$D/runs_nosplit_$k.json"
   done
   ;;
+46) # issue 31, session 16: periodic forces by TreePM (the PERIODIC walk on the GPU, host mesh): GPU tests and timings
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 300 -m pytest -q -p no:cacheprovider tests/gravity/test_periodic.py tests/gravity/test_treewalk.py tests/tools/test_vendor_compile.py
+  py periodic 400 scripts/bench/periodic.py --device nvidia --n 262144 2097152 16777216 --rcut 4.5 7.0 --theta 0.5 0.7
+  ;;
 44) # issue 30, session 15: long group walks continued in pieces (SPLIT_VISITS, PIECES; first equal parts, then octaves around the group: this version) at 2^22 and 2^24
   V=""; for sv in 1024 2048 4096; do for pc in 32 48 64; do V="$V SPLIT_VISITS=$sv,PIECES=$pc"; done; done
   py split_4m 300 scripts/tune/relative.py --device nvidia --n 4194304 --theta 0.5 --alpha 0.002 --variants "" $V

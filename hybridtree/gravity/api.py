@@ -20,6 +20,7 @@ from ..particles import validate_particles
 from .engine import Forces, ForceEngine, GravitySettings
 from .knobs import (BUILDS, METHODS, OPENINGS, check_eps, check_tree_knobs, default,
                     relative_floor)
+from .periodic import ASMTH, RCUT, Periodic, default_mesh
 from .splitting import Changeover
 
 __all__ = ["BUILDS", "Forces", "METHODS", "OPENINGS", "accelerations", "direct_reference",
@@ -47,7 +48,9 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = default("method"),
                   precise: bool = default("precise"), build: str = default("build"),
                   opening: str = default("opening"), alpha: float = default("alpha"),
                   theta_max: float = default("theta_max"),
-                  theta_min: float = default("theta_min"), acc_old=None) -> Forces:
+                  theta_min: float = default("theta_min"), acc_old=None,
+                  box: float | None = None, pm_grid: int | None = None, asmth: float = ASMTH,
+                  rcut: float = RCUT) -> Forces:
     """Accelerations and potentials for ``sinks`` (default: the sources themselves),
     computed by the run's force engine (:class:`hybridtree.gravity.engine.ForceEngine`)
     with the net force kept.
@@ -76,7 +79,21 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = default("method"),
     (a sink at the centre of a system has |a_old| near 0 and would open every cell).  The relative criterion spends
     the interactions where the force is weak, so that the relative error is bounded more
     evenly (docs/physics.md: how alpha relates to the error).
+
+    ``box``: the side L of a periodic cube (positions are taken modulo L): forces by
+    TreePM (:mod:`hybridtree.gravity.periodic`), the tree's short range cut at ``rcut``
+    r_s (GADGET's RCUT) plus the long range on a mesh of ``pm_grid``^3 points (GADGET's
+    PMGRID; default :func:`hybridtree.gravity.periodic.default_mesh`), split at
+    r_s = ``asmth`` L / pm_grid (GADGET's ASMTH); monopole cells; the potential in
+    Ewald's convention (zero mean, a particle's own images included).
     """
+    periodic = None
+    if box is not None:
+        if method != "tree":
+            raise ValueError("periodic forces (box) need the tree method")
+        box = float(box)
+        grid = default_mesh(len(np.asarray(pos))) if pm_grid is None else pm_grid
+        periodic = Periodic(box, grid, float(asmth), float(rcut))
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if opening not in OPENINGS:
@@ -89,30 +106,37 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = default("method"),
         if acc_old is None:
             first = accelerations(pos, mass, eps, method, theta, sinks=sinks, n_leaf=n_leaf,
                                   n_group=n_group, multipole=multipole, device=device,
-                                  precise=precise, build=build)
+                                  precise=precise, build=build, box=box, pm_grid=pm_grid,
+                                  asmth=asmth, rcut=rcut)
             acc_old = first.acc
         floor = relative_floor(alpha, theta_max, theta_min, acc_old, n_sink)
         out = _forces(pos, mass, eps, method, theta_max, sinks, n_leaf, n_group, multipole,
-                      device, precise, build, floor)
+                      device, precise, build, floor, periodic)
         if first is not None:
             out.timings["first_pass"] = first.timings.get("total", 0.0)
         return out
     return _forces(pos, mass, eps, method, theta, sinks, n_leaf, n_group, multipole, device,
-                   precise, build, None)
+                   precise, build, None, periodic)
 
 
 def _forces(pos, mass, eps: float, method: str, theta: float, sinks, n_leaf: int,
             n_group: int | None, multipole: str, device: str | None, precise: bool,
-            build: str, floor: tuple[float, np.ndarray, float] | None) -> Forces:
+            build: str, floor: tuple[float, np.ndarray, float] | None,
+            periodic: Periodic | None = None) -> Forces:
     """:func:`accelerations` once the opening criterion is settled (``floor``: the
-    relative criterion's alpha and a_old, with ``theta`` its theta_max)."""
+    relative criterion's alpha and a_old, with ``theta`` its theta_max; ``periodic``:
+    the box of TreePM)."""
+    if periodic is not None and multipole == "quadrupole":
+        raise ValueError("periodic forces (box) take monopole cells: the short-range kernel "
+                         "has no quadrupole terms yet (multipole='monopole' or 'auto')")
     check_tree_knobs(n_leaf, n_group, multipole, theta if method == "tree" else None, build)
     eps = check_eps(eps)
     # the automatic device choice passes over devices too small for these particles
     rt = get_runtime(device, memory_needed(len(pos) + (0 if sinks is None else len(sinks)),
                                            state=False))
     engine = _engine(rt, method=method, eps=eps, theta=theta, n_leaf=n_leaf,
-                     n_group=n_group or 0, multipole=multipole, precise=precise, build=build)
+                     n_group=n_group or 0, multipole=multipole, precise=precise, build=build,
+                     periodic=periodic)
     return engine.sink_forces(pos, mass, sinks, floor)["full"]
 
 

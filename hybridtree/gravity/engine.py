@@ -42,6 +42,8 @@ from ..integrate.state import DeviceState, HostState, State
 from ..particles import shaped_particles, validate_particles
 from .direct import direct_forces
 from .knobs import build_where
+from .periodic import wrap
+from .pm import pm_forces
 from .settings import GravitySettings, opening_floor
 from .tree import build_tree
 from .tree.device_build import DeviceArrays, DeviceTree, build_device_tree
@@ -257,18 +259,25 @@ class ForceEngine:
             return self._split(pos, mass, parts or g.parts)
         self_sinks = sinks is None
         resident = g.method == "tree" and g.build == "device" and self_sinks and rt.has_fp64
-        if resident:
+        if g.periodic is not None:
+            if g.method != "tree":
+                raise ValueError("periodic forces (box) need the tree method")
+            pos, mass = validate_particles(pos, mass)       # before the wrap
+            pos = wrap(pos, g.periodic.box)
+        elif resident:
             pos, mass = shaped_particles(pos, mass)        # values: checked on the device
         else:
             pos, mass = validate_particles(pos, mass)
         if not self_sinks:
             sinks, _ = validate_particles(sinks, np.zeros(len(np.asarray(sinks))), "sinks")
+            if g.periodic is not None:
+                sinks = wrap(sinks, g.periodic.box)
         n_sink = len(pos) if self_sinks else len(sinks)
         if len(pos) == 0 or n_sink == 0:
             z = np.zeros(n_sink, np.int64)
             return {"full": Forces(np.zeros((n_sink, 3)), np.zeros(n_sink), z, z.copy())}
         if resident:
-            return {"full": self._resident(pos, mass, floor)}
+            return {"full": self._long_range(self._resident(pos, mass, floor), pos, mass, None)}
         n_group = g.n_group or None
         t0 = time.perf_counter()
         if g.method == "direct":
@@ -283,10 +292,28 @@ class ForceEngine:
             t["build"] = time.perf_counter() - t0
             acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, g.eps, n_group=n_group,
                                                    sinks=None if self_sinks else sinks,
-                                                   floor=floor)
+                                                   floor=floor, periodic=g.periodic)
             t.update(tw)
         t["total"] = time.perf_counter() - t0
-        return {"full": Forces(acc, pot, n_pp, n_pc, device=rt.info.label, timings=t)}
+        out = Forces(acc, pot, n_pp, n_pc, device=rt.info.label, timings=t)
+        return {"full": self._long_range(out, pos, mass, None if self_sinks else sinks)}
+
+    def _long_range(self, f: Forces, pos: np.ndarray, mass: np.ndarray,
+                    sinks: np.ndarray | None) -> Forces:
+        """``f`` (the tree's short range) with the mesh's long range added, for a periodic
+        box (:mod:`.periodic`; its potential in Ewald's convention); else ``f``."""
+        p = self.g.periodic
+        if p is None:
+            return f
+        t0 = time.perf_counter()
+        acc, pot = pm_forces(pos, mass, p, sinks)
+        f.acc += acc
+        f.pot += pot + p.potential_offset(float(mass.sum()))
+        if sinks is None:
+            f.pot += p.self_potential(mass)
+        f.timings["pm"] = time.perf_counter() - t0
+        f.timings["total"] = f.timings.get("total", 0.0) + f.timings["pm"]
+        return f
 
     def _split(self, pos, mass, parts: tuple[str, ...]) -> dict[str, Forces]:
         """:meth:`sink_forces` of the hybrid tree's parts: one tree, walked per part from
@@ -331,7 +358,7 @@ class ForceEngine:
             floor = (floor[0], a_old, floor[2])
         with clock.device("walk"):
             counts, n_groups, _ = walk_into(rt, tree, g.eps, acc_b, pot_b, g.n_group or None,
-                                            floor=floor)
+                                            floor=floor, periodic=g.periodic)
             total = sum(red.count_sum(n, counts))
             # per-sink counts (caller's order), kept for a later read (walk_into left them
             # in the workspace, which the next call overwrites)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .knobs import auto_multipole, default
+from .periodic import Periodic
 from .splitting import Changeover
 
 __all__ = ["GravitySettings", "opening_floor"]
@@ -34,6 +35,7 @@ class GravitySettings:
     theta_max: float = default("theta_max")  # the relative criterion's largest angle
     theta_min: float = default("theta_min")  # ... and the angle it accepts whatever a_old
     refit_fraction: float = default("refit_fraction")  # block steps: refit, not build
+    periodic: Periodic | None = None         # a periodic box: TreePM (monopole cells)
 
     @classmethod
     def from_settings(cls, g, h=None) -> "GravitySettings":
@@ -54,14 +56,16 @@ class GravitySettings:
         """These settings with "auto" settled for a device of ``kind``: the multipole order
         (:func:`.knobs.auto_multipole`, ``cosmological``: a cosmological run's) and the
         opening criterion, relative where ``relative_ok`` and the run can take it (the tree
-        method, no hybrid split), else geometric.  The relative criterion reaches a p99
+        method, no hybrid split), else geometric; a periodic box takes monopoles (its
+        short-range kernel has no quadrupole terms yet).  The relative criterion reaches a p99
         error of 1e-3 with half the interactions of theta = 0.5 on a cusp (docs/physics.md)."""
         opening = self.opening
         if opening == "auto":
             ok = relative_ok and self.method == "tree" and self.changeover is None
             opening = "relative" if ok else "geometric"
-        return replace(self, multipole=auto_multipole(self.multipole, kind, cosmological),
-                       opening=opening)
+        multipole = ("monopole" if self.periodic is not None and self.multipole == "auto"
+                     else auto_multipole(self.multipole, kind, cosmological))
+        return replace(self, multipole=multipole, opening=opening)
 
     @property
     def parts(self) -> tuple[str, ...]:

@@ -11,12 +11,14 @@ import pyopencl as cl
 
 from ..device.kernels import launch, spread_local
 from ..device.runtime import Runtime, pack4, split_hi_lo
+from .periodic import Periodic
 from .splitting import Changeover
 from .tree import Octree, integer_coords, leaf_ranges, morton_keys
 from .tree.octree import packed_leaf_ranges
 from ..device.transfer import allocator, download, scratch
 from .tree.device_build import DeviceGroups, DeviceTree, device_groups
 from .tree.device_sort import exclusive_scan
+from .walk_sources import source_buffers
 from .walk_kernels import (DEFAULT_GROUP, LARGE_GROUP, LIST_WALK, WalkKernel,
                            default_group, walk_kernel)
 
@@ -52,30 +54,6 @@ def _group_boxes(pos: np.ndarray, gstart: np.ndarray) -> tuple[np.ndarray, np.nd
     lo = np.minimum.reduceat(pos, gstart, axis=0)
     hi = np.maximum.reduceat(pos, gstart, axis=0)
     return 0.5 * (lo + hi), 0.5 * (hi - lo)
-
-
-def _source_buffers(rt: Runtime, tree: Octree | DeviceTree) -> list:
-    """Kernel arguments for the sources: n_cells, cell_hi, cell_lo, link[, quad], src_hi, src_lo."""
-    if isinstance(tree, DeviceTree):
-        quad = [tree.cell_quad] if tree.cell_quad is not None else []
-        return [np.int32(tree.n_cells), tree.cell_hi, tree.cell_lo, tree.link, *quad,
-                tree.src_hi, tree.src_lo]
-    centre = tree.cube.centre
-    src_hi, src_lo = split_hi_lo(tree.pos - centre)
-    com_hi, com_lo = split_hi_lo(tree.com - centre)
-    link = np.zeros((tree.n_cells, 4), np.int32)
-    link[:, 0] = tree.next
-    link[:, 1] = tree.start
-    link[:, 2] = np.where(tree.is_leaf, tree.count, 0)
-    # bounding radius (rounded up) for the hard walk's cut-off
-    link[:, 3] = np.nextafter(tree.radius.astype(np.float32), np.float32(np.inf)).view(np.int32)
-    args = [np.int32(tree.n_cells), rt.to_device(pack4(com_hi, tree.cell_mass)),
-            rt.to_device(pack4(com_lo, tree.s_eff)), rt.to_device(link)]
-    if tree.quad is not None:
-        q8 = np.zeros((tree.n_cells, 8), np.float32)
-        q8[:, :6] = tree.quad
-        args.append(rt.to_device(q8))
-    return args + [rt.to_device(pack4(src_hi, tree.mass)), rt.to_device(pack4(src_lo))]
 
 
 def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None,
@@ -217,8 +195,8 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
               n_group: int | None = None, split: Changeover | None = None,
               part: str = "full", options: dict | None = None, n_sinks: int | None = None,
               groups: DeviceGroups | None = None, sinks: DeviceTree | None = None,
-              floor: tuple[float, cl.Buffer, float] | None = None
-              ) -> tuple[cl.Buffer, int, dict]:
+              floor: tuple[float, cl.Buffer, float] | None = None,
+              periodic: Periodic | None = None) -> tuple[cl.Buffer, int, dict]:
     """Walk a device tree for its own particles (double-precision device) and write the
     results as float64, in the caller's particle order, into ``acc`` (n x 3) and
     ``pot`` (n); nothing is read back but the list sizes.  Units: the tree's.
@@ -235,7 +213,8 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     ``floor`` = (alpha, a_old, theta_min): the relative opening criterion
     (cl/walkcommon.cl) with tolerance alpha, the sinks' last accelerations a_old (float64
     n x 3 buffer in the caller's order) and the angle below which a cell is accepted
-    whatever a_old; the tree must then be built with theta_max.
+    whatever a_old; the tree must then be built with theta_max.  ``periodic``: TreePM's
+    short-range force in that box (:mod:`.periodic`; positions in the box).
     """
     if not rt.has_fp64:
         raise ValueError("walk_into writes float64 results: the device needs cl_khr_fp64")
@@ -245,13 +224,14 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     n = sinks.n
     keep = n if n_sinks is None else int(n_sinks)
     quad = tree.cell_quad is not None
-    walk = walk_kernel(rt, keep, n_group, tree.n_leaf, quad, eps, options, split, part, floor)
+    walk = walk_kernel(rt, keep, n_group, tree.n_leaf, quad, eps, options, split, part, floor,
+                       periodic)
     sink_args, n_groups = _device_sinks(sinks, walk.n_group, groups, own)
     if floor is not None:
         _set_floor(rt, n_groups, sink_args[1], sinks.order, sink_args[4], floor, keep)
     alloc = allocator(rt, sinks.alloc)
     out, counts = alloc("walk_out", 16 * n), alloc("walk_counts", 8 * n)
-    args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
+    args = source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
     prof = _enqueue_walk(rt, walk, args, n_groups, quad)
     cnt = alloc("walk_cnt", 8 * n)       # the kernel writes counts in caller order too
     _unsort64(rt, n, keep, sinks.order, out, counts, acc, pot, cnt)
@@ -309,7 +289,7 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     if floor is not None:
         _set_floor(rt, n_groups, ranges, caller, g_half, floor, keep)
     out = alloc("act_out", 16 * n)
-    args = _source_buffers(rt, tree) + [i32(n_groups), ranges, g_hi, g_lo, g_half, snk_hi,
+    args = source_buffers(rt, tree) + [i32(n_groups), ranges, g_hi, g_lo, g_half, snk_hi,
                                         snk_lo, self_idx, np.float32(eps * eps), out, counts]
     _enqueue_walk(rt, walk, args, n_groups, quad)
     cnt = alloc("act_cnt", 8 * n)
@@ -320,7 +300,8 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
 def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int | None = None,
                 sinks: np.ndarray | None = None, options: dict | None = None,
                 split: Changeover | None = None, part: str = "full",
-                floor: tuple[float, np.ndarray, float] | None = None):
+                floor: tuple[float, np.ndarray, float] | None = None,
+                periodic: Periodic | None = None):
     """Walk ``tree`` (host-built or device-built) for every sink; float64 results in the
     sinks' own order, on the host.
 
@@ -331,7 +312,7 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     "hard", whose walk skips distant cells and whose potential is meaningless.
     ``floor`` = (alpha, a_old (n, 3) of the sinks in their order, theta_min): the
     relative opening criterion (see :func:`walk_into`; the tree must be built with
-    theta_max).
+    theta_max).  ``periodic``: as for :func:`walk_into`.
     Returns (acc (n, 3), pot (n,), n_pp (n,), n_pc (n,), timings in seconds).
     Results that stay on the device: :func:`walk_into`.
     """
@@ -340,7 +321,7 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
         else len(sinks)
     quad = (tree.cell_quad if isinstance(tree, DeviceTree) else tree.quad) is not None
     walk = walk_kernel(rt, n_sinks, n_group, tree.n_leaf, quad, eps, options, split, part,
-                       floor)
+                       floor, periodic)
     if floor is not None and np.shape(floor[1]) != (n_sinks, 3):
         raise ValueError(f"the old accelerations of the relative opening criterion must be "
                          f"({n_sinks}, 3), got {np.shape(floor[1])}")
@@ -358,7 +339,7 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
         n = len(sorder)
     out = scratch(rt, "walk_out", 16 * n)
     counts = scratch(rt, "walk_counts", 8 * n)
-    args = _source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
+    args = source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
     rt.queue.finish()
     t1 = time.perf_counter()
     prof = _enqueue_walk(rt, walk, args, n_groups, quad)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..device.kernels import Recorder, kernel, option_sets
 from ..device.runtime import DeviceInfo, Runtime, fit_work_group
+from .periodic import Periodic
 from .splitting import CHANGEOVERS, Changeover
 
 __all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "LIST_CAPACITY", "LIST_WALK", "RELATIVE_SPLIT",
@@ -55,8 +56,10 @@ def default_group(kind: str, n_sinks: int) -> int:
 
 
 def walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: dict | None,
-                 split: Changeover | None, part: str, floor: tuple | None = None) -> dict:
-    """The walk's defines; ``floor``: the relative criterion's (alpha, a_old, theta_min)."""
+                 split: Changeover | None, part: str, floor: tuple | None = None,
+                 periodic: Periodic | None = None) -> dict:
+    """The walk's defines; ``floor``: the relative criterion's (alpha, a_old, theta_min);
+    ``periodic``: the short-range force of TreePM in that box."""
     defines = {"WG": n_group, "CAP": max(LIST_CAPACITY, int(n_leaf)), "QUAD": int(quad),
                "OPENING": int(floor is not None),
                **WALK_SETTINGS.get(rt.info.kind, WALK_SETTINGS["gpu"]),
@@ -66,6 +69,8 @@ def walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: di
         if defines.get("KERNEL") == LIST_WALK:
             for key, value in RELATIVE_SPLIT.get(rt.info.kind, {}).items():
                 defines.setdefault(key, value)
+    if periodic is not None:
+        defines.update(periodic.defines())
     if part != "full":
         if split is None:
             raise ValueError(f"part = {part!r} needs a changeover (split)")
@@ -91,14 +96,18 @@ class WalkKernel:
 
 def walk_kernel(rt: Runtime, n_sinks: int, n_group: int | None, n_leaf: int, quad: bool,
                 eps: float, options: dict | None, split: Changeover | None, part: str,
-                floor: tuple | None = None) -> WalkKernel:
+                floor: tuple | None = None, periodic: Periodic | None = None) -> WalkKernel:
     """Build the kernel of a walk (checked against the device's limits: ValueError where
-    it cannot run); ``floor``: the relative opening criterion's (alpha, a_old, theta_min)."""
+    it cannot run); ``floor``: the relative opening criterion's (alpha, a_old, theta_min);
+    ``periodic``: the short-range force of TreePM (monopole cells, no force split)."""
     if floor is not None and split is not None:
         raise ValueError("the relative opening criterion does not take a force split "
                          "(hybrid tree) yet")
+    if periodic is not None and (quad or split is not None):
+        raise ValueError("periodic forces take monopole cells and no force split (hybrid "
+                         "tree) yet")
     n_group = int(n_group or default_group(rt.info.kind, n_sinks))
-    defines = walk_defines(rt, n_group, n_leaf, quad, options, split, part, floor)
+    defines = walk_defines(rt, n_group, n_leaf, quad, options, split, part, floor, periodic)
     name = defines.pop("KERNEL")
     wg = n_group
     if name == LIST_WALK:
@@ -143,6 +152,8 @@ WALK_AXES: dict[str, tuple] = {
     # the opening criterion: geometric, or relative with (alpha, a_old, theta_min) (OPENING,
     # INV_THETA_MIN; a_old is no define)
     "floor": (None, (0.005, None, 0.5)),
+    # TreePM's short range (PERIODIC and the box's defines; monopoles only)
+    "periodic": (None, Periodic(1.0, 32)),
     "options": (None,),
 }
 
