@@ -266,12 +266,7 @@ __kernel void tree_walk_simd(const int n_cells,
             const float8 Q = cell_quad[p];
 #endif
             for (int v = 0; v < nv; v++) {
-#if PERIODIC
-                const VF dx = PAIR_WRAP(rel.x - sx[v]), dy = PAIR_WRAP(rel.y - sy[v]),
-                         dz = PAIR_WRAP(rel.z - sz[v]);
-#else
-                const VF dx = rel.x - sx[v], dy = rel.y - sy[v], dz = rel.z - sz[v];
-#endif
+                const VF dx = SEP(rel.x - sx[v]), dy = SEP(rel.y - sy[v]), dz = SEP(rel.z - sz[v]);
                 const VF d2 = dx * dx + dy * dy + dz * dz;
                 const VF r2 = d2 + eps2;
                 const VF rinv = RSQRT(r2);
@@ -298,12 +293,7 @@ __kernel void tree_walk_simd(const int n_cells,
                 paz[v] += f * dz - rinv5 * qz;
                 ppot[v] -= mr + 0.5f * dqd * rinv5p;
 #elif PERIODIC
-                VF wf, wp;
-                PM_WEIGHTS(VF, d2, wf, wp);
-                pax[v] += mr3 * wf * dx;
-                pay[v] += mr3 * wf * dy;
-                paz[v] += mr3 * wf * dz;
-                ppot[v] -= mr * wp;
+                PM_ADD(VF, d2, mr3, mr, dx, dy, dz, pax[v], pay[v], paz[v], ppot[v]);
 #else
                 pax[v] += mr3 * dx;
                 pay[v] += mr3 * dy;
@@ -318,12 +308,7 @@ __kernel void tree_walk_simd(const int n_cells,
                 const int j = link.y + q;
                 const float4 e = REL(src_hi[j], src_lo[j]);
                 for (int v = 0; v < nv; v++) {
-#if PERIODIC
-                    const VF dx = PAIR_WRAP(e.x - sx[v]), dy = PAIR_WRAP(e.y - sy[v]),
-                             dz = PAIR_WRAP(e.z - sz[v]);
-#else
-                    const VF dx = e.x - sx[v], dy = e.y - sy[v], dz = e.z - sz[v];
-#endif
+                    const VF dx = SEP(e.x - sx[v]), dy = SEP(e.y - sy[v]), dz = SEP(e.z - sz[v]);
                     const VF d2 = dx * dx + dy * dy + dz * dz;
                     const VF r2 = d2 + eps2;
                     const VI live = (self[v] != (VI)(j)) & (r2 > (VF)(0.0f));
@@ -335,12 +320,7 @@ __kernel void tree_walk_simd(const int n_cells,
                     const VF mr3 = mr * rinv * rinv;
 #endif
 #if PERIODIC
-                    VF wf, wp;
-                    PM_WEIGHTS(VF, d2, wf, wp);
-                    pax[v] += mr3 * wf * dx;
-                    pay[v] += mr3 * wf * dy;
-                    paz[v] += mr3 * wf * dz;
-                    ppot[v] -= mr * wp;
+                    PM_ADD(VF, d2, mr3, mr, dx, dy, dz, pax[v], pay[v], paz[v], ppot[v]);
 #else
                     pax[v] += mr3 * dx;
                     pay[v] += mr3 * dy;

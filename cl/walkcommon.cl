@@ -76,8 +76,8 @@
    periodic).  BOX_HI + BOX_LO = L (a float pair: a wrapped separation keeps the hi/lo
    precision), INV_BOX = 1 / L, INV_2RS = 1 / (2 r_s), RCUT = r_cut.  Every position is
    made relative to the group centre on its nearest image (rel_pos), every pair again on
-   its own nearest image (PAIR_WRAP: a group wider than L / 2 - r_cut); the pair force
-   and potential are weighted by the short-range kernel (PM_WEIGHTS) and vanish beyond
+   its own nearest image (SEP: a group wider than L / 2 - r_cut); the pair force and
+   potential are weighted by the short-range kernel (PM_WEIGHTS, PM_ADD) and vanish beyond
    r_cut; a cell wholly beyond r_cut of the group is skipped (decide: 3), and a cell that
    some other image could bring within r_cut is opened. */
 #ifndef PERIODIC
@@ -90,7 +90,7 @@
 #if QUAD
 #error "PERIODIC takes monopole cells only"
 #endif
-#define PAIR_WRAP(d) ((d) - (BOX_HI) * rint((d) * (INV_BOX)))
+#define SEP(d) ((d) - (BOX_HI) * rint((d) * (INV_BOX)))
 /* Force and potential factors at squared separation d2 (float or a float vector T):
    erfc(u) + 2 u exp(-u^2) / sqrt(pi) and erfc(u), u = r / (2 r_s), 0 beyond r_cut;
    erfc by Abramowitz & Stegun 7.1.26 (absolute error < 1.5e-7) on one exp. */
@@ -104,6 +104,19 @@
         wp = c_ * in_;                                                               \
         wf = (c_ + 1.1283791671f * u_ * e_) * in_;                                   \
     } while (0)
+/* A pair's Newtonian m / r^3 (mr3) and m / r (mr) with the short-range factors, added
+   to the partial sums (ax, ay, az, pot): the one accumulation of every kernel. */
+#define PM_ADD(T, d2, mr3, mr, dx, dy, dz, ax, ay, az, pot) do {                       \
+        T wf_, wp_;                                                                  \
+        PM_WEIGHTS(T, d2, wf_, wp_);                                                 \
+        const T f_ = (mr3) * wf_;                                                    \
+        ax += f_ * (dx);                                                             \
+        ay += f_ * (dy);                                                             \
+        az += f_ * (dz);                                                             \
+        pot -= (mr) * wp_;                                                           \
+    } while (0)
+#else
+#define SEP(d) (d)       /* a separation as it is: no images */
 #endif
 
 /* Position of a float4 hi/lo pair relative to the group centre (gch, gcl); w kept.
@@ -171,11 +184,7 @@ inline void interact(const float4 e,
                      float *pax, float *pay, float *paz, float *ppot)
 {
     IN_ORDER
-#if PERIODIC
-    const float dx = PAIR_WRAP(e.x - sx), dy = PAIR_WRAP(e.y - sy), dz = PAIR_WRAP(e.z - sz);
-#else
-    const float dx = e.x - sx, dy = e.y - sy, dz = e.z - sz;
-#endif
+    const float dx = SEP(e.x - sx), dy = SEP(e.y - sy), dz = SEP(e.z - sz);
     const float d2 = dx * dx + dy * dy + dz * dz;
     const float r2 = d2 + eps2;
 #if ZERO_GUARD
@@ -210,13 +219,7 @@ inline void interact(const float4 e,
     *paz += f * dz - rinv5 * qz;
     *ppot -= mr + 0.5f * dqd * rinv5p;
 #elif PERIODIC
-    float wf, wp;
-    PM_WEIGHTS(float, d2, wf, wp);
-    const float f = mr3 * wf;
-    *pax += f * dx;
-    *pay += f * dy;
-    *paz += f * dz;
-    *ppot -= mr * wp;
+    PM_ADD(float, d2, mr3, mr, dx, dy, dz, *pax, *pay, *paz, *ppot);
 #else
     *pax += mr3 * dx;
     *pay += mr3 * dy;

@@ -18,9 +18,9 @@ from scipy.special import erfc
 
 
 def ewald(pos, mass, box: float, sinks=None, a: float | None = None, n_real: int = 2,
-          n_k: int = 6, self_images: bool = True):
+          n_k: int = 6):
     """Accelerations (n, 3) and potentials (n,) at ``sinks`` (default: the sources, each
-    without its own 1/r but with its own images when ``self_images``)."""
+    without its own 1/r but with its own images)."""
     pos = np.asarray(pos, np.float64)
     mass = np.broadcast_to(np.asarray(mass, np.float64), (len(pos),))
     own = sinks is None
@@ -41,24 +41,11 @@ def ewald(pos, mass, box: float, sinks=None, a: float | None = None, n_real: int
         p[zero] = 0.0
         acc += (mass[None, :, None] * f[:, :, None] * d).sum(1)
         pot -= (mass[None, :] * p).sum(1)
-    ns = np.array([n for n in itertools.product(range(-n_k, n_k + 1), repeat=3) if any(n)], float)
-    k = 2 * np.pi / box * ns
-    k2 = (k * k).sum(1)
-    w = 4 * np.pi / vol * np.exp(-k2 / (4 * a * a)) / k2
-    # sums over sources of m cos(k.x), m sin(k.x): O((N + n) K)
-    ph_src = pos @ k.T
-    cs, sn = mass @ np.cos(ph_src), mass @ np.sin(ph_src)
-    ph = at @ k.T
-    c, s_ = np.cos(ph), np.sin(ph)
-    # sum_j m_j sin(k.(x_j - x_i)) = sn c - cs s ; cos(k.(x_i - x_j)) = c cs + s sn
-    acc += ((sn[None, :] * c - cs[None, :] * s_) * w[None, :]) @ k
-    pot -= (c * cs[None, :] + s_ * sn[None, :]) @ w
-    pot += math.pi / (a * a * vol) * mass.sum()
+    k_acc, k_pot = long_range(pos, mass, box, 0.5 / a, at, n_k)    # the reciprocal sum
+    acc += k_acc
+    pot += k_pot + math.pi / (a * a * vol) * mass.sum()
     if own:
-        if self_images:
-            pot += 2 * a / math.sqrt(math.pi) * mass      # the removed r -> 0 limit of erf / r
-        else:
-            raise NotImplementedError
+        pot += 2 * a / math.sqrt(math.pi) * mass          # the removed r -> 0 limit of erf / r
     return acc, pot
 
 

@@ -89,8 +89,6 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = default("method"),
     """
     periodic = None
     if box is not None:
-        if method != "tree":
-            raise ValueError("periodic forces (box) need the tree method")
         box = float(box)
         grid = default_mesh(len(np.asarray(pos))) if pm_grid is None else pm_grid
         periodic = Periodic(box, grid, float(asmth), float(rcut))
@@ -126,9 +124,6 @@ def _forces(pos, mass, eps: float, method: str, theta: float, sinks, n_leaf: int
     """:func:`accelerations` once the opening criterion is settled (``floor``: the
     relative criterion's alpha and a_old, with ``theta`` its theta_max; ``periodic``:
     the box of TreePM)."""
-    if periodic is not None and multipole == "quadrupole":
-        raise ValueError("periodic forces (box) take monopole cells: the short-range kernel "
-                         "has no quadrupole terms yet (multipole='monopole' or 'auto')")
     check_tree_knobs(n_leaf, n_group, multipole, theta if method == "tree" else None, build)
     eps = check_eps(eps)
     # the automatic device choice passes over devices too small for these particles

@@ -262,6 +262,10 @@ class ForceEngine:
         if g.periodic is not None:
             if g.method != "tree":
                 raise ValueError("periodic forces (box) need the tree method")
+            if g.multipole == "quadrupole":
+                raise ValueError("periodic forces (box) take monopole cells: the short-range "
+                                 "kernel has no quadrupole terms yet (multipole='monopole' "
+                                 "or 'auto')")
             pos, mass = validate_particles(pos, mass)       # before the wrap
             pos = wrap(pos, g.periodic.box)
         elif resident:

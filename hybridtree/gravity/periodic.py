@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ASMTH", "RCUT", "Periodic", "default_mesh", "short_range_weights", "wrap"]
+__all__ = ["ASMTH", "RCUT", "Periodic", "default_mesh", "wrap"]
 
 #: GADGET's defaults: the split scale in mesh cells (ASMTH) and the short-range cut in
 #: units of r_s (RCUT: GADGET-4's 7.0; GADGET-2 took 4.5).  Against Ewald on 4096 random
@@ -33,13 +33,6 @@ __all__ = ["ASMTH", "RCUT", "Periodic", "default_mesh", "short_range_weights", "
 #: 1.3e-3 with 4.5: the pair force jumps by 1.8 % of m / r^2 at 4.5 r_s (0.01 % at 7).
 ASMTH = 1.25
 RCUT = 7.0
-
-#: Coefficients of Abramowitz & Stegun 7.1.26, erfc(x) = t P(t) exp(-x^2), t = 1 / (1 + p x),
-#: absolute error below 1.5e-7: the kernels evaluate erfc this way (one exp, no vendor's
-#: erfc; cl/walkcommon.cl) and so does :func:`short_range_weights` for the tests.
-AS_P = 0.3275911
-AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
-
 
 def default_mesh(n: int) -> int:
     """GADGET's usual choice, one mesh point per particle or more: the smallest power of
@@ -55,17 +48,6 @@ def wrap(pos: np.ndarray, box: float) -> np.ndarray:
     out = np.mod(np.asarray(pos, np.float64), box)
     out[out >= box] -= box          # np.mod(-1e-20, L) rounds to L itself
     return out
-
-
-def short_range_weights(r: np.ndarray, rs: float, r_cut: float) -> tuple[np.ndarray, np.ndarray]:
-    """(force, potential) factors of the short-range kernel at separations ``r``, exact
-    (float64 erfc), zero beyond ``r_cut``: the Newtonian force and potential times them."""
-    from scipy.special import erfc
-    u = np.asarray(r, np.float64) / (2.0 * rs)
-    inside = np.asarray(r) < r_cut
-    wp = erfc(u) * inside
-    wf = (erfc(u) + 2.0 / math.sqrt(math.pi) * u * np.exp(-u * u)) * inside
-    return wf, wp
 
 
 @dataclass(frozen=True)
