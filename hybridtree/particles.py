@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Particles", "shaped_particles", "validate_particles"]
+__all__ = ["Particles", "shaped_particles", "validate_particles", "wrap"]
 
 
 @dataclass
@@ -66,3 +66,10 @@ def validate_particles(pos, mass, name: str = "positions") -> tuple[np.ndarray, 
         raise ValueError(f"mass[{bad[0]}] = {float(mass[bad[0]])!r} is negative or not finite "
                          f"({len(bad)} bad particle(s))")
     return pos, mass
+
+
+def wrap(pos: np.ndarray, box: float) -> np.ndarray:
+    """Positions (float64) moved into [0, L) by whole box lengths."""
+    out = np.mod(np.asarray(pos, np.float64), box)
+    out[out >= box] -= box          # np.mod(-1e-20, L) rounds to L itself
+    return out

@@ -52,6 +52,7 @@ FILES: dict[str, KernelFile] = {f.name: f for f in (
     KernelFile("blocks.cl", fast_math=False, plain=True),      # walk and time-bin blocks
     KernelFile("direct.cl", fast_math=True, plain=False),      # direct summation
     KernelFile("let.cl", fast_math=False, plain=True),         # LET selection, migration
+    KernelFile("pm.cl", fast_math=False, plain=False),         # periodic boxes' mesh (PM)
     KernelFile("prepare.cl", fast_math=False, plain=True),     # extent (WG), unsort64, ...
     KernelFile("probe.cl", fast_math=True, plain=True),        # the device probe's 1/sqrt
     KernelFile("reduce.cl", fast_math=False, plain=False),     # deterministic reductions

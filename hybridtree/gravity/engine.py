@@ -42,8 +42,8 @@ from ..integrate.state import DeviceState, HostState, State
 from ..particles import shaped_particles, validate_particles
 from .direct import direct_forces
 from .knobs import build_where
+from .long_range import LongRange
 from .periodic import wrap
-from .pm import pm_forces
 from .settings import GravitySettings, opening_floor
 from .tree import build_tree
 from .tree.device_build import DeviceArrays, DeviceTree, build_device_tree
@@ -114,6 +114,7 @@ class ForceEngine:
         self.counts: dict[str, int] = defaultdict(int)
         self._known = False       # the state holds forces of its current particles
         self.kept = KeptTree(g.refit_fraction if self.refits else 0.0)
+        self._long: LongRange | None = None
 
     def forces_known(self, state: State | None = None) -> None:
         """The state already holds forces (a restart): the relative opening criterion may
@@ -175,7 +176,10 @@ class ForceEngine:
             pot = self.work("pot_unused", 8 * s.n) if part == "hard" else s.pot
             with clock.device("walk", f"walk_{part}"):
                 counts, _, _ = walk_into(rt, tree, g.eps, s.acc[part], pot, g.n_group or None,
-                                         g.changeover, part, floor=floor)
+                                         g.changeover, part, floor=floor, periodic=g.periodic)
+            if g.periodic is not None:
+                with clock.device("pm"):
+                    self._long_range_of(g).add_device(s.n, s.pos, s.mass, s.acc[part], pot)
             with clock.device("reduce"):
                 self._count(part, sum(red.count_sum(s.n, counts)))
                 if g.remove_net_force:
@@ -218,7 +222,11 @@ class ForceEngine:
             with clock.host("walk", f"walk_{part}", wait=True):
                 acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, g.eps, g.n_group or None,
                                                        sinks=sinks, split=g.changeover,
-                                                       part=part, floor=floor)
+                                                       part=part, floor=floor,
+                                                       periodic=g.periodic)
+            if g.periodic is not None:
+                with clock.host("pm"):
+                    self._long_range_of(g).add(s.pos, s.mass, acc, pot, sinks)
             for name in ("walk", f"walk_{part}"):
                 clock.add(name, -tw["download"])
             clock.add("transfer", tw["download"])
@@ -306,18 +314,19 @@ class ForceEngine:
                     sinks: np.ndarray | None) -> Forces:
         """``f`` (the tree's short range) with the mesh's long range added, for a periodic
         box (:mod:`.periodic`; its potential in Ewald's convention); else ``f``."""
-        p = self.g.periodic
-        if p is None:
+        if self.g.periodic is None:
             return f
         t0 = time.perf_counter()
-        acc, pot = pm_forces(pos, mass, p, sinks)
-        f.acc += acc
-        f.pot += pot + p.potential_offset(float(mass.sum()))
-        if sinks is None:
-            f.pot += p.self_potential(mass)
+        self._long_range_of(self.g).add(pos, mass, f.acc, f.pot, sinks)
         f.timings["pm"] = time.perf_counter() - t0
         f.timings["total"] = f.timings.get("total", 0.0) + f.timings["pm"]
         return f
+
+    def _long_range_of(self, g: GravitySettings) -> LongRange:
+        """The mesh of ``g``'s periodic box, kept between calls (its device buffers)."""
+        if self._long is None or self._long.p != g.periodic:
+            self._long = LongRange(g.periodic, self.rt)
+        return self._long
 
     def _split(self, pos, mass, parts: tuple[str, ...]) -> dict[str, Forces]:
         """:meth:`sink_forces` of the hybrid tree's parts: one tree, walked per part from

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..particles import wrap
+
 __all__ = ["ASMTH", "RCUT", "Periodic", "default_mesh", "wrap"]
 
 #: GADGET's defaults: the split scale in mesh cells (ASMTH) and the short-range cut in
@@ -41,13 +43,6 @@ def default_mesh(n: int) -> int:
     while side ** 3 < n:
         side += 1
     return max(32, 1 << (side - 1).bit_length())
-
-
-def wrap(pos: np.ndarray, box: float) -> np.ndarray:
-    """Positions (float64) moved into [0, L) by whole box lengths."""
-    out = np.mod(np.asarray(pos, np.float64), box)
-    out[out >= box] -= box          # np.mod(-1e-20, L) rounds to L itself
-    return out
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,70 @@
+"""The long-range part of a periodic box's forces (:mod:`.periodic`), added to the short
+range the walk left in a run's state or in a public call's arrays, with the potential
+put in Ewald's convention (the walk's missing volume integral and a particle's own
+images).
+
+The mesh is :mod:`.pm_device` on a device with double precision (everything stays on
+the device: a run's state is never copied for it), else :mod:`.pm` on the host (float64
+numpy, also the tests' reference; the two agree to rounding, tests/gravity/
+test_pm_device.py).  Units: G = 1, the caller's.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..device.kernels import launch
+from ..device.runtime import Runtime
+from ..device.transfer import download
+from .periodic import Periodic
+from .pm import pm_forces
+
+__all__ = ["LongRange"]
+
+
+class LongRange:
+    """The mesh forces of periodic cube ``p`` for runtime ``rt``'s states and calls; the
+    device mesh (its buffers and FFT plan) is made on first use and kept."""
+
+    def __init__(self, p: Periodic, rt: Runtime | None = None):
+        self.p, self.rt = p, rt
+        self._mesh = None
+        self._mass_total: float | None = None
+
+    def _device_mesh(self):
+        if self._mesh is None:
+            from .pm_device import DeviceMesh       # imports reikna
+            self._mesh = DeviceMesh(self.rt, self.p)
+        return self._mesh
+
+    def add(self, pos: np.ndarray, mass: np.ndarray, acc: np.ndarray, pot: np.ndarray,
+            sinks: np.ndarray | None = None) -> None:
+        """acc (n, 3) and pot (n,) of the sinks (default: the sources ``pos``, which then
+        meet their own images) += the long range and the potential's offsets."""
+        p = self.p
+        if self.rt is not None and self.rt.has_fp64 and len(pos):
+            a, phi = self._device_mesh().forces(pos, mass, sinks)
+        else:
+            a, phi = pm_forces(pos, mass, p, sinks)
+        acc += a
+        pot += phi + p.potential_offset(float(np.sum(mass)))
+        if sinks is None:
+            pot += p.self_potential(mass)
+
+    def add_device(self, n: int, pos, mass, acc, pot) -> None:
+        """The same for float64 device buffers of n particles (pos and acc n x 3) that are
+        the sources and the sinks; the particles' masses must not change between calls."""
+        if n == 0:
+            return
+        rt, p = self.rt, self.p
+        if self._mass_total is None:
+            host_mass = np.empty(n)
+            download(rt, [(mass, host_mass)])
+            self._mass_total = float(host_mass.sum())
+        self._device_mesh().add_forces(pos, mass, n, acc, pot)
+        launch(rt, "state.cl", "axpy", n, np.int32(n), np.float64(1.0 / (math.sqrt(math.pi)
+                                                                         * p.rs)), mass, pot)
+        launch(rt, "state.cl", "shift", n, np.int32(n),
+               np.float64(p.potential_offset(self._mass_total)), pot)

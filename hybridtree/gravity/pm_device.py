@@ -1,0 +1,247 @@
+"""The long-range part of periodic gravity on a mesh (TreePM, :mod:`.periodic`) on the
+OpenCL device: the same computation as :func:`hybridtree.gravity.pm.pm_forces` (the
+float64 host reference), with the FFTs of ``reikna`` (a pure-Python OpenCL library).
+
+Steps (kernels in cl/pm.cl), all on the device, nothing read back:
+
+- mass assignment (CIC or TSC) by gather, not scatter, so that the density is the same
+  bits on every run without floating-point atomics: each particle's cell is its sort key
+  (:func:`hybridtree.gravity.tree.device_sort.radix_sort`, stable), each cell's range
+  of sorted particles is found, and each mesh point sums, in float64 and in a fixed
+  order, the weights of the particles of the 8 (CIC) or 27 (TSC) cells whose clouds
+  reach it (a work-item fills a few points along z, reading each cell once).  With interlacing the second mesh (offset by half a cell) is sorted and
+  gathered on its own and stored as the imaginary part of the same complex array;
+- one complex-to-complex FFT (complex128) of that array, the two meshes' spectra being
+  separated again by Hermitian symmetry;
+- per mesh, the Green's function -4 pi exp(-k^2 r_s^2) / (k^2 W^2) and the gradient
+  -i k phi in k-space, written as two complex spectra whose inverse FFTs give two real
+  fields each ((phi, a_x) and (a_y, a_z)); on the Nyquist planes the gradient's factor
+  is what numpy's irfftn makes of the host's half spectrum, so that the results agree
+  there too;
+- interpolation at the sinks with the same window, the two meshes averaged, the result
+  added to the caller's acceleration and potential buffers.
+
+Precision: float64 throughout, FFTs included.  With a complex64 FFT (everything else
+float64) the device missed the host by rms 2e-5 to 7e-5 in the accelerations and 7e-5
+to 1.4e-4 in the potentials on a 32^3 lattice displaced by 1 % of its spacing (32^3 and
+64^3 meshes, CIC and TSC), where the mean density dwarfs the contrasts the force comes
+from; subtracting the mean first still left 7e-6 to 4e-5 on the 64^3 mesh.
+complex128 gives ~1e-15 there, and on the CPU device its FFTs cost about twice
+complex64's, a minor part of the total.  Units: G = 1, the caller's lengths and masses.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pyopencl as cl
+
+from ..device.kernels import kernel, option_sets, spread_local
+from ..device.runtime import Runtime
+from ..device.transfer import Workspace
+from .periodic import Periodic
+from .tree.device_sort import MAX_N, radix_sort
+
+__all__ = ["DeviceMesh", "mesh_bytes"]
+
+_SOURCE = "pm.cl"
+#: mesh points along z per work-item of the assignment (cl/pm.cl, pm_assign): each
+#: particle is read (ZB + 2) / ZB times per column instead of 3 times (TSC); 4 measured
+#: fastest of 1-32 on the CPU device (2^20 particles, 128^3), by a loaded machine's noise
+_ZB = 4
+#: complex mesh arrays a DeviceMesh holds: the density and its transform, two field pairs
+_MESH_ARRAYS = 3
+
+
+def mesh_bytes(n_mesh: int) -> tuple[int, int]:
+    """(largest single buffer, all mesh buffers) in bytes of a DeviceMesh of
+    ``n_mesh``^3 points: its complex128 arrays, the cell starts and reikna's FFT scratch
+    (measured with reikna 0.9: one mesh array for a power of two; for other sides
+    Bluestein's passes, up to two mesh arrays and seven of M / n_mesh times that size,
+    M the power of two >= 2 n_mesh - 1)."""
+    n = int(n_mesh)
+    one = 16 * n ** 3
+    if n & (n - 1) == 0:
+        largest, scratch = one, one
+    else:
+        pad = 1 << (2 * n - 2).bit_length()
+        largest, scratch = one * pad // n, 2 * one + 7 * (one * pad // n)
+    return largest, _MESH_ARRAYS * one + scratch + 4 * (n ** 3 + 1)
+
+
+def _check_fits(rt: Runtime, n_mesh: int) -> None:
+    """Refuse, before allocating anything, a mesh the device cannot hold."""
+    one, total = mesh_bytes(n_mesh)
+    max_alloc = rt.info.max_mem_alloc_size or int(rt.device.max_mem_alloc_size)
+    global_mem = rt.info.global_mem_size or int(rt.device.global_mem_size)
+    if one > max_alloc or total > global_mem:
+        raise ValueError(
+            f"a {n_mesh}^3 PM mesh needs complex128 buffers of up to {one / 2**20:.0f} MiB "
+            f"({total / 2**20:.0f} MiB in all) but {rt.info.name} allows "
+            f"{max_alloc / 2**20:.0f} MiB per buffer ({global_mem / 2**20:.0f} MiB in "
+            f"all): take a smaller pm_grid")
+
+
+def _reikna(rt: Runtime):
+    """reikna's OpenCL API wrapped around ``rt``'s queue, and its FFT class."""
+    try:
+        from reikna.cluda import ocl_api
+        from reikna.cluda.tempalloc import TrivialManager
+        from reikna.fft import FFT
+    except ImportError as exc:
+        raise ImportError("the device PM mesh needs the 'reikna' package "
+                          "(pip install reikna)") from exc
+    # the FFT's scratch in buffers of its own: reikna's default manager, which shares
+    # scratch between computations, raises at interpreter exit when it frees them
+    return ocl_api().Thread(rt.queue, temp_alloc={"cls": TrivialManager}), FFT
+
+
+def pm_defines(n_mesh: int, order: int) -> dict[str, int]:
+    """cl/pm.cl's build for a mesh of ``n_mesh`` points per side and assignment ``order``."""
+    return {"PM_N": int(n_mesh), "PM_ORDER": int(order), "PM_ZB": min(_ZB, int(n_mesh))}
+
+
+@option_sets
+def pm_option_sets(info) -> list[tuple[str, dict]]:
+    """Representative builds of cl/pm.cl (the mesh side is a define, one build per run's
+    PMGRID): the default 32³ mesh with CIC and TSC, and a larger one."""
+    return [(_SOURCE, pm_defines(n, order)) for n in (32, 256) for order in (2, 3)]
+
+
+class DeviceMesh:
+    """The long-range forces of one periodic cube ``p`` on ``rt``'s device (which must
+    have cl_khr_fp64).  The mesh buffers and the compiled FFT are made once here and
+    reused by every call; per-particle scratch grows on demand and is kept."""
+
+    def __init__(self, rt: Runtime, p: Periodic) -> None:
+        if not rt.has_fp64:
+            raise ValueError(f"the device PM mesh needs double precision (cl_khr_fp64), "
+                             f"which {rt.info.name} lacks")
+        _check_fits(rt, p.n_mesh)
+        self.rt, self.p = rt, p
+        n = p.n_mesh
+        self.cells = n ** 3
+        self._defines = pm_defines(n, p.order)
+        self._thr, fft_class = _reikna(rt)
+        shape = (n, n, n)
+        self._mesh = [self._thr.array(shape, np.complex128) for _ in range(_MESH_ARRAYS)]
+        with warnings.catch_warnings():
+            # reikna's builds leave compiler remarks (pyopencl warns about any); the
+            # build itself fails loudly when it fails
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            self._fft = fft_class(self._mesh[0], axes=(0, 1, 2)).compile(self._thr)
+        self._start = rt.empty(4 * (self.cells + 1))
+        # wave numbers 2 pi / L fftfreq and the window per axis, np.sinc(k h / (2 pi)),
+        # exactly as pm._kernel makes them
+        k1 = 2.0 * np.pi / p.box * np.fft.fftfreq(n, 1.0 / n)
+        self._kvec = rt.to_device(k1)
+        self._sinc = rt.to_device(np.sinc(k1 * (0.5 * p.box / n) / np.pi))
+        self._work = Workspace(rt)
+        self._key_bits = max(1, (self.cells - 1).bit_length())
+        self._scale = np.float64(n / p.box)         # as the host: pos * (n / box) + shift
+
+    # -- the steps ----------------------------------------------------------------------
+
+    def _run(self, name: str, items: int, *args) -> None:
+        """Enqueue kernel ``name`` of cl/pm.cl over ``items`` work-items."""
+        knl = kernel(self.rt, _SOURCE, name, self._defines)
+        wg = min(spread_local(self.rt.info), self.rt.max_work_group_size(knl))
+        knl(self.rt.queue, (-(-int(items) // wg) * wg,), (wg,), *args)
+
+    def _sort(self, pos: cl.Buffer, n: int, shift: float) -> tuple[cl.Buffer, cl.Buffer]:
+        """(sorted cell keys, order) of ``n`` positions on the mesh offset by ``shift``
+        cells; workspace buffers, valid until the next sort."""
+        keys = self._work("pm_keys", 8 * n)
+        self._run("pm_keys", n, pos, np.uint32(n), self._scale, np.float64(shift), keys)
+        return radix_sort(self.rt, keys, n, self._key_bits, alloc=self._work)
+
+    def _assign(self, pos: cl.Buffer, mass: cl.Buffer, n: int, shift: float,
+                comp: int) -> cl.Buffer:
+        """Component ``comp`` (0 real, 1 imaginary) of mesh array 0 := the density
+        (mass / length^3) of the mesh offset by ``shift`` cells; returns the particles'
+        order by cell (valid until the next sort)."""
+        u32 = np.uint32
+        sorted_keys, order = self._sort(pos, n, shift)
+        part = self._work("pm_part", 32 * n)
+        self._run("pm_sorted", n, order, pos, mass, u32(n), self._scale, np.float64(shift),
+                  part)
+        self._run("pm_cell_start", n + 1, sorted_keys, u32(n), self._start)
+        norm = np.float64((self.p.n_mesh / self.p.box) ** 3)
+        n_mesh, zb = self.p.n_mesh, self._defines["PM_ZB"]
+        self._run("pm_assign", n_mesh * n_mesh * -(-n_mesh // zb), part, self._start,
+                  u32(comp), norm, self._mesh[0].data)
+        return order
+
+    def _fields(self, mesh: int) -> None:
+        """Mesh arrays 1 and 2 := (phi, a_x) and (a_y, a_z) of mesh ``mesh`` (0, 1) from
+        the transformed density in array 0."""
+        z, f1, f2 = self._mesh
+        self._run("pm_green", self.cells, z.data, np.uint32(mesh),
+                  np.float64(self.p.rs ** 2), self._kvec, self._sinc, f1.data, f2.data)
+        self._fft(f1, f1, 1)        # reikna's inverse divides by N^3, as irfftn
+        self._fft(f2, f2, 1)
+
+    def add_forces(self, pos_buf: cl.Buffer, mass_buf: cl.Buffer, n: int,
+                   acc_buf: cl.Buffer, pot_buf: cl.Buffer,
+                   sinks: tuple[cl.Buffer, int] | None = None) -> None:
+        """Add the long-range accelerations (length / time^2, G = 1) and potentials
+        (length^2 / time^2) of the ``n`` sources to ``acc_buf`` (float64, m x 3 AoS) and
+        ``pot_buf`` (float64, m) at the sinks: ``sinks`` = (buffer of m x 3 float64
+        positions, m), or the sources themselves (m = n) when None.
+
+        ``pos_buf``: n x 3 float64 AoS (any periodic image: positions are wrapped on the
+        mesh), ``mass_buf``: n float64.  Everything is enqueued on the runtime's queue
+        and nothing waits.  The same inputs give the same bits every time; the mesh's
+        term of a source at itself is included, as in :func:`.pm.pm_forces`."""
+        n = int(n)
+        if not 0 <= n <= MAX_N:
+            raise ValueError(f"n must be in [0, {MAX_N}], got {n}")
+        sink_buf, m = (pos_buf, n) if sinks is None else (sinks[0], int(sinks[1]))
+        if n == 0 or m == 0:
+            return                  # no sources: the neutral background alone, no force
+        shifts = (0.0, 0.5) if self.p.interlace else (0.0,)
+        z = self._mesh[0]
+        if len(shifts) == 1:        # the imaginary half of the density stays empty
+            cl.enqueue_fill_buffer(self.rt.queue, z.data, np.float64(0.0), 0, z.nbytes)
+        for comp, shift in enumerate(shifts):
+            order = self._assign(pos_buf, mass_buf, n, shift, comp)
+        if sinks is not None:       # sinks in cell order too: see pm_interp
+            order = self._sort(sink_buf, m, 0.0)[1]
+        self._fft(z, z, 0)
+        tmp = self._work("pm_tmp", 32 * m) if len(shifts) == 2 else self._start
+        for mesh, shift in enumerate(shifts):
+            self._fields(mesh)
+            # one mesh: add; two: keep the first, add the mean with the second
+            mode = 0 if len(shifts) == 1 else 1 + mesh
+            self._run("pm_interp", m, order, sink_buf, np.uint32(m), self._scale,
+                      np.float64(shift), self._mesh[1].data, self._mesh[2].data,
+                      np.uint32(mode), tmp, acc_buf, pot_buf)
+
+    def forces(self, pos: np.ndarray, mass: np.ndarray | float,
+               sinks: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Long-range accelerations (m, 3) and potentials (m,) at ``sinks`` (default: the
+        sources ``pos``, (n, 3)) from sources of masses ``mass`` (n,) or one mass for
+        all; float64 host arrays in and out, the meaning of :func:`.pm.pm_forces`."""
+        rt = self.rt
+        pos = np.ascontiguousarray(pos, np.float64).reshape(-1, 3)
+        n = len(pos)
+        mass = np.ascontiguousarray(np.broadcast_to(np.asarray(mass, np.float64), (n,)))
+        at = None if sinks is None else np.ascontiguousarray(sinks, np.float64).reshape(-1, 3)
+        m = n if at is None else len(at)
+        acc, pot = np.zeros((m, 3)), np.zeros(m)
+        bufs = [rt.empty(a.nbytes) for a in (pos, mass, acc, pot)]
+        for a, b in zip((pos, mass, acc, pot), bufs):
+            if a.nbytes:
+                cl.enqueue_copy(rt.queue, b, a)
+        sink_arg = None
+        if at is not None:
+            sink_arg = (rt.empty(at.nbytes), m)
+            if at.nbytes:
+                cl.enqueue_copy(rt.queue, sink_arg[0], at)
+        self.add_forces(bufs[0], bufs[1], n, bufs[2], bufs[3], sink_arg)
+        for a, b in zip((acc, pot), bufs[2:]):
+            if a.nbytes:
+                cl.enqueue_copy(rt.queue, a, b)
+        rt.queue.finish()
+        return acc, pot
