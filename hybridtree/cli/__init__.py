@@ -1,4 +1,4 @@
-"""Command line: ``hybridtree run | ic | devices | info | plot | bench``.
+"""Command line: ``hybridtree run | ic | devices | info | plot | bench | halos | pk``.
 
 User errors (:class:`hybridtree.errors.HybridtreeError`, and the file and machine errors
 of :func:`user_error`) end with exit status 2 and one line on stderr (``--debug`` shows

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..config import SCHEMA
 from ..errors import HybridtreeError, UserInputError
 
-__all__ = ["IC_KINDS", "bench", "devices", "halos", "ic", "info", "plot", "run"]
+__all__ = ["IC_KINDS", "bench", "devices", "halos", "ic", "info", "pk", "plot", "run"]
 
 IC_KINDS = ("plummer", "hernquist", "cold_sphere", "cosmo_sphere")
 
@@ -110,6 +110,23 @@ def halos(args: argparse.Namespace) -> int:
     print(f"wrote {path}: {len(cat.group_len)} halos of at least {args.min_len} particles "
           f"(b = {args.b}, linking length {cat.link:.4g} comoving length units / h); "
           f"the largest has {big}")
+    return 0
+
+
+def pk(args: argparse.Namespace) -> int:
+    from ..analysis.power import power_table, snapshot_power
+
+    order = {"cic": 2, "tsc": 3}[args.order]
+    with _user_input():
+        ps, snap = snapshot_power(args.snapshot, n_mesh=args.mesh, order=order,
+                                  interlace=not args.no_interlace)
+    table = power_table(ps, snap, str(args.snapshot), order, not args.no_interlace)
+    if args.out:
+        Path(args.out).write_text(table)
+        print(f"wrote {args.out}: P(k) in {len(ps.k)} shells, {ps.n_particles} particles, "
+              f"mesh {ps.n_mesh}^3, box {ps.box:.6g} Mpc/h")
+    else:
+        print(table, end="")
     return 0
 
 

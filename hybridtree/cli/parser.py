@@ -89,6 +89,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true", help="replace an existing catalogue")
     p.set_defaults(func=commands.halos)
 
+    p = sub.add_parser("pk", parents=[common], help="matter power spectrum of a periodic "
+                       "snapshot", description="The matter power spectrum P(k) of a periodic "
+                       "GADGET-style snapshot (Header/BoxSize > 0; all particle types, "
+                       "mass-weighted): mesh assignment, window deconvolution, interlacing, "
+                       "shot noise V sum(m^2)/(sum m)^2 subtracted, shells of width 2 pi/box "
+                       "up to the mesh's Nyquist frequency.  A text table of k [h/Mpc], "
+                       "P [(Mpc/h)^3] and the modes per shell, below '#' lines giving box, "
+                       "mesh, N, shot noise and z = 1/Time - 1; lengths from the file's "
+                       "UnitLength_in_cm (GADGET's default: kpc/h), comoving per h.")
+    p.add_argument("snapshot", help="a periodic snapshot (a file, a part or the stem of a "
+                   "set)")
+    p.add_argument("--mesh", type=_positive(int), default=None, help="mesh points per side "
+                   "(default: the smallest power of two >= 2 N^(1/3), from 8 to 512)")
+    p.add_argument("--order", choices=("cic", "tsc"), default="tsc", help="mass assignment: "
+                   "cic cloud-in-cell, tsc triangular-shaped cloud (default: %(default)s)")
+    p.add_argument("--no-interlace", action="store_true", help="one mesh, without the "
+                   "second one shifted by half a cell that cancels the odd aliases")
+    p.add_argument("--out", metavar="FILE", help="write the table to FILE (replaced if it "
+                   "exists) instead of stdout")
+    p.set_defaults(func=commands.pk)
+
     p = sub.add_parser("devices", parents=[common], help="list OpenCL devices (* = chosen)",
                        description="List the OpenCL devices of all platforms as P:D "
                                    "(platform and device index), name, type and compute "
