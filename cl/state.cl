@@ -50,3 +50,27 @@ __kernel void to_caller(const int n, const int w, const ulong lo, const int use_
     for (int c = 0; c < w; c++)
         dst[j * w + c] = src[(size_t)i * w + c];
 }
+
+/* x[i] moved into [0, box) by whole box lengths: the positions of a periodic box after a
+   drift.  fmod is exact in OpenCL C as in C, so this gives numpy's np.mod bits
+   (hybridtree.gravity.periodic.wrap) and a state on the device wraps as one on the host. */
+__kernel void wrap(const int n, const double box, __global double *x)
+{
+    const int i = get_global_id(0);
+    if (i >= n)
+        return;
+    double r = fmod(x[i], box);
+    if (r < 0.0)
+        r += box;
+    if (r >= box)
+        r -= box;
+    x[i] = r;
+}
+
+/* x[i] += c: a constant added to every value (a periodic box's potential offset) */
+__kernel void shift(const int n, const double c, __global double *x)
+{
+    const int i = get_global_id(0);
+    if (i < n)
+        x[i] += c;
+}

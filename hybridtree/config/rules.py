@@ -31,13 +31,15 @@ def _whole_steps(span: float, dt: float, at_least: int = 0) -> bool:
 def check_settings(v: Values) -> None:
     """ConfigError for the first rule the validated values ``v`` (section -> name ->
     value) break."""
-    if v["ics"]["kind"] == "file" and not v["ics"]["file"]:
-        raise ConfigError("ics.kind = 'file' needs ics.file (the path of an HDF5 file)",
-                          ("ics.kind", "ics.file"))
+    if v["ics"]["kind"] in ("file", "box_file") and not v["ics"]["file"]:
+        raise ConfigError(f"ics.kind = '{v['ics']['kind']}' needs ics.file (the path of the "
+                          f"initial conditions)", ("ics.kind", "ics.file"))
     cosmo = v["cosmology"]
     if v["ics"]["kind"] == "cosmo_sphere" and not cosmo["enabled"]:
         raise ConfigError("ics.kind = 'cosmo_sphere' needs cosmology.enabled = true",
                           ("ics.kind", "cosmology.enabled"))
+    if v["ics"]["kind"] in ("cosmo_box", "box_file"):
+        _periodic_box(v)
     if v["ics"]["kind"] == "cosmo_sphere" and v["ics"]["radius"] > v["ics"]["box"] / 2:
         raise ConfigError(f"ics.radius ({v['ics']['radius']}) must be at most ics.box / 2 "
                           f"({v['ics']['box'] / 2})", ("ics.radius", "ics.box"))
@@ -64,6 +66,24 @@ def check_settings(v: Values) -> None:
         raise ConfigError(f"output.snapshot_dt ({snap_dt}) must be a whole number of steps "
                           f"of time.dt ({dt})", ("output.snapshot_dt", "time.dt"))
     _every_run(v)
+
+
+def _periodic_box(v: Values) -> None:
+    """What a periodic box (TreePM, comoving integration) does not take yet."""
+    if not v["cosmology"]["enabled"]:
+        raise ConfigError(f"ics.kind = '{v['ics']['kind']}' needs cosmology.enabled = true",
+                          ("ics.kind", "cosmology.enabled"))
+    refused = (("gravity.method", v["gravity"]["method"] != "tree", "'direct'"),
+               ("gravity.multipole", v["gravity"]["multipole"] == "quadrupole", "'quadrupole'"),
+               ("hybrid.enabled", v["hybrid"]["enabled"], "true"),
+               ("time.stepping", v["time"]["stepping"] == "block", "'block'"))
+    for key, bad, value in refused:
+        if bad:
+            raise ConfigError(f"a periodic box (ics.kind = '{v['ics']['kind']}') does not take "
+                              f"{key} = "
+                              f"{value} yet: its forces are TreePM with monopole cells and "
+                              f"shared steps uniform in ln a (docs/cosmology.md)",
+                              ("ics.kind", key))
 
 
 def _every_run(v: dict[str, dict[str, Any]]) -> None:
@@ -101,6 +121,9 @@ def process_refusal(v: Values, size: int, overlap_rule: bool = True) -> str | No
     (False: not asked yet, the run knows the gravity settings later)."""
     if size <= 1:
         return None
+    if v["ics"]["kind"] in ("cosmo_box", "box_file"):
+        return (f"a periodic box (ics.kind = '{v['ics']['kind']}') runs as one process for now: "
+                "its mesh is not yet split over processes (docs/cosmology.md)")
     g = v["gravity"]
     if g["method"] != "tree":
         return "gravity.method = 'direct' runs as one process; use the tree method under mpiexec"

@@ -75,8 +75,12 @@ SCHEMA: dict[str, dict[str, Option]] = {
         "kind": _opt(str, "plummer", "initial conditions: plummer (Hénon units), hernquist "
                      "(G = M = a = 1), cold_sphere (uniform, at rest), cosmo_sphere (a sphere "
                      "cut from a ΛCDM realization at cosmology.z_start; needs "
-                     "cosmology.enabled) or file (a GADGET-style HDF5 file)",
-                     choices=("plummer", "hernquist", "cold_sphere", "cosmo_sphere", "file")),
+                     "cosmology.enabled), cosmo_box (a periodic ΛCDM box of side ics.box, every grid point; "
+                     "needs cosmology.enabled; TreePM forces), file (a GADGET-style HDF5 file) or "
+                     "box_file (a periodic box's ICs from MUSIC, monofonIC, N-GenIC, 2LPTic or "
+                     "GADGET-4: GADGET-2 binary or HDF5, ics.file; a periodic run as cosmo_box)",
+                     choices=("plummer", "hernquist", "cold_sphere", "cosmo_sphere", "cosmo_box",
+                              "file", "box_file")),
         "n": _opt(int, 10000, "number of particles (generated models)",
                   lambda v: 1 <= v <= 2**40, "1 <= n <= 2^40"),
         "seed": _opt(int, 0, "random seed (same seed, same particles)", lambda v: v >= 0, ">= 0"),
@@ -85,14 +89,17 @@ SCHEMA: dict[str, dict[str, Option]] = {
         "radius": _opt(float, 1.0, "cold_sphere: radius; cosmo_sphere: comoving radius of "
                        "the sphere cut from the cube (at most ics.box / 2; internal length "
                        "units)", lambda v: v > 0, "> 0"),
-        "n_grid": _opt(int, 64, "cosmo_sphere: grid points (particles) per side of the "
+        "n_grid": _opt(int, 64, "cosmo_sphere, cosmo_box: grid points (particles) per side of the "
                        "cube", lambda v: 2 <= v <= 4096, "2 <= n_grid <= 4096"),
-        "box": _opt(float, 100.0, "cosmo_sphere: comoving side of the cube (internal length "
-                    "units)", lambda v: v > 0, "> 0"),
-        "lpt": _opt(int, 1, "cosmo_sphere: Lagrangian perturbation theory order: 1 "
+        "box": _opt(float, 100.0, "cosmo_sphere, cosmo_box: comoving side of the cube "
+                    "(internal length units; cosmo_box: the periodic box)", lambda v: v > 0, "> 0"),
+        "lpt": _opt(int, 1, "cosmo_sphere, cosmo_box: Lagrangian perturbation theory order: 1 "
                     "(Zel'dovich) or 2 (2LPT)", lambda v: v in (1, 2), "1 or 2"),
         "file": _opt(str, "", "kind = file: path of the HDF5 file (relative to the config "
                      "file's folder)"),
+        "file_length_cm": _opt(float, 0.0, "kind = box_file: the file's length unit in cm, "
+                               "with h (3.085678e24 for Mpc/h, as MUSIC writes); 0 = what the "
+                               "file states, else GADGET's kpc/h", lambda v: v >= 0, ">= 0"),
         "types": _opt(str, "all", "kind = file: which particles: all (every PartTypeN, "
                       "flattened) or one group name such as PartType1"),
     },
@@ -146,6 +153,15 @@ SCHEMA: dict[str, dict[str, Option]] = {
                                "than they saved build, docs/benchmarks.md §12).  One "
                                "process, device state (else: always builds)",
                                lambda v: 0 <= v <= 100, "0 <= refit_fraction <= 100"),
+        "pm_grid": _opt(int, 0, "periodic boxes: mesh points per side of the long-range "
+                        "(PM) mesh (GADGET's PMGRID); 0 = the smallest power of two >= "
+                        "N^(1/3), at least 32", lambda v: v == 0 or 8 <= v <= 4096,
+                        "0 or 8 <= pm_grid <= 4096"),
+        "asmth": _opt(float, 1.25, "periodic boxes: the force split scale r_s in mesh cells "
+                      "(GADGET's ASMTH)", lambda v: 0.5 <= v <= 8, "0.5 <= asmth <= 8"),
+        "rcut": _opt(float, 7.0, "periodic boxes: the short-range cut in units of r_s "
+                     "(GADGET's RCUT; GADGET-2 took 4.5, faster and less accurate: "
+                     "docs/physics.md)", lambda v: 2 <= v <= 10, "2 <= rcut <= 10"),
         "device": _opt(str, "", "OpenCL device: '' = automatic (HYBRIDTREE_DEVICE, "
                        "PYOPENCL_CTX, else a GPU first), or 'gpu', 'cpu', 'P:D', a name part"),
     },

@@ -67,8 +67,10 @@ class Cosmic:
     cosmological = True
 
     def __init__(self, cosmo: Any, z_start: float, z_end: float, steps: int, stepping: str,
-                 redshifts: list[float]):
-        self.cosmo, self.steps = cosmo, int(steps)
+                 redshifts: list[float], comoving: bool = False):
+        """``comoving``: the run integrates comoving coordinates (a periodic box), whose
+        softening stays comoving."""
+        self.cosmo, self.steps, self.comoving = cosmo, int(steps), bool(comoving)
         a0, a1 = 1.0 / (1.0 + z_start), 1.0 / (1.0 + z_end)
         t0, t1 = float(cosmo.t_of_a(a0)), float(cosmo.t_of_a(a1))
         k = np.arange(self.steps + 1)
@@ -109,10 +111,11 @@ class Cosmic:
         self._check(step)
         return float(self.scale[step])
 
-    def softening(self, step: int, eps: float) -> float:
+    def softening(self, step: int, eps: float) -> float | None:
         """The physical softening of the forces at ``step``: gravity.eps = ``eps`` is
-        comoving, so ε = a ε_comoving (a constant fraction of the interparticle spacing)."""
-        return self.a(step) * eps
+        comoving, so ε = a ε_comoving (a constant fraction of the interparticle spacing);
+        None where the forces are comoving themselves (the softening is not rescaled)."""
+        return None if self.comoving else self.a(step) * eps
 
     def steps_to(self, t: float, step: int) -> int:
         """Steps from ``step`` to the step at time ``t`` (which must be one)."""

@@ -32,7 +32,7 @@ from ..errors import UserInputError
 from ..device import reduce
 from ..device.clock import Clock
 from .quantities import lagrangian_radii
-from ..particles import Particles
+from ..particles import Particles, wrap
 from ..device.kernels import kernel, launch
 from ..device.runtime import Runtime
 from ..device.transfer import download, upload
@@ -85,6 +85,11 @@ class HostState:
         """pos += dt vel"""
         with self.clock.host("integrate"):
             self.pos += dt * self.vel
+
+    def wrap(self, box: float) -> None:
+        """Positions moved into [0, box) by whole box lengths (a periodic box)."""
+        with self.clock.host("integrate"):
+            self.pos[:] = wrap(self.pos, box)
 
     def kick_linear(self, coef: float, dt: float) -> None:
         """vel += (dt coef) pos: the kick of an acceleration coef · x (the Λ term of an
@@ -181,6 +186,14 @@ class DeviceState:
             return
         with self.clock.device("integrate"):
             self._axpy(3 * self.n, dt, self.vel, self.pos)
+
+    def wrap(self, box: float) -> None:
+        """Positions moved into [0, box) (:meth:`HostState.wrap`; the same bits)."""
+        if self.n == 0:
+            return
+        with self.clock.device("integrate"):
+            launch(self.rt, "state.cl", "wrap", 3 * self.n, np.int32(3 * self.n),
+                   np.float64(box), self.pos)
 
     def kick_linear(self, coef: float, dt: float) -> None:
         """vel += (dt coef) pos (see :meth:`HostState.kick_linear`; the same bits)."""

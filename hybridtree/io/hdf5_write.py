@@ -93,7 +93,10 @@ def write_snapshot(path: str | Path, particles: Particles, time: float, units: U
     ``Header/Time`` = a, ``Redshift``, ``HubbleParam``, ``Omega0``, ``OmegaLambda``;
     ``Coordinates`` comoving in units L/h (r / a · h), ``Masses`` in M/h, ``Velocities``
     the peculiar velocity / sqrt(a) (v - H(a) r, then / sqrt(a)); ``time`` (internal)
-    goes into ``Time_GYR`` and the readers take it from ``RunState/Time``.
+    goes into ``Time_GYR`` and the readers take it from ``RunState/Time``.  With the key
+    ``box`` (a periodic box's comoving side) the particles are comoving already --
+    positions x in [0, box) and canonical momenta p = a² dx/dt -- written as x h, the
+    peculiar velocity p / a over sqrt(a), and ``BoxSize`` = box h.
 
     ``part``: (file index, NumFilesPerSnapshot, total particle count) when this file is
     one of a multi-file snapshot (GADGET's ``BASE.K.hdf5`` convention).  ``commit``
@@ -115,8 +118,9 @@ def write_snapshot(path: str | Path, particles: Particles, time: float, units: U
         cosmic = None if cosmology is None else CosmicHeader(
             float(cosmology["a"]), float(cosmology["h"]), float(cosmology["omega_m"]),
             float(cosmology["omega_lambda"]))
+        box = None if cosmology is None else cosmology.get("box")
         _write_file(tmp, path, particles, time, units, parameters, run_state, counts, totals,
-                    n_files, cosmic)
+                    n_files, cosmic, box)
         inject("write", int((run_state or {}).get("Step", -1)))     # tests only
         if not commit:
             return tmp
@@ -206,7 +210,7 @@ class _Sink:
 def _write_file(tmp: Path, path: Path, particles: Particles, time: float, units: Units,
                 parameters: dict[str, Any] | None, run_state: dict[str, Any] | None,
                 counts: np.ndarray, totals: np.ndarray, n_files: int,
-                cosmic: CosmicHeader | None = None) -> None:
+                cosmic: CosmicHeader | None = None, box: float | None = None) -> None:
     """The HDF5 file of :func:`write_snapshot` at ``tmp`` (through a :class:`_Sink`); a
     failure (a full disk: OSError; HDF5 errors: OSError or RuntimeError) is a
     :class:`SnapshotWriteError` naming ``path``."""
@@ -218,8 +222,8 @@ def _write_file(tmp: Path, path: Path, particles: Particles, time: float, units:
     gyr = float(time) * units.time_s / GYR_S
     try:
         with h5py.File(sink, "w") as f:
-            _write_header(f, time, gyr, counts, totals, n_files, cosmic)
-            _write_particles(f.create_group(f"PartType{DM}"), particles, units, cosmic)
+            _write_header(f, time, gyr, counts, totals, n_files, cosmic, box)
+            _write_particles(f.create_group(f"PartType{DM}"), particles, units, cosmic, box)
             _write_attrs(f, "Units", units.attrs())
             _write_attrs(f, "Parameters", {**(parameters or {}), "Time_GYR": gyr,
                                            **_cosmic_parameters(cosmic, parameters)})
@@ -254,7 +258,8 @@ def _cosmic_parameters(cosmic: CosmicHeader | None, parameters: dict[str, Any] |
 
 
 def _write_header(f: h5py.File, time: float, gyr: float, counts: np.ndarray,
-                  totals: np.ndarray, n_files: int, cosmic: CosmicHeader | None = None) -> None:
+                  totals: np.ndarray, n_files: int, cosmic: CosmicHeader | None = None,
+                  box: float | None = None) -> None:
     """``Header`` (GADGET-4's keys; ``Time`` in internal units, ``Time_GYR`` = ``gyr``,
     the same in Gyr) and ``Config`` (see :data:`UNITS_MARK`)."""
     h = f.create_group("Header").attrs
@@ -279,11 +284,17 @@ def _write_header(f: h5py.File, time: float, gyr: float, counts: np.ndarray,
         h["Omega0"] = cosmic.omega_m
         h["OmegaLambda"] = cosmic.omega_lambda
         h["HubbleParam"] = cosmic.h
+        if box is not None:
+            h["BoxSize"] = float(box) * cosmic.h
     f.create_group("Config").attrs[UNITS_MARK[0]] = UNITS_MARK[1]
 
 
+#: the dataset of a periodic run's snapshot that holds its exact state
+BOX_STATE = "HybridtreeBoxState"
+
+
 def _write_particles(g: h5py.Group, particles: Particles, units: Units,
-                     cosmic: CosmicHeader | None = None) -> None:
+                     cosmic: CosmicHeader | None = None, box: float | None = None) -> None:
     """``PartType1``'s datasets, in internal units (``to_cgs``: the factor to cgs); a
     cosmological run's in GADGET's convention (:func:`write_snapshot`)."""
     u = units
@@ -291,14 +302,27 @@ def _write_particles(g: h5py.Group, particles: Particles, units: Units,
     a_pos = h_pos = a_vel = 0.0
     if cosmic is not None:
         a, h = cosmic.a, cosmic.h
-        vel = (vel - cosmic.hubble(u.time_s) * pos) / np.sqrt(a)
-        pos, mass = pos * (h / a), mass * h
+        if box is None:
+            vel = (vel - cosmic.hubble(u.time_s) * pos) / np.sqrt(a)
+            pos = pos * (h / a)
+        else:               # comoving x and p = a² dx/dt: v_pec = p / a
+            vel = vel / (a * np.sqrt(a))
+            pos = pos * h
+        mass = mass * h
         a_pos, h_pos, a_vel = 1.0, -1.0, 0.5
     _dataset(g, "Coordinates", pos, u.length_cm, "Positions [U_L ]", length=1,
              a_scaling=a_pos, h_scaling=h_pos)
     _dataset(g, "Velocities", vel, u.velocity_cm_per_s, "Velocities [U_V ]",
              velocity=1, a_scaling=a_vel)
     _dataset(g, "Masses", mass, u.mass_g, "Masses [U_M ]", mass=1, h_scaling=h_pos)
+    if box is not None:
+        # GADGET's numbers (x h, p / a^1.5, m h) do not round-trip to the same bits; a
+        # restart continues from these (hybridtree.run.restart.exact_box_state)
+        d = g.create_dataset(BOX_STATE, data=np.column_stack(
+            [particles.pos, particles.vel, particles.mass]).astype(np.float64))
+        d.attrs["Description"] = ("hybridtree's integration state of a periodic box, internal "
+                                  "units without h: comoving x (3), canonical momentum "
+                                  "p = a^2 dx/dt (3), mass (1)")
     _dataset(g, "ParticleIDs", particles.ids.astype(np.uint64), 1.0,
              "Unique particle identifiers (dimensionless)")
     if particles.pot is not None:

@@ -4,17 +4,21 @@ there are.  Units: internal (G = 1)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..config.rules import process_refusal
 from ..config.settings import Settings, redshift_list
 from ..gravity.engine import GravitySettings
+from ..gravity.periodic import Periodic, default_mesh
+from ..integrate.comoving import ComovingLeapfrog
 from ..integrate.schedule import Cosmic, Uniform
 from ..integrate.schemes import BlockSettings
 from ..integrate.state import state_backend
 from ..integrate.stepper import SerialStepper, Stepper
 from ..parallel.comm import Comm
 from ..particles import Particles
+from .options import box_of
 from .processes import RunError
 
 __all__ = ["check_parallel", "grid_shape", "make_stepper", "schedule_of"]
@@ -34,10 +38,15 @@ def grid_shape(settings: Settings) -> tuple[int, int, int] | None:
     return tuple(int(v) for v in text.split("x")) if text else None
 
 
-def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: float) -> Stepper:
+def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: float,
+                 sched=None, step: int = 0) -> Stepper:
     """The run's stepper: one process (state on the device where it can be), or many;
-    ``external``: the coefficient of the Λ term (0: none)."""
+    ``external``: the coefficient of the Λ term (0: none); ``sched`` and ``step``: the
+    schedule and the step the run starts at (a periodic box's comoving steps follow it)."""
     g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
+    box = box_of(settings)
+    if box is not None:
+        g = replace(g, periodic=periodic_of(settings, box, len(p)))
     # "auto": the relative criterion needs a_old on the device on many processes, and
     # does not take the overlapped LET exchange (rules.process_refusal)
     backend = state_backend(rt, g.method, g.build)
@@ -47,7 +56,10 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
     t = settings.time
     block = BlockSettings(t.eta, t.max_bin) if t.stepping == "block" else None
     if comm.size == 1:
-        return SerialStepper(g, p, rt, external=external, block=block)
+        stepper = SerialStepper(g, p, rt, external=external, block=block)
+        if box is not None:
+            stepper.scheme = ComovingLeapfrog(stepper.engine, sched.cosmo, sched, step, box)
+        return stepper
     # parallel.overlap with block steps or the relative opening: refused by
     # check_parallel (hybridtree.config.rules) before the device was taken
     if g.opening != "geometric" and backend != "device":
@@ -59,6 +71,16 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
                            external=external, block=block)
 
 
+def periodic_of(settings: Settings, box: float, n: int) -> Periodic:
+    """The periodic box of side ``box`` holding ``n`` particles with the run's mesh
+    settings (gravity.pm_grid, asmth, rcut); RunError for a cut that reaches L/2."""
+    c = settings.gravity
+    try:
+        return Periodic(box, c.pm_grid or default_mesh(n), c.asmth, c.rcut)
+    except ValueError as exc:
+        raise RunError(f"gravity: {exc}") from None
+
+
 def schedule_of(settings: Settings, background: Any, t0: float, step0: int):
     """The run's steps (:mod:`hybridtree.integrate.schedule`); ``t0``: the time at step ``step0``."""
     if background is None:
@@ -66,4 +88,4 @@ def schedule_of(settings: Settings, background: Any, t0: float, step0: int):
         return Uniform(t0, step0, dt, round(settings.output.snapshot_dt / dt))
     c = settings.cosmology
     return Cosmic(background, c.z_start, c.z_end, c.steps, c.stepping,
-                  redshift_list(settings.output.redshifts))
+                  redshift_list(settings.output.redshifts), comoving=box_of(settings) is not None)

@@ -102,7 +102,7 @@ def _first_state(settings: Settings, comm: Comm, start: Start, sched: Uniform | 
     snapshot; returns the stepper."""
     rep = out.open(start.step, in_place, quiet, progress, log_json, echo)
     p0 = start.particles
-    stepper = make_stepper(settings, p0, comm, rt, lam)
+    stepper = make_stepper(settings, p0, comm, rt, lam, sched, start.step)
     soften(stepper, sched, settings, start.step)
     unusable = unusable_devices()
     passed = {"unusable": "; ".join(unusable)} if unusable else {}

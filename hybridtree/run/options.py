@@ -11,7 +11,8 @@ from typing import Any
 from ..config.settings import SCHEMA, Settings
 from ..config.units import Units
 
-__all__ = ["SHORT_NAMES", "api_settings", "background_of", "settings_units", "gravity_keys"]
+__all__ = ["SHORT_NAMES", "api_settings", "background_of", "box_of", "settings_units",
+           "gravity_keys"]
 
 
 #: short names the API takes for settings (``theta`` for ``gravity.theta``): every name
@@ -59,6 +60,13 @@ def background_of(settings: Settings) -> Any:
     from ..cosmo.background import Cosmology
     return Cosmology(omega_m=c.omega_m, omega_l=c.omega_lambda, omega_b=c.omega_b,
                      h=c.h, sigma8=c.sigma8, n_s=c.n_s, units=settings_units(settings))
+
+
+def box_of(settings: Settings) -> float | None:
+    """The comoving side of a periodic run's box (internal length); None for a run with
+    open boundaries.  A periodic run integrates comoving positions and canonical momenta
+    (:mod:`hybridtree.integrate.comoving`)."""
+    return settings.ics.box if settings.ics.kind in ("cosmo_box", "box_file") else None
 
 
 def settings_units(settings: Settings) -> Units:

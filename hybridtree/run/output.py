@@ -25,6 +25,7 @@ from ..io.snapshot import snapshot_name
 from ..parallel.comm import Comm
 from ..parallel.snapshots import write_run_snapshot
 from .folder import RESTART_STEM
+from .options import box_of
 from .guards import Signals
 
 __all__ = ["RunOutput"]
@@ -120,6 +121,10 @@ class RunOutput:
         expanding sphere's E is nearly 0: exactly 0 for a flat, homogeneous one)
         (E - E0) / |W|, W = ½ Σ m φ the gravitational potential energy alone (the Λ
         term's -½ λ Σ m r² is part of E, not of the norm)."""
+        if box_of(self.settings) is not None:
+            # comoving coordinates: E is no constant of the motion (the Layzer-Irvine
+            # equation would be the check); no number that looks like an error
+            return float("nan")
         total = float(mom["kinetic"]) + float(mom["potential"])
         if self.lam and mom["gravity"]:
             return (total - self.e0) / abs(mom["gravity"])
@@ -171,8 +176,12 @@ class RunOutput:
         if not self.sched.cosmological:
             return None
         c = self.settings.cosmology
-        return {"a": self.sched.a(step), "h": c.h, "omega_m": c.omega_m,
-                "omega_lambda": c.omega_lambda}
+        out = {"a": self.sched.a(step), "h": c.h, "omega_m": c.omega_m,
+               "omega_lambda": c.omega_lambda}
+        box = box_of(self.settings)
+        if box is not None:         # the state is comoving already: x and p = a² dx/dt
+            out["box"] = box
+        return out
 
     def snapshot(self, step: int, wait: bool = False, restart: bool = False) -> None:
         """Collective: the next scheduled snapshot, or (``restart``) the restart point."""

@@ -16,7 +16,7 @@ from ..parallel.snapshots import agree, read_run_share
 from .processes import RunError
 from .size import check_memory
 
-__all__ = ["load_restart"]
+__all__ = ["exact_box_state", "load_restart"]
 
 
 def load_restart(path: str, overrides: dict[str, Any], comm: Comm
@@ -67,3 +67,26 @@ def _restart_header(path: str, overrides: dict[str, Any]) -> tuple[Settings, int
         return settings, count_particles(path, "PartType1")
     except SnapshotError as exc:
         raise RunError(f"restart: {exc}") from None
+
+
+def exact_box_state(path: str, particles: Any) -> None:
+    """A periodic run's particles (read in GADGET's convention, physical) replaced by the
+    exact comoving state its snapshot ``path`` keeps (:data:`hybridtree.io.hdf5_write.
+    BOX_STATE`), matched by ID, so that a restart continues bit for bit; RunError for a
+    periodic snapshot without it."""
+    import h5py
+    import numpy as np
+    from ..io.hdf5_write import BOX_STATE
+    with h5py.File(path, "r") as f:
+        g = f["PartType1"]
+        if BOX_STATE not in g:
+            raise RunError(f"restart: {path} has no {BOX_STATE} dataset (the exact state of "
+                           f"a periodic run): it was not written by a periodic run")
+        state, ids = g[BOX_STATE][:], g["ParticleIDs"][:].astype(np.uint64)
+    order = np.argsort(ids)
+    rows = order[np.searchsorted(ids[order], particles.ids)]
+    assert np.array_equal(ids[rows], particles.ids), "the snapshot's IDs and its state's differ"
+    particles.pos, particles.vel, particles.mass = (state[rows, :3].copy(),
+                                                    state[rows, 3:6].copy(),
+                                                    state[rows, 6].copy())
+

@@ -25,8 +25,8 @@ from ..particles import Particles, validate_particles
 from .options import background_of
 from .processes import RunError
 
-__all__ = ["RunError", "initial_conditions", "check_particles", "particles_from_arrays",
-           "check_file_cosmology", "check_end"]
+__all__ = ["RunError", "box_file", "initial_conditions", "check_particles",
+           "particles_from_arrays", "check_file_cosmology", "check_end"]
 
 
 def initial_conditions(settings: Settings, units: Units, comm: Comm | None = None
@@ -61,6 +61,8 @@ def initial_conditions(settings: Settings, units: Units, comm: Comm | None = Non
         return p, t0
     if c.kind == "cosmo_sphere":
         return _cosmo_sphere(settings, comm)
+    if c.kind == "cosmo_box":
+        return _cosmo_box(settings, comm)
     params = {"radius": c.radius} if c.kind == "cold_sphere" else {"r_max": c.r_max}
     lo, hi = c.n * comm.rank // comm.size, c.n * (comm.rank + 1) // comm.size
     share = ics.generate_share(c.kind, c.n, lo, hi, c.seed, **params)
@@ -136,6 +138,50 @@ def _cosmo_sphere(settings: Settings, comm: Comm) -> tuple[Particles, float]:
     p = Particles(pos, vel, mass, ids)
     check_particles(p, "initial conditions (cosmo_sphere)", comm)
     return p, float(bg.t_of_a(a0))
+
+
+def _cosmo_box(settings: Settings, comm: Comm) -> tuple[Particles, float]:
+    """This process's share of a periodic cosmological box (:mod:`hybridtree.ics.cosmo_box`)
+    at cosmology.z_start: comoving positions in [0, ics.box), canonical momenta
+    p = a² dx/dt as velocities; and the age then (internal units)."""
+    from ..ics.cosmo_box import cosmo_box_share
+    c, bg = settings.ics, background_of(settings)
+    count = c.n_grid ** 3
+    lo, hi = count * comm.rank // comm.size, count * (comm.rank + 1) // comm.size
+    a0 = 1.0 / (1.0 + settings.cosmology.z_start)
+    pos, mom, mass, ids = cosmo_box_share(c.n_grid, c.box, a0, bg, c.seed, lo, hi, order=c.lpt)
+    p = Particles(pos, mom, mass, ids)
+    check_particles(p, "initial conditions (cosmo_box)", comm)
+    return p, float(bg.t_of_a(a0))
+
+
+def box_file(settings: Settings, units: Units) -> tuple[Particles, float, float]:
+    """A periodic box's initial conditions from ics.file (:func:`hybridtree.io.box_ics.
+    read_box_ics`): comoving positions, canonical momenta p = a v_pec as velocities, the
+    age at the file's a, and the box's comoving side (internal units).  RunError where
+    the file and the run's cosmology disagree (Ω's, h, a and cosmology.z_start)."""
+    from ..io.box_ics import read_box_ics
+    c = settings.ics
+    try:
+        ics = read_box_ics(c.file, units, length_unit_cm=c.file_length_cm or None)
+    except SnapshotError as exc:
+        raise RunError(f"initial conditions: {exc}") from None
+    cosmo, what = settings.cosmology, f"initial conditions ({c.file})"
+    stated = {"omega_m": ics.omega_m, "omega_lambda": ics.omega_lambda, "h": ics.h}
+    differ = [k for k, v in stated.items()
+              if v is not None and abs(getattr(cosmo, k) - v) > 1e-6 * abs(v)]
+    if differ:
+        raise RunError(f"{what} state " + ", ".join(f"{k} = {stated[k]:.6g}" for k in differ)
+                       + ", but the run has " + ", ".join(f"cosmology.{k} = "
+                                                          f"{getattr(cosmo, k):.6g}" for k in differ)
+                       + ": set them to the file's")
+    a0 = 1.0 / (1.0 + cosmo.z_start)
+    if abs(ics.a - a0) > 1e-6 * a0:
+        raise RunError(f"{what} are at z = {1 / ics.a - 1:.6g}, but cosmology.z_start is "
+                       f"{cosmo.z_start}: set it to the file's")
+    p = Particles(ics.pos, ics.vel * ics.a, ics.mass, ics.ids)
+    check_particles(p, what)
+    return p, float(background_of(settings).t_of_a(a0)), ics.box
 
 
 def check_particles(p: Particles, what: str, comm: Comm | None = None) -> None:

@@ -37,7 +37,7 @@ from .assemble import schedule_of
 from .folder import run_point_step
 from .guards import NumericalError, RunInterrupted, Signals, check_step
 from .opening import open_run, soften
-from .options import api_settings, background_of, settings_units
+from .options import api_settings, background_of, box_of, settings_units
 from .processes import RunError, launched_processes, run_comm, together
 from .setup import initial_conditions
 from .start import (VIRIAL_RANGE, Start, caller_particles, continued_start, foreign_particles,
@@ -112,7 +112,10 @@ class Simulation(ParticleViews):
         after the start; ``log_json``, ``echo``: the CLI's log lines (``hybridtree run``)."""
         comm = run_comm()
         sim = cls.__new__(cls)
-        sim._setup(settings, comm, new_start(settings, comm, to_end), output=output,
+        start = new_start(settings, comm, to_end)
+        if start.box is not None:           # ics.box is the file's (stored with the run)
+            settings = settings.with_overrides({"ics.box": start.box})
+        sim._setup(settings, comm, start, output=output,
                    overwrite=overwrite, quiet=quiet, progress=progress, log_json=log_json,
                    echo=echo)
         return sim
@@ -168,7 +171,9 @@ class Simulation(ParticleViews):
         background = background_of(settings)
         self._sched = schedule_of(settings, background, start.time, start.step)
         # the Λ term of an expanding sphere in physical coordinates: an acceleration λ r
-        self._lambda = background.lambda_term if background is not None else 0.0
+        # (a periodic box integrates comoving coordinates: no Λ term there)
+        self._lambda = (background.lambda_term if background is not None
+                        and box_of(settings) is None else 0.0)
         self._ended = False
         self._broken: str | None = None    # why the state can no longer be stepped
         self._wall = 0.0            # seconds spent in step() and evolve()

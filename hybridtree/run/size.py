@@ -118,6 +118,14 @@ def ics_count(settings: Settings) -> tuple[int, int]:
             return count_particles(c.file, c.types), 0
         except SnapshotError as exc:
             raise RunError(f"initial conditions: {exc}") from None
+    if c.kind == "cosmo_box":
+        return c.n_grid ** 3, c.n_grid ** 3
+    if c.kind == "box_file":
+        from ..io.box_ics import box_ics_count
+        try:
+            return box_ics_count(c.file), 0
+        except SnapshotError as exc:
+            raise RunError(f"initial conditions: {exc}") from None
     if c.kind == "cosmo_sphere":
         grid = c.n_grid ** 3
         sphere = 4.0 / 3.0 * math.pi * (c.radius * c.n_grid / c.box) ** 3

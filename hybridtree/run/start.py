@@ -19,11 +19,11 @@ from ..io.snapshot import Snapshot, SnapshotError, count_particles, resolve_snap
 from ..parallel.comm import Comm
 from ..parallel.snapshots import check_unique_ids_across, read_particles_share
 from ..particles import Particles
-from .options import settings_units
+from .options import box_of, settings_units
 from .processes import RunError, run_comm, together
-from .restart import load_restart
-from .setup import (check_end, check_file_cosmology, check_particles, initial_conditions,
-                    particles_from_arrays)
+from .restart import exact_box_state, load_restart
+from .setup import (box_file, check_end, check_file_cosmology, check_particles,
+                    initial_conditions, particles_from_arrays)
 from .size import check_memory, ics_count
 
 __all__ = ["Start", "VIRIAL_RANGE", "caller_particles", "continued_start", "foreign_particles",
@@ -47,6 +47,7 @@ class Start:
     snapshot: int              # number of the next scheduled snapshot
     e0: float | None
     restart: Snapshot | None
+    box: float | None = None    # a periodic box read from a file: its side (ics.box)
 
 
 def new_start(settings: Settings, comm: Comm, to_end: bool = False) -> Start:
@@ -54,6 +55,9 @@ def new_start(settings: Settings, comm: Comm, to_end: bool = False) -> Start:
     run goes to time.t_end, which must be a whole number of steps after the start."""
     n, grid = together(comm, ics_count, settings)
     check_memory(settings, comm, n, grid=grid)     # before any particle is drawn or read
+    if settings.ics.kind == "box_file":
+        particles, t0, box = together(comm, box_file, settings, settings_units(settings))
+        return Start(particles, t0, 0, 0, None, None, box)
     particles, t0 = together(comm, initial_conditions, settings, settings_units(settings), comm)
     if to_end:
         check_end(settings, t0)
@@ -65,6 +69,8 @@ def continued_start(path: str, overrides: dict[str, Any], comm: Comm, to_end: bo
     """The settings (changed by flat ``overrides``) and the state of run snapshot
     ``path``; ``to_end`` as :func:`new_start`'s."""
     settings, snap = together(comm, load_restart, path, overrides, comm)
+    if box_of(settings) is not None:
+        together(comm, exact_box_state, path, snap.particles)
     if to_end:
         check_end(settings, snap.time)
     together(comm, check_particles, snap.particles, f"restart snapshot {path}", comm)
