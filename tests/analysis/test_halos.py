@@ -129,8 +129,9 @@ def test_fof_edge_cases():
 # --------------------------------------------------------------------------------------
 # (b) brute force
 
-def brute_force_fof(pos, link):
-    """O(N²) distances, union-find over every linked pair."""
+def brute_force_fof(pos, link, box=None):
+    """O(N²) distances (nearest images in a periodic ``box``), union-find over every
+    linked pair."""
     parent = list(range(len(pos)))
 
     def find(i):
@@ -139,7 +140,10 @@ def brute_force_fof(pos, link):
             i = parent[i]
         return i
 
-    d2 = ((pos[:, None, :] - pos[None, :, :]) ** 2).sum(-1)
+    sep = pos[:, None, :] - pos[None, :, :]
+    if box is not None:
+        sep -= box * np.round(sep / box)
+    d2 = (sep ** 2).sum(-1)
     for i, j in zip(*np.nonzero(np.triu(d2 <= link * link, 1))):
         a, b = find(i), find(j)
         if a != b:
@@ -164,6 +168,30 @@ def test_fof_matches_brute_force_union_find(seed, clustered):
     assert sizes.max() > 20 and (sizes == 1).sum() > 100        # a non-trivial test
     for chunk in (1 << 16, 150, 1):
         assert np.array_equal(friends_of_friends(pos, link, chunk=chunk), ref), chunk
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_periodic_fof_matches_brute_force_on_nearest_images(seed):
+    """Clumps straddling faces, edges and corners of a periodic box of side 10 (and
+    positions given outside it by whole boxes): the groups of the O(N²) nearest-image
+    union-find, for every slab size; shifting the whole box changes nothing."""
+    rng = np.random.default_rng(seed)
+    n, box = 1500, 10.0
+    centres = np.array([[0.0, 5.0, 5.0], [10.0, 10.0, 5.0], [0.0, 0.0, 0.0], [5.0, 5.0, 5.0]])
+    pos = np.concatenate([centres[rng.integers(0, 4, n // 2)]
+                          + rng.normal(scale=0.4, size=(n // 2, 3)),
+                          rng.uniform(0, 10, (n - n // 2, 3))])
+    link = 0.75 * 10 / n ** (1 / 3)
+    ref = brute_force_fof(np.mod(pos, box), link, box)
+    assert np.bincount(ref).max() > 100                # the clumps across faces are linked
+    assert not np.array_equal(brute_force_fof(pos, link), ref)
+    for chunk in (1 << 16, 150, 7):
+        assert np.array_equal(friends_of_friends(pos + box * rng.integers(-2, 3, (n, 3)),
+                                                 link, chunk=chunk, box=box), ref), chunk
+    shifted = friends_of_friends(np.mod(pos + 3.3, box), link, box=box)
+    assert np.array_equal(shifted, ref)
+    with pytest.raises(ValueError, match="half the box"):
+        friends_of_friends(pos, 6.0, box=box)
 
 
 # --------------------------------------------------------------------------------------
@@ -384,10 +412,12 @@ def test_non_cosmological_file_needs_a_link(tmp_path):
     assert cat.group_len.tolist() == [4] and cat.number == 1
     np.testing.assert_allclose(cat.group_pos[0], [0.025] * 3, atol=1e-15)
     np.testing.assert_allclose(cat.group_vel[0], [1.0] * 3)        # a = 1: the mean velocity
-    with h5py.File(path, "r+") as f:
-        f["Header"].attrs["BoxSize"] = 100.0
-    with pytest.raises(ValueError, match="periodic"):
-        find_halos(path, link=0.2)
+    with h5py.File(path, "r+") as f:            # periodic: the group wraps the corner
+        f["Header"].attrs["BoxSize"] = 10.0
+        f["PartType1/Coordinates"][...] = np.mod(pos - 0.05, 10.0)
+    cat = find_halos(path, link=0.2, min_len=2)
+    assert cat.group_len.tolist() == [4] and cat.box_size == 10.0
+    np.testing.assert_allclose(cat.group_pos[0], [9.975] * 3, atol=1e-12)
 
 
 # --------------------------------------------------------------------------------------

@@ -236,17 +236,15 @@ def find_halos(path: str | Path, b: float = 0.2, min_len: int = 20,
     (:func:`mean_separation`, in cgs from the file's ``UnitMass_in_g`` and
     ``UnitLength_in_cm``; meant for particles of equal mass, as GADGET-4 takes the mean
     mass).  A non-cosmological file needs ``link``.  Groups of fewer than ``min_len``
-    particles are dropped.  Periodic boxes (``BoxSize`` > 0) are refused: the search has
-    open boundaries.  Returns a :class:`HaloCatalogue`.
+    particles are dropped.  A periodic box (``BoxSize`` > 0) links across its faces, and a
+    group's centre is the mean of its members' nearest images (wrapped into the box).
+    Returns a :class:`HaloCatalogue`.
     """
     if min_len < 1:
         raise UserInputError(f"min_len must be >= 1, not {min_len}")
     snap = _read_snapshot(path)
     header, units = snap["header"], snap["units"]
     box = attr_number(header, "BoxSize", 0.0)
-    if box > 0:
-        raise SnapshotError(f"{path}: BoxSize = {box}: a periodic box; the FOF search here "
-                            f"has open boundaries (no periodic images)")
     omega0 = attr_number(header, "Omega0", 0.0)
     h = attr_number(header, "HubbleParam", math.nan)
     cosmological = omega0 > 0 and h > 0
@@ -269,8 +267,8 @@ def find_halos(path: str | Path, b: float = 0.2, min_len: int = 20,
     else:
         used_b = None
     a = time if cosmological else 1.0
-    labels = friends_of_friends(snap["pos"], link, chunk=chunk)
-    cat = _catalogue(labels, snap, min_len, a ** 1.5)
+    labels = friends_of_friends(snap["pos"], link, chunk=chunk, box=box if box > 0 else None)
+    cat = _catalogue(labels, snap, min_len, a ** 1.5, box if box > 0 else None)
     return HaloCatalogue(
         **cat, link=float(link), b=used_b, min_len=int(min_len), time=time,
         redshift=attr_number(header, "Redshift", 1.0 / a - 1.0 if cosmological else 0.0),
@@ -282,7 +280,7 @@ def find_halos(path: str | Path, b: float = 0.2, min_len: int = 20,
 
 
 def _catalogue(labels: np.ndarray, snap: Mapping[str, np.ndarray], min_len: int,
-               vel_factor: float) -> dict[str, np.ndarray]:
+               vel_factor: float, box: float | None = None) -> dict[str, np.ndarray]:
     """Group properties of the groups of ``labels`` with >= ``min_len`` members."""
     ids, mass = snap["ids"], snap["mass"]
     counts = np.bincount(labels)
@@ -313,8 +311,12 @@ def _catalogue(labels: np.ndarray, snap: Mapping[str, np.ndarray], min_len: int,
     ref = snap["pos"][members[offsets]] if n else np.zeros((0, 3))
     gid = np.repeat(np.arange(n), lens)
     rel = snap["pos"][members] - ref[gid]
+    if box is not None:             # each member's image nearest to the first
+        rel -= box * np.round(rel / box)
     safe = np.where(gmass > 0, gmass, 1.0)[:, None]
     pos = ref + (np.add.reduceat(m[:, None] * rel, offsets) if n else np.zeros((0, 3))) / safe
+    if box is not None:
+        pos = np.mod(pos, box)
     vel = (np.add.reduceat(m[:, None] * snap["vel"][members], offsets) / safe if n
            else np.zeros((0, 3)))
     types = snap["type"][members]

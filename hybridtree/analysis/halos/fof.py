@@ -29,9 +29,10 @@ FOF_CHUNK = 1 << 16
 # friends of friends
 
 def friends_of_friends(pos: np.ndarray, link: float, chunk: int = FOF_CHUNK,
-                       leafsize: int = 16) -> np.ndarray:
+                       leafsize: int = 16, box: float | None = None) -> np.ndarray:
     """Friends-of-friends groups: particles i and j are linked when |x_i - x_j| <= ``link``
-    (open boundaries, no periodic images); a group is a connected set of links.
+    (open boundaries; with ``box``, the side of a periodic cube, on the nearest image); a
+    group is a connected set of links.
 
     ``pos``: (N, 3) positions, ``link`` in the same units.  Returns int64 labels (N,):
     0 .. n_groups - 1, single particles included, groups numbered in the order of their
@@ -43,6 +44,9 @@ def friends_of_friends(pos: np.ndarray, link: float, chunk: int = FOF_CHUNK,
     a pair, one slab's pairs at a time), reduced at once by union-find to one edge per
     linked particle (particle -> the first particle of its group in the slab); union-find
     over those edges of all slabs gives the groups.  Time: O(N log N + linked pairs).
+    A periodic box adds, for each particle within ``link`` of a face, its images across
+    that face (and edge and corner) as ghosts that carry the particle's own index, so the
+    same slabs link across the faces.
     """
     pos = np.asarray(pos, dtype=np.float64)
     if pos.ndim != 2 or pos.shape[1] != 3:
@@ -57,19 +61,22 @@ def friends_of_friends(pos: np.ndarray, link: float, chunk: int = FOF_CHUNK,
         return np.zeros(0, np.int64)
     chunk = max(int(chunk), 1)
     index = np.int32 if n < 2 ** 31 else np.int64
-    if n <= chunk:
-        src, dst = _window_edges(pos, np.arange(n, dtype=index), link, leafsize)
+    origin = np.arange(n, dtype=index)
+    if box is not None:
+        pos, origin = _with_ghosts(pos, origin, link, float(box))
+    if len(pos) <= chunk:
+        src, dst = _window_edges(pos, origin, link, leafsize)
     else:
         axis = int(np.argmax(np.ptp(pos, axis=0)))
         order = np.argsort(pos[:, axis], kind="stable").astype(index)
         xs = pos[order, axis]
         srcs, dsts = [], []
-        for start in range(0, n, chunk):
-            end = min(start + chunk, n)
+        for start in range(0, len(pos), chunk):
+            end = min(start + chunk, len(pos))
             # the pairs (i, j), x_i <= x_j, with i in this slab have j in [start, stop)
             stop = int(np.searchsorted(xs, xs[end - 1] + link, side="right"))
             members = order[start:stop]
-            s, d = _window_edges(pos[members], members, link, leafsize)
+            s, d = _window_edges(pos[members], origin[members], link, leafsize)
             srcs.append(s)
             dsts.append(d)
         del order, xs
@@ -77,6 +84,33 @@ def friends_of_friends(pos: np.ndarray, link: float, chunk: int = FOF_CHUNK,
         del srcs, dsts
     roots = _union_find(n, src, dst)
     return np.unique(roots, return_inverse=True)[1].astype(np.int64, copy=False)
+
+
+def _with_ghosts(pos: np.ndarray, origin: np.ndarray, link: float, box: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Positions wrapped into [0, box) followed by the images (ghosts) of those within
+    ``link`` of a face, for each of the 26 shifts that brings them next to the opposite
+    face; and for every row the index of the particle it is (``origin``)."""
+    if not (math.isfinite(box) and 2.0 * link < box):
+        raise UserInputError(f"the linking length {link:g} must be below half the box "
+                             f"({box:g})")
+    pos = np.mod(pos, box)
+    pos[pos >= box] = 0.0
+    low, high = pos < link, pos >= box - link
+    parts, owners = [pos], [origin]
+    for shift in np.array(np.meshgrid([-1, 0, 1], [-1, 0, 1], [-1, 0, 1])).T.reshape(-1, 3):
+        if not shift.any():
+            continue
+        near = np.ones(len(pos), bool)
+        for a in range(3):
+            if shift[a] == 1:
+                near &= low[:, a]
+            elif shift[a] == -1:
+                near &= high[:, a]
+        rows = np.flatnonzero(near)
+        parts.append(pos[rows] + shift * box)
+        owners.append(origin[rows])
+    return np.concatenate(parts), np.concatenate(owners)
 
 
 def _union_find(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
