@@ -46,13 +46,30 @@ class _Map:
     equal_masses: bool
 
 
+#: the depth of the slab a periodic box's maps project, as a fraction of the box
+SLAB = 0.25
+
+
+def _box(snapshot: Path, units: PlotUnits) -> float | None:
+    """A periodic snapshot's side in ``units``' comoving lengths (``Header/BoxSize``, in
+    the file's UnitLength/h as the coordinates); None for open boundaries."""
+    import h5py
+    with h5py.File(snapshot, "r") as f:
+        box = float(f["Header"].attrs.get("BoxSize", 0.0)) if "Header" in f else 0.0
+    return box * units.length_factor if box > 0 else None
+
+
 def _comoving_xy(snapshot: Path, units: PlotUnits) -> tuple[np.ndarray, np.ndarray]:
     """(x-y positions in ``units``' comoving lengths, masses in its M☉) of the finite
     particles of a cosmological ``snapshot``, from the columns as stored (comoving
-    ``Coordinates`` in UnitLength/h, ``Masses`` in UnitMass/h)."""
+    ``Coordinates`` in UnitLength/h, ``Masses`` in UnitMass/h); of a periodic box, those
+    of the slab 0 <= z < :data:`SLAB` × BoxSize."""
     cols = read_set(snapshot, "all", (0, 1))[0]
     pos, mass = cols["pos"], cols["mass"]
     ok = np.isfinite(pos).all(axis=1)
+    box = _box(snapshot, units)
+    if box is not None:
+        ok &= pos[:, 2] * units.length_factor < SLAB * box
     if not ok.any():
         raise SnapshotError(f"{snapshot}: no particles with finite positions to plot")
     return pos[ok, :2] * units.length_factor, mass[ok] * units.mass_factor
@@ -105,7 +122,11 @@ def _draw(ax, m: _Map, units: PlotUnits, norm: LogNorm | None):
 def _cosmo_map(snapshot: Path, cosmo: SnapshotCosmology, bins: int, width: float | None,
                h_units: bool) -> _Map:
     """The comoving map of :func:`projection_figure` for a cosmological snapshot."""
-    xy, mass = _comoving_xy(snapshot, cosmo.units(h_units))
+    units = cosmo.units(h_units)
+    xy, mass = _comoving_xy(snapshot, units)
+    box = _box(snapshot, units)
+    if box is not None:             # the box itself, whatever its centre of mass
+        return _surface_density(xy, mass, np.full(2, box / 2), box / 2, bins)
     centre = _centre(xy, mass)
     half = width / 2 if width is not None else _sphere_half(xy, centre)
     return _surface_density(xy, mass, centre, half, bins)
@@ -247,14 +268,17 @@ def redshift_panels(folder: str | Path, redshifts: tuple[float, ...] = REDSHIFTS
         raise FileNotFoundError(f"no cosmological snapshot_*.hdf5 in {folder}")
     if not len(redshifts):
         raise UserInputError("redshift_panels needs at least one redshift")
-    chosen = [min(snaps, key=lambda s: abs(s[1].redshift - z)) for z in redshifts]
+    # each snapshot once, even where two redshifts are closest to the same one
+    chosen = list(dict.fromkeys(min(snaps, key=lambda s: abs(s[1].redshift - z))
+                                for z in redshifts))
     units = chosen[0][1].units(h_units)
-    data = {}                           # each snapshot once: (x-y, masses, centre of mass)
-    for snap, cosmo in dict.fromkeys(chosen):
+    box = _box(chosen[0][0], units)
+    data = {}                           # (x-y, masses, centre: of mass, or of the box)
+    for snap, cosmo in chosen:
         xy, mass = _comoving_xy(snap, cosmo.units(h_units))
-        data[snap, cosmo] = xy, mass, _centre(xy, mass)
-    half = (width / 2 if width is not None else
-            max(_sphere_half(xy, centre) for xy, _, centre in data.values()))
+        data[snap, cosmo] = xy, mass, _centre(xy, mass) if box is None else np.full(2, box / 2)
+    half = (width / 2 if width is not None and box is None else box / 2 if box is not None
+            else max(_sphere_half(xy, centre) for xy, _, centre in data.values()))
     maps = {key: _surface_density(xy, mass, centre, half, bins)
             for key, (xy, mass, centre) in data.items()}
     filled = [m.sigma for m in maps.values() if m.sigma.count()]
@@ -270,5 +294,6 @@ def redshift_panels(folder: str | Path, redshifts: tuple[float, ...] = REDSHIFTS
         ax.set_title(f"z = {cosmo.redshift:.2f} ({snap.stem})")
     if im is not None:
         _colour_bar(fig, im, axes, list(maps.values()), units)
-    fig.suptitle(f"{folder.name}: projected density")
+    fig.suptitle(f"{folder.name}: projected density" + (
+        "" if box is None else f" of the slab 0 <= z < {SLAB * box:.4g} ({SLAB:g} of the box)"))
     return fig

@@ -309,3 +309,31 @@ def test_hybridtree_cosmological_snapshot(tmp_path: Path):
     sigma = image.get_array()
     pixel = (x1 - x0) * (y1 - y0) / sigma.size
     np.testing.assert_allclose(sigma.sum() * pixel, m.sum(), rtol=1e-6)
+
+
+def test_a_periodic_box_is_drawn_as_the_box_and_a_slab(tmp_path):
+    """A periodic snapshot's map is the box [0, L]² (not a square about the centre of
+    mass), of the particles of the slab 0 <= z < L/4 only; the panels show each
+    snapshot once."""
+    from hybridtree.config.units import Units
+    from hybridtree.io.hdf5_write import write_snapshot
+    from hybridtree.particles import Particles
+    rng = np.random.default_rng(3)
+    box, n = 142.85714285714286, 4000
+    pos = rng.random((n, 3)) * box
+    pos[:100] = [10.0, 10.0, 5.0]              # a clump in the slab, off the centre
+    units = Units(3.0856775814913673e24, 1.98841e43)
+    for k, a in enumerate((0.5, 1.0)):
+        write_snapshot(tmp_path / f"snapshot_000{k}.hdf5",
+                       Particles(pos, np.zeros((n, 3)), np.ones(n), np.arange(1, n + 1,
+                                                                          dtype=np.uint64)),
+                       1.0, units, cosmology={"a": a, "h": 0.7, "omega_m": 0.3,
+                                              "omega_lambda": 0.7, "box": box})
+    fig = projection_figure(tmp_path / "snapshot_0001.hdf5")
+    ax = fig.axes[0]
+    assert ax.get_xlim() == pytest.approx((0.0, box)) and ax.get_ylim() == pytest.approx((0, box))
+    in_slab = int((pos[:, 2] < box / 4).sum())
+    assert f"N = {in_slab}" in ax.get_title() and in_slab < n / 2
+    panels = redshift_panels(tmp_path, redshifts=(1.0, 0.5, 0.0))
+    titled = [a for a in panels.axes if a.get_title()]
+    assert len(titled) == 2 and "slab" in panels._suptitle.get_text()
