@@ -16,6 +16,7 @@ from ..device.probe import Probe
 from ..io.snapshot import (SnapshotError, latest_run_point, read_particles, resolve_snapshot,
                            snapshot_files)
 from ..config.units import GYR_S
+from ..io.gadget_units import hubble_rate
 
 __all__ = ["describe", "device_listing"]
 
@@ -38,6 +39,7 @@ def describe(path: str | Path) -> str:
     pots: list[np.ndarray] | None = []
     params: dict = {}
     state: dict = {}
+    header: dict = {}
     for i, q in enumerate(files):
         with h5py.File(q, "r") as f:
             for name in sorted(f):
@@ -48,6 +50,7 @@ def describe(path: str | Path) -> str:
                     else:
                         pots = None
             if i == 0:
+                header = dict(f["Header"].attrs) if "Header" in f else {}
                 params = dict(f["Parameters"].attrs) if "Parameters" in f else {}
                 state = dict(f["RunState"].attrs) if "RunState" in f else {}
     pot = None
@@ -73,6 +76,41 @@ def describe(path: str | Path) -> str:
     m = p.mass.sum()
     if m <= 0:
         raise SnapshotError(f"{path}: total mass is {m}")
+    if (float(header.get("BoxSize", 0.0)) > 0 and float(header.get("Time", 0.0)) > 0
+            and units is not None):
+        lines += _periodic_lines(p, header, params, m, units.time_s)
+    else:
+        lines += _isolated_lines(p, m, pot)
+    settings = {k: v for k, v in params.items() if "." in k}
+    if settings:
+        lines.append("settings: " + ", ".join(
+            f"{k}={v.decode() if isinstance(v, bytes) else v}" for k, v in settings.items()
+            if k.split(".")[0] in ("ics", "gravity", "time")))
+    return "\n".join(lines)
+
+
+def _periodic_lines(p, header: dict, params: dict, m: float, time_s: float) -> list[str]:
+    """A periodic box's summary: its side, the mass, and the peculiar velocities (the
+    readers' velocities less the Hubble flow H(a) r about the origin they add); a centre
+    of mass, Lagrangian radii and energies mean nothing there."""
+    a, box = float(header["Time"]), float(header["BoxSize"])
+
+    def number(key: str, default: float) -> float:
+        return float(header.get(key, params.get(key, default)))
+
+    h = number("HubbleParam", 1.0) or 1.0
+    hubble = hubble_rate(a, h, number("Omega0", 0.0), number("OmegaLambda", 0.0), time_s)
+    pec = p.vel - hubble * p.pos
+    side = box * a / h                  # physical side in the readers' length unit
+    rms = float(np.sqrt((p.mass @ (pec * pec).sum(axis=1)) / m))
+    return [f"periodic box: BoxSize {box:.10g} (comoving, file units/h), physical side "
+            f"{side:.6g} at a = {a:.6g}, z = {1 / a - 1:.6g}",
+            f"total mass: {m:.10g}",
+            f"peculiar velocity: rms {rms:.6g}"]
+
+
+def _isolated_lines(p, m: float, pot) -> list[str]:
+    lines = []
     com = p.mass @ p.pos / m
     vcom = p.mass @ p.vel / m
     lines.append(f"total mass: {m:.10g}")
@@ -86,12 +124,7 @@ def describe(path: str | Path) -> str:
                      f"2K/|W| {2 * kin / abs(w):.5f}")
     else:
         lines.append(f"energy: kinetic {kin:.10g} (no potentials stored)")
-    settings = {k: v for k, v in params.items() if "." in k}
-    if settings:
-        lines.append("settings: " + ", ".join(
-            f"{k}={v.decode() if isinstance(v, bytes) else v}" for k, v in settings.items()
-            if k.split(".")[0] in ("ics", "gravity", "time")))
-    return "\n".join(lines)
+    return lines
 
 
 def _newest_in(folder: str | Path) -> Path:

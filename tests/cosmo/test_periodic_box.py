@@ -165,6 +165,12 @@ def test_snapshots_follow_gadget_conventions_for_a_periodic_box(runtime, tmp_pat
         m = f["PartType1/Masses"][:][order]
     ids = np.argsort(p.ids)
     assert np.allclose(x, p.pos[ids] * 0.7, rtol=1e-14, atol=0)
+    # hybridtree info: the box and the rms peculiar velocity, the file's u sqrt(a)
+    from hybridtree.analysis.info import describe
+    text = describe(tmp_path / "out" / "snapshot_0001.hdf5")
+    rms = np.sqrt(((u * np.sqrt(a)) ** 2).sum(axis=1).mean())
+    assert "periodic box: BoxSize 100 " in text and f"rms {rms:.6g}" in text
+    assert "Lagrangian" not in text
     assert np.allclose(u, p.vel[ids] / a ** 1.5, rtol=1e-12)
     assert np.allclose(m, p.mass[ids] * 0.7, rtol=1e-14)
 
