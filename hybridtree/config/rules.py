@@ -40,6 +40,10 @@ def check_settings(v: Values) -> None:
                           ("ics.kind", "cosmology.enabled"))
     if v["ics"]["kind"] in ("cosmo_box", "box_file"):
         _periodic_box(v)
+    elif cosmo["short_steps"] > 1:
+        raise ConfigError("cosmology.short_steps > 1 is the long/short time split of a "
+                          "periodic box's TreePM forces (ics.kind = 'cosmo_box' or "
+                          "'box_file')", ("cosmology.short_steps", "ics.kind"))
     if v["ics"]["kind"] == "cosmo_sphere" and v["ics"]["radius"] > v["ics"]["box"] / 2:
         raise ConfigError(f"ics.radius ({v['ics']['radius']}) must be at most ics.box / 2 "
                           f"({v['ics']['box'] / 2})", ("ics.radius", "ics.box"))

@@ -216,6 +216,10 @@ SCHEMA: dict[str, dict[str, Option]] = {
         "steps": _opt(int, 256, "steps from z_start to z_end", lambda v: v >= 1, ">= 1"),
         "stepping": _opt(str, "time", "steps uniform in time or in ln a",
                          choices=("time", "log_a")),
+        "short_steps": _opt(int, 1, "periodic boxes: steps of the tree's short-range force "
+                            "per step of the mesh's long-range force (GADGET's long/short "
+                            "time split); 1 = both every step (TREEPM_NOTIMESPLIT)",
+                            lambda v: 1 <= v <= 64, "1 <= short_steps <= 64"),
     },
     "output": {
         "dir": _opt(str, "out", "output folder (relative to the working directory)"),

@@ -174,14 +174,21 @@ class ForceEngine:
             return m
         for part in parts:
             pot = self.work("pot_unused", 8 * s.n) if part == "hard" else s.pot
-            with clock.device("walk", f"walk_{part}"):
-                counts, _, _ = walk_into(rt, tree, g.eps, s.acc[part], pot, g.n_group or None,
-                                         g.changeover, part, floor=floor, periodic=g.periodic)
-            if g.periodic is not None:
+            if part == "long":          # the mesh alone; its potential adds to the short's
+                cl.enqueue_fill_buffer(rt.queue, s.acc[part], np.float64(0), 0, 24 * s.n)
+                counts = None
+            else:
+                with clock.device("walk", f"walk_{part}"):
+                    counts, _, _ = walk_into(rt, tree, g.eps, s.acc[part], pot,
+                                             g.n_group or None, g.changeover,
+                                             "full" if part == "short" else part, floor=floor,
+                                             periodic=g.periodic)
+            if g.periodic is not None and part != "short":
                 with clock.device("pm"):
                     self._long_range_of(g).add_device(s.n, s.pos, s.mass, s.acc[part], pot)
             with clock.device("reduce"):
-                self._count(part, sum(red.count_sum(s.n, counts)))
+                if counts is not None:
+                    self._count(part, sum(red.count_sum(s.n, counts)))
                 if g.remove_net_force:
                     red.subtract(s.n, s.acc[part], red.net_acceleration(s.n, s.mass, s.acc[part]))
         return s.n
@@ -219,12 +226,18 @@ class ForceEngine:
         if floor is not None and rows is not None:
             floor = (floor[0], floor[1][rows], floor[2])
         for part in parts:
+            if part == "long":          # the mesh alone; its potential adds to the short's
+                acc, pot = np.zeros((s.n, 3)), s.pot.copy()
+                with clock.host("pm"):
+                    self._long_range_of(g).add(s.pos, s.mass, acc, pot)
+                self._store(s, part, acc, pot)
+                continue
             with clock.host("walk", f"walk_{part}", wait=True):
                 acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, g.eps, g.n_group or None,
                                                        sinks=sinks, split=g.changeover,
-                                                       part=part, floor=floor,
-                                                       periodic=g.periodic)
-            if g.periodic is not None:
+                                                       part="full" if part == "short" else part,
+                                                       floor=floor, periodic=g.periodic)
+            if g.periodic is not None and part != "short":
                 with clock.host("pm"):
                     self._long_range_of(g).add(s.pos, s.mass, acc, pot, sinks)
             for name in ("walk", f"walk_{part}"):
@@ -312,14 +325,9 @@ class ForceEngine:
 
     def _long_range(self, f: Forces, pos: np.ndarray, mass: np.ndarray,
                     sinks: np.ndarray | None) -> Forces:
-        """``f`` (the tree's short range) with the mesh's long range added, for a periodic
-        box (:mod:`.periodic`; its potential in Ewald's convention); else ``f``."""
-        if self.g.periodic is None:
-            return f
-        t0 = time.perf_counter()
-        self._long_range_of(self.g).add(pos, mass, f.acc, f.pot, sinks)
-        f.timings["pm"] = time.perf_counter() - t0
-        f.timings["total"] = f.timings.get("total", 0.0) + f.timings["pm"]
+        """``f`` (the tree's short range) with the mesh's long range added (periodic)."""
+        if self.g.periodic is not None:
+            self._long_range_of(self.g).add_timed(pos, mass, f.acc, f.pot, f.timings, sinks)
         return f
 
     def _long_range_of(self, g: GravitySettings) -> LongRange:

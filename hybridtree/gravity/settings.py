@@ -36,6 +36,7 @@ class GravitySettings:
     theta_min: float = default("theta_min")  # ... and the angle it accepts whatever a_old
     refit_fraction: float = default("refit_fraction")  # block steps: refit, not build
     periodic: Periodic | None = None         # a periodic box: TreePM (monopole cells)
+    time_split: bool = False                 # TreePM's parts apart: "short" and "long"
 
     @classmethod
     def from_settings(cls, g, h=None) -> "GravitySettings":
@@ -69,7 +70,12 @@ class GravitySettings:
 
     @property
     def parts(self) -> tuple[str, ...]:
-        """The state's force parts: ("full",), or ("hard", "soft") for the hybrid tree."""
+        """The state's force parts: ("full",), ("hard", "soft") for the hybrid tree, or
+        ("short", "long") for a periodic box whose mesh force takes longer steps than its
+        tree force (GADGET's long/short time split)."""
+        if self.time_split:
+            assert self.periodic is not None, "the time split is TreePM's"
+            return ("short", "long")
         return ("full",) if self.changeover is None else ("hard", "soft")
 
 

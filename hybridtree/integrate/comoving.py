@@ -14,9 +14,17 @@ from a0 to a1 is the KDK leapfrog with the time factors as integrals over a:
     p += K(a0, am) g;  x += D(a0, a1) p, wrapped into [0, L);  g = g(x);  p += K(am, a1) g
 
 with am the step's middle (the geometric mean of a0 and a1: the middle in ln a, as
-GADGET's integer time line is).  Every particle takes every step and both force parts
-(the mesh and the tree) are computed at each (GADGET's TREEPM_NOTIMESPLIT).  The
-factors come from the schedule's a of each step, so a restart takes the same steps.
+GADGET's integer time line is).  Every particle takes every step.  With one short step
+per step both force parts (the mesh and the tree) are computed at each (GADGET's
+TREEPM_NOTIMESPLIT); with ``n_short`` > 1, GADGET's long/short time split: the mesh's
+part kicks over the whole step around ``n_short`` nested KDK steps of the tree's part,
+uniform in ln a,
+
+    p += K(a0, am) g_long;  n_short × [short KDK over its part of [a0, a1]];
+    g_long = g_long(x);  p += K(am, a1) g_long,
+
+the last short step computing both parts.  The factors come from the schedule's a of
+each step, so a restart takes the same steps.
 Units: internal (G = 1); H(a) in 1/internal time.
 """
 
@@ -55,32 +63,45 @@ class ComovingLeapfrog:
     :class:`hybridtree.integrate.schedule.Cosmic` (its ``a(step)``), ``step``: the
     schedule's step the state is at, ``box``: the comoving side L (internal length)."""
 
-    parts = ("full",)
-
-    def __init__(self, engine, cosmo, sched, step: int, box: float):
+    def __init__(self, engine, cosmo, sched, step: int, box: float, n_short: int = 1):
+        if n_short < 1:
+            raise ValueError(f"n_short must be >= 1, got {n_short}")
         self.engine, self.cosmo, self.sched = engine, cosmo, sched
-        self.k, self.box = int(step), float(box)
+        self.k, self.box, self.n_short = int(step), float(box), int(n_short)
+        self.parts = engine.g.parts
+        assert self.parts == (("short", "long") if n_short > 1 else ("full",)), self.parts
 
     def start(self, state, reuse: bool = False) -> None:
-        """Forces at the starting positions (``reuse``: the state holds them)."""
-        if reuse:
+        """Forces at the starting positions (``reuse``: the state holds them, the whole
+        force: a restart without the time split; with it, the parts are recomputed, the
+        same bits as the last step computed)."""
+        if reuse and self.n_short == 1:
             self.engine.forces_known()
         else:
             first_forces(self.engine, state, self.parts)
 
-    def factors(self, k: int) -> tuple[float, float, float]:
-        """(first half kick, drift, second half kick) of step k -> k + 1."""
-        a0, a1 = float(self.sched.a(k)), float(self.sched.a(k + 1))
+    def factors(self, a0: float, a1: float) -> tuple[float, float, float]:
+        """(first half kick, drift, second half kick) of a KDK step from a0 to a1."""
         am = math.sqrt(a0 * a1)
         c = self.cosmo
         return kick_factor(c, a0, am), drift_factor(c, a0, a1), kick_factor(c, am, a1)
 
     def step(self, state, dt: float) -> None:
         """The schedule's next step (``dt``, its length in time, is implied by it)."""
-        k1, d, k2 = self.factors(self.k)
-        state.kick("full", k1)
-        state.drift(d)
-        state.wrap(self.box)
-        self.engine.compute(state, self.parts)
-        state.kick("full", k2)
+        a0, a1 = float(self.sched.a(self.k)), float(self.sched.a(self.k + 1))
+        n, inner = self.n_short, self.parts[0]
+        if n > 1:
+            long1, _, long2 = self.factors(a0, a1)
+            state.kick("long", long1)
+        for j in range(n):
+            b0 = a0 if j == 0 else a0 * (a1 / a0) ** (j / n)
+            b1 = a1 if j == n - 1 else a0 * (a1 / a0) ** ((j + 1) / n)
+            k1, d, k2 = self.factors(b0, b1)
+            state.kick(inner, k1)
+            state.drift(d)
+            state.wrap(self.box)
+            self.engine.compute(state, self.parts if j == n - 1 else (inner,))
+            state.kick(inner, k2)
+        if n > 1:
+            state.kick("long", long2)
         self.k += 1

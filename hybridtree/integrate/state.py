@@ -100,7 +100,7 @@ class HostState:
     def total_acc(self) -> np.ndarray:
         if len(self.parts) == 1:
             return self.acc[self.parts[0]]
-        return self.acc["hard"] + self.acc["soft"]
+        return self.acc[self.parts[0]] + self.acc[self.parts[1]]
 
     def download(self) -> Particles:
         """Copies of the particles (acc: the sum of the parts)."""
@@ -207,8 +207,8 @@ class DeviceState:
             return self.acc[self.parts[0]]
         if self._total is None or self._total.size < 24 * self.n:
             self._total = self.rt.empty(24 * self.n)
-        launch(self.rt, "state.cl", "add", 3 * self.n, np.int32(3 * self.n), self.acc["hard"],
-               self.acc["soft"], self._total)
+        launch(self.rt, "state.cl", "add", 3 * self.n, np.int32(3 * self.n),
+               self.acc[self.parts[0]], self.acc[self.parts[1]], self._total)
         return self._total
 
     def download(self, order: tuple[int, cl.Buffer | None] | None = None) -> Particles:

@@ -46,7 +46,8 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
     g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
     box = box_of(settings)
     if box is not None:
-        g = replace(g, periodic=periodic_of(settings, box, len(p)))
+        g = replace(g, periodic=periodic_of(settings, box, len(p)),
+                    time_split=settings.cosmology.short_steps > 1)
     # "auto": the relative criterion needs a_old on the device on many processes, and
     # does not take the overlapped LET exchange (rules.process_refusal)
     backend = state_backend(rt, g.method, g.build)
@@ -58,7 +59,8 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
     if comm.size == 1:
         stepper = SerialStepper(g, p, rt, external=external, block=block)
         if box is not None:
-            stepper.scheme = ComovingLeapfrog(stepper.engine, sched.cosmo, sched, step, box)
+            stepper.scheme = ComovingLeapfrog(stepper.engine, sched.cosmo, sched, step, box,
+                                              settings.cosmology.short_steps)
         return stepper
     # parallel.overlap with block steps or the relative opening: refused by
     # check_parallel (hybridtree.config.rules) before the device was taken
