@@ -309,6 +309,16 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   py pk128 60 -m hybridtree pk "$D/box128/snapshot_0003.hdf5" --out "$D/pk128_z0.txt"
   rm -f "$D"/box128/snapshot_000[012].hdf5
   ;;
+49) # issue 31, session 17: the configs' 512 steps: configs/cosmo_box.toml (128^3) and the 256^3 box, each with P(k) and halos
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  for n in 128 256; do
+    py box$n 330 -m hybridtree run configs/cosmo_box.toml --device nvidia --set ics.n_grid=$n \
+        --set gravity.eps=$(python3 -c "print(100 / 0.7 / $n / 30)") --set output.dir="$D/box$n"
+    py pk$n 60 -m hybridtree pk "$D/box$n/snapshot_0003.hdf5" --out "$D/pk${n}_z0.txt"
+    py halos$n 200 -m hybridtree halos "$D/box$n/snapshot_0003.hdf5"
+    rm -f "$D"/box$n/snapshot_*.hdf5
+  done
+  ;;
 48) # issue 31, session 17: a 256^3 box of 100 Mpc/h from z = 49 to 0 (the issue's speed target), its P(k)
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   py box256 480 -m hybridtree run configs/cosmo_box.toml --device nvidia --set ics.n_grid=256 --set gravity.eps=0.0186 \
