@@ -226,7 +226,7 @@ def _write_file(tmp: Path, path: Path, particles: Particles, time: float, units:
             _write_particles(f.create_group(f"PartType{DM}"), particles, units, cosmic, box)
             _write_attrs(f, "Units", units.attrs())
             _write_attrs(f, "Parameters", {**(parameters or {}), "Time_GYR": gyr,
-                                           **_cosmic_parameters(cosmic, parameters)})
+                                           **_cosmic_parameters(cosmic, parameters, box)})
             if run_state is not None:
                 _write_attrs(f, "RunState", run_state)
     except (OSError, RuntimeError) as exc:
@@ -246,15 +246,19 @@ UNITS_MARK = ("VORONOI", "not a mesh: marks the file's own units as meaningful t
                          "pynbody (hybridtree: collisionless particles only)")
 
 
-def _cosmic_parameters(cosmic: CosmicHeader | None, parameters: dict[str, Any] | None
-                       ) -> dict[str, Any]:
-    """GADGET-4's cosmological run parameters (pynbody takes h and the Ω's from the
-    ``Parameters`` group, where GADGET-4 keeps them); none for other runs."""
+def _cosmic_parameters(cosmic: CosmicHeader | None, parameters: dict[str, Any] | None,
+                       box: float | None = None) -> dict[str, Any]:
+    """GADGET-4's cosmological run parameters (pynbody takes h, the Ω's and a periodic
+    box's ``BoxSize`` from the ``Parameters`` group, where GADGET-4 keeps them); none for
+    other runs."""
     if cosmic is None:
         return {}
-    return {"ComovingIntegrationOn": 1, "HubbleParam": cosmic.h, "Omega0": cosmic.omega_m,
-            "OmegaLambda": cosmic.omega_lambda,
-            "OmegaBaryon": float((parameters or {}).get("cosmology.omega_b", 0.0))}
+    out = {"ComovingIntegrationOn": 1, "HubbleParam": cosmic.h, "Omega0": cosmic.omega_m,
+           "OmegaLambda": cosmic.omega_lambda,
+           "OmegaBaryon": float((parameters or {}).get("cosmology.omega_b", 0.0))}
+    if box is not None:
+        out["BoxSize"] = float(box) * cosmic.h
+    return out
 
 
 def _write_header(f: h5py.File, time: float, gyr: float, counts: np.ndarray,

@@ -171,6 +171,16 @@ def test_snapshots_follow_gadget_conventions_for_a_periodic_box(runtime, tmp_pat
     rms = np.sqrt(((u * np.sqrt(a)) ** 2).sum(axis=1).mean())
     assert "periodic box: BoxSize 100 " in text and f"rms {rms:.6g}" in text
     assert "Lagrangian" not in text
+    # pynbody takes the box from Parameters (GADGET-4 keeps it there), yt from Header
+    pynbody = pytest.importorskip("pynbody")
+    snap = pynbody.load(str(tmp_path / "out" / "snapshot_0001.hdf5"))
+    side = snap.properties["boxsize"].in_units("Mpc a h**-1", **snap.conversion_context())
+    assert float(side) == pytest.approx(100.0, rel=1e-12)
+    yt = pytest.importorskip("yt")
+    ds = yt.load(str(tmp_path / "out" / "snapshot_0001.hdf5"))
+    assert all(ds.periodicity) and ds.cosmological_simulation
+    # yt's parsec differs from ours (IAU 2015) in the tenth digit
+    assert float(ds.domain_width.to("Mpccm/h")[0]) == pytest.approx(100.0, rel=1e-8)
     assert np.allclose(u, p.vel[ids] / a ** 1.5, rtol=1e-12)
     assert np.allclose(m, p.mass[ids] * 0.7, rtol=1e-14)
 
