@@ -39,7 +39,7 @@ import pyopencl as cl
 
 from ..device.kernels import kernel, option_sets, spread_local
 from ..device.runtime import Runtime
-from ..device.transfer import Workspace
+from ..device.transfer import Workspace, download, upload
 from .periodic import Periodic
 from .tree.device_sort import MAX_N, radix_sort
 
@@ -224,24 +224,15 @@ class DeviceMesh:
         sources ``pos``, (n, 3)) from sources of masses ``mass`` (n,) or one mass for
         all; float64 host arrays in and out, the meaning of :func:`.pm.pm_forces`."""
         rt = self.rt
-        pos = np.ascontiguousarray(pos, np.float64).reshape(-1, 3)
+        pos = np.asarray(pos, np.float64).reshape(-1, 3)
         n = len(pos)
-        mass = np.ascontiguousarray(np.broadcast_to(np.asarray(mass, np.float64), (n,)))
-        at = None if sinks is None else np.ascontiguousarray(sinks, np.float64).reshape(-1, 3)
-        m = n if at is None else len(at)
-        acc, pot = np.zeros((m, 3)), np.zeros(m)
-        bufs = [rt.empty(a.nbytes) for a in (pos, mass, acc, pot)]
-        for a, b in zip((pos, mass, acc, pot), bufs):
-            if a.nbytes:
-                cl.enqueue_copy(rt.queue, b, a)
-        sink_arg = None
-        if at is not None:
-            sink_arg = (rt.empty(at.nbytes), m)
-            if at.nbytes:
-                cl.enqueue_copy(rt.queue, sink_arg[0], at)
-        self.add_forces(bufs[0], bufs[1], n, bufs[2], bufs[3], sink_arg)
-        for a, b in zip((acc, pot), bufs[2:]):
-            if a.nbytes:
-                cl.enqueue_copy(rt.queue, a, b)
+        mass = np.broadcast_to(np.asarray(mass, np.float64), (n,))
+        at = pos if sinks is None else np.asarray(sinks, np.float64).reshape(-1, 3)
+        acc, pot = np.zeros((len(at), 3)), np.zeros(len(at))
+        arrays = [pos, mass, acc, pot] + ([] if sinks is None else [at])
+        bufs = upload(rt, arrays, [None] * len(arrays))
+        self.add_forces(bufs[0], bufs[1], n, bufs[2], bufs[3],
+                        None if sinks is None else (bufs[4], len(at)))
+        download(rt, [(bufs[2], acc), (bufs[3], pot)])
         rt.queue.finish()
         return acc, pot
