@@ -19,7 +19,7 @@ import numpy as np
 
 from ..cosmo.background import Cosmology
 from ..particles import wrap
-from .cosmological import linear_density_k, lpt_displacements
+from .cosmological import displaced_grid, linear_density_k, lpt_displacements
 
 __all__ = ["cosmo_box_share"]
 
@@ -42,21 +42,6 @@ def cosmo_box_share(n_grid: int, box: float, a_start: float, cosmo: Cosmology, s
     idx = np.arange(lo, hi, dtype=np.int64)
     psi1, psi2 = lpt_displacements(linear_density_k(n, box, cosmo, seed, workers), box,
                                    order, take=idx, workers=workers)
-    d, f, h = cosmo.growth(a), cosmo.growth_rate(a), cosmo.H(a)
-    c1 = a * a * f * h * d
-    if psi2 is not None:
-        om = cosmo.omega_m_of_a(a)
-        d2 = -3.0 / 7.0 * d * d * om ** (-1.0 / 143.0)
-        c2 = a * a * 2.0 * om ** (6.0 / 11.0) * h * d2
-    ijk = (idx // (n * n), (idx // n) % n, idx % n)
-    pos, mom = np.empty((len(idx), 3)), np.empty((len(idx), 3))
-    for ax in range(3):
-        x = (ijk[ax] + 0.5) * (box / n) + d * psi1[ax]
-        u = c1 * psi1[ax]
-        if psi2 is not None:
-            x += d2 * psi2[ax]
-            u += c2 * psi2[ax]
-        pos[:, ax] = x
-        mom[:, ax] = u
+    x, u = displaced_grid(idx, psi1, psi2, n, box, a, cosmo)    # q about the centre
     mass = np.full(len(idx), cosmo.particle_mass(box / n))
-    return wrap(pos, box), mom, mass, (idx + 1).astype(np.uint64)
+    return wrap(x + 0.5 * box, box), a * u, mass, (idx + 1).astype(np.uint64)

@@ -64,7 +64,7 @@ import scipy.fft as sfft
 from ..cosmo.background import Cosmology
 
 __all__ = ["sphere_count", "lagrangian_positions", "white_noise", "linear_density_k",
-           "lpt_displacements", "cosmo_sphere", "cosmo_sphere_share"]
+           "lpt_displacements", "displaced_grid", "cosmo_sphere", "cosmo_sphere_share"]
 
 Particles = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -204,11 +204,12 @@ def cosmo_sphere_share(n_grid: int, box: float, radius: float, a_start: float,
     return _particles(idx, psi1, psi2, n, box, a_start, cosmo)
 
 
-def _particles(idx: np.ndarray, psi1: np.ndarray, psi2: np.ndarray | None, n: int,
-               box: float, a: float, cosmo: Cosmology) -> Particles:
-    """Physical positions and velocities from the displacements (3, m), one axis at a time
-    to keep temporaries small, element by element: a particle's bits do not depend on
-    which others are computed with it."""
+def displaced_grid(idx: np.ndarray, psi1: np.ndarray, psi2: np.ndarray | None, n: int,
+                   box: float, a: float, cosmo: Cosmology) -> tuple[np.ndarray, np.ndarray]:
+    """Comoving positions x = q + D ψ1 + D2 ψ2 of the grid points ``idx`` (q about the
+    cube's centre, :func:`_grid_coord`) and a dx/dt, both (m, 3) internal units, from
+    their displacements (3, m) at scale factor ``a``; element by element, one axis at a
+    time: a particle's bits do not depend on which others are computed with it."""
     d, f, h = cosmo.growth(a), cosmo.growth_rate(a), cosmo.H(a)
     c1 = a * f * h * d                              # a ẋ = a (f H D ψ1 + f2 H D2 ψ2)
     if psi2 is not None:
@@ -216,15 +217,23 @@ def _particles(idx: np.ndarray, psi1: np.ndarray, psi2: np.ndarray | None, n: in
         d2 = -3.0 / 7.0 * d * d * om ** (-1.0 / 143.0)
         c2 = a * 2.0 * om ** (6.0 / 11.0) * h * d2   # f2 = 2 Ω_m(a)^{6/11}
     ijk = (idx // (n * n), (idx // n) % n, idx % n)
-    pos, vel = np.empty((len(idx), 3)), np.empty((len(idx), 3))
+    x, u = np.empty((len(idx), 3)), np.empty((len(idx), 3))
     for ax in range(3):
-        x = _grid_coord(ijk[ax], n, box) + d * psi1[ax]
-        u = c1 * psi1[ax]
+        x[:, ax] = _grid_coord(ijk[ax], n, box) + d * psi1[ax]
+        u[:, ax] = c1 * psi1[ax]
         if psi2 is not None:
-            x += d2 * psi2[ax]
-            u += c2 * psi2[ax]
-        pos[:, ax] = a * x
-        vel[:, ax] = h * pos[:, ax] + u
+            x[:, ax] += d2 * psi2[ax]
+            u[:, ax] += c2 * psi2[ax]
+    return x, u
+
+
+def _particles(idx: np.ndarray, psi1: np.ndarray, psi2: np.ndarray | None, n: int,
+               box: float, a: float, cosmo: Cosmology) -> Particles:
+    """Physical positions r = a x and velocities v = H r + a dx/dt of the grid points
+    ``idx`` from their displacements (:func:`displaced_grid`)."""
+    x, u = displaced_grid(idx, psi1, psi2, n, box, a, cosmo)
+    pos = a * x
+    vel = cosmo.H(a) * pos + u
     mass = np.full(len(idx), cosmo.particle_mass(box / n))
     return pos, vel, mass, (idx + 1).astype(np.uint64)
 
