@@ -23,8 +23,9 @@ The estimator is the standard one (GADGET-4's on-the-fly P(k), nbodykit's, Pylia
    counts twice except its k_z = 0 and k_z = k_N planes): the shell's estimate has a
    relative cosmic-variance (or shot-noise) error sqrt(2 / modes) for a Gaussian field.
 
-Float64 throughout; the mass assignment uses ``np.bincount`` (a deterministic sum) over
-chunks of particles, so memory is a few mesh-sized arrays (a 256³ mesh: ~0.15 GB each)
+Float64 throughout; the mass assignment is the periodic mesh's
+(:func:`hybridtree.gravity.pm.assign_mass`: ``np.bincount``, a deterministic sum, over
+chunks of particles), so memory is a few mesh-sized arrays (a 256³ mesh: ~0.15 GB each)
 plus O(chunk) temporaries.
 """
 
@@ -37,6 +38,7 @@ import h5py
 import numpy as np
 from scipy import fft
 
+from ..gravity.pm import assign_mass
 from ..io.hdf5_files import N_TYPES, SnapshotError, attr_number, open_file, snapshot_files
 
 __all__ = ["MPC_CM", "PeriodicParticles", "PowerSpectrum", "default_mesh", "power_spectrum",
@@ -46,11 +48,6 @@ __all__ = ["MPC_CM", "PeriodicParticles", "PowerSpectrum", "default_mesh", "powe
 MPC_CM = 3.085678e24
 #: GADGET's default length unit, kpc (per h for comoving coordinates), in cm
 GADGET_LENGTH_CM = 3.085678e21
-#: particles per chunk of the mass assignment: bounds its temporaries (27 rows per
-#: particle for TSC, an int64 index and a float64 weight each: ~0.2 GB)
-CHUNK = 1 << 19
-
-
 @dataclass(frozen=True)
 class PowerSpectrum:
     """A binned power spectrum: ``k`` the mean |k| of each shell's modes (2π / length),
@@ -73,45 +70,6 @@ def default_mesh(n_particles: int, cap: int = 512) -> int:
     while n < cap and n ** 3 < 8 * n_particles:     # n ≥ 2 N^(1/3) without rounding
         n *= 2
     return min(n, cap)
-
-
-def _assign(pos: np.ndarray, mass: np.ndarray, n: int, box: float, order: int,
-            shift: float) -> np.ndarray:
-    """Mass on the n³ mesh (flat, C order) of the particles moved by ``shift`` (length)
-    along every axis: CIC or TSC, periodic."""
-    mesh = np.zeros(n ** 3)
-    for lo in range(0, len(pos), CHUNK):
-        # wrapped here, chunk by chunk, rather than as a copy of all positions; a tiny
-        # negative x can give box itself, which the index's % n wraps
-        u = np.mod(pos[lo:lo + CHUNK] + shift, box) * (n / box)        # in mesh cells
-        if order == 2:
-            i0 = np.floor(u)
-            d = u - i0
-            base = i0.astype(np.int64)
-            w = [1.0 - d, d]                                # to base, base + 1
-        else:
-            i0 = np.floor(u + 0.5)                          # the nearest mesh point
-            d = u - i0
-            base = i0.astype(np.int64) - 1
-            w = [0.5 * (0.5 - d) ** 2, 0.75 - d * d, 0.5 * (0.5 + d) ** 2]
-        m = mass[lo:lo + CHUNK]
-        # each axis' wrapped indices once, as (order, rows): the 27 (or 8) index sums
-        # below then need no modulo of their own
-        at = [[(base[:, axis] + a) % n for a in range(order)] for axis in range(3)]
-        rows = len(m)
-        idx = np.empty(order ** 3 * rows, np.int64)
-        wgt = np.empty(order ** 3 * rows)
-        j = 0
-        for a, wa in enumerate(w):
-            for b, wb in enumerate(w):
-                ixy = (at[0][a] * n + at[1][b]) * n
-                wab = m * wa[:, 0] * wb[:, 1]
-                for c, wc in enumerate(w):
-                    np.add(ixy, at[2][c], out=idx[j:j + rows])
-                    np.multiply(wab, wc[:, 2], out=wgt[j:j + rows])
-                    j += rows
-        mesh += np.bincount(idx, wgt, minlength=n ** 3)
-    return mesh.reshape(n, n, n)
 
 
 def _fft(mesh: np.ndarray) -> np.ndarray:
@@ -155,12 +113,12 @@ def power_spectrum(pos: np.ndarray, box: float, n_mesh: int, *, mass: np.ndarray
 
     # δ^DFT = Σ_j δ_j e^{-ik·x_j} with δ_j = mesh_j n³ / Σm − 1: the −1 is k = 0 only
     scale = n_mesh ** 3 / total
-    delta = _fft(_assign(pos, mass, n_mesh, box, order, 0.0))
+    delta = _fft(assign_mass(pos, mass, n_mesh, box, order, 0.0))
     freq = np.fft.fftfreq(n_mesh, 1.0 / n_mesh)               # integer wave numbers
     freq_z = np.fft.rfftfreq(n_mesh, 1.0 / n_mesh)
     if interlace:
         half = 0.5 * box / n_mesh
-        other = _fft(_assign(pos, mass, n_mesh, box, order, half))
+        other = _fft(assign_mass(pos, mass, n_mesh, box, order, half))
         # exp(+i k·s), s = H/2 per axis: k_i H/2 = π m_i / n
         phase = np.exp(1j * np.pi * freq / n_mesh)
         phase_z = np.exp(1j * np.pi * freq_z / n_mesh)

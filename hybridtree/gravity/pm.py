@@ -21,33 +21,61 @@ import numpy as np
 
 from .periodic import Periodic
 
-__all__ = ["pm_forces"]
+__all__ = ["CHUNK", "assign_mass", "cloud_chunks", "pm_forces"]
 
 
-def _cloud(pos: np.ndarray, n: int, box: float, order: int, shift: float):
-    """Per particle the mesh indices (flattened) and weights of its cloud: CIC (order 2,
-    8 points) or TSC (order 3, 27 points), mesh points at (i - shift) L / n."""
-    u = pos * (n / box) + shift
-    axes = []
-    for a in range(3):
+#: particles per chunk of a cloud (:func:`cloud_chunks`): bounds its temporaries (27 rows
+#: per particle for TSC, an int64 index and a float64 weight each: ~0.2 GB)
+CHUNK = 1 << 19
+
+
+def cloud_chunks(pos: np.ndarray, n: int, box: float, order: int, shift: float,
+                 mass: np.ndarray | None = None):
+    """The clouds of the particles at ``pos`` (length) on the periodic n³ mesh of the cube
+    of side ``box`` whose points sit at j box / n - ``shift`` (length), CHUNK particles at
+    a time: yields (first row, idx, wgt), idx (order³, rows) int64 flat mesh indices (C
+    order) and wgt (order³, rows) their weights, CIC (``order`` 2) or TSC (3), times
+    ``mass`` (its rows) where given."""
+    for lo in range(0, len(pos), CHUNK):
+        # wrapped here, chunk by chunk, rather than as a copy of all positions; a tiny
+        # negative x can give box itself, which the index's % n wraps
+        u = np.mod(pos[lo:lo + CHUNK] + shift, box) * (n / box)        # in mesh cells
         if order == 2:
-            i0 = np.floor(u[:, a])
-            f = u[:, a] - i0
-            axes.append([(i0, 1.0 - f), (i0 + 1.0, f)])
+            i0 = np.floor(u)
+            d = u - i0
+            base = i0.astype(np.int64)
+            w = [1.0 - d, d]                                # to base, base + 1
         else:
-            i0 = np.rint(u[:, a])
-            d = u[:, a] - i0
-            axes.append([(i0 - 1.0, 0.5 * (0.5 - d) ** 2), (i0, 0.75 - d * d),
-                         (i0 + 1.0, 0.5 * (0.5 + d) ** 2)])
-    idx, wgt = [], []
-    for ix, wx in axes[0]:
-        for iy, wy in axes[1]:
-            for iz, wz in axes[2]:
-                flat = ((ix.astype(np.int64) % n) * n + iy.astype(np.int64) % n) * n \
-                    + iz.astype(np.int64) % n
-                idx.append(flat)
-                wgt.append(wx * wy * wz)
-    return idx, wgt
+            i0 = np.floor(u + 0.5)                          # the nearest mesh point
+            d = u - i0
+            base = i0.astype(np.int64) - 1
+            w = [0.5 * (0.5 - d) ** 2, 0.75 - d * d, 0.5 * (0.5 + d) ** 2]
+        m = 1.0 if mass is None else mass[lo:lo + CHUNK]
+        # each axis' wrapped indices once: the 27 (or 8) index sums need no modulo
+        at = [[(base[:, axis] + a) % n for a in range(order)] for axis in range(3)]
+        rows = len(u)
+        idx = np.empty((order ** 3, rows), np.int64)
+        wgt = np.empty((order ** 3, rows))
+        j = 0
+        for a, wa in enumerate(w):
+            for b, wb in enumerate(w):
+                ixy = (at[0][a] * n + at[1][b]) * n
+                wab = m * wa[:, 0] * wb[:, 1]
+                for c, wc in enumerate(w):
+                    np.add(ixy, at[2][c], out=idx[j])
+                    np.multiply(wab, wc[:, 2], out=wgt[j])
+                    j += 1
+        yield lo, idx, wgt
+
+
+def assign_mass(pos: np.ndarray, mass: np.ndarray, n: int, box: float, order: int,
+                shift: float) -> np.ndarray:
+    """Mass on the n³ mesh (n, n, n) of :func:`cloud_chunks` (a deterministic sum:
+    ``np.bincount``)."""
+    mesh = np.zeros(n ** 3)
+    for _, idx, wgt in cloud_chunks(pos, n, box, order, shift, mass):
+        mesh += np.bincount(idx.ravel(), wgt.ravel(), minlength=n ** 3)
+    return mesh.reshape(n, n, n)
 
 
 def _kernel(p: Periodic) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
@@ -69,23 +97,19 @@ def _kernel(p: Periodic) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
 
 
 def _mesh(pos, mass, at, p: Periodic, shift: float, green, ks) -> np.ndarray:
-    """(pot, ax, ay, az) at ``at`` from one mesh whose points are offset by ``shift``."""
+    """(pot, ax, ay, az) at ``at`` from one mesh whose points are offset by ``shift``
+    cells."""
     n = p.n_mesh
-    idx, wgt = _cloud(pos, n, p.box, p.order, shift)
-    rho = np.zeros(n ** 3)
-    for i, w in zip(idx, wgt):
-        rho += np.bincount(i, weights=w * mass, minlength=n ** 3)
-    rho *= (n / p.box) ** 3
-    phi_k = green * np.fft.rfftn(rho.reshape(n, n, n))
+    offset = shift * p.box / n
+    rho = assign_mass(pos, mass, n, p.box, p.order, offset) * (n / p.box) ** 3
+    phi_k = green * np.fft.rfftn(rho)
     fields = [np.fft.irfftn(phi_k, s=(n, n, n), axes=(0, 1, 2)).ravel()]
     for k in ks:
         fields.append(np.fft.irfftn(-1j * k * phi_k, s=(n, n, n), axes=(0, 1, 2)).ravel())
-    if at is not pos:
-        idx, wgt = _cloud(at, n, p.box, p.order, shift)
     out = np.zeros((len(at), 4))
-    for i, w in zip(idx, wgt):
+    for lo, idx, wgt in cloud_chunks(at, n, p.box, p.order, offset):
         for c, field in enumerate(fields):
-            out[:, c] += w * field[i]
+            out[lo:lo + idx.shape[1], c] = (wgt * field[idx]).sum(axis=0)
     return out
 
 
