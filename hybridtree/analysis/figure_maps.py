@@ -59,15 +59,16 @@ def _box(snapshot: Path, units: PlotUnits) -> float | None:
     return box * units.length_factor if box > 0 else None
 
 
-def _comoving_xy(snapshot: Path, units: PlotUnits) -> tuple[np.ndarray, np.ndarray]:
+def _comoving_xy(snapshot: Path, units: PlotUnits, box: float | None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """(x-y positions in ``units``' comoving lengths, masses in its M☉) of the finite
     particles of a cosmological ``snapshot``, from the columns as stored (comoving
-    ``Coordinates`` in UnitLength/h, ``Masses`` in UnitMass/h); of a periodic box, those
-    of the slab 0 <= z < :data:`SLAB` × BoxSize."""
+    ``Coordinates`` in UnitLength/h, ``Masses`` in UnitMass/h); of a periodic box (side
+    ``box`` in ``units``' lengths, :func:`_box`), those of the slab 0 <= z < :data:`SLAB`
+    × box."""
     cols = read_set(snapshot, "all", (0, 1))[0]
     pos, mass = cols["pos"], cols["mass"]
     ok = np.isfinite(pos).all(axis=1)
-    box = _box(snapshot, units)
     if box is not None:
         ok &= pos[:, 2] * units.length_factor < SLAB * box
     if not ok.any():
@@ -123,8 +124,8 @@ def _cosmo_map(snapshot: Path, cosmo: SnapshotCosmology, bins: int, width: float
                h_units: bool) -> _Map:
     """The comoving map of :func:`projection_figure` for a cosmological snapshot."""
     units = cosmo.units(h_units)
-    xy, mass = _comoving_xy(snapshot, units)
     box = _box(snapshot, units)
+    xy, mass = _comoving_xy(snapshot, units, box)
     if box is not None:             # the box itself, whatever its centre of mass
         return _surface_density(xy, mass, np.full(2, box / 2), box / 2, bins)
     centre = _centre(xy, mass)
@@ -275,7 +276,7 @@ def redshift_panels(folder: str | Path, redshifts: tuple[float, ...] = REDSHIFTS
     box = _box(chosen[0][0], units)
     data = {}                           # (x-y, masses, centre: of mass, or of the box)
     for snap, cosmo in chosen:
-        xy, mass = _comoving_xy(snap, cosmo.units(h_units))
+        xy, mass = _comoving_xy(snap, cosmo.units(h_units), box)
         data[snap, cosmo] = xy, mass, _centre(xy, mass) if box is None else np.full(2, box / 2)
     half = (width / 2 if width is not None and box is None else box / 2 if box is not None
             else max(_sphere_half(xy, centre) for xy, _, centre in data.values()))

@@ -8,8 +8,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+import h5py
+import numpy as np
+
 from ..config.settings import ConfigError, Settings, settings_from_flat
 from ..io.hdf5_read import group_attrs
+from ..io.hdf5_write import BOX_STATE
 from ..io.snapshot import Snapshot, SnapshotError, count_particles
 from ..parallel.comm import Comm
 from ..parallel.snapshots import agree, read_run_share
@@ -74,9 +78,6 @@ def exact_box_state(path: str, particles: Any) -> None:
     exact comoving state its snapshot ``path`` keeps (:data:`hybridtree.io.hdf5_write.
     BOX_STATE`), matched by ID, so that a restart continues bit for bit; RunError for a
     periodic snapshot without it."""
-    import h5py
-    import numpy as np
-    from ..io.hdf5_write import BOX_STATE
     with h5py.File(path, "r") as f:
         g = f["PartType1"]
         if BOX_STATE not in g:
