@@ -11,7 +11,6 @@ test_pm_device.py).  Units: G = 1, the caller's.
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
@@ -73,7 +72,7 @@ class LongRange:
             download(rt, [(mass, host_mass)])
             self._mass_total = float(host_mass.sum())
         self._device_mesh().add_forces(pos, mass, n, acc, pot)
-        launch(rt, "state.cl", "axpy", n, np.int32(n), np.float64(1.0 / (math.sqrt(math.pi)
-                                                                         * p.rs)), mass, pot)
+        launch(rt, "state.cl", "axpy", n, np.int32(n), np.float64(p.self_potential_per_mass),
+               mass, pot)
         launch(rt, "state.cl", "shift", n, np.int32(n),
                np.float64(p.potential_offset(self._mass_total)), pot)

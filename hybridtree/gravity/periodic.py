@@ -112,4 +112,9 @@ class Periodic:
         """The part of a particle's potential from its own images that neither the walk
         (which skips the particle itself) nor the mesh (whose own long-range term at r = 0
         is -m / (sqrt(pi) r_s) short of Ewald's) gives: + m / (sqrt(pi) r_s)."""
-        return np.asarray(mass, np.float64) / (math.sqrt(math.pi) * self.rs)
+        return np.asarray(mass, np.float64) * self.self_potential_per_mass
+
+    @property
+    def self_potential_per_mass(self) -> float:
+        """1 / (sqrt(pi) r_s): :meth:`self_potential` per unit mass (1 / length)."""
+        return 1.0 / (math.sqrt(math.pi) * self.rs)
