@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
 
 import numpy as np
 import pyopencl as cl
@@ -41,6 +40,7 @@ from ..device.transfer import Workspace, download, upload
 from ..integrate.state import DeviceState, HostState, State
 from ..particles import shaped_particles, validate_particles
 from .direct import direct_forces
+from .forces import Forces
 from .knobs import build_where
 from .long_range import LongRange
 from .periodic import wrap
@@ -53,47 +53,6 @@ from .walk import tree_forces, walk_active, walk_into
 __all__ = ["ForceEngine", "Forces", "GravitySettings", "opening_floor"]
 
 
-@dataclass
-class Forces:
-    """Forces of sinks given as arrays (float64, caller's order, G = 1): what
-    :func:`hybridtree.gravity.accelerations` returns.
-
-    ``n_pp``/``n_pc``: interactions per sink.  On the device-resident path they stay on
-    the device until first read (a download of 8 bytes per sink that most callers never
-    need); ``interactions`` is their total, summed on the device.
-    """
-
-    acc: np.ndarray                  # (n, 3) acceleration
-    pot: np.ndarray                  # (n,) potential
-    _n_pp: np.ndarray | None = None  # (n,) particle-particle interactions per sink
-    _n_pc: np.ndarray | None = None  # (n,) particle-cell interactions per sink
-    device: str = ""
-    timings: dict = field(default_factory=dict)   # seconds (and a few counts)
-    _total: int | None = None
-    _fetch: object = None            # () -> (n_pp, n_pc), for counts still on the device
-
-    def _counts(self) -> None:
-        if self._n_pp is None:
-            self._n_pp, self._n_pc = self._fetch()
-            self._fetch = None
-
-    @property
-    def n_pp(self) -> np.ndarray:
-        self._counts()
-        return self._n_pp
-
-    @property
-    def n_pc(self) -> np.ndarray:
-        self._counts()
-        return self._n_pc
-
-    @property
-    def interactions(self) -> int:
-        if self._total is not None:
-            return self._total
-        return int(self.n_pp.sum() + self.n_pc.sum())
-
-
 class ForceEngine:
     """Forces of a state (see the module docstring), or of sinks given as arrays
     (:meth:`sink_forces`).  ``counts``: interactions per part and the number of forces
@@ -102,7 +61,7 @@ class ForceEngine:
     :class:`hybridtree.parallel.engine.ParallelEngine`) replace ``_on_device`` and
     ``_on_host``, the two backends, and keep the rest (``refits``: whether they refit)."""
 
-    refits = True
+    refits, mesh_sum = True, None       # mesh_sum: a periodic mesh's sum over processes
 
     def __init__(self, g: GravitySettings, rt: Runtime, clock: Clock | None = None,
                  work: Workspace | None = None):
@@ -155,6 +114,13 @@ class ForceEngine:
         self._known = True
         return done
 
+    @staticmethod
+    def old_acc(s: State):
+        """The acceleration the relative criterion scales with (a_old): the whole force's
+        (with TreePM's time split short + long: GADGET's OldAcc, mesh included); None
+        before the state holds any."""
+        return s.total_acc() if s.acc else None
+
     def _count(self, part: str, interactions: int) -> None:
         self.counts["interactions"] += interactions
         self.counts[f"{part}_interactions"] += interactions
@@ -162,7 +128,7 @@ class ForceEngine:
     def _on_device(self, s: DeviceState, parts: tuple[str, ...], active) -> int:
         g, rt, clock = self.g, self.rt, self.clock
         red = reduce.reducer(rt)
-        floor = opening_floor(self.g, self._known, s.acc.get("full"))
+        floor = opening_floor(self.g, self._known, self.old_acc(s))
         tree = self._tree(s, active)
         if active is not None:
             with clock.device("walk", "walk_full"):
@@ -209,7 +175,7 @@ class ForceEngine:
             return len(sinks)
         if s.n == 0:
             return 0
-        floor = opening_floor(self.g, self._known, s.acc.get("full"))
+        floor = opening_floor(self.g, self._known, self.old_acc(s))
         theta = g.theta_max if floor else g.theta
         self.kept.forget()                    # its buffers may be reused here
         with clock.host("build", wait=True):
@@ -333,7 +299,7 @@ class ForceEngine:
     def _long_range_of(self, g: GravitySettings) -> LongRange:
         """The mesh of ``g``'s periodic box, kept between calls (its device buffers)."""
         if self._long is None or self._long.p != g.periodic:
-            self._long = LongRange(g.periodic, self.rt)
+            self._long = LongRange(g.periodic, self.rt, self.mesh_sum)
         return self._long
 
     def _split(self, pos, mass, parts: tuple[str, ...]) -> dict[str, Forces]:

@@ -98,6 +98,7 @@ class HostState:
             self.vel += (dt * coef) * self.pos
 
     def total_acc(self) -> np.ndarray:
+        """The whole acceleration (the parts added)."""
         if len(self.parts) == 1:
             return self.acc[self.parts[0]]
         return self.acc[self.parts[0]] + self.acc[self.parts[1]]
@@ -202,7 +203,9 @@ class DeviceState:
         with self.clock.device("integrate"):
             self._axpy(3 * self.n, dt * coef, self.pos, self.vel)
 
-    def _total_acc(self) -> cl.Buffer:
+    def total_acc(self) -> cl.Buffer:
+        """The whole acceleration: the one part's buffer, or the parts added (a buffer of
+        the state's, valid until the next call)."""
         if "full" in self.acc or self.n == 0:
             return self.acc[self.parts[0]]
         if self._total is None or self._total.size < 24 * self.n:
@@ -221,7 +224,7 @@ class DeviceState:
         p = Particles(np.empty((n, 3)), np.empty((n, 3)), np.empty(n), np.empty(n, np.uint64),
                       np.empty((n, 3)), np.empty(n))
         columns = [(self.pos, p.pos), (self.vel, p.vel), (self.mass, p.mass),
-                   (self.ids, p.ids), (self._total_acc(), p.acc), (self.pot, p.pot)]
+                   (self.ids, p.ids), (self.total_acc(), p.acc), (self.pot, p.pot)]
         with self.clock.host("transfer", wait=True):
             if order is None or n == 0:
                 download(self.rt, columns)

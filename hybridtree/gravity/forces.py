@@ -1,0 +1,51 @@
+"""What :func:`hybridtree.gravity.accelerations` returns: :class:`Forces`, the forces of
+sinks given as arrays (float64, caller's order, G = 1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Forces"]
+
+
+@dataclass
+class Forces:
+    """Forces of sinks given as arrays (float64, caller's order, G = 1): what
+    :func:`hybridtree.gravity.accelerations` returns.
+
+    ``n_pp``/``n_pc``: interactions per sink.  On the device-resident path they stay on
+    the device until first read (a download of 8 bytes per sink that most callers never
+    need); ``interactions`` is their total, summed on the device.
+    """
+
+    acc: np.ndarray                  # (n, 3) acceleration
+    pot: np.ndarray                  # (n,) potential
+    _n_pp: np.ndarray | None = None  # (n,) particle-particle interactions per sink
+    _n_pc: np.ndarray | None = None  # (n,) particle-cell interactions per sink
+    device: str = ""
+    timings: dict = field(default_factory=dict)   # seconds (and a few counts)
+    _total: int | None = None
+    _fetch: object = None            # () -> (n_pp, n_pc), for counts still on the device
+
+    def _counts(self) -> None:
+        if self._n_pp is None:
+            self._n_pp, self._n_pc = self._fetch()
+            self._fetch = None
+
+    @property
+    def n_pp(self) -> np.ndarray:
+        self._counts()
+        return self._n_pp
+
+    @property
+    def n_pc(self) -> np.ndarray:
+        self._counts()
+        return self._n_pc
+
+    @property
+    def interactions(self) -> int:
+        if self._total is not None:
+            return self._total
+        return int(self.n_pp.sum() + self.n_pc.sum())
