@@ -23,17 +23,39 @@
 #ifndef HARD
 #define HARD 0
 #endif
+/* PERIODIC = 1: a periodic cube of side BOX_L (a double literal) with the boxes and
+   positions in [0, BOX_L]: distances are to the nearest image, HARD's cut is TreePM's
+   r_cut, and a cell that some other image could bring within r_cut of a sink (its radius
+   plus r_cut reaches half the box) is never sent as a pseudo-particle, because the
+   receiver's walk takes a point mass on its nearest image only. */
+#ifndef PERIODIC
+#define PERIODIC 0
+#endif
 
 #define LET_NONE 0
 #define LET_CELL 1
 #define LET_LEAF 2
 
+/* Distance of coordinate x from the interval [lo, hi] along one axis (0 inside); in a
+   periodic cube the nearest of x - L, x, x + L (box and x in [0, L]) */
+inline double axis_d(const double lo, const double hi, const double x)
+{
+    const double d = fmax(fmax(lo - x, 0.0), x - hi);
+#if PERIODIC
+    const double up = fmax(fmax(lo - (x + (BOX_L)), 0.0), (x + (BOX_L)) - hi);
+    const double down = fmax(fmax(lo - (x - (BOX_L)), 0.0), (x - (BOX_L)) - hi);
+    return fmin(d, fmin(up, down));
+#else
+    return d;
+#endif
+}
+
 /* Squared distance of a point from the box bx (lo xyz, hi xyz; 0 inside) */
 inline double box_d2(__global const double *bx, const double x, const double y, const double z)
 {
-    const double dx = fmax(fmax(bx[0] - x, 0.0), x - bx[3]);
-    const double dy = fmax(fmax(bx[1] - y, 0.0), y - bx[4]);
-    const double dz = fmax(fmax(bx[2] - z, 0.0), z - bx[5]);
+    const double dx = axis_d(bx[0], bx[3], x);
+    const double dy = axis_d(bx[1], bx[4], y);
+    const double dz = axis_d(bx[2], bx[5], z);
     return (dx * dx + dy * dy) + dz * dz;
 }
 
@@ -55,7 +77,11 @@ __kernel void let_decide(const int n_cells, const int n_boxes, __global const do
     const double pz = ((double)h.z + (double)l.z) + cz;
     const double d2 = box_d2(boxes + 6 * b, px, py, pz);
     const int4 ci = info[c], lk = link[c];
+#if PERIODIC
+    const int accept = d2 > (double)l.w && r_out + (double)as_float(lk.w) < 0.5 * (BOX_L);
+#else
     const int accept = d2 > (double)l.w;
+#endif
     int skip = 0;
 #if HARD
     const double reach = r_out + (double)as_float(lk.w);

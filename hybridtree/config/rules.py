@@ -125,9 +125,9 @@ def process_refusal(v: Values, size: int, overlap_rule: bool = True) -> str | No
     (False: not asked yet, the run knows the gravity settings later)."""
     if size <= 1:
         return None
-    if v["ics"]["kind"] in ("cosmo_box", "box_file"):
-        return (f"a periodic box (ics.kind = '{v['ics']['kind']}') runs as one process for now: "
-                "its mesh is not yet split over processes (docs/cosmology.md)")
+    if v["ics"]["kind"] in ("cosmo_box", "box_file") and v["parallel"]["overlap"]:
+        return (f"a periodic box (ics.kind = '{v['ics']['kind']}') does not take "
+                "parallel.overlap = true")
     g = v["gravity"]
     if g["method"] != "tree":
         return "gravity.method = 'direct' runs as one process; use the tree method under mpiexec"

@@ -26,17 +26,19 @@ __all__ = ["LongRange"]
 
 class LongRange:
     """The mesh forces of periodic cube ``p`` for runtime ``rt``'s states and calls; the
-    device mesh (its buffers and FFT plan) is made on first use and kept."""
+    device mesh (its buffers and FFT plan) is made on first use and kept.  ``mesh_sum``:
+    the sources are shared by many processes (an element-wise float64 sum over them;
+    :meth:`add_device` is then collective, on the device mesh only)."""
 
-    def __init__(self, p: Periodic, rt: Runtime | None = None):
-        self.p, self.rt = p, rt
+    def __init__(self, p: Periodic, rt: Runtime | None = None, mesh_sum=None):
+        self.p, self.rt, self.mesh_sum = p, rt, mesh_sum
         self._mesh = None
         self._mass_total: float | None = None
 
     def _device_mesh(self):
         if self._mesh is None:
             from .pm_device import DeviceMesh       # imports reikna
-            self._mesh = DeviceMesh(self.rt, self.p)
+            self._mesh = DeviceMesh(self.rt, self.p, self.mesh_sum)
         return self._mesh
 
     def add(self, pos: np.ndarray, mass: np.ndarray, acc: np.ndarray, pot: np.ndarray,
@@ -63,15 +65,20 @@ class LongRange:
 
     def add_device(self, n: int, pos, mass, acc, pot) -> None:
         """The same for float64 device buffers of n particles (pos and acc n x 3) that are
-        the sources and the sinks; the particles' masses must not change between calls."""
-        if n == 0:
+        the sources and the sinks; the total mass must not change between calls."""
+        many = self.mesh_sum is not None
+        if n == 0 and not many:
             return
         rt, p = self.rt, self.p
         if self._mass_total is None:
             host_mass = np.empty(n)
-            download(rt, [(mass, host_mass)])
-            self._mass_total = float(host_mass.sum())
+            if n:
+                download(rt, [(mass, host_mass)])
+            total = float(host_mass.sum())
+            self._mass_total = float(self.mesh_sum(np.array([total]))[0]) if many else total
         self._device_mesh().add_forces(pos, mass, n, acc, pot)
+        if n == 0:
+            return
         launch(rt, "state.cl", "axpy", n, np.int32(n), np.float64(p.self_potential_per_mass),
                mass, pot)
         launch(rt, "state.cl", "shift", n, np.int32(n),

@@ -112,14 +112,20 @@ def pm_option_sets(info) -> list[tuple[str, dict]]:
 class DeviceMesh:
     """The long-range forces of one periodic cube ``p`` on ``rt``'s device (which must
     have cl_khr_fp64).  The mesh buffers and the compiled FFT are made once here and
-    reused by every call; per-particle scratch grows on demand and is kept."""
+    reused by every call; per-particle scratch grows on demand and is kept.
 
-    def __init__(self, rt: Runtime, p: Periodic) -> None:
+    ``mesh_sum``: the sources are shared by many processes (collective calls): the
+    density of this process's sources, read back as float64 numbers, goes through
+    ``mesh_sum`` (an element-wise sum over the processes) and back, so that every
+    process transforms the whole density and interpolates at its own sinks.  The whole
+    mesh travels to every process (not yet slabs): N_mesh³ x 16 bytes per call."""
+
+    def __init__(self, rt: Runtime, p: Periodic, mesh_sum=None) -> None:
         if not rt.has_fp64:
             raise ValueError(f"the device PM mesh needs double precision (cl_khr_fp64), "
                              f"which {rt.info.name} lacks")
         _check_fits(rt, p.n_mesh)
-        self.rt, self.p = rt, p
+        self.rt, self.p, self.mesh_sum = rt, p, mesh_sum
         n = p.n_mesh
         self.cells = n ** 3
         self._defines = pm_defines(n, p.order)
@@ -198,14 +204,19 @@ class DeviceMesh:
         if not 0 <= n <= MAX_N:
             raise ValueError(f"n must be in [0, {MAX_N}], got {n}")
         sink_buf, m = (pos_buf, n) if sinks is None else (sinks[0], int(sinks[1]))
-        if n == 0 or m == 0:
+        if self.mesh_sum is None and (n == 0 or m == 0):
             return                  # no sources: the neutral background alone, no force
         shifts = (0.0, 0.5) if self.p.interlace else (0.0,)
         z = self._mesh[0]
-        if len(shifts) == 1:        # the imaginary half of the density stays empty
+        if len(shifts) == 1 or n == 0:      # the imaginary half (or all) stays empty
             cl.enqueue_fill_buffer(self.rt.queue, z.data, np.float64(0.0), 0, z.nbytes)
-        for comp, shift in enumerate(shifts):
+        order = None
+        for comp, shift in enumerate(shifts if n else ()):
             order = self._assign(pos_buf, mass_buf, n, shift, comp)
+        if self.mesh_sum is not None:
+            self._sum_over_processes(z)
+            if m == 0:
+                return
         if sinks is not None:       # sinks in cell order too: see pm_interp
             order = self._sort(sink_buf, m, 0.0)[1]
         self._fft(z, z, 0)
@@ -217,6 +228,14 @@ class DeviceMesh:
             self._run("pm_interp", m, order, sink_buf, np.uint32(m), self._scale,
                       np.float64(shift), self._mesh[1].data, self._mesh[2].data,
                       np.uint32(mode), tmp, acc_buf, pot_buf)
+
+    def _sum_over_processes(self, z) -> None:
+        """Mesh array ``z`` := its sum over the processes (through the host)."""
+        local = np.empty(z.shape, np.complex128)
+        cl.enqueue_copy(self.rt.queue, local, z.data)
+        total = np.ascontiguousarray(self.mesh_sum(local.view(np.float64).reshape(-1)))
+        assert total.shape == (2 * self.cells,) and total.dtype == np.float64, total.shape
+        cl.enqueue_copy(self.rt.queue, z.data, total)
 
     def forces(self, pos: np.ndarray, mass: np.ndarray | float,
                sinks: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -24,7 +24,11 @@ uniform in ln a,
     g_long = g_long(x);  p += K(am, a1) g_long,
 
 the last short step computing both parts.  The factors come from the schedule's a of
-each step, so a restart takes the same steps.
+each step, so a restart takes the same steps.  ``wrap`` false: positions are left where
+the drift takes them (by a step's motion outside [0, L) at most) and wrapped by the
+caller between steps: on many processes, where a particle wrapped across a face before
+it changes domain would stretch its process's bounding box over the whole box (and the
+LET with it).
 Units: internal (G = 1); H(a) in 1/internal time.
 """
 
@@ -63,11 +67,13 @@ class ComovingLeapfrog:
     :class:`hybridtree.integrate.schedule.Cosmic` (its ``a(step)``), ``step``: the
     schedule's step the state is at, ``box``: the comoving side L (internal length)."""
 
-    def __init__(self, engine, cosmo, sched, step: int, box: float, n_short: int = 1):
+    def __init__(self, engine, cosmo, sched, step: int, box: float, n_short: int = 1,
+                 wrap: bool = True):
         if n_short < 1:
             raise ValueError(f"n_short must be >= 1, got {n_short}")
         self.engine, self.cosmo, self.sched = engine, cosmo, sched
         self.k, self.box, self.n_short = int(step), float(box), int(n_short)
+        self.wrap = wrap
         self.parts = engine.g.parts
         assert self.parts == (("short", "long") if n_short > 1 else ("full",)), self.parts
 
@@ -99,7 +105,8 @@ class ComovingLeapfrog:
             k1, d, k2 = self.factors(b0, b1)
             state.kick(inner, k1)
             state.drift(d)
-            state.wrap(self.box)
+            if self.wrap:
+                state.wrap(self.box)
             self.engine.compute(state, self.parts if j == n - 1 else (inner,))
             state.kick(inner, k2)
         if n > 1:

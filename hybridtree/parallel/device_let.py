@@ -50,17 +50,24 @@ def _launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) 
     launch(rt, "let.cl", name, n, *args, defines=defines, local=spread_local(rt.info))
 
 
-def let_defines(hard: bool, quad: bool | None = None) -> dict:
-    """Build-time defines of cl/let.cl's selection kernels: HARD (the hard part's LET), and
-    QUAD for ``let_fill`` (``quad`` not None); the file's other kernels take none."""
-    return {"HARD": int(hard)} if quad is None else {"QUAD": int(quad), "HARD": int(hard)}
+def let_defines(hard: bool, quad: bool | None = None, box: float | None = None) -> dict:
+    """Build-time defines of cl/let.cl's selection kernels: HARD (a LET cut at a distance:
+    the hard part's, or TreePM's short range), QUAD for ``let_fill`` (``quad`` not None),
+    PERIODIC and BOX_L for a periodic cube of side ``box``; the file's other kernels take
+    none."""
+    out = {"HARD": int(hard)} if quad is None else {"QUAD": int(quad), "HARD": int(hard)}
+    if box is not None:
+        out.update({"PERIODIC": 1, "BOX_L": repr(float(box))})
+    return out
 
 
 @option_sets
 def let_option_sets(info: DeviceInfo) -> list[tuple[str, dict]]:
-    """cl/let.cl's builds with defines: the soft and hard LET, with and without QUAD."""
+    """cl/let.cl's builds with defines: the soft and hard LET, with and without QUAD, and
+    a periodic box's."""
     return [("let.cl", let_defines(hard, quad)) for hard in (False, True)
-            for quad in (None, False, True)]
+            for quad in (None, False, True)] + [("let.cl", let_defines(True, q, 1.0))
+                                                for q in (None, False)]
 
 
 def _segments(rt: Runtime, offs: list[cl.Buffer], n_boxes: int, stride: int, alloc
@@ -77,13 +84,19 @@ def _segments(rt: Runtime, offs: list[cl.Buffer], n_boxes: int, stride: int, all
 
 
 def select_on_device(tree: DeviceTree, pos: cl.Buffer, mass: cl.Buffer, boxes: np.ndarray,
-                     r_out: float | None = None, alloc=None) -> DeviceLet:
+                     r_out: float | None = None, alloc=None, box: float | None = None
+                     ) -> DeviceLet:
     """The LET of ``tree`` for each box of ``boxes`` (m, 2, 3: lower and upper corners).
 
     ``pos`` (n x 3) and ``mass`` (n) are the float64 particles the tree was built from
     (caller's order): particles travel with their exact coordinates.  ``r_out``: the hard
-    part's cut-off (None: the full or soft LET).  Needs double precision.
+    part's cut-off (None: the full or soft LET).  ``box``: a periodic cube of that side
+    (positions and boxes in [0, box]; ``r_out`` then TreePM's r_cut): nearest-image
+    distances, and cells whose radius plus r_cut reaches half the box are opened.  Needs
+    double precision.
     """
+    if box is not None and r_out is None:
+        raise ValueError("a periodic LET is cut at the short range's r_cut (r_out)")
     rt = tree.rt
     if not rt.has_fp64:
         raise ValueError("the device LET selection needs double precision (cl_khr_fp64)")
@@ -106,7 +119,7 @@ def select_on_device(tree: DeviceTree, pos: cl.Buffer, mass: cl.Buffer, boxes: n
     hard = r_out is not None
     _launch(rt, "let_decide", total, np.int32(n_cells), np.int32(m), d_boxes, *c,
             np.float64(r_out if hard else 0.0), tree.cell_hi, tree.cell_lo, tree.info,
-            tree.link, marks, decision, defines=let_defines(hard))
+            tree.link, marks, decision, defines=let_defines(hard, box=box))
     # no read backs until every count is known: each one is a wait, and processes that
     # share a GPU wait for each other's work there
     cover, _ = exclusive_scan(rt, marks, m * (n_cells + 1), alloc=alloc, name="let_cover",
@@ -114,7 +127,7 @@ def select_on_device(tree: DeviceTree, pos: cl.Buffer, mass: cl.Buffer, boxes: n
     n_cell, n_part = alloc("let_n_cell", 4 * total), alloc("let_n_part", 4 * total)
     r = np.float64(r_out if hard else 0.0)
     _launch(rt, "let_count", total, np.int32(n_cells), np.int32(m), decision, cover, tree.info,
-            d_boxes, tree.order, pos, r, n_cell, n_part, defines=let_defines(hard))
+            d_boxes, tree.order, pos, r, n_cell, n_part, defines=let_defines(hard, box=box))
     cell_off, _ = exclusive_scan(rt, n_cell, total, alloc=alloc, name="let_cell_off",
                                  read_total=False)
     part_off, _ = exclusive_scan(rt, n_part, total, alloc=alloc, name="let_part_off",
@@ -129,7 +142,7 @@ def select_on_device(tree: DeviceTree, pos: cl.Buffer, mass: cl.Buffer, boxes: n
         extra = [tree.cell_quad, quads_b]
     _launch(rt, "let_fill", total, np.int32(n_cells), np.int32(m), *c, n_cell, cell_off,
             n_part, part_off, tree.cell_hi, tree.cell_lo, tree.info, tree.order, pos, mass,
-            d_boxes, r, cells_b, parts_b, *extra, defines=let_defines(hard, quad))
+            d_boxes, r, cells_b, parts_b, *extra, defines=let_defines(hard, quad, box))
     cells, parts = np.empty((n_c, 4)), np.empty((n_p, 4))
     pairs = [(cells_b, cells), (parts_b, parts)]
     if quad:

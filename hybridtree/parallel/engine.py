@@ -58,6 +58,10 @@ __all__ = ["ParallelEngine"]
 #: (H100, 2^22, docs/history.md, session 8), so it stays off.
 HARD_SECOND_TREE = False
 
+#: A periodic box's LET is cut at r_cut times 1 + this: the walk's float32 test of a
+#: pair against r_cut must find every source it keeps among the entries that arrived.
+PERIODIC_CUT_MARGIN = 1e-5
+
 
 class ParallelEngine(ForceEngine):
     """Forces of a state on many processes (module docstring): the one-process engine
@@ -72,6 +76,7 @@ class ParallelEngine(ForceEngine):
                  overlap: bool = False):
         super().__init__(g, rt, clock)
         self.comm, self.overlap = comm, overlap
+        self.mesh_sum = comm.allreduce if comm.size > 1 else None     # a periodic box's mesh
         self.step: dict[str, float] = defaultdict(float)
         self.remote_work = Workspace(rt)       # the received LET's tree (overlap)
         self.hard_second_tree = HARD_SECOND_TREE
@@ -97,7 +102,7 @@ class ParallelEngine(ForceEngine):
     def _on_device(self, s: DeviceState, parts: tuple[str, ...], active) -> int:
         g, rt, comm, clock, work = self.g, self.rt, self.comm, self.clock, self.work
         n = s.n
-        floor = opening_floor(self.g, self._known, s.acc.get("full"))
+        floor = opening_floor(self.g, self._known, self.old_acc(s))
         # the relative walk may open any cell nearer than l / theta_min: the LET is cut
         # with theta_min, the walk's own tree has theta_max
         let_theta = g.theta_min if floor else g.theta
@@ -117,14 +122,18 @@ class ParallelEngine(ForceEngine):
         send, counts = np.empty((0, 4)), np.zeros(comm.size, np.int64)
         if local is not None and others:
             r_out = g.changeover.r_out if parts == ("hard",) else None
+            box = None
+            if g.periodic is not None:      # the short range: nothing beyond r_cut
+                r_out, box = g.periodic.r_cut * (1.0 + PERIODIC_CUT_MARGIN), g.periodic.box
             rt.queue.finish()           # the host clock below times the selection alone
             with clock.host("let_select", wait=True):
                 send, per_box = let_rows(select_on_device(local, s.pos, s.mass, boxes[others],
-                                                          r_out, work))
+                                                          r_out, work, box))
             counts[others] = per_box
         self._sent(parts, len(send), send.nbytes)
         if self.overlap or (parts == ("hard",) and self.hard_second_tree):
             assert active is None and floor is None, "refused at set-up (make_stepper)"
+            assert g.periodic is None, "refused at set-up (rules.process_refusal)"
             with clock.host("let_comm"):
                 pending = comm.ialltoallv(send, counts)
             if n:
@@ -142,6 +151,11 @@ class ParallelEngine(ForceEngine):
                     return done
             elif active is not None:
                 return 0
+        if g.periodic is not None:      # collective: every process adds to the one mesh
+            for part in parts:
+                if part != "short":
+                    with clock.device("pm"):
+                        self._long_range_of(g).add_device(n, s.pos, s.mass, s.acc[part], s.pot)
         self._remove_net_force(s, parts)
         return n
 
@@ -215,9 +229,13 @@ class ParallelEngine(ForceEngine):
                 groups = local_sink_groups(tree, n, n_group)
         for part in parts:
             pot = self.work("pot_unused", 8 * n) if part == "hard" else s.pot
+            if part == "long":          # the mesh alone (added by the caller)
+                cl.enqueue_fill_buffer(rt.queue, s.acc[part], np.float64(0), 0, 24 * n)
+                continue
             with clock.device("walk", f"walk_{part}"):
                 cnt, _, _ = walk_into(rt, tree, g.eps, s.acc[part], pot, n_group, g.changeover,
-                                      part, n_sinks=n, groups=groups, floor=floor)
+                                      "full" if part == "short" else part, n_sinks=n,
+                                      groups=groups, floor=floor, periodic=g.periodic)
             with clock.device("reduce"):
                 self._count(part, sum(red.count_sum(n, cnt)))
         return n

@@ -84,6 +84,9 @@ class ParallelStepper(Stepper):
     def _redistribute(self, cost: float) -> None:
         """Decompose by ``cost`` and move the particles to their owners."""
         s = self.state
+        box = self.engine.g.periodic
+        if box is not None:         # a periodic box: into [0, L) before the owners are found
+            s.wrap(box.box)
         with self.clock.host("decompose"):
             if isinstance(s, DeviceState):
                 self.domains = decompose(self.comm, s.n, cost, shape=self.grid,

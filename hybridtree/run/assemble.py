@@ -64,13 +64,20 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
         return stepper
     # parallel.overlap with block steps or the relative opening: refused by
     # check_parallel (hybridtree.config.rules) before the device was taken
-    if g.opening != "geometric" and backend != "device":
-        raise RunError("gravity.opening = 'relative' on many processes needs the state on the "
-                       "device (gravity.build = 'device' and a device with cl_khr_fp64)")
+    for needs, what in ((g.opening != "geometric", "gravity.opening = 'relative'"),
+                        (box is not None, f"a periodic box (ics.kind = '{settings.ics.kind}')")):
+        if needs and backend != "device":
+            raise RunError(f"{what} on many processes needs the state on the device "
+                           "(gravity.build = 'device' and a device with cl_khr_fp64)")
     from ..parallel.stepping import ParallelStepper
-    return ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
-                           samples=settings.parallel.samples, overlap=settings.parallel.overlap,
-                           external=external, block=block)
+    stepper = ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
+                              samples=settings.parallel.samples,
+                              overlap=settings.parallel.overlap, external=external, block=block)
+    if box is not None:
+        # wrapped by the stepper before the particles change domain (ComovingLeapfrog)
+        stepper.scheme = ComovingLeapfrog(stepper.engine, sched.cosmo, sched, step, box,
+                                          settings.cosmology.short_steps, wrap=False)
+    return stepper
 
 
 def periodic_of(settings: Settings, box: float, n: int) -> Periodic:

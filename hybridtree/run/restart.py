@@ -12,6 +12,7 @@ import h5py
 import numpy as np
 
 from ..config.settings import ConfigError, Settings, settings_from_flat
+from ..io.hdf5_files import snapshot_files
 from ..io.hdf5_read import group_attrs
 from ..io.hdf5_write import BOX_STATE
 from ..io.snapshot import Snapshot, SnapshotError, count_particles
@@ -78,12 +79,17 @@ def exact_box_state(path: str, particles: Any) -> None:
     exact comoving state its snapshot ``path`` keeps (:data:`hybridtree.io.hdf5_write.
     BOX_STATE`), matched by ID, so that a restart continues bit for bit; RunError for a
     periodic snapshot without it."""
-    with h5py.File(path, "r") as f:
-        g = f["PartType1"]
-        if BOX_STATE not in g:
-            raise RunError(f"restart: {path} has no {BOX_STATE} dataset (the exact state of "
-                           f"a periodic run): it was not written by a periodic run")
-        state, ids = g[BOX_STATE][:], g["ParticleIDs"][:].astype(np.uint64)
+    states, id_sets = [], []
+    for part in snapshot_files(path):           # every file of a per-process set
+        with h5py.File(part, "r") as f:
+            g = f["PartType1"]
+            if BOX_STATE not in g:
+                raise RunError(f"restart: {part} has no {BOX_STATE} dataset (the exact "
+                               f"state of a periodic run): it was not written by a "
+                               f"periodic run")
+            states.append(g[BOX_STATE][:])
+            id_sets.append(g["ParticleIDs"][:].astype(np.uint64))
+    state, ids = np.concatenate(states), np.concatenate(id_sets)
     order = np.argsort(ids)
     rows = order[np.searchsorted(ids[order], particles.ids)]
     assert np.array_equal(ids[rows], particles.ids), "the snapshot's IDs and its state's differ"

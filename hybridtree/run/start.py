@@ -56,8 +56,10 @@ def new_start(settings: Settings, comm: Comm, to_end: bool = False) -> Start:
     n, grid = together(comm, ics_count, settings)
     check_memory(settings, comm, n, grid=grid)     # before any particle is drawn or read
     if settings.ics.kind == "box_file":
-        particles, t0, box = together(comm, box_file, settings, settings_units(settings))
-        return Start(particles, t0, 0, 0, None, None, box)
+        p, t0, box = together(comm, box_file, settings, settings_units(settings))
+        lo, hi = len(p) * comm.rank // comm.size, len(p) * (comm.rank + 1) // comm.size
+        share = Particles(p.pos[lo:hi], p.vel[lo:hi], p.mass[lo:hi], p.ids[lo:hi])
+        return Start(share, t0, 0, 0, None, None, box)
     particles, t0 = together(comm, initial_conditions, settings, settings_units(settings), comm)
     if to_end:
         check_end(settings, t0)
