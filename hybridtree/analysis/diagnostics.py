@@ -29,13 +29,13 @@ COLUMNS = ("step", "time", "kinetic", "potential", "total", "rel_energy_error",
            "wall_reduce", "interactions_per_s",
            "step_s", "soft_force_s", "hard_force_s", "soft_interactions", "hard_interactions",
            "processes", "imbalance", "t_decompose", "t_exchange", "t_let_select", "t_let_comm",
-           "t_build", "t_walk", "t_transfer", "t_integrate", "t_reduce", "t_output",
+           "t_build", "t_walk", "t_pm", "t_transfer", "t_integrate", "t_reduce", "t_output",
            "let_soft_entries", "let_hard_entries", "let_soft_bytes", "let_hard_bytes", "a")
 
 #: per-step phases (seconds per step, mean over the processes; hybridtree.device.clock says
 #: what each one holds)
-PHASES = ("decompose", "exchange", "let_select", "let_comm", "build", "walk", "transfer",
-          "integrate", "reduce", "output")
+PHASES = ("decompose", "exchange", "let_select", "let_comm", "build", "walk", "pm",
+          "transfer", "integrate", "reduce", "output")
 #: LET volumes per step, summed over the processes (entries: cells + particles sent)
 VOLUMES = ("let_soft_entries", "let_hard_entries", "let_soft_bytes", "let_hard_bytes")
 

@@ -9,7 +9,9 @@ host's clock, after waiting for whatever the phase enqueued.
 
 Phases of a run (cumulative seconds in :attr:`Clock.seconds`): ``build`` (tree
 construction on the device, no upload), ``walk`` (the tree walks; per force part also
-``walk_full``/``walk_soft``/``walk_hard``), ``transfer`` (copies between host and device),
+``walk_full``/``walk_soft``/``walk_hard``), ``pm`` (a periodic box's mesh: assignment,
+FFTs, interpolation and, on many processes, the density's sum over them), ``transfer``
+(copies between host and device),
 ``integrate`` (kicks and drifts), ``reduce`` (net force, interaction counts,
 diagnostics, the finiteness guard) and ``output`` (time the run waited for snapshots
 and diagnostics files).  Under MPI also ``decompose``, ``exchange``, ``let_select``,

@@ -30,7 +30,7 @@ from .guards import Signals
 
 __all__ = ["RunOutput"]
 
-PHASES = ("build", "walk", "transfer", "integrate", "reduce", "output")
+PHASES = ("build", "walk", "pm", "transfer", "integrate", "reduce", "output")
 
 
 class RunOutput:
