@@ -44,6 +44,9 @@ def check_settings(v: Values) -> None:
         raise ConfigError("cosmology.short_steps > 1 is the long/short time split of a "
                           "periodic box's TreePM forces (ics.kind = 'cosmo_box' or "
                           "'box_file')", ("cosmology.short_steps", "ics.kind"))
+    if v["output"]["power_spectrum"] and v["ics"]["kind"] not in ("cosmo_box", "box_file"):
+        raise ConfigError("output.power_spectrum = true needs a periodic box (ics.kind = "
+                          "'cosmo_box' or 'box_file')", ("output.power_spectrum", "ics.kind"))
     if v["ics"]["kind"] == "cosmo_sphere" and v["ics"]["radius"] > v["ics"]["box"] / 2:
         raise ConfigError(f"ics.radius ({v['ics']['radius']}) must be at most ics.box / 2 "
                           f"({v['ics']['box'] / 2})", ("ics.radius", "ics.box"))

@@ -238,6 +238,10 @@ SCHEMA: dict[str, dict[str, Option]] = {
                                "on process 0 into snapshot_NNNN.hdf5; small N) or per_process "
                                "(snapshot_NNNN.K.hdf5, GADGET's multi-file snapshots)",
                                choices=("single", "per_process")),
+        "power_spectrum": _opt(bool, False, "periodic boxes: the matter power spectrum of "
+                               "every snapshot as powerspec_NNNN.txt beside it (as hybridtree "
+                               "pk writes it: TSC, interlaced, shot noise subtracted; k in "
+                               "h/Mpc, P in (Mpc/h)^3); the run waits for it"),
     },
     "parallel": {
         "grid": _opt(str, "", "domain grid nx x ny x nz such as '2x2x1' (its product must be "

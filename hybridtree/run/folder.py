@@ -27,16 +27,20 @@ __all__ = ["RUN_FILES", "RESTART_STEM", "TEMP_RE", "run_point_step", "latest_run
 
 RUN_FILES = ("diagnostics.csv", "run.log")
 RESTART_RE = re.compile(r"^restart(?:\.(\d+))?\.hdf5$")
+#: a snapshot's power spectrum (output.power_spectrum): it goes with its snapshot
+POWER_RE = re.compile(r"^powerspec_(\d+)\.txt$")
 #: temporary names of unfinished writes (hybridtree.io.snapshot.atomic_path)
-TEMP_RE = re.compile(r"^\.((snapshot_\d+|restart)(\.\d+)?\.hdf5|diagnostics\.csv)\.\d+\.tmp$")
+TEMP_RE = re.compile(r"^\.((snapshot_\d+|restart)(\.\d+)?\.hdf5|diagnostics\.csv|"
+                     r"powerspec_\d+\.txt)\.\d+\.tmp$")
 
 
 def _run_files(out: Path) -> tuple[list[Path], list[Path], list[Path]]:
-    """(snapshot files, restart files, run.log/diagnostics.csv) in ``out``."""
+    """(snapshot files and their power spectra, restart files, run.log/diagnostics.csv)
+    in ``out``."""
     if not out.is_dir():
         return [], [], []
     names = sorted(out.iterdir())
-    return ([p for p in names if SNAPSHOT_RE.match(p.name)],
+    return ([p for p in names if SNAPSHOT_RE.match(p.name) or POWER_RE.match(p.name)],
             [p for p in names if RESTART_RE.match(p.name)],
             [p for p in names if p.name in RUN_FILES])
 
@@ -52,7 +56,8 @@ def _conflicts(out: Path, keep: tuple[int, int] | None) -> tuple[list[Path], lis
             return [], logs
         return snaps + restarts + logs, []
     number, step = keep
-    later = [p for p in snaps if int(SNAPSHOT_RE.match(p.name).group(1)) > number]
+    later = [p for p in snaps
+             if int((SNAPSHOT_RE.match(p.name) or POWER_RE.match(p.name)).group(1)) > number]
     point = restart_point(out)
     if point is not None and (run_point_step(point) or 0) > step:
         later += restarts

@@ -21,9 +21,10 @@ from ..config.units import Units
 from ..integrate.quantities import with_lambda_potential
 from ..integrate.schedule import Cosmic, Uniform
 from ..io.background import BackgroundWriter
-from ..io.snapshot import snapshot_name
+from ..io.snapshot import (SnapshotError, SnapshotWriteError, atomic_path, resolve_snapshot,
+                           snapshot_name)
 from ..parallel.comm import Comm
-from ..parallel.snapshots import write_run_snapshot
+from ..parallel.snapshots import agree, write_run_snapshot
 from .folder import RESTART_STEM
 from .options import box_of
 from .guards import Signals
@@ -207,6 +208,27 @@ class RunOutput:
                 self.writer.submit(write)
                 if wait:
                     self.writer.wait()
+            if not restart and self.settings.output.power_spectrum:
+                self._power_spectrum(stem)
+
+    def _power_spectrum(self, stem: str) -> None:
+        """Collective: P(k) of the snapshot ``stem`` just written, as ``powerspec_NNNN.txt``
+        beside it (process 0 reads the whole set back, as `hybridtree pk` would)."""
+        from ..analysis.power import power_table, snapshot_power
+        if self.writer is not None:
+            self.writer.wait()          # every part is in place once process 0's is
+        error = None
+        if self.comm.rank == 0:
+            try:
+                path = resolve_snapshot(self.folder / stem)
+                ps, snap = snapshot_power(path)
+                final = self.folder / (stem.replace("snapshot", "powerspec", 1) + ".txt")
+                tmp = atomic_path(final)            # complete or not at all
+                tmp.write_text(power_table(ps, snap, path.name))
+                tmp.replace(final)
+            except (OSError, SnapshotError) as exc:
+                error = f"output.power_spectrum: {exc}"
+        agree(self.comm, error, SnapshotWriteError)
 
     def save(self, path: Path, step: int) -> None:
         """Collective: the current state as one snapshot file ``path`` (gathered on

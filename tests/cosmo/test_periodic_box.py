@@ -198,6 +198,12 @@ def test_what_a_periodic_box_does_not_take_is_refused(tmp_path, change, needle):
         load_config(cfg, change)
 
 
+def test_a_power_spectrum_at_every_output_needs_a_box(tmp_path):
+    with pytest.raises(ConfigError, match="output.power_spectrum"):
+        load_config(box_config(tmp_path), {"ics.kind": "cosmo_sphere",
+                                           "output.power_spectrum": True})
+
+
 def test_a_periodic_box_runs_on_many_processes_without_the_overlap(tmp_path):
     values = load_config(box_config(tmp_path)).values
     assert process_refusal(values, 1) is None and process_refusal(values, 4) is None
