@@ -16,6 +16,11 @@ the device (:class:`hybridtree.integrate.state.DeviceState`), per call:
    serves every part of the call (the hybrid tree's last substep walks it twice);
 5. the net force is removed with sums over all processes.
 
+A periodic box (TreePM): the LET of step 3 is the short range's (nearest-image
+distances, nothing beyond r_cut: :func:`.device_let.select_on_device` with ``box``), and
+every process adds its particles to the one mesh, whose density is summed over the
+processes (``mesh_sum``, :class:`hybridtree.gravity.long_range.LongRange`).
+
 ``overlap`` (and hard substeps where :data:`HARD_SECOND_TREE` is set): the other way
 to treat the received entries.  The LET travels with a non-blocking Alltoallv while the
 local tree is walked for the local particles; then a tree of the received entries alone
@@ -264,6 +269,7 @@ class ParallelEngine(ForceEngine):
         computed and the active ones kept (devices without double precision: the
         fallback, not the fast path); the relative criterion is refused at set-up."""
         g = self.g
+        assert g.periodic is None, "a periodic box needs the device state (make_stepper)"
         rows = None if active is None else np.flatnonzero(active[0] >= active[1])
         pos, mass = validate_particles(state.pos, state.mass)    # before any collective
         for part in parts:
