@@ -13,13 +13,15 @@
  * system spans many decades.
  *
  * Build-time defines: WG (work-group size = tile size), NI (sinks per work-item),
- * SPLIT (0/1), ZERO_GUARD (0/1), RSQRT_MODE or RSQRT (how 1/sqrt is computed: rsqrt.cl), SELF_BRANCH, FULL_TILE, UNROLL.
+ * SPLIT (0/1), ZERO_GUARD (0/1), RSQRT_MODE or RSQRT (how 1/sqrt is computed: rsqrt.cl), SELF_BRANCH, FULL_TILE, UNROLL,
+ * SOFTENING (1 Plummer, 2 GADGET's spline: softening.cl).
  * Output per sink: (ax, ay, az, potential) with G = 1; a pair at distance r
  * contributes m r_vec / (r^2 + eps^2)^(3/2) and -m / (r^2 + eps^2)^(1/2).
  * Pairs with r^2 + eps^2 == 0 (coincident, eps = 0) contribute nothing; with
  * self_skip = 1 sink i is source i and does not act on itself.
  */
 #include "rsqrt.cl"
+#include "softening.cl"
 #ifndef WG
 #define WG 128
 #endif
@@ -74,7 +76,26 @@
 #endif
 
 /* source k of the tile acting on the NI sinks of this work-item; SKIP(q) excludes the
-   sink itself.  The source is read from local memory once for all NI sinks. */
+   sink itself (it sets rinv to 0).  The source is read from local memory once for all
+   NI sinks. */
+#if SOFTENING == 2
+#define SOURCE(k, SKIP)                                        \
+    {                                                          \
+        const float4 s = tile[k];                              \
+        LOAD_LO(k)                                             \
+        for (int q = 0; q < NI; q++) {                         \
+            DELTA(q)                                           \
+            const float d2 = dx * dx + dy * dy + dz * dz;      \
+            float mr, mr3, rinv = 1.0f;                        \
+            SOFT(float, d2, eps2, s.w, mr, mr3);               \
+            SKIP                                               \
+            mr *= rinv;                                        \
+            mr3 *= rinv;                                       \
+            pax[q] += mr3 * dx; pay[q] += mr3 * dy; paz[q] += mr3 * dz; \
+            ppot[q] -= mr;                                     \
+        }                                                      \
+    }
+#else
 #define SOURCE(k, SKIP)                                        \
     {                                                          \
         const float4 s = tile[k];                              \
@@ -90,6 +111,7 @@
             ppot[q] -= mr;                                     \
         }                                                      \
     }
+#endif
 
 /* NI sinks per work-item: sink q of work-item lid is i0 + q * WG + lid */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))

@@ -268,6 +268,13 @@ __kernel void tree_walk_simd(const int n_cells,
             for (int v = 0; v < nv; v++) {
                 const VF dx = SEP(rel.x - sx[v]), dy = SEP(rel.y - sy[v]), dz = SEP(rel.z - sz[v]);
                 const VF d2 = dx * dx + dy * dy + dz * dz;
+#if SOFTENING == 2
+                VF mr, mr3;
+                SOFT_V(VF, d2, eps2, rel.w, mr, mr3);
+#if SPLIT
+                mr3 *= WEIGHT(CO_Y(d2));
+#endif
+#else
                 const VF r2 = d2 + eps2;
                 const VF rinv = RSQRT(r2);
                 const VF mr = rel.w * rinv;
@@ -281,6 +288,7 @@ __kernel void tree_walk_simd(const int n_cells,
                 const VF mr3 = mr * rinv2;
                 const VF rinv5 = rinv2 * rinv2 * rinv;
                 const VF rinv5p = rinv5;
+#endif
 #endif
 #if QUAD
                 const VF qx = Q.s0 * dx + Q.s3 * dy + Q.s4 * dz;
@@ -310,6 +318,17 @@ __kernel void tree_walk_simd(const int n_cells,
                 for (int v = 0; v < nv; v++) {
                     const VF dx = SEP(e.x - sx[v]), dy = SEP(e.y - sy[v]), dz = SEP(e.z - sz[v]);
                     const VF d2 = dx * dx + dy * dy + dz * dz;
+#if SOFTENING == 2
+                    const VI live = self[v] != (VI)(j);
+                    VF mr, mr3;
+                    SOFT_V(VF, d2, eps2, e.w, mr, mr3);
+                    mr = select((VF)(0.0f), mr, live);
+#if SPLIT
+                    mr3 = select((VF)(0.0f), mr3 * WEIGHT(CO_Y(d2)), live);
+#else
+                    mr3 = select((VF)(0.0f), mr3, live);
+#endif
+#else
                     const VF r2 = d2 + eps2;
                     const VI live = (self[v] != (VI)(j)) & (r2 > (VF)(0.0f));
                     const VF rinv = select((VF)(0.0f), RSQRT(r2), live);
@@ -318,6 +337,7 @@ __kernel void tree_walk_simd(const int n_cells,
                     const VF mr3 = mr * rinv * rinv * WEIGHT(CO_Y(d2));
 #else
                     const VF mr3 = mr * rinv * rinv;
+#endif
 #endif
 #if PERIODIC
                     PM_ADD(VF, d2, mr3, mr, dx, dy, dz, pax[v], pay[v], paz[v], ppot[v]);

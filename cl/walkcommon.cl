@@ -3,6 +3,7 @@
  * Included textually by hybridtree.opencl.kernel_source.
  */
 #include "rsqrt.cl"
+#include "softening.cl"
 
 /* IN_ORDER, at the start of a block: its float arithmetic keeps the order written.
  * -cl-fast-relaxed-math lets a compiler reassociate, and Intel's CPU runtime (2026.2)
@@ -25,6 +26,9 @@
 #endif
 #ifndef QUAD
 #define QUAD 0
+#endif
+#if QUAD && SOFTENING == 2
+#error "the spline softening takes monopole cells only"
 #endif
 
 #ifndef SPLIT
@@ -186,6 +190,13 @@ inline void interact(const float4 e,
     IN_ORDER
     const float dx = SEP(e.x - sx), dy = SEP(e.y - sy), dz = SEP(e.z - sz);
     const float d2 = dx * dx + dy * dy + dz * dz;
+#if SOFTENING == 2
+    float mr, mr3;
+    SOFT(float, d2, eps2, e.w, mr, mr3);
+#if SPLIT
+    mr3 *= WEIGHT(CO_Y(d2));
+#endif
+#else
     const float r2 = d2 + eps2;
 #if ZERO_GUARD
     const float rinv = r2 > 0.0f ? RSQRT(r2) : 0.0f;
@@ -199,6 +210,7 @@ inline void interact(const float4 e,
     const float mr3 = mr * rinv2 * wgt;
 #else
     const float mr3 = mr * rinv2;
+#endif
 #endif
 #if QUAD
     /* d = source - sink; phi = -M/r - (d.Q.d)/(2 r^5);

@@ -309,6 +309,21 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   py pk128 60 -m hybridtree pk "$D/box128/snapshot_0003.hdf5" --out "$D/pk128_z0.txt"
   rm -f "$D"/box128/snapshot_000[012].hdf5
   ;;
+52) # session 18: round 51 again within its time (the float64 spline reference on the host at 2^20 took minutes): 2^22, 2^24 and direct 2^18, 200 sampled sinks
+  for s in plummer spline; do
+    py force_$s 250 scripts/bench/force.py --device nvidia --n 4194304 16777216 --direct-n 262144 \
+        --softening $s --sample 200 --json "$D/force_$s.json"
+  done
+  ;;
+51) # session 18: GADGET's spline softening (cl/softening.cl): GPU tests of the force kernels; the public call's cost against Plummer at 2^20-2^24, tree and direct
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 300 -m pytest -q -p no:cacheprovider tests/gravity/test_softening.py \
+      tests/gravity/test_treewalk.py tests/gravity/test_direct.py tests/gravity/test_periodic.py tests/gravity/test_hybrid.py
+  for s in plummer spline; do
+    py force_$s 200 scripts/bench/force.py --device nvidia --n 1048576 4194304 16777216 --direct-n 1048576 \
+        --softening $s --json "$D/force_$s.json"
+  done
+  ;;
 50) # issue 31, session 18: periodic boxes on many processes (mesh summed over processes, periodic LET): GPU tests; 128^3 on 1 and 2 processes sharing the H100, P(k) of both
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 300 -m pytest -q -p no:cacheprovider tests/parallel/test_mpi_periodic.py \

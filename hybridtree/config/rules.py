@@ -95,6 +95,11 @@ def _periodic_box(v: Values) -> None:
 
 def _every_run(v: dict[str, dict[str, Any]]) -> None:
     """The rules that hold for every run, cosmological or not."""
+    g = v["gravity"]
+    if g["softening"] == "spline" and (not g["eps"] > 0 or g["multipole"] == "quadrupole"):
+        raise ConfigError("gravity.softening = 'spline' needs gravity.eps > 0 and monopole "
+                          "cells (gravity.multipole = 'monopole' or 'auto')",
+                          ("gravity.softening", "gravity.eps", "gravity.multipole"))
     if v["hybrid"]["r_in"] >= v["hybrid"]["r_out"]:
         raise ConfigError(f"hybrid.r_in ({v['hybrid']['r_in']}) must be smaller than "
                           f"hybrid.r_out ({v['hybrid']['r_out']})", ("hybrid.r_in", "hybrid.r_out"))

@@ -106,8 +106,13 @@ SCHEMA: dict[str, dict[str, Option]] = {
     "gravity": {
         "method": _opt(str, "tree", "tree (group walk) or direct (exact O(N^2))",
                        choices=("tree", "direct")),
-        "eps": _opt(float, 0.01, "Plummer softening length (cosmological runs: comoving, "
-                    "so the physical softening is a × eps)", lambda v: v >= 0, ">= 0"),
+        "eps": _opt(float, 0.01, "softening length, Plummer's or the Plummer-equivalent of "
+                    "the spline (cosmological runs: comoving, so the physical softening is "
+                    "a × eps)", lambda v: v >= 0, ">= 0"),
+        "softening": _opt(str, "plummer", "pair softening: plummer, or spline (GADGET's cubic "
+                          "spline with eps Plummer-equivalent: exactly Newtonian beyond "
+                          "2.8 eps; needs eps > 0 and monopole cells; docs/physics.md)",
+                          choices=("plummer", "spline")),
         "theta": _opt(float, 0.5, "opening angle (geometric criterion; with the relative "
                       "one: of the first force, which has no old acceleration yet)",
                       lambda v: 0 < v <= 1.2, "0 < theta <= 1.2"),

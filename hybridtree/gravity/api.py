@@ -21,6 +21,7 @@ from .engine import Forces, ForceEngine, GravitySettings
 from .knobs import (BUILDS, METHODS, OPENINGS, check_eps, check_tree_knobs, default,
                     relative_floor)
 from .periodic import ASMTH, RCUT, Periodic, default_mesh
+from .softening import kernel_options, pair_factors
 from .splitting import Changeover
 
 __all__ = ["BUILDS", "Forces", "METHODS", "OPENINGS", "accelerations", "direct_reference",
@@ -50,14 +51,16 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = default("method"),
                   theta_max: float = default("theta_max"),
                   theta_min: float = default("theta_min"), acc_old=None,
                   box: float | None = None, pm_grid: int | None = None, asmth: float = ASMTH,
-                  rcut: float = RCUT) -> Forces:
+                  rcut: float = RCUT, softening: str = default("softening")) -> Forces:
     """Accelerations and potentials for ``sinks`` (default: the sources themselves),
     computed by the run's force engine (:class:`hybridtree.gravity.engine.ForceEngine`)
     with the net force kept.
 
-    pos: (N, 3) source positions; mass: (N,) or scalar; eps: Plummer softening
+    pos: (N, 3) source positions; mass: (N,) or scalar; eps: the softening length
     (default 0: exact Newtonian gravity unless asked; a run's own default, the schema's
-    ``gravity.eps``, is a run setting).  The other defaults are the schema's
+    ``gravity.eps``, is a run setting); ``softening``: "plummer" (the default) or "spline",
+    GADGET's cubic spline with ``eps`` its Plummer-equivalent length, exactly Newtonian
+    beyond 2.8 eps (:mod:`hybridtree.gravity.softening`; eps > 0, monopole cells).  The other defaults are the schema's
     (``gravity.*``, docs/configuration.md); ``n_group=None``: the device's default.
     method: "tree" (group walk, opening angle ``theta``, ``multipole`` moments,
     leaves of at most ``n_leaf`` particles, groups of at most ``n_group`` sinks,
@@ -87,6 +90,10 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = default("method"),
     r_s = ``asmth`` L / pm_grid (GADGET's ASMTH); monopole cells; the potential in
     Ewald's convention (zero mean, a particle's own images included).
     """
+    kernel_options(softening)                       # a known name, or ValueError
+    if softening == "spline" and (not check_eps(eps) > 0 or multipole == "quadrupole"):
+        raise ValueError("the spline softening needs eps > 0 and monopole cells "
+                         "(multipole='monopole' or 'auto')")
     periodic = None
     if box is not None:
         box = float(box)
@@ -105,22 +112,22 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = default("method"),
             first = accelerations(pos, mass, eps, method, theta, sinks=sinks, n_leaf=n_leaf,
                                   n_group=n_group, multipole=multipole, device=device,
                                   precise=precise, build=build, box=box, pm_grid=pm_grid,
-                                  asmth=asmth, rcut=rcut)
+                                  asmth=asmth, rcut=rcut, softening=softening)
             acc_old = first.acc
         floor = relative_floor(alpha, theta_max, theta_min, acc_old, n_sink)
         out = _forces(pos, mass, eps, method, theta_max, sinks, n_leaf, n_group, multipole,
-                      device, precise, build, floor, periodic)
+                      device, precise, build, floor, periodic, softening)
         if first is not None:
             out.timings["first_pass"] = first.timings.get("total", 0.0)
         return out
     return _forces(pos, mass, eps, method, theta, sinks, n_leaf, n_group, multipole, device,
-                   precise, build, None, periodic)
+                   precise, build, None, periodic, softening)
 
 
 def _forces(pos, mass, eps: float, method: str, theta: float, sinks, n_leaf: int,
             n_group: int | None, multipole: str, device: str | None, precise: bool,
             build: str, floor: tuple[float, np.ndarray, float] | None,
-            periodic: Periodic | None = None) -> Forces:
+            periodic: Periodic | None = None, softening: str = "plummer") -> Forces:
     """:func:`accelerations` once the opening criterion is settled (``floor``: the
     relative criterion's alpha and a_old, with ``theta`` its theta_max; ``periodic``:
     the box of TreePM)."""
@@ -131,7 +138,7 @@ def _forces(pos, mass, eps: float, method: str, theta: float, sinks, n_leaf: int
                                            state=False))
     engine = _engine(rt, method=method, eps=eps, theta=theta, n_leaf=n_leaf,
                      n_group=n_group or 0, multipole=multipole, precise=precise, build=build,
-                     periodic=periodic)
+                     periodic=periodic, softening=softening)
     return engine.sink_forces(pos, mass, sinks, floor)["full"]
 
 
@@ -159,15 +166,17 @@ def split_accelerations(pos, mass, eps: float, changeover: Changeover,
 
 
 def direct_reference(pos, mass, eps: float = 0.0, sinks=None,
-                     chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                     chunk: int | None = None, softening: str = "plummer"
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """Exact float64 direct summation on the host (numpy): (acc (n, 3), pot (n,)).
 
     Same conventions as :func:`accelerations` (self-interaction excluded when
-    ``sinks`` is None; pairs at zero softened distance contribute nothing).
+    ``sinks`` is None; pairs at zero softened distance contribute nothing; ``softening``
+    "plummer" or "spline", :func:`hybridtree.gravity.softening.pair_factors`).
     ``chunk`` sinks are done at once; the default keeps the temporaries near 100 MB.
     """
     pos, mass = validate_particles(pos, mass)
-    eps2 = check_eps(eps) ** 2
+    eps = check_eps(eps)
     self_sinks = sinks is None
     sinks = pos if self_sinks else np.asarray(sinks, dtype=np.float64)
     chunk = int(chunk or max(1, (1 << 22) // max(len(pos), 1)))
@@ -175,13 +184,10 @@ def direct_reference(pos, mass, eps: float = 0.0, sinks=None,
     pot = np.zeros(len(sinks))
     for i0 in range(0, len(sinks), chunk):
         d = pos[None, :, :] - sinks[i0:i0 + chunk, None, :]
-        r2 = np.einsum("ijk,ijk->ij", d, d) + eps2
-        with np.errstate(divide="ignore"):
-            rinv = np.where(r2 > 0, 1.0 / np.sqrt(np.where(r2 > 0, r2, 1.0)), 0.0)
+        g, f = pair_factors(np.einsum("ijk,ijk->ij", d, d), eps, softening)
         if self_sinks:
             rows = np.arange(i0, min(i0 + chunk, len(sinks)))
-            rinv[rows - i0, rows] = 0.0
-        mr = mass[None, :] * rinv
-        acc[i0:i0 + chunk] = np.einsum("ij,ijk->ik", mr * rinv * rinv, d)
-        pot[i0:i0 + chunk] = -mr.sum(axis=1)
+            g[rows - i0, rows] = f[rows - i0, rows] = 0.0
+        acc[i0:i0 + chunk] = np.einsum("ij,ijk->ik", mass[None, :] * f, d)
+        pot[i0:i0 + chunk] = -(mass[None, :] * g).sum(axis=1)
     return acc, pot

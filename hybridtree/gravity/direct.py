@@ -46,14 +46,14 @@ def direct_defines(info: DeviceInfo, eps: float, split: bool = True,
 @option_sets
 def direct_option_sets(info: DeviceInfo) -> list[tuple[str, dict]]:
     """cl/direct.cl's builds a device asks for: split and plain coordinates, eps zero or not
-    (ZERO_GUARD), at the default work-group and at the halves :func:`_direct_kernel` falls
+    (ZERO_GUARD), Plummer or the spline softening, at the default work-group and at the halves :func:`_direct_kernel` falls
     back to where the built kernel runs fewer work-items (registers: the H100 runs the
     GPU default of 512 at 256).  A kernel limit below a quarter of the default would ask
     for a build not declared here (tests/tools/test_vendor_compile.py finds it)."""
     sets = []
     for split in (True, False):
-        for eps in (0.0, 0.01):
-            defines = direct_defines(info, eps, split)
+        for eps, soft in ((0.0, None), (0.01, None), (0.01, {"SOFTENING": 2})):
+            defines = direct_defines(info, eps, split, options=soft)
             sets += [("direct.cl", {**defines, "WG": wg})
                      for wg in _fallbacks(defines["WG"], FALLBACK_HALVINGS)]
     return sets
@@ -100,6 +100,8 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
     or ``{"NI": 2}``, the sinks per work-item).
     Returns (acc, pot, timings in seconds).
     """
+    if (options or {}).get("SOFTENING") == 2 and not np.float32(eps * eps) > 0:
+        raise ValueError("the spline softening needs eps > 0")
     t0 = time.perf_counter()
     centre = np.median(src_pos, axis=0)
     defines = direct_defines(rt.info, eps, split, work_group, options)

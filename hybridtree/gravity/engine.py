@@ -133,7 +133,7 @@ class ForceEngine:
         if active is not None:
             with clock.device("walk", "walk_full"):
                 counts, m, _ = walk_active(rt, tree, g.eps, s.acc["full"], s.pot, *active,
-                                           g.n_group or None, floor)
+                                           g.n_group or None, floor, g.kernel_options)
             self.kept.forced(m)
             with clock.device("reduce"):
                 self._count("full", sum(red.count_sum(m, counts)))
@@ -148,7 +148,7 @@ class ForceEngine:
                     counts, _, _ = walk_into(rt, tree, g.eps, s.acc[part], pot,
                                              g.n_group or None, g.changeover,
                                              "full" if part == "short" else part, floor=floor,
-                                             periodic=g.periodic)
+                                             periodic=g.periodic, options=g.kernel_options)
             if g.periodic is not None and part != "short":
                 with clock.device("pm"):
                     self._long_range_of(g).add_device(s.n, s.pos, s.mass, s.acc[part], pot)
@@ -169,7 +169,8 @@ class ForceEngine:
             sinks = s.pos if rows is None else s.pos[rows]
             with clock.host("walk", "walk_full", wait=True):
                 acc, pot, _ = direct_forces(rt, s.pos, s.mass, sinks, g.eps,
-                                            self_skip=rows is None, split=g.precise)
+                                            self_skip=rows is None, split=g.precise,
+                                            options=g.kernel_options)
             self._count("full", len(sinks) * max(s.n - 1, 0))
             self._store(s, "full", acc, pot, rows)
             return len(sinks)
@@ -202,7 +203,8 @@ class ForceEngine:
                 acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, g.eps, g.n_group or None,
                                                        sinks=sinks, split=g.changeover,
                                                        part="full" if part == "short" else part,
-                                                       floor=floor, periodic=g.periodic)
+                                                       floor=floor, periodic=g.periodic,
+                                                       options=g.kernel_options)
             if g.periodic is not None and part != "short":
                 with clock.host("pm"):
                     self._long_range_of(g).add(s.pos, s.mass, acc, pot, sinks)
@@ -274,7 +276,7 @@ class ForceEngine:
         if g.method == "direct":
             sink_pos = pos if self_sinks else sinks
             acc, pot, t = direct_forces(rt, pos, mass, sink_pos, g.eps, self_skip=self_sinks,
-                                        split=g.precise)
+                                        split=g.precise, options=g.kernel_options)
             n_pp = np.full(n_sink, len(pos) - int(self_sinks), np.int64)
             n_pc = np.zeros(n_sink, np.int64)
         else:
@@ -283,7 +285,8 @@ class ForceEngine:
             t["build"] = time.perf_counter() - t0
             acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, g.eps, n_group=n_group,
                                                    sinks=None if self_sinks else sinks,
-                                                   floor=floor, periodic=g.periodic)
+                                                   floor=floor, periodic=g.periodic,
+                                                   options=g.kernel_options)
             t.update(tw)
         t["total"] = time.perf_counter() - t0
         out = Forces(acc, pot, n_pp, n_pc, device=rt.info.label, timings=t)
@@ -314,7 +317,8 @@ class ForceEngine:
         for part in parts:
             t1 = time.perf_counter()
             acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, g.eps, n_group=g.n_group or None,
-                                                   split=g.changeover, part=part)
+                                                   split=g.changeover, part=part,
+                                                   options=g.kernel_options)
             tw["build"] = build if not out else 0.0
             tw["total"] = time.perf_counter() - t1 + tw["build"]
             out[part] = Forces(acc, pot, n_pp, n_pc, device=rt.info.label, timings=tw)
@@ -345,7 +349,8 @@ class ForceEngine:
             floor = (floor[0], a_old, floor[2])
         with clock.device("walk"):
             counts, n_groups, _ = walk_into(rt, tree, g.eps, acc_b, pot_b, g.n_group or None,
-                                            floor=floor, periodic=g.periodic)
+                                            floor=floor, periodic=g.periodic,
+                                            options=g.kernel_options)
             total = sum(red.count_sum(n, counts))
             # per-sink counts (caller's order), kept for a later read (walk_into left them
             # in the workspace, which the next call overwrites)

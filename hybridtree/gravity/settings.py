@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from .knobs import auto_multipole, default
 from .periodic import Periodic
+from .softening import kernel_options
 from .splitting import Changeover
 
 __all__ = ["GravitySettings", "opening_floor"]
@@ -35,6 +36,7 @@ class GravitySettings:
     theta_max: float = default("theta_max")  # the relative criterion's largest angle
     theta_min: float = default("theta_min")  # ... and the angle it accepts whatever a_old
     refit_fraction: float = default("refit_fraction")  # block steps: refit, not build
+    softening: str = default("softening")    # "plummer" or "spline" (.softening)
     periodic: Periodic | None = None         # a periodic box: TreePM (monopole cells)
     time_split: bool = False                 # TreePM's parts apart: "short" and "long"
 
@@ -50,23 +52,29 @@ class GravitySettings:
                    n_group=g.n_group, multipole=g.multipole, precise=g.precise, build=g.build,
                    remove_net_force=g.remove_net_force, device=g.device, opening=g.opening,
                    alpha=g.alpha, theta_max=g.theta_max, theta_min=g.theta_min,
-                   refit_fraction=g.refit_fraction, **split)
+                   refit_fraction=g.refit_fraction, softening=g.softening, **split)
 
     def settled(self, kind: str, relative_ok: bool = True,
                 cosmological: bool = False) -> "GravitySettings":
         """These settings with "auto" settled for a device of ``kind``: the multipole order
         (:func:`.knobs.auto_multipole`, ``cosmological``: a cosmological run's) and the
         opening criterion, relative where ``relative_ok`` and the run can take it (the tree
-        method, no hybrid split), else geometric; a periodic box takes monopoles (its
-        short-range kernel has no quadrupole terms yet).  The relative criterion reaches a p99
+        method, no hybrid split), else geometric; a periodic box and the spline softening
+        take monopoles (their kernels have no quadrupole terms yet).  The relative criterion reaches a p99
         error of 1e-3 with half the interactions of theta = 0.5 on a cusp (docs/physics.md)."""
         opening = self.opening
         if opening == "auto":
             ok = relative_ok and self.method == "tree" and self.changeover is None
             opening = "relative" if ok else "geometric"
-        multipole = ("monopole" if self.periodic is not None and self.multipole == "auto"
+        monopole = self.periodic is not None or self.softening == "spline"
+        multipole = ("monopole" if monopole and self.multipole == "auto"
                      else auto_multipole(self.multipole, kind, cosmological))
         return replace(self, multipole=multipole, opening=opening)
+
+    @property
+    def kernel_options(self) -> dict | None:
+        """The force kernels' defines these settings add (the softening's)."""
+        return kernel_options(self.softening)
 
     @property
     def parts(self) -> tuple[str, ...]:

@@ -106,6 +106,9 @@ def walk_kernel(rt: Runtime, n_sinks: int, n_group: int | None, n_leaf: int, qua
     if periodic is not None and (quad or split is not None):
         raise ValueError("periodic forces take monopole cells and no force split (hybrid "
                          "tree) yet")
+    if (options or {}).get("SOFTENING") == 2 and (quad or not np.float32(eps * eps) > 0):
+        raise ValueError("the spline softening needs eps > 0 and monopole cells (multipole="
+                         "'monopole')")
     n_group = int(n_group or default_group(rt.info.kind, n_sinks))
     defines = walk_defines(rt, n_group, n_leaf, quad, options, split, part, floor, periodic)
     name = defines.pop("KERNEL")
@@ -154,6 +157,8 @@ WALK_AXES: dict[str, tuple] = {
     "floor": (None, (0.005, None, 0.5)),
     # TreePM's short range (PERIODIC and the box's defines; monopoles only)
     "periodic": (None, Periodic(1.0, 32)),
+    # the pair softening: Plummer, or GADGET's spline (SOFTENING 2: eps > 0, monopoles)
+    "SOFTENING": (None, 2),
     "options": (None,),
 }
 

@@ -199,7 +199,7 @@ class ParallelEngine(ForceEngine):
         for part in parts:
             with clock.device("walk", f"walk_{part}"):
                 cnt, _, _ = walk_into(rt, remote, g.eps, acc, pot, n_group, g.changeover,
-                                      part, sinks=local)
+                                      part, sinks=local, options=g.kernel_options)
                 launch(rt, "state.cl", "add", 3 * n, np.int32(3 * n), s.acc[part], acc,
                        s.acc[part])
                 if part != "hard":
@@ -224,7 +224,7 @@ class ParallelEngine(ForceEngine):
         if active is not None:
             with clock.device("walk", "walk_full"):
                 cnt, done, _ = walk_active(rt, tree, g.eps, s.acc["full"], s.pot, *active,
-                                           n_group, floor, n_sinks=n)
+                                           n_group, floor, g.kernel_options, n_sinks=n)
             with clock.device("reduce"):
                 self._count("full", sum(red.count_sum(done, cnt)))
             return done
@@ -240,7 +240,8 @@ class ParallelEngine(ForceEngine):
             with clock.device("walk", f"walk_{part}"):
                 cnt, _, _ = walk_into(rt, tree, g.eps, s.acc[part], pot, n_group, g.changeover,
                                       "full" if part == "short" else part, n_sinks=n,
-                                      groups=groups, floor=floor, periodic=g.periodic)
+                                      groups=groups, floor=floor, periodic=g.periodic,
+                                      options=g.kernel_options)
             with clock.device("reduce"):
                 self._count(part, sum(red.count_sum(n, cnt)))
         return n

@@ -92,7 +92,7 @@ def host_let_forces(comm: Comm, rt: Runtime, g: GravitySettings, pos: np.ndarray
     t2 = time.perf_counter()
     t["let_select"] = t2 - t1
     n = len(pos)
-    walk = {"n_group": n_group, "split": split, "part": part}
+    walk = {"n_group": n_group, "split": split, "part": part, "options": g.kernel_options}
     if not overlap:
         recv = comm.alltoallv(send, counts)
         t3 = time.perf_counter()

@@ -119,15 +119,15 @@ def sample_indices(n: int, k: int, seed: int = SAMPLE_SEED) -> np.ndarray:
 
 
 def reference_acc(pos: np.ndarray, mass: np.ndarray, eps: float, idx: np.ndarray,
-                  device: str | None = None) -> np.ndarray:
+                  device: str | None = None, softening: str = "plummer") -> np.ndarray:
     """Accelerations on ``pos[idx]`` by float64 direct summation on the host; above 2^21
     sources (minutes there) the device's hi/lo direct kernel (relative error ~1e-6)."""
     from hybridtree.gravity import accelerations, direct_reference
     # sinks= skips no self pair, but that pair has zero separation: zero force, so acc is exact
     if len(pos) > 1 << 21:
         return accelerations(pos, mass, eps, method="direct", sinks=pos[idx],
-                             device=device).acc
-    return direct_reference(pos, mass, eps, sinks=pos[idx])[0]
+                             device=device, softening=softening).acc
+    return direct_reference(pos, mass, eps, sinks=pos[idx], softening=softening)[0]
 
 
 def rel_errors(acc: np.ndarray, ref: np.ndarray) -> np.ndarray:

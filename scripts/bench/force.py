@@ -107,7 +107,7 @@ def bench_tree(pos: np.ndarray, mass: np.ndarray, idx: np.ndarray, ref: np.ndarr
     f = best_of(lambda: accelerations(pos, mass, args.eps, method="tree", theta=theta,
                                       n_leaf=args.n_leaf, n_group=args.n_group,
                                       multipole=args.multipole, device=args.device,
-                                      build=build),
+                                      build=build, softening=args.softening),
                 args.repeat, lambda r: r.timings["total"])
     err = rel_errors(f.acc[idx], ref)
     t = f.timings
@@ -126,10 +126,11 @@ def bench_direct(n: int, precise: bool, args: argparse.Namespace, device: str,
     pos, _, mass = plummer(n, seed=PLUMMER_SEED)
     idx = sample_indices(n, args.sample)
     f = best_of(lambda: accelerations(pos, mass, args.eps, method="direct",
-                                      device=args.device, precise=precise),
+                                      device=args.device, precise=precise,
+                                      softening=args.softening),
                 args.repeat, lambda r: r.timings["total"])
     if ref is None:
-        ref = reference_acc(pos, mass, args.eps, idx)
+        ref = reference_acc(pos, mass, args.eps, idx, softening=args.softening)
     err = rel_errors(f.acc[idx], ref)
     t = f.timings
     return Row(n, "direct", None, None, precise, device, None, t["kernel"], t["total"],
@@ -206,7 +207,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--multipole", choices=("monopole", "quadrupole"), default="monopole")
     p.add_argument("--n-leaf", type=int, default=16)
     p.add_argument("--n-group", type=int, default=None, help="default: the device's")
-    p.add_argument("--eps", type=float, default=0.01, help="Plummer softening")
+    p.add_argument("--eps", type=float, default=0.01, help="softening length")
+    p.add_argument("--softening", choices=("plummer", "spline"), default="plummer",
+                   help="pair softening (spline: GADGET's, eps Plummer-equivalent)")
     add_device(p)
     p.add_argument("--sample", type=int, default=1000, help="sinks sampled for the error")
     p.add_argument("--repeat", type=int, default=2, help="timed repeats after one warm-up")
@@ -250,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.n:
         pos, _, mass = plummer(n, seed=PLUMMER_SEED)
         idx = sample_indices(n, args.sample)
-        ref = reference_acc(pos, mass, args.eps, idx, args.device)        # shared by every theta
+        ref = reference_acc(pos, mass, args.eps, idx, args.device,        # shared by every theta
+                            softening=args.softening)
         ptg_ref = pytreegrav_reference(ptg, pos, mass, idx, args.eps) if ptg else None
         for theta in args.theta:
             for build in args.build:
