@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import hybridtree.device.probe  # noqa: F401
 import hybridtree.device.reduce  # noqa: F401
 import hybridtree.gravity.direct  # noqa: F401
+import hybridtree.gravity.pm_device  # noqa: F401
 import hybridtree.gravity.tree.device_build  # noqa: F401
 import hybridtree.gravity.tree.device_sort  # noqa: F401
 import hybridtree.parallel.device_let  # noqa: F401

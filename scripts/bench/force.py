@@ -294,7 +294,7 @@ def _namespace(args: argparse.Namespace, device: str) -> argparse.Namespace:
     """The option set of the rows mode that bench_tree and bench_direct read."""
     return argparse.Namespace(eps=0.01, n_leaf=16, n_group=None, multipole="monopole",
                               device=device, repeat=args.repeat, phases=True,
-                              sample=args.sample)
+                              sample=args.sample, softening=args.softening)
 
 
 def tree_rows(ns: argparse.Namespace, sizes: list[int], label: str, ptg,
@@ -360,6 +360,8 @@ def main_targets(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description="force.py --targets: issue 6's table in one run")
     add_device(p, default="gpu")
     p.add_argument("--cpu-device", default="cpu", help="the CPU OpenCL device to compare")
+    p.add_argument("--softening", choices=("plummer", "spline"), default="plummer",
+                   help="pair softening (spline: GADGET's, eps Plummer-equivalent)")
     p.add_argument("--peer-cuda", action="store_true", help="pytreegrav's CUDA backend too")
     p.add_argument("--quick", action="store_true", help="small N (a smoke run)")
     p.add_argument("--repeat", type=int, default=2)
