@@ -117,9 +117,16 @@ class ForceEngine:
     @staticmethod
     def old_acc(s: State):
         """The acceleration the relative criterion scales with (a_old): the whole force's
-        (with TreePM's time split short + long: GADGET's OldAcc, mesh included); None
-        before the state holds any."""
-        return s.total_acc() if s.acc else None
+        (with TreePM's time split short + long: GADGET's OldAcc, mesh included)."""
+        return s.total_acc()
+
+    def _floor(self, s: State):
+        """:func:`opening_floor` of a force of ``s``'s particles; a_old is formed only
+        where the relative criterion takes it (with parts apart it is a kernel launch,
+        which a hybrid run's hard substeps must not pay)."""
+        if opening_floor(self.g, self._known, None) is None:
+            return None
+        return opening_floor(self.g, self._known, self.old_acc(s))
 
     def _count(self, part: str, interactions: int) -> None:
         self.counts["interactions"] += interactions
@@ -128,7 +135,7 @@ class ForceEngine:
     def _on_device(self, s: DeviceState, parts: tuple[str, ...], active) -> int:
         g, rt, clock = self.g, self.rt, self.clock
         red = reduce.reducer(rt)
-        floor = opening_floor(self.g, self._known, self.old_acc(s))
+        floor = self._floor(s)
         tree = self._tree(s, active)
         if active is not None:
             with clock.device("walk", "walk_full"):
@@ -176,7 +183,7 @@ class ForceEngine:
             return len(sinks)
         if s.n == 0:
             return 0
-        floor = opening_floor(self.g, self._known, self.old_acc(s))
+        floor = self._floor(s)
         theta = g.theta_max if floor else g.theta
         self.kept.forget()                    # its buffers may be reused here
         with clock.host("build", wait=True):

@@ -46,7 +46,7 @@ from ..device.clock import Clock
 from ..device.kernels import launch
 from ..device.runtime import Runtime
 from ..device.transfer import Workspace, upload
-from ..gravity.engine import ForceEngine, GravitySettings, opening_floor
+from ..gravity.engine import ForceEngine, GravitySettings
 from ..gravity.tree.device_build import DeviceArrays, build_device_tree, device_extent
 from ..gravity.walk import default_group, walk_active, walk_into
 from ..integrate.state import DeviceState, HostState, State
@@ -107,7 +107,7 @@ class ParallelEngine(ForceEngine):
     def _on_device(self, s: DeviceState, parts: tuple[str, ...], active) -> int:
         g, rt, comm, clock, work = self.g, self.rt, self.comm, self.clock, self.work
         n = s.n
-        floor = opening_floor(self.g, self._known, self.old_acc(s))
+        floor = self._floor(s)
         # the relative walk may open any cell nearer than l / theta_min: the LET is cut
         # with theta_min, the walk's own tree has theta_max
         let_theta = g.theta_min if floor else g.theta
