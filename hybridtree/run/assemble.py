@@ -58,25 +58,24 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
     block = BlockSettings(t.eta, t.max_bin) if t.stepping == "block" else None
     if comm.size == 1:
         stepper = SerialStepper(g, p, rt, external=external, block=block)
-        if box is not None:
-            stepper.scheme = ComovingLeapfrog(stepper.engine, sched.cosmo, sched, step, box,
-                                              settings.cosmology.short_steps)
-        return stepper
-    # parallel.overlap with block steps or the relative opening: refused by
-    # check_parallel (hybridtree.config.rules) before the device was taken
-    for needs, what in ((g.opening != "geometric", "gravity.opening = 'relative'"),
-                        (box is not None, f"a periodic box (ics.kind = '{settings.ics.kind}')")):
-        if needs and backend != "device":
-            raise RunError(f"{what} on many processes needs the state on the device "
-                           "(gravity.build = 'device' and a device with cl_khr_fp64)")
-    from ..parallel.stepping import ParallelStepper
-    stepper = ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
-                              samples=settings.parallel.samples,
-                              overlap=settings.parallel.overlap, external=external, block=block)
+    else:
+        # parallel.overlap with block steps or the relative opening: refused by
+        # check_parallel (hybridtree.config.rules) before the device was taken
+        for needs, what in ((g.opening != "geometric", "gravity.opening = 'relative'"),
+                            (box is not None,
+                             f"a periodic box (ics.kind = '{settings.ics.kind}')")):
+            if needs and backend != "device":
+                raise RunError(f"{what} on many processes needs the state on the device "
+                               "(gravity.build = 'device' and a device with cl_khr_fp64)")
+        from ..parallel.stepping import ParallelStepper
+        stepper = ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
+                                  samples=settings.parallel.samples,
+                                  overlap=settings.parallel.overlap, external=external,
+                                  block=block)
     if box is not None:
-        # wrapped by the stepper before the particles change domain (ComovingLeapfrog)
+        # many processes: wrapped by the stepper before the particles change domain
         stepper.scheme = ComovingLeapfrog(stepper.engine, sched.cosmo, sched, step, box,
-                                          settings.cosmology.short_steps, wrap=False)
+                                          settings.cosmology.short_steps, wrap=comm.size == 1)
     return stepper
 
 
