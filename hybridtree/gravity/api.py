@@ -21,7 +21,7 @@ from .engine import Forces, ForceEngine, GravitySettings
 from .knobs import (BUILDS, METHODS, OPENINGS, check_eps, check_tree_knobs, default,
                     relative_floor)
 from .periodic import ASMTH, RCUT, Periodic, default_mesh
-from .softening import kernel_options, pair_factors
+from .softening import check_softening, pair_factors
 from .splitting import Changeover
 
 __all__ = ["BUILDS", "Forces", "METHODS", "OPENINGS", "accelerations", "direct_reference",
@@ -90,10 +90,7 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = default("method"),
     r_s = ``asmth`` L / pm_grid (GADGET's ASMTH); monopole cells; the potential in
     Ewald's convention (zero mean, a particle's own images included).
     """
-    kernel_options(softening)                       # a known name, or ValueError
-    if softening == "spline" and (not check_eps(eps) > 0 or multipole == "quadrupole"):
-        raise ValueError("the spline softening needs eps > 0 and monopole cells "
-                         "(multipole='monopole' or 'auto')")
+    check_softening(softening, check_eps(eps), multipole == "quadrupole")
     periodic = None
     if box is not None:
         box = float(box)

@@ -9,6 +9,7 @@ import pyopencl as cl
 
 from ..device.kernels import kernel, launch, option_sets
 from ..device.runtime import DeviceInfo, Runtime, fit_work_group, pack4, split_hi_lo
+from .softening import check_softening
 
 #: Work-group size (= j-tile size) per device kind; measured, see docs/benchmarks.md (GPU:
 #: the H100).  :func:`direct_defines` takes the largest size within what the device
@@ -100,8 +101,8 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
     or ``{"NI": 2}``, the sinks per work-item).
     Returns (acc, pot, timings in seconds).
     """
-    if (options or {}).get("SOFTENING") == 2 and not np.float32(eps * eps) > 0:
-        raise ValueError("the spline softening needs eps > 0")
+    if (options or {}).get("SOFTENING") == 2:
+        check_softening("spline", eps)
     t0 = time.perf_counter()
     centre = np.median(src_pos, axis=0)
     defines = direct_defines(rt.info, eps, split, work_group, options)

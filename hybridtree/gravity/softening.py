@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SOFTENINGS", "SPLINE_H", "kernel_options", "pair_factors"]
+__all__ = ["SOFTENINGS", "SPLINE_H", "check_softening", "kernel_options", "pair_factors"]
 
 #: The softening kernels (gravity.softening).
 SOFTENINGS = ("plummer", "spline")
@@ -29,6 +29,15 @@ def kernel_options(softening: str) -> dict | None:
     if softening not in SOFTENINGS:
         raise ValueError(f"softening must be one of {SOFTENINGS}, got {softening!r}")
     return {"SOFTENING": 2} if softening == "spline" else None
+
+
+def check_softening(softening: str, eps: float, quad: bool = False) -> None:
+    """ValueError for an unknown ``softening``, or the spline where the kernels cannot
+    take it: ε zero (in float32, as the kernels get it) or quadrupole cells."""
+    kernel_options(softening)
+    if softening == "spline" and (quad or not np.float32(eps * eps) > 0):
+        raise ValueError("the spline softening needs eps > 0 and monopole cells "
+                         "(multipole='monopole' or 'auto')")
 
 
 def pair_factors(r2: np.ndarray, eps: float, softening: str = "plummer"

@@ -13,6 +13,7 @@ import numpy as np
 from ..device.kernels import Recorder, kernel, option_sets
 from ..device.runtime import DeviceInfo, Runtime, fit_work_group
 from .periodic import Periodic
+from .softening import check_softening
 from .splitting import CHANGEOVERS, Changeover
 
 __all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "LIST_CAPACITY", "LIST_WALK", "RELATIVE_SPLIT",
@@ -106,9 +107,8 @@ def walk_kernel(rt: Runtime, n_sinks: int, n_group: int | None, n_leaf: int, qua
     if periodic is not None and (quad or split is not None):
         raise ValueError("periodic forces take monopole cells and no force split (hybrid "
                          "tree) yet")
-    if (options or {}).get("SOFTENING") == 2 and (quad or not np.float32(eps * eps) > 0):
-        raise ValueError("the spline softening needs eps > 0 and monopole cells (multipole="
-                         "'monopole')")
+    if (options or {}).get("SOFTENING") == 2:
+        check_softening("spline", eps, quad)
     n_group = int(n_group or default_group(rt.info.kind, n_sinks))
     defines = walk_defines(rt, n_group, n_leaf, quad, options, split, part, floor, periodic)
     name = defines.pop("KERNEL")
