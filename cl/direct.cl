@@ -75,43 +75,38 @@
 #define LOAD_LO(k)
 #endif
 
-/* source k of the tile acting on the NI sinks of this work-item; SKIP(q) excludes the
-   sink itself (it sets rinv to 0).  The source is read from local memory once for all
-   NI sinks. */
+/* The factors of source s on sink q at (dx, dy, dz): mr (phi = -mr) and mr3 (a = mr3 d);
+   SKIP(q) excludes the sink itself (it sets rinv to 0). */
 #if SOFTENING == 2
-#define SOURCE(k, SKIP)                                        \
-    {                                                          \
-        const float4 s = tile[k];                              \
-        LOAD_LO(k)                                             \
-        for (int q = 0; q < NI; q++) {                         \
-            DELTA(q)                                           \
+#define FACTORS(SKIP)                                          \
             const float d2 = dx * dx + dy * dy + dz * dz;      \
             float mr, mr3, rinv = 1.0f;                        \
             SOFT(float, d2, eps2, s.w, mr, mr3);               \
             SKIP                                               \
             mr *= rinv;                                        \
-            mr3 *= rinv;                                       \
-            pax[q] += mr3 * dx; pay[q] += mr3 * dy; paz[q] += mr3 * dz; \
-            ppot[q] -= mr;                                     \
-        }                                                      \
-    }
+            mr3 *= rinv;
 #else
+#define FACTORS(SKIP)                                          \
+            const float r2 = dx * dx + dy * dy + dz * dz + eps2; \
+            float rinv = INV_R(r2);                            \
+            SKIP                                               \
+            const float mr = s.w * rinv;                       \
+            const float mr3 = mr * rinv * rinv;
+#endif
+
+/* source k of the tile acting on the NI sinks of this work-item.  The source is read from
+   local memory once for all NI sinks. */
 #define SOURCE(k, SKIP)                                        \
     {                                                          \
         const float4 s = tile[k];                              \
         LOAD_LO(k)                                             \
         for (int q = 0; q < NI; q++) {                         \
             DELTA(q)                                           \
-            const float r2 = dx * dx + dy * dy + dz * dz + eps2; \
-            float rinv = INV_R(r2);                            \
-            SKIP                                               \
-            const float mr = s.w * rinv;                       \
-            const float mr3 = mr * rinv * rinv;                \
+            FACTORS(SKIP)                                      \
             pax[q] += mr3 * dx; pay[q] += mr3 * dy; paz[q] += mr3 * dz; \
             ppot[q] -= mr;                                     \
         }                                                      \
     }
-#endif
 
 /* NI sinks per work-item: sink q of work-item lid is i0 + q * WG + lid */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
