@@ -309,6 +309,77 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   py pk128 60 -m hybridtree pk "$D/box128/snapshot_0003.hdf5" --out "$D/pk128_z0.txt"
   rm -f "$D"/box128/snapshot_000[012].hdf5
   ;;
+54) # issue 31, session 19: hybridtree's own convergence on GADGET-4's 64^3 ICs (.device/g4, carried): theta, mesh, split, rcut,
+    # steps; P(k) of each, z = 0 positions of two back for halo profiles against GADGET-4's snapshot
+  ICS=$PWD/.device/g4/snapshot_ics_000.hdf5
+  run_ht() { local name=$1 steps=$2; shift 2; echo "== ht_$name" >> "$O/index.txt"; local t0=$(date +%s)
+    timeout 200 bash scripts/gadget4/compare_hybridtree.sh "$ICS" - "$D/ht_$name" "$steps" nvidia "$@" > "$D/ht_$name.txt" 2>&1
+    echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; }
+  run_ht 512 512
+  run_ht tight 1024 --set gravity.theta=0.25 --set gravity.softening=spline --set gravity.pm_grid=128 --set gravity.rcut=9
+  run_ht 512_pm128 512 --set gravity.pm_grid=128
+  run_ht 512_theta025 512 --set gravity.theta=0.25
+  run_ht 512_asmth2 512 --set gravity.asmth=2
+  run_ht 512_rcut45 512 --set gravity.rcut=4.5
+  for v in 512 tight; do python - "$D/ht_$v/run/snapshot_0003.hdf5" "$O/ht_${v}_z0.hdf5" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1]) as f, h5py.File(sys.argv[2], "w") as g:
+    for name in f:
+        if not name.startswith("PartType"):
+            f.copy(name, g)
+    for a, v in f.attrs.items():
+        g.attrs[a] = v
+    for t in [n for n in f if n.startswith("PartType")]:
+        p = g.create_group(t)
+        for name in ("Coordinates", "ParticleIDs", "Masses"):
+            if name in f[t]:
+                f.copy(f"{t}/{name}", p)
+PY
+  done
+  rm -f "$D"/ht_*/run/*.hdf5
+  ;;
+53) # issue 31, session 19: GADGET-4 64^3 (relative criterion, ErrTolForceAcc 0.005) on the machine's 16 CPU cores, continued over
+    # calls (gadget4/device_run.sh, .device/g4pkg from gadget4/pack_device.sh); on the first call hybridtree runs GADGET-4's ICs on the GPU
+    # meanwhile; once GADGET-4 is done: P(k) of its snapshots, the displacement shells, its snapshots (without Potential) back
+  G4W=$PWD/.device/g4work; ICS=$G4W/run64/ics/snapshot_ics_000.hdf5
+  ( OPENING=relative ERRTOL=0.005 bash scripts/gadget4/device_run.sh 64 "$G4W" 16 "${G4_SECONDS:-580}" > "$O/g4.txt" 2>&1 ) &
+  G4PID=$!
+  for i in $(seq 90); do [ -s "$ICS" ] && break; sleep 2; done
+  if [ ! -e "$G4W/hybridtree_done" ]; then
+    lscpu > "$D/lscpu.txt" 2>&1
+    run_ht() { local name=$1 steps=$2; shift 2; echo "== ht_$name" >> "$O/index.txt"; local t0=$(date +%s)
+      timeout 150 bash scripts/gadget4/compare_hybridtree.sh "$ICS" - "$G4W/ht_$name" "$steps" nvidia "$@" > "$D/ht_$name.txt" 2>&1
+      echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; }
+    run_ht 512 512
+    run_ht 1024 1024
+    run_ht 512_spline 512 --set gravity.softening=spline
+    run_ht 512_relative 512 --set gravity.opening=relative
+    run_ht 2048_spline 2048 --set gravity.softening=spline
+    touch "$G4W/hybridtree_done"
+  fi
+  wait $G4PID
+  cp -r "$G4W"/ht_* "$D/" 2>/dev/null; rm -f "$D"/ht_*/run/*.hdf5
+  if [ -e "$G4W/run64/output/snapshot_003.hdf5" ]; then
+    G=$G4W/run64/output
+    for k in 1 2 3; do py pk_g4_$k 60 -m hybridtree pk "$G/snapshot_00$k.hdf5" --mesh 128 --out "$D/pk_gadget4_$k.txt"; done
+    for v in "$G4W"/ht_*; do py shells_$(basename "$v") 120 scripts/gadget4/displacement_shells.py "$ICS" "$G" "$v/run"; done
+    cp -r "$G/powerspecs" "$G/cpu.txt" "$G/timings.txt" "$G/fof_tab_003.hdf5" "$G4W/run64/param.txt" "$G4W/run64/walltime.txt" "$D/" 2>/dev/null
+    for k in 0 2 3; do python - "$G/snapshot_00$k.hdf5" "$O/g4_snapshot_00$k.hdf5" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1]) as f, h5py.File(sys.argv[2], "w") as g:
+    for name in f:
+        if name != "PartType1":
+            f.copy(name, g)
+    for a, v in f.attrs.items():
+        g.attrs[a] = v
+    p = g.create_group("PartType1")
+    for name in ("Coordinates", "Velocities", "ParticleIDs"):
+        f.copy(f"PartType1/{name}", p)
+PY
+    done
+  fi
+  grep -h "Sync-Point" "$G4W/run64/log.txt" | tail -1 >> "$O/index.txt"
+  ;;
 52) # session 18: round 51 again within its time (the float64 spline reference on the host at 2^20 took minutes): 2^22, 2^24 and direct 2^18, 200 sampled sinks
   for s in plummer spline; do
     py force_$s 250 scripts/bench/force.py --device nvidia --n 4194304 16777216 --direct-n 262144 \

@@ -11,6 +11,8 @@
 #           (TypeOfOpeningCriterion 1) instead of the template's geometric theta = 0.7, whose
 #           forces are ~10 % weak on near-uniform boxes (README.md)
 #   INTACC=0.025 (environment): ErrTolIntAccuracy, the time-step criterion's eta
+#   TLIMIT=86400 (environment): TimeLimitCPU in seconds; GADGET-4 stops at 0.85 of it with
+#           restart files (device_run.sh continues such a run with RestartFlag 1)
 #
 # Steps:  1) writes param.txt (from param_box64.txt: GridSize=NSample=N, softening=(100/N)/30, MaxMemSize)
 #            plus param_ics.txt (same, OutputDir ./ics) and outputs.txt
@@ -42,7 +44,8 @@ if [[ ${OPENING:-geometric} == relative ]]; then
     sed -i -e "s/^TypeOfOpeningCriterion .*/TypeOfOpeningCriterion    1/" \
            -e "s/^ErrTolForceAcc .*/ErrTolForceAcc            ${ERRTOL:-0.005}/" param.txt
 fi
-sed -i -e "s/^ErrTolIntAccuracy .*/ErrTolIntAccuracy         ${INTACC:-0.025}/" param.txt
+sed -i -e "s/^ErrTolIntAccuracy .*/ErrTolIntAccuracy         ${INTACC:-0.025}/" \
+       -e "s/^TimeLimitCPU .*/TimeLimitCPU              ${TLIMIT:-86400}/" param.txt
 sed -e "s#^OutputDir .*#OutputDir            ./ics#" param.txt > param_ics.txt
 cp "$HERE/outputs.txt" outputs.txt
 cp "$G4_ROOT/build$N/Config.sh" Config-used.sh
