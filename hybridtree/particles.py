@@ -12,12 +12,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Particles", "shaped_particles", "validate_particles", "wrap"]
+__all__ = ["DM_TYPE", "N_TYPES", "Particles", "shaped_particles", "validate_particles", "wrap"]
+
+#: GADGET's particle types: PartType0 .. PartType5 (0 gas, 1 halo / dark matter, 2 disk,
+#: 3 bulge, 4 stars, 5 black holes by convention; hybridtree treats all as collisionless)
+N_TYPES = 6
+#: the type of particles nobody gave one (generated models, the public call)
+DM_TYPE = 1
 
 
 @dataclass
 class Particles:
-    """Particle state in internal units (float64): positions, velocities, masses, IDs."""
+    """Particle state in internal units (float64): positions, velocities, masses, IDs,
+    and each particle's GADGET type (``types``, uint8 0..5; all :data:`DM_TYPE` when not
+    given)."""
 
     pos: np.ndarray
     vel: np.ndarray
@@ -25,6 +33,18 @@ class Particles:
     ids: np.ndarray
     acc: np.ndarray | None = None
     pot: np.ndarray | None = None
+    types: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.types is None:
+            self.types = np.full(len(self.mass), DM_TYPE, np.uint8)
+        else:
+            self.types = np.asarray(self.types)
+            assert self.types.shape == (len(self.mass),), (self.types.shape, len(self.mass))
+            if len(self.types) and (self.types.min() < 0 or self.types.max() >= N_TYPES):
+                raise ValueError(f"particle types must be 0 .. {N_TYPES - 1}, got "
+                                 f"{int(self.types.min())} .. {int(self.types.max())}")
+            self.types = self.types.astype(np.uint8, copy=False)
 
     def __len__(self) -> int:
         return len(self.mass)

@@ -13,6 +13,8 @@ from .diagnostics import energies, lagrangian_radii
 from ..device.choice import FORCE_BYTES_PER_PARTICLE, STATE_BYTES_PER_PARTICLE, usable
 from ..device.runtime import DeviceInfo
 from ..device.probe import Probe
+from ..io.gadget2_read import binary_files, binary_header
+from ..io.gadget_binary import read_binary_part
 from ..io.snapshot import (SnapshotError, latest_run_point, read_particles, resolve_snapshot,
                            snapshot_files)
 from ..config.units import GYR_S
@@ -28,6 +30,9 @@ def describe(path: str | Path) -> str:
     ``path``: a snapshot file, any part of a multi-file set (the whole set is described),
     the stem of either (``out/snapshot_0002``), or a run folder (its newest state, the
     one ``hybridtree run --restart FOLDER`` would continue)."""
+    binary = None if Path(path).is_dir() else binary_files(path)
+    if binary is not None:
+        return _binary_summary(binary)
     path = resolve_snapshot(_newest_in(path) if Path(path).is_dir() else path)
     files = snapshot_files(path)        # every part of a multi-file set, checked complete
     p, t, units = read_particles(path, "all")
@@ -79,8 +84,11 @@ def describe(path: str | Path) -> str:
     if (float(header.get("BoxSize", 0.0)) > 0 and float(header.get("Time", 0.0)) > 0
             and units is not None):
         lines += _periodic_lines(p, header, params, m, units.time_s)
+        periodic = True
     else:
         lines += _isolated_lines(p, m, pot)
+        periodic = False
+    lines += _type_lines(p, periodic)
     settings = {k: v for k, v in params.items() if "." in k}
     if settings:
         lines.append("settings: " + ", ".join(
@@ -107,6 +115,52 @@ def _periodic_lines(p, header: dict, params: dict, m: float, time_s: float) -> l
             f"{side:.6g} at a = {a:.6g}, z = {1 / a - 1:.6g}",
             f"total mass: {m:.10g}",
             f"peculiar velocity: rms {rms:.6g}"]
+
+
+def _binary_summary(files: list[Path]) -> str:
+    """A GADGET-2 binary set: its format, counts per type, time, the units it is read in
+    and, as for HDF5 files, mass, centre and radii (or a box's side)."""
+    first = read_binary_part(files[0])
+    p, t, units = read_particles(files[0], "all")
+    header = binary_header(first)
+    lines = [f"{files[0]}", f"format: {first.source}"]
+    if len(files) > 1:
+        lines.append(f"files: {len(files)} parts, {files[0].name} ... {files[-1].name}")
+    counts = np.bincount(p.types, minlength=6)
+    lines.append("particles: " + ", ".join(f"{n} PartType{k}" for k, n in enumerate(counts) if n)
+                 + f" (total {len(p)})")
+    lines.append(f"time: {t:.6g} (header time {first.time:.6g})")
+    if units is not None:
+        lines.append(f"units: length {units.length_cm:.6g} cm, mass {units.mass_g:.6g} g, "
+                     f"velocity {units.velocity_cm_per_s:.6g} cm/s "
+                     f"({getattr(units, 'note', 'G = 1')})")
+    m = p.mass.sum()
+    if m <= 0:
+        raise SnapshotError(f"{files[0]}: total mass is {m}")
+    periodic = float(header.get("BoxSize", 0.0)) > 0 and float(header.get("Time", 0.0)) > 0
+    if periodic and units is not None:
+        lines += _periodic_lines(p, header, {}, m, units.time_s)
+    else:
+        lines += _isolated_lines(p, m, None)
+    return "\n".join(lines + _type_lines(p, periodic))
+
+
+def _type_lines(p, periodic: bool) -> list[str]:
+    """Per type, where there are several: count, mass and (isolated systems) Lagrangian
+    radii about the whole system's centre of mass."""
+    types = np.unique(p.types)
+    if len(types) < 2:
+        return []
+    com = p.mass @ p.pos / p.mass.sum()
+    lines = []
+    for t in types:
+        rows = p.types == t
+        line = f"PartType{t}: {int(rows.sum())} particles, mass {p.mass[rows].sum():.10g}"
+        if not periodic and p.mass[rows].sum() > 0:
+            r = lagrangian_radii(p.pos[rows], p.mass[rows], centre=com)
+            line += f", Lagrangian radii 10/50/90 %: {r[0]:.5g} / {r[1]:.5g} / {r[2]:.5g}"
+        lines.append(line)
+    return lines
 
 
 def _isolated_lines(p, m: float, pot) -> list[str]:

@@ -2,7 +2,8 @@
 
 Fields, the same for both backends (internal units, G = 1, float64 unless stated):
 positions ``pos`` (n, 3), velocities ``vel`` (n, 3), masses ``mass`` (n,), IDs ``ids``
-(n,) uint64, one acceleration (n, 3) per force part in ``acc`` (``"full"`` for the plain
+(n,) uint64, GADGET types ``types`` (n,) (uint8 on the host, uint64 words on the device,
+where they only travel), one acceleration (n, 3) per force part in ``acc`` (``"full"`` for the plain
 leapfrog; ``"hard"`` and ``"soft"`` for the hybrid tree) and the potential ``pot`` (n,).
 
 - :class:`DeviceState` keeps them in device buffers from the first force to the end of
@@ -63,6 +64,7 @@ class HostState:
         self.vel = np.array(p.vel, np.float64)
         self.mass = np.array(p.mass, np.float64)
         self.ids = np.array(p.ids, np.uint64)
+        self.types = np.array(p.types, np.uint8)
         self.parts = parts
         self.acc = {part: np.zeros((self.n, 3)) for part in parts}
         self.pot = np.zeros(self.n)
@@ -106,7 +108,7 @@ class HostState:
     def download(self) -> Particles:
         """Copies of the particles (acc: the sum of the parts)."""
         return Particles(self.pos.copy(), self.vel.copy(), self.mass.copy(), self.ids.copy(),
-                         np.array(self.total_acc()), self.pot.copy())
+                         np.array(self.total_acc()), self.pot.copy(), self.types.copy())
 
     def moments(self) -> dict:
         """Sums over the particles (:func:`hybridtree.device.reduce.host_moments`)."""
@@ -154,8 +156,9 @@ class DeviceState:
         with self.clock.device("transfer"):
             arrays = [np.asarray(a, t) for a, t in ((p.pos, np.float64), (p.vel, np.float64),
                                                     (p.mass, np.float64), (p.ids, np.uint64),
-                                                    (pot, np.float64))]
-            self.pos, self.vel, self.mass, self.ids, self.pot = upload(rt, arrays, [None] * 5)
+                                                    (pot, np.float64), (p.types, np.uint64))]
+            (self.pos, self.vel, self.mass, self.ids, self.pot,
+             self.types) = upload(rt, arrays, [None] * 6)
             self.acc = {parts[0]: upload(rt, [np.asarray(acc, np.float64)], [None])[0]}
             for part in parts[1:]:
                 self.acc[part] = rt.empty(24 * n)
@@ -168,7 +171,7 @@ class DeviceState:
     @property
     def nbytes(self) -> int:
         """Device memory of the state (bytes)."""
-        return self.n * (24 * (2 + len(self.parts)) + 8 + 8 + 8)
+        return self.n * (24 * (2 + len(self.parts)) + 8 + 8 + 8 + 8)
 
     def _axpy(self, n: int, a: float, x: cl.Buffer, y: cl.Buffer) -> None:
         """y += a x over n float64 values (cl/state.cl)."""
@@ -223,11 +226,14 @@ class DeviceState:
         n = self.n
         p = Particles(np.empty((n, 3)), np.empty((n, 3)), np.empty(n), np.empty(n, np.uint64),
                       np.empty((n, 3)), np.empty(n))
+        types = np.empty(n, np.uint64)
         columns = [(self.pos, p.pos), (self.vel, p.vel), (self.mass, p.mass),
-                   (self.ids, p.ids), (self.total_acc(), p.acc), (self.pot, p.pot)]
+                   (self.ids, p.ids), (self.total_acc(), p.acc), (self.pot, p.pot),
+                   (self.types, types)]
         with self.clock.host("transfer", wait=True):
             if order is None or n == 0:
                 download(self.rt, columns)
+                p.types = types.astype(np.uint8)
                 return p
             lo, table = order
             tmp = self.rt.empty(24 * n)       # one column at a time: 24 bytes per particle
@@ -240,6 +246,7 @@ class DeviceState:
                     download(self.rt, [(tmp, host)])
             finally:
                 tmp.release()
+        p.types = types.astype(np.uint8)
         return p
 
     def moments(self) -> dict:
@@ -259,7 +266,7 @@ class DeviceState:
         fixed order: what a particle carries when it moves to another process."""
         return ([("pos", 3, self.pos), ("vel", 3, self.vel), ("mass", 1, self.mass),
                  ("ids", 1, self.ids)] + [(f"acc_{p}", 3, self.acc[p]) for p in self.parts]
-                + [("pot", 1, self.pot)])
+                + [("pot", 1, self.pot), ("types", 1, self.types)])
 
     def reserve(self, n: int) -> None:
         """Room for ``n`` particles (the first ``self.n`` kept): buffers grow by a quarter

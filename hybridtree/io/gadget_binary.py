@@ -54,7 +54,7 @@ from .gadget_units import GADGET_DEFAULT_UNITS
 from .hdf5_files import N_TYPES, SnapshotError
 
 __all__ = ["HEADER_BYTES", "FilePart", "binary_layout", "header_dtype", "read_binary_part",
-           "write_gadget2"]
+           "write_gadget2", "write_gadget2_snapshot"]
 
 HEADER_BYTES = 256
 _MAX_RECORD = 2 ** 31 - 1           # the markers are C ints
@@ -292,20 +292,9 @@ def write_gadget2(path_stem: str | Path, pos: np.ndarray, vel: np.ndarray, mass:
     mass, ids = np.asarray(mass, np.float64), np.asarray(ids)
     n = len(pos)
     types = np.ones(n, np.int8) if types is None else np.asarray(types)
-    if (pos.shape != (n, 3) or vel.shape != (n, 3) or mass.shape != (n,) or ids.shape != (n,)
-            or types.shape != (n,)):
-        raise ValueError(f"write_gadget2: pos {pos.shape}, vel {vel.shape}, mass {mass.shape}, "
-                         f"ids {ids.shape}, types {types.shape} do not describe N particles")
-    if fmt not in (1, 2) or id_bytes not in (4, 8) or endian not in "<>" or n_files < 1:
-        raise ValueError(f"write_gadget2: fmt={fmt} (1 or 2), id_bytes={id_bytes} (4 or 8), "
-                         f"endian={endian!r} ('<' or '>'), n_files={n_files} (>= 1)")
+    _check(pos, vel, mass, ids, types, fmt, id_bytes, endian, n_files)
     if not (box > 0 and a > 0 and h > 0):
         raise ValueError(f"write_gadget2: box = {box}, a = {a}, h = {h} must be positive")
-    if n and ((types < 0) | (types >= N_TYPES)).any():
-        raise ValueError("write_gadget2: types must be 0..5")
-    if n and (ids.min() < 0 or (id_bytes == 4 and int(ids.max()) >= 2 ** 32)):
-        raise ValueError(f"write_gadget2: IDs from {ids.min()} to {ids.max()} do not fit "
-                         f"{id_bytes * 8}-bit unsigned integers")
     length = units.length_cm * h / unit_length_cm
     box_file = box * length
     real = np.dtype(endian + ("f8" if double else "f4"))
@@ -314,6 +303,56 @@ def write_gadget2(path_stem: str | Path, pos: np.ndarray, vel: np.ndarray, mass:
     x[x.astype(np.float64) >= box_file] = 0.0
     u = (vel * (units.velocity_cm_per_s / np.sqrt(a) / unit_velocity_cm_per_s)).astype(real)
     m = mass * (units.mass_g * h / unit_mass_g)
+    return _write_set(Path(path_stem), x, u, m, ids, types, fmt, n_files, id_bytes, double,
+                      endian, time=a, redshift=1.0 / a - 1.0, box=box_file, omega_m=omega_m,
+                      omega_lambda=omega_lambda, h=h)
+
+
+def write_gadget2_snapshot(path_stem: str | Path, pos: np.ndarray, vel: np.ndarray,
+                           mass: np.ndarray, ids: np.ndarray, time: float, *, units: Units,
+                           types: np.ndarray | None = None, fmt: int = 2, n_files: int = 1,
+                           id_bytes: int = 8, double: bool = True, endian: str = "<"
+                           ) -> list[Path]:
+    """Write isolated particles (a galaxy, not a box) as a GADGET-2 binary snapshot in the
+    internal ``units`` they are in: GADGET's header fields then mean what they mean to a
+    non-cosmological GADGET-2 run (``time`` in the internal time unit, BoxSize 0, Omega0 0,
+    HubbleParam 1); a reader takes the units from its run (hybridtree reads such a file in
+    GADGET's default units unless told otherwise: write in kpc, 1e10 Msun and km/s where
+    it matters).  Arguments as :func:`write_gadget2`; positions are not wrapped."""
+    pos, vel = np.asarray(pos, np.float64), np.asarray(vel, np.float64)
+    mass, ids = np.asarray(mass, np.float64), np.asarray(ids)
+    n = len(pos)
+    types = np.ones(n, np.int8) if types is None else np.asarray(types)
+    _check(pos, vel, mass, ids, types, fmt, id_bytes, endian, n_files)
+    real = np.dtype(endian + ("f8" if double else "f4"))
+    return _write_set(Path(path_stem), pos.astype(real), vel.astype(real), mass, ids, types,
+                      fmt, n_files, id_bytes, double, endian, time=float(time), redshift=0.0,
+                      box=0.0, omega_m=0.0, omega_lambda=0.0, h=1.0)
+
+
+def _check(pos, vel, mass, ids, types, fmt, id_bytes, endian, n_files) -> None:
+    n = len(pos)
+    if (pos.shape != (n, 3) or vel.shape != (n, 3) or mass.shape != (n,) or ids.shape != (n,)
+            or types.shape != (n,)):
+        raise ValueError(f"write_gadget2: pos {pos.shape}, vel {vel.shape}, mass {mass.shape}, "
+                         f"ids {ids.shape}, types {types.shape} do not describe N particles")
+    if fmt not in (1, 2) or id_bytes not in (4, 8) or endian not in "<>" or n_files < 1:
+        raise ValueError(f"write_gadget2: fmt={fmt} (1 or 2), id_bytes={id_bytes} (4 or 8), "
+                         f"endian={endian!r} ('<' or '>'), n_files={n_files} (>= 1)")
+    if n and ((types < 0) | (types >= N_TYPES)).any():
+        raise ValueError("write_gadget2: types must be 0..5")
+    if n and (ids.min() < 0 or (id_bytes == 4 and int(ids.max()) >= 2 ** 32)):
+        raise ValueError(f"write_gadget2: IDs from {ids.min()} to {ids.max()} do not fit "
+                         f"{id_bytes * 8}-bit unsigned integers")
+
+
+def _write_set(stem: Path, x: np.ndarray, u: np.ndarray, m: np.ndarray, ids: np.ndarray,
+               types: np.ndarray, fmt: int, n_files: int, id_bytes: int, double: bool,
+               endian: str, *, time: float, redshift: float, box: float, omega_m: float,
+               omega_lambda: float, h: float) -> list[Path]:
+    """The files of a set: positions ``x`` and velocities ``u`` in the file's float type,
+    masses ``m`` (float64) in file units, each type's particles split over the files."""
+    real = x.dtype
     ids = ids.astype(endian + ("u8" if id_bytes == 8 else "u4"))
 
     order = np.argsort(types, kind="stable")
@@ -324,14 +363,13 @@ def write_gadget2(path_stem: str | Path, pos: np.ndarray, vel: np.ndarray, mass:
         mt = m[order[edges[t]:edges[t + 1]]]
         if len(mt) and mt[0] > 0 and (mt == mt[0]).all():
             table[t] = mt[0]
-    stem = Path(path_stem)
     paths = [stem] if n_files == 1 else [stem.with_name(f"{stem.name}.{k}")
                                          for k in range(n_files)]
     header = np.zeros((), header_dtype(endian))
-    header["massarr"], header["time"], header["redshift"] = table, a, 1.0 / a - 1.0
+    header["massarr"], header["time"], header["redshift"] = table, time, redshift
     header["npartTotal"] = (counts & 0xFFFFFFFF).astype(np.uint32)
     header["npartTotalHighWord"] = (counts >> 32).astype(np.uint32)
-    header["num_files"], header["BoxSize"] = n_files, box_file
+    header["num_files"], header["BoxSize"] = n_files, box
     header["Omega0"], header["OmegaLambda"], header["HubbleParam"] = omega_m, omega_lambda, h
     header["flag_doubleprecision"] = int(double)
     for k, path in enumerate(paths):

@@ -19,8 +19,10 @@ without h or Ω's, a ``Units`` group without GADGET's names) is a :class:`Snapsh
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
@@ -29,7 +31,8 @@ from ..config.units import G_CGS, GYR_S, H100_PER_S, Units
 from .hdf5_files import SnapshotError, attr_number, attr_value, open_file, resolve_snapshot
 
 __all__ = ["GADGET_DEFAULT_UNITS", "Convention", "CosmicHeader", "StatedUnits",
-           "cosmic_header", "file_cosmology", "file_units", "hubble_rate", "snapshot_convention",
+           "cosmic_header", "file_cosmology", "file_units", "foreign_convention", "hubble_rate",
+           "snapshot_convention",
            "to_physical"]
 
 
@@ -125,7 +128,13 @@ _UNIT_KEYS = tuple(GADGET_DEFAULT_UNITS)
 
 
 def snapshot_convention(path: Path) -> Convention:
-    """The convention of the snapshot at ``path`` (read from its first file's attributes)."""
+    """The convention of the snapshot at ``path`` (read from its first file's attributes;
+    a GADGET-2 binary file's header)."""
+    from .gadget2_read import binary_files, binary_header
+    from .gadget_binary import read_binary_part
+    files = binary_files(path)
+    if files is not None:
+        return foreign_convention({}, binary_header(read_binary_part(files[0])), files[0])
     with open_file(resolve_snapshot(path)) as f:
         if "Units" in f:
             attrs = f["Units"].attrs
@@ -134,7 +143,8 @@ def snapshot_convention(path: Path) -> Convention:
                 raise SnapshotError(f"{path}: its Units group has no UnitLength_in_cm and "
                                     f"UnitMass_in_g (it has: {names}): cannot tell its units")
             return Convention(file_units(f), _own_cosmic(f), False)
-        return _foreign_convention(f, path)
+        return foreign_convention(f["Parameters"].attrs if "Parameters" in f else {},
+                                  f["Header"].attrs if "Header" in f else {}, path)
 
 
 def _own_cosmic(f: h5py.File) -> CosmicHeader | None:
@@ -148,10 +158,10 @@ def _own_cosmic(f: h5py.File) -> CosmicHeader | None:
                         attr_number(h, "OmegaLambda", 0.0))
 
 
-def _foreign_convention(f: h5py.File, path: Path) -> Convention:
-    """GADGET's convention for a file without a ``Units`` group (module docstring)."""
-    params = f["Parameters"].attrs if "Parameters" in f else {}
-    header = f["Header"].attrs if "Header" in f else {}
+def foreign_convention(params: Mapping[str, Any], header: Mapping[str, Any],
+                       path: Path) -> Convention:
+    """GADGET's convention for a file without a ``Units`` group (module docstring), from
+    its ``Parameters`` and ``Header`` attributes."""
 
     def stated(key: str) -> tuple[float | None, str]:
         for where, attrs in (("Parameters", params), ("Header", header)):

@@ -15,12 +15,12 @@ import h5py
 import numpy as np
 
 from ..errors import HybridtreeError
+from ..particles import N_TYPES
 
 __all__ = ["N_TYPES", "PART_RE", "SnapshotError", "attr_number", "attr_value", "open_file",
            "resolve_snapshot", "snapshot_files"]
 
 
-N_TYPES = 6
 PART_RE = re.compile(r"^(.+)\.(\d+)\.hdf5$")             # BASE.K.hdf5: part K of a set
 
 

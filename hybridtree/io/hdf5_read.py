@@ -29,6 +29,7 @@ from ..config.units import Units
 from .gadget_units import (GADGET_DEFAULT_UNITS, CosmicHeader, StatedUnits,
                            cosmic_header, file_cosmology, file_units, hubble_rate,
                            snapshot_convention, to_physical)
+from .gadget2_read import binary_files, count_binary, read_binary_columns
 from .hdf5_files import (N_TYPES, SnapshotError, attr_value, open_file, resolve_snapshot,
                          snapshot_files)
 
@@ -51,7 +52,11 @@ class Snapshot:
 def count_particles(path: str | Path, types: str = "all") -> int:
     """How many particles the readers would read from the snapshot at ``path`` (a file,
     any part of a set or its stem; ``types`` as for :func:`read_particles`), from the
-    datasets' shapes alone: nothing is read but attributes."""
+    datasets' shapes alone: nothing is read but attributes; a GADGET-2 binary set: its
+    headers)."""
+    binary = binary_files(path)
+    if binary is not None:
+        return count_binary(binary, types)
     total = 0
     for q in snapshot_files(path):
         with open_file(q) as f:
@@ -135,7 +140,8 @@ def read_set(path: Path, types: str, share: tuple[int, int], extra: tuple[str, .
     """
     rank, size = share
     files = snapshot_files(path)
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("pos", "vel", "mass", "ids", "row")}
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("pos", "vel", "mass", "ids", "row",
+                                                          "types")}
     for key in extra:
         cols[key] = []
     time = 0.0
@@ -198,6 +204,7 @@ def read_set(path: Path, types: str, share: tuple[int, int], extra: tuple[str, .
                         cols[key].append(_rows(q, g, key, lo, hi, n, 3 if key == "Acceleration"
                                                else None))
                 cols["row"].append(np.arange(offset + lo, offset + hi, dtype=np.uint64))
+                cols["types"].append(np.full(hi - lo, t, np.uint8))
                 offset += n
                 seen[t] += n
     if not cols["pos"] and types == "all":
@@ -224,7 +231,8 @@ def read_set(path: Path, types: str, share: tuple[int, int], extra: tuple[str, .
 def read_particles(path: str | Path, types: str = "all", units: Units | None = None,
                    share: tuple[int, int] = (0, 1)) -> tuple[Particles, float, Units | None]:
     """Particles of a GADGET-style HDF5 snapshot (one file, or every file of a multi-file
-    one; ``path`` any of its files or its stem, see :func:`snapshot_files`): ``types``
+    one; ``path`` any of its files or its stem, see :func:`snapshot_files`) or of a
+    GADGET-2 binary one (:mod:`hybridtree.io.gadget2_read`): ``types``
     "all" (every ``PartTypeN`` in order, flattened) or one group name.
     Masses from ``Masses`` or the ``MassTable``; IDs from ``ParticleIDs`` (numbered 1..
     by row where a group lacks them).  Duplicate IDs are an error (with ``share`` of
@@ -240,7 +248,12 @@ def read_particles(path: str | Path, types: str = "all", units: Units | None = N
     """
     path = Path(path)
     convention = snapshot_convention(path)
-    cols, time, _, _, state = read_set(path, types, share)
+    binary = binary_files(path)
+    if binary is not None:
+        cols, time, _ = read_binary_columns(binary, types, share)
+        state = {}
+    else:
+        cols, time, _, _, state = read_set(path, types, share)
     if share[1] == 1:
         check_unique_ids(cols["ids"], str(path))
     time = to_physical(path, cols, time, convention, state)
@@ -266,7 +279,7 @@ def _converted(cols: dict[str, np.ndarray], time: float, stated: tuple | None,
         vel = vel * (v_file / units.velocity_cm_per_s)
         mass = mass * (file_units.mass_g / units.mass_g)
         time = time * (t_file / units.time_s)
-    return Particles(pos, vel, mass, cols["ids"]), time, file_units
+    return Particles(pos, vel, mass, cols["ids"], types=cols["types"]), time, file_units
 
 
 def read_snapshot(path: str | Path, share: tuple[int, int] = (0, 1)) -> Snapshot:
@@ -274,7 +287,7 @@ def read_snapshot(path: str | Path, share: tuple[int, int] = (0, 1)) -> Snapshot
     ``path`` any of its files or its stem), for restarts and ``hybridtree info``;
     ``share`` as for :func:`read_particles`."""
     path = Path(path)
-    cols, time, stated, params, state = read_set(path, "PartType1", share,
+    cols, time, stated, params, state = read_set(path, "all", share,
                                                   ("Acceleration", "Potential"))
     if stated is None:
         raise SnapshotError(f"{path}: no Units group")

@@ -22,11 +22,10 @@ from ..faults import inject
 from ..config.units import GYR_S, Units
 from .gadget_units import CosmicHeader
 from .hdf5_files import N_TYPES
-from ..particles import Particles
+from ..particles import DM_TYPE, Particles
 
 __all__ = ["UNITS_MARK", "SnapshotWriteError", "atomic_path", "write_snapshot"]
 
-DM = 1                       # PartType1: collisionless particles
 
 
 class SnapshotWriteError(HybridtreeError, OSError):
@@ -98,7 +97,11 @@ def write_snapshot(path: str | Path, particles: Particles, time: float, units: U
     positions x in [0, box) and canonical momenta p = a² dx/dt -- written as x h, the
     peculiar velocity p / a over sqrt(a), and ``BoxSize`` = box h.
 
-    ``part``: (file index, NumFilesPerSnapshot, total particle count) when this file is
+    Each particle goes to the group of its type (``PartType{particles.types}``, in the
+    order given); a group is written for every type with particles in the set.
+
+    ``part``: (file index, NumFilesPerSnapshot, the set's particle count per type, or
+    one number for a set of one type) when this file is
     one of a multi-file snapshot (GADGET's ``BASE.K.hdf5`` convention).  ``commit``
     false: leave the file under its temporary name (:func:`atomic_path`) and return that
     path; the caller renames it (several processes commit a set together).
@@ -108,12 +111,15 @@ def write_snapshot(path: str | Path, particles: Particles, time: float, units: U
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists (use --overwrite to replace it)")
     tmp = atomic_path(path)
-    n = len(particles)
-    _, n_files, total = part or (0, 1, n)
-    counts = np.zeros(N_TYPES, np.uint64)
-    counts[DM] = n
-    totals = np.zeros(N_TYPES, np.uint64)
-    totals[DM] = total
+    counts = np.bincount(particles.types, minlength=N_TYPES).astype(np.uint64)
+    _, n_files, total = part or (0, 1, counts)
+    totals = np.asarray(total, np.uint64)
+    if totals.ndim == 0:                # one number: a set of one type
+        present = np.flatnonzero(counts)
+        assert len(present) <= 1, "a set of several types needs its count per type"
+        totals = np.zeros(N_TYPES, np.uint64)
+        totals[present[0] if len(present) else DM_TYPE] = total
+    assert totals.shape == (N_TYPES,), "part's total: one count per particle type"
     try:
         cosmic = None if cosmology is None else CosmicHeader(
             float(cosmology["a"]), float(cosmology["h"]), float(cosmology["omega_m"]),
@@ -223,7 +229,9 @@ def _write_file(tmp: Path, path: Path, particles: Particles, time: float, units:
     try:
         with h5py.File(sink, "w") as f:
             _write_header(f, time, gyr, counts, totals, n_files, cosmic, box)
-            _write_particles(f.create_group(f"PartType{DM}"), particles, units, cosmic, box)
+            for t in np.flatnonzero(totals):
+                _write_particles(f.create_group(f"PartType{t}"), _of_type(particles, t),
+                                 units, cosmic, box)
             _write_attrs(f, "Units", units.attrs())
             _write_attrs(f, "Parameters", {**(parameters or {}), "Time_GYR": gyr,
                                            **_cosmic_parameters(cosmic, parameters, box)})
@@ -237,6 +245,16 @@ def _write_file(tmp: Path, path: Path, particles: Particles, time: float, units:
         raise _write_error(sink.error, path)
     if sink.error is not None:
         raise sink.error        # an interrupt during a write, raised now that HDF5 is done
+
+
+def _of_type(p: Particles, t: int) -> Particles:
+    """The particles of type ``t`` (all of them, without copies, where they all are)."""
+    if len(p) and p.types.min() == p.types.max() == t:
+        return p
+    rows = p.types == t
+    return Particles(p.pos[rows], p.vel[rows], p.mass[rows], p.ids[rows],
+                     None if p.acc is None else p.acc[rows],
+                     None if p.pot is None else p.pot[rows], p.types[rows])
 
 
 #: ``Config/VORONOI``: the mark by which yt (``yt.load``) and pynbody tell an AREPO-flavoured
@@ -299,7 +317,7 @@ BOX_STATE = "HybridtreeBoxState"
 
 def _write_particles(g: h5py.Group, particles: Particles, units: Units,
                      cosmic: CosmicHeader | None = None, box: float | None = None) -> None:
-    """``PartType1``'s datasets, in internal units (``to_cgs``: the factor to cgs); a
+    """One ``PartTypeN`` group's datasets, in internal units (``to_cgs``: the factor to cgs); a
     cosmological run's in GADGET's convention (:func:`write_snapshot`)."""
     u = units
     pos, vel, mass = particles.pos, particles.vel, particles.mass

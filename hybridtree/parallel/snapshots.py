@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..io.snapshot import (Snapshot, SnapshotError, SnapshotWriteError, check_unique_ids, read_particles, read_snapshot, write_snapshot)
-from ..particles import Particles
+from ..particles import N_TYPES, Particles
 from ..config.units import Units
 from .comm import Comm, CollectiveError
 
@@ -38,7 +38,7 @@ __all__ = ["LAYOUTS", "file_name", "write_run_snapshot", "read_run_share", "read
 LAYOUTS = ("single", "per_process")
 
 _ROW = np.dtype([("pos", "f8", 3), ("vel", "f8", 3), ("mass", "f8"), ("id", "u8"),
-                 ("acc", "f8", 3), ("pot", "f8")])
+                 ("acc", "f8", 3), ("pot", "f8"), ("type", "u1")])
 
 
 def _rows(p: Particles) -> np.ndarray:
@@ -46,6 +46,7 @@ def _rows(p: Particles) -> np.ndarray:
     rows["pos"], rows["vel"], rows["mass"], rows["id"] = p.pos, p.vel, p.mass, p.ids
     rows["acc"] = p.acc if p.acc is not None else 0.0
     rows["pot"] = p.pot if p.pot is not None else 0.0
+    rows["type"] = p.types
     return rows
 
 
@@ -91,7 +92,7 @@ def write_run_snapshot(comm: Comm, folder: Path, stem: str, p: Particles, time: 
         if comm.rank == 0:
             rows = rows[np.argsort(rows["id"], kind="stable")]
             whole = Particles(rows["pos"], rows["vel"], rows["mass"], rows["id"],
-                              rows["acc"], rows["pot"])
+                              rows["acc"], rows["pot"], rows["type"])
             try:
                 paths = [write_snapshot(folder / file_name(stem), whole, time, units,
                                         parameters, run_state, overwrite=True,
@@ -102,7 +103,8 @@ def write_run_snapshot(comm: Comm, folder: Path, stem: str, p: Particles, time: 
         return paths
     if layout != "per_process":
         raise ValueError(f"unknown snapshot layout {layout!r} (one of {', '.join(LAYOUTS)})")
-    total = int(comm.allreduce(float(len(p)))[0])
+    total = np.rint(comm.allreduce(np.bincount(p.types, minlength=N_TYPES).astype(float))
+                    ).astype(np.uint64)
     set_id = comm.bcast(int.from_bytes(os.urandom(7), "little") if comm.rank == 0 else None)
     final = folder / file_name(stem, comm.rank)
     state = {**run_state, "SetId": set_id}

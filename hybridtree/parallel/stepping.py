@@ -41,7 +41,7 @@ SAMPLE_SEED = 1234
 #: processes.
 STATE_DTYPE = np.dtype([("pos", "f8", 3), ("vel", "f8", 3), ("mass", "f8"), ("id", "u8"),
                         ("acc_full", "f8", 3), ("acc_hard", "f8", 3), ("acc_soft", "f8", 3),
-                        ("pot", "f8")])
+                        ("pot", "f8"), ("type", "u1")])
 
 
 def _rows(state: HostState) -> np.ndarray:
@@ -51,6 +51,7 @@ def _rows(state: HostState) -> np.ndarray:
     for part, acc in state.acc.items():
         rows[f"acc_{part}"] = acc
     rows["pot"] = state.pot
+    rows["type"] = state.types
     return rows
 
 
@@ -60,6 +61,7 @@ def _take(state: HostState, rows: np.ndarray) -> None:
     state.mass, state.ids = rows["mass"].copy(), rows["id"].copy()
     state.acc = {part: rows[f"acc_{part}"].copy() for part in state.parts}
     state.pot = rows["pot"].copy()
+    state.types = rows["type"].copy()
 
 
 class ParallelStepper(Stepper):

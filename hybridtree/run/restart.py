@@ -12,7 +12,7 @@ import h5py
 import numpy as np
 
 from ..config.settings import ConfigError, Settings, settings_from_flat
-from ..io.hdf5_files import snapshot_files
+from ..io.hdf5_files import N_TYPES, snapshot_files
 from ..io.hdf5_read import group_attrs
 from ..io.hdf5_write import BOX_STATE
 from ..io.snapshot import Snapshot, SnapshotError, count_particles
@@ -69,7 +69,7 @@ def _restart_header(path: str, overrides: dict[str, Any]) -> tuple[Settings, int
     except ConfigError as exc:
         raise RunError(f"restart: {exc}") from None
     try:
-        return settings, count_particles(path, "PartType1")
+        return settings, count_particles(path, "all")
     except SnapshotError as exc:
         raise RunError(f"restart: {exc}") from None
 
@@ -82,13 +82,13 @@ def exact_box_state(path: str, particles: Any) -> None:
     states, id_sets = [], []
     for part in snapshot_files(path):           # every file of a per-process set
         with h5py.File(part, "r") as f:
-            g = f["PartType1"]
-            if BOX_STATE not in g:
-                raise RunError(f"restart: {part} has no {BOX_STATE} dataset (the exact "
-                               f"state of a periodic run): it was not written by a "
-                               f"periodic run")
-            states.append(g[BOX_STATE][:])
-            id_sets.append(g["ParticleIDs"][:].astype(np.uint64))
+            for g in (f[f"PartType{t}"] for t in range(N_TYPES) if f"PartType{t}" in f):
+                if BOX_STATE not in g:
+                    raise RunError(f"restart: {part} has no {BOX_STATE} dataset (the exact "
+                                   f"state of a periodic run): it was not written by a "
+                                   f"periodic run")
+                states.append(g[BOX_STATE][:])
+                id_sets.append(g["ParticleIDs"][:].astype(np.uint64))
     state, ids = np.concatenate(states), np.concatenate(id_sets)
     order = np.argsort(ids)
     rows = order[np.searchsorted(ids[order], particles.ids)]

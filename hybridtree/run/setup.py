@@ -21,7 +21,7 @@ from ..config.units import Units
 from ..io.snapshot import SnapshotError, file_cosmology
 from ..parallel.comm import Comm
 from ..parallel.snapshots import agree, read_particles_share
-from ..particles import Particles, validate_particles
+from ..particles import N_TYPES, Particles, validate_particles
 from .options import background_of
 from .processes import RunError
 
@@ -179,7 +179,7 @@ def box_file(settings: Settings, units: Units) -> tuple[Particles, float, float]
     if abs(ics.a - a0) > 1e-6 * a0:
         raise RunError(f"{what} are at z = {1 / ics.a - 1:.6g}, but cosmology.z_start is "
                        f"{cosmo.z_start}: set it to the file's")
-    p = Particles(ics.pos, ics.vel * ics.a, ics.mass, ics.ids)
+    p = Particles(ics.pos, ics.vel * ics.a, ics.mass, ics.ids, types=ics.types)
     check_particles(p, what)
     return p, float(background_of(settings).t_of_a(a0)), ics.box
 
@@ -201,7 +201,8 @@ def check_particles(p: Particles, what: str, comm: Comm | None = None) -> None:
         raise RunError(f"{what}: total mass is zero")
 
 
-def particles_from_arrays(pos: Any, vel: Any, mass: Any, ids: Any) -> Particles:
+def particles_from_arrays(pos: Any, vel: Any, mass: Any, ids: Any, types: Any = None
+                          ) -> Particles:
     """Checked float64 copies of the caller's arrays (ValueError naming the problem)."""
     arrays = {}
     for name, a, shape in (("pos", pos, 2), ("vel", vel, 2), ("mass", mass, 1)):
@@ -224,7 +225,13 @@ def particles_from_arrays(pos: Any, vel: Any, mass: Any, ids: Any) -> Particles:
         ids = ids.astype(np.uint64)
         if len(np.unique(ids)) != n:
             raise ValueError("Simulation: ids must be unique")
-    return Particles(arrays["pos"], arrays["vel"], arrays["mass"], ids)
+    if types is not None:
+        types = np.asarray(types)
+        if (types.shape != (n,) or types.dtype.kind not in "iu"
+                or (n and (types.min() < 0 or types.max() >= N_TYPES))):
+            raise ValueError(f"Simulation: types must be N = {n} integers 0 .. {N_TYPES - 1} "
+                             f"(GADGET's PartType0 .. PartType5)")
+    return Particles(arrays["pos"], arrays["vel"], arrays["mass"], ids, types=types)
 
 
 def check_end(settings: Settings, t0: float) -> None:

@@ -52,12 +52,14 @@ class Simulation(ParticleViews):
     """An N-body simulation: particles, settings, time; :meth:`evolve` and :meth:`step`
     advance it, :meth:`save` writes a snapshot ``hybridtree run --restart`` continues.
 
-    ``Simulation(pos, vel, mass, ids=None, *, time=0.0, units=None, settings=None,
+    ``Simulation(pos, vel, mass, ids=None, *, types=None, time=0.0, units=None, settings=None,
     output=None, overwrite=False, quiet=False, progress=None, **options)``
 
     - ``pos``, ``vel`` (N, 3) and ``mass`` (N,) in internal units (G = 1): lengths in
       ``units.length_cm``, masses in ``units.mass_g``, velocities in sqrt(G M / L);
       copied as float64, not shifted.  ``ids``: unique particle IDs (default 1..N).
+      ``types``: GADGET particle types 0..5 (N,) (default 1), kept through the run: each
+      type is written to its own ``PartTypeN`` group.
     - ``units``: (length_cm, mass_g) or :class:`hybridtree.config.units.Units`; default 1 kpc
       and 1e10 Msun (what snapshots and plots convert with).
     - settings by their short name (``dt=``, ``eps=``, ``theta=``, ``device=``,
@@ -71,7 +73,8 @@ class Simulation(ParticleViews):
     Under ``mpiexec`` each process passes its own particles (IDs unique over all).
     """
 
-    def __init__(self, pos: Any, vel: Any, mass: Any, ids: Any = None, *, time: float = 0.0,
+    def __init__(self, pos: Any, vel: Any, mass: Any, ids: Any = None, *, types: Any = None,
+                 time: float = 0.0,
                  units: Units | tuple[float, float] | None = None,
                  settings: dict[str, Any] | None = None, output: str | Path | None = None,
                  overwrite: bool = False, quiet: bool = False, progress: bool | None = None,
@@ -82,7 +85,7 @@ class Simulation(ParticleViews):
         except ConfigError as exc:
             raise ConfigError(f"Simulation: {exc}", exc.keys) from None
         comm = run_comm()
-        p = caller_particles(cfg, comm, pos, vel, mass, ids)
+        p = caller_particles(cfg, comm, pos, vel, mass, ids, types)
         self._setup(cfg, comm, Start(p, float(time), 0, 0, None, None),
                     output=output is not None, overwrite=overwrite, quiet=quiet,
                     progress=progress, caller_ids=p.ids.copy() if comm.size == 1 else None)
@@ -153,7 +156,8 @@ class Simulation(ParticleViews):
             if output is True:
                 raise RunError(f"{path} is not a snapshot of a run, so it has no run folder "
                                f"to continue in: give output a folder")
-            return cls(p.pos, p.vel, p.mass, p.ids, time=t, units=units, settings=settings,
+            return cls(p.pos, p.vel, p.mass, p.ids, types=p.types, time=t, units=units,
+                       settings=settings,
                        output=output or None,
                        overwrite=overwrite, quiet=quiet, progress=progress, **options)
         over = api_settings(settings, options, None,

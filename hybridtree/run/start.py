@@ -58,7 +58,8 @@ def new_start(settings: Settings, comm: Comm, to_end: bool = False) -> Start:
     if settings.ics.kind == "box_file":
         p, t0, box = together(comm, box_file, settings, settings_units(settings))
         lo, hi = len(p) * comm.rank // comm.size, len(p) * (comm.rank + 1) // comm.size
-        share = Particles(p.pos[lo:hi], p.vel[lo:hi], p.mass[lo:hi], p.ids[lo:hi])
+        share = Particles(p.pos[lo:hi], p.vel[lo:hi], p.mass[lo:hi], p.ids[lo:hi],
+                          types=p.types[lo:hi])
         return Start(share, t0, 0, 0, None, None, box)
     particles, t0 = together(comm, initial_conditions, settings, settings_units(settings), comm)
     if to_end:
@@ -82,14 +83,14 @@ def continued_start(path: str, overrides: dict[str, Any], comm: Comm, to_end: bo
 
 
 def caller_particles(settings: Settings, comm: Comm, pos: Any, vel: Any, mass: Any,
-                     ids: Any) -> Particles:
+                     ids: Any, types: Any = None) -> Particles:
     """Checked float64 copies of this process's share of the API caller's arrays; IDs
     default to 1..N over all processes, in rank order."""
     shape = np.shape(mass)
     n_local = int(shape[0]) if shape else 0
     # refused before the arrays are copied (or reach the device) when too big
     check_memory(settings, comm, int(comm.allreduce(float(n_local))[0]), n_local=n_local)
-    p = together(comm, particles_from_arrays, pos, vel, mass, ids)
+    p = together(comm, particles_from_arrays, pos, vel, mass, ids, types)
     if comm.size > 1:
         if ids is None:         # 1..N over all processes, in rank order
             counts = comm.allgather(len(p))

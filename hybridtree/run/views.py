@@ -47,7 +47,8 @@ class CallerOrder:
             order = self._host_order(p.ids)
             self._cache = _read_only(Particles(
                 p.pos[order], p.vel[order], p.mass[order], p.ids[order],
-                None if p.acc is None else p.acc[order], None if p.pot is None else p.pot[order]))
+                None if p.acc is None else p.acc[order], None if p.pot is None else p.pot[order],
+                p.types[order]))
         return self._cache
 
     def _device_order(self, stepper: Any) -> tuple[int, Any] | None:
@@ -112,6 +113,12 @@ class ParticleViews:
         return self.particles().ids
 
     @property
+    def types(self) -> np.ndarray:
+        """GADGET particle types (N,), uint8 0..5: each particle's ``PartTypeN`` as read
+        from its file (1 for generated and given particles)."""
+        return self.particles().types
+
+    @property
     def acc(self) -> np.ndarray:
         """Accelerations (N, 3) of the current positions (a hybrid run: soft + hard)."""
         return self.particles().acc
@@ -123,7 +130,7 @@ class ParticleViews:
 
 
 def _read_only(p: Particles) -> Particles:
-    for a in (p.pos, p.vel, p.mass, p.ids, p.acc, p.pot):
+    for a in (p.pos, p.vel, p.mass, p.ids, p.acc, p.pot, p.types):
         if a is not None:
             a.flags.writeable = False
     return p
