@@ -44,6 +44,11 @@ def check_settings(v: Values) -> None:
         raise ConfigError("cosmology.short_steps > 1 is the long/short time split of a "
                           "periodic box's TreePM forces (ics.kind = 'cosmo_box' or "
                           "'box_file')", ("cosmology.short_steps", "ics.kind"))
+    if (v["output"]["gadget2"] and v["cosmology"]["enabled"]
+            and v["ics"]["kind"] not in ("cosmo_box", "box_file")):
+        raise ConfigError("output.gadget2 = true: GADGET-2's binary format holds periodic boxes "
+                          "and isolated systems, not a cosmological sphere (its HDF5 snapshots "
+                          "are GADGET-4 files)", ("output.gadget2", "ics.kind"))
     if v["output"]["power_spectrum"] and v["ics"]["kind"] not in ("cosmo_box", "box_file"):
         raise ConfigError("output.power_spectrum = true needs a periodic box (ics.kind = "
                           "'cosmo_box' or 'box_file')", ("output.power_spectrum", "ics.kind"))

@@ -247,6 +247,11 @@ SCHEMA: dict[str, dict[str, Option]] = {
                                "every snapshot as powerspec_NNNN.txt beside it (as hybridtree "
                                "pk writes it: TSC, interlaced, shot noise subtracted; k in "
                                "h/Mpc, P in (Mpc/h)^3); the run waits for it"),
+        "gadget2": _opt(bool, False, "also every snapshot as one GADGET-2 binary file "
+                        "snapshot_NNNN.gadget2 (format 2, double precision, 64-bit IDs, "
+                        "GADGET's kpc, 1e10 Msun, km/s; a box in its comoving convention) for "
+                        "tools that read only those; isolated runs and periodic boxes; the "
+                        "HDF5 snapshot stays the restart point"),
     },
     "parallel": {
         "grid": _opt(str, "", "domain grid nx x ny x nz such as '2x2x1' (its product must be "

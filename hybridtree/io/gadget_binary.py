@@ -54,7 +54,7 @@ from .gadget_units import GADGET_DEFAULT_UNITS
 from .hdf5_files import N_TYPES, SnapshotError
 
 __all__ = ["HEADER_BYTES", "FilePart", "binary_layout", "header_dtype", "read_binary_part",
-           "write_gadget2", "write_gadget2_snapshot"]
+           "write_gadget2", "write_gadget2_snapshot", "write_set"]
 
 HEADER_BYTES = 256
 _MAX_RECORD = 2 ** 31 - 1           # the markers are C ints
@@ -303,7 +303,7 @@ def write_gadget2(path_stem: str | Path, pos: np.ndarray, vel: np.ndarray, mass:
     x[x.astype(np.float64) >= box_file] = 0.0
     u = (vel * (units.velocity_cm_per_s / np.sqrt(a) / unit_velocity_cm_per_s)).astype(real)
     m = mass * (units.mass_g * h / unit_mass_g)
-    return _write_set(Path(path_stem), x, u, m, ids, types, fmt, n_files, id_bytes, double,
+    return write_set(Path(path_stem), x, u, m, ids, types, fmt, n_files, id_bytes, double,
                       endian, time=a, redshift=1.0 / a - 1.0, box=box_file, omega_m=omega_m,
                       omega_lambda=omega_lambda, h=h)
 
@@ -313,21 +313,25 @@ def write_gadget2_snapshot(path_stem: str | Path, pos: np.ndarray, vel: np.ndarr
                            types: np.ndarray | None = None, fmt: int = 2, n_files: int = 1,
                            id_bytes: int = 8, double: bool = True, endian: str = "<"
                            ) -> list[Path]:
-    """Write isolated particles (a galaxy, not a box) as a GADGET-2 binary snapshot in the
-    internal ``units`` they are in: GADGET's header fields then mean what they mean to a
-    non-cosmological GADGET-2 run (``time`` in the internal time unit, BoxSize 0, Omega0 0,
-    HubbleParam 1); a reader takes the units from its run (hybridtree reads such a file in
-    GADGET's default units unless told otherwise: write in kpc, 1e10 Msun and km/s where
-    it matters).  Arguments as :func:`write_gadget2`; positions are not wrapped."""
+    """Write isolated particles (a galaxy, not a box) as a GADGET-2 binary snapshot, in
+    GADGET's default units (kpc, 10^10 Msun, km/s, time in kpc / (km/s)): what a
+    non-cosmological GADGET-2 run and the tools around it (and hybridtree's reader) take
+    such a file to hold.  ``pos``, ``vel``, ``mass`` and ``time`` in the internal
+    ``units`` (G = 1); BoxSize 0, Omega0 0, HubbleParam 1; positions are not wrapped.
+    Other arguments as :func:`write_gadget2`."""
     pos, vel = np.asarray(pos, np.float64), np.asarray(vel, np.float64)
     mass, ids = np.asarray(mass, np.float64), np.asarray(ids)
     n = len(pos)
     types = np.ones(n, np.int8) if types is None else np.asarray(types)
     _check(pos, vel, mass, ids, types, fmt, id_bytes, endian, n_files)
     real = np.dtype(endian + ("f8" if double else "f4"))
-    return _write_set(Path(path_stem), pos.astype(real), vel.astype(real), mass, ids, types,
-                      fmt, n_files, id_bytes, double, endian, time=float(time), redshift=0.0,
-                      box=0.0, omega_m=0.0, omega_lambda=0.0, h=1.0)
+    ul, um, uv = (GADGET_DEFAULT_UNITS[k] for k in ("UnitLength_in_cm", "UnitMass_in_g",
+                                                     "UnitVelocity_in_cm_per_s"))
+    return write_set(Path(path_stem), (pos * (units.length_cm / ul)).astype(real),
+                     (vel * (units.velocity_cm_per_s / uv)).astype(real),
+                     mass * (units.mass_g / um), ids, types, fmt, n_files, id_bytes, double,
+                     endian, time=float(time) * units.time_s / (ul / uv), redshift=0.0,
+                     box=0.0, omega_m=0.0, omega_lambda=0.0, h=1.0)
 
 
 def _check(pos, vel, mass, ids, types, fmt, id_bytes, endian, n_files) -> None:
@@ -346,7 +350,7 @@ def _check(pos, vel, mass, ids, types, fmt, id_bytes, endian, n_files) -> None:
                          f"{id_bytes * 8}-bit unsigned integers")
 
 
-def _write_set(stem: Path, x: np.ndarray, u: np.ndarray, m: np.ndarray, ids: np.ndarray,
+def write_set(stem: Path, x: np.ndarray, u: np.ndarray, m: np.ndarray, ids: np.ndarray,
                types: np.ndarray, fmt: int, n_files: int, id_bytes: int, double: bool,
                endian: str, *, time: float, redshift: float, box: float, omega_m: float,
                omega_lambda: float, h: float) -> list[Path]:

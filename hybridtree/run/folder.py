@@ -29,9 +29,16 @@ RUN_FILES = ("diagnostics.csv", "run.log")
 RESTART_RE = re.compile(r"^restart(?:\.(\d+))?\.hdf5$")
 #: a snapshot's power spectrum (output.power_spectrum): it goes with its snapshot
 POWER_RE = re.compile(r"^powerspec_(\d+)\.txt$")
+#: a snapshot's GADGET-2 binary twin (output.gadget2): it goes with its snapshot too
+GADGET2_RE = re.compile(r"^snapshot_(\d+)\.gadget2$")
 #: temporary names of unfinished writes (hybridtree.io.snapshot.atomic_path)
 TEMP_RE = re.compile(r"^\.((snapshot_\d+|restart)(\.\d+)?\.hdf5|diagnostics\.csv|"
-                     r"powerspec_\d+\.txt)\.\d+\.tmp$")
+                     r"powerspec_\d+\.txt|snapshot_\d+\.gadget2)\.\d+\.tmp$")
+
+
+def _companion(name: str) -> re.Match | None:
+    """A snapshot file or one of the files that go with it (its P(k), its GADGET-2 twin)."""
+    return SNAPSHOT_RE.match(name) or POWER_RE.match(name) or GADGET2_RE.match(name)
 
 
 def _run_files(out: Path) -> tuple[list[Path], list[Path], list[Path]]:
@@ -40,7 +47,7 @@ def _run_files(out: Path) -> tuple[list[Path], list[Path], list[Path]]:
     if not out.is_dir():
         return [], [], []
     names = sorted(out.iterdir())
-    return ([p for p in names if SNAPSHOT_RE.match(p.name) or POWER_RE.match(p.name)],
+    return ([p for p in names if _companion(p.name)],
             [p for p in names if RESTART_RE.match(p.name)],
             [p for p in names if p.name in RUN_FILES])
 
@@ -57,7 +64,7 @@ def _conflicts(out: Path, keep: tuple[int, int] | None) -> tuple[list[Path], lis
         return snaps + restarts + logs, []
     number, step = keep
     later = [p for p in snaps
-             if int((SNAPSHOT_RE.match(p.name) or POWER_RE.match(p.name)).group(1)) > number]
+             if int(_companion(p.name).group(1)) > number]
     point = restart_point(out)
     if point is not None and (run_point_step(point) or 0) > step:
         later += restarts

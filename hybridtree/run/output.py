@@ -210,6 +210,8 @@ class RunOutput:
                     self.writer.wait()
             if not restart and self.settings.output.power_spectrum:
                 self._power_spectrum(stem)
+            if not restart and self.settings.output.gadget2:
+                self._gadget2(stem)
 
     def _power_spectrum(self, stem: str) -> None:
         """Collective: P(k) of the snapshot ``stem`` just written, as ``powerspec_NNNN.txt``
@@ -228,6 +230,25 @@ class RunOutput:
                 tmp.replace(final)
             except (OSError, SnapshotError) as exc:
                 error = f"output.power_spectrum: {exc}"
+        agree(self.comm, error, SnapshotWriteError)
+
+    def _gadget2(self, stem: str) -> None:
+        """Collective: the snapshot ``stem`` just written again as ``STEM.gadget2`` beside
+        it, one GADGET-2 binary file (:func:`hybridtree.io.gadget2_write.hdf5_to_gadget2`;
+        process 0 reads the whole set back)."""
+        from ..io.gadget2_write import hdf5_to_gadget2
+        if self.writer is not None:
+            self.writer.wait()
+        error = None
+        if self.comm.rank == 0:
+            final = self.folder / f"{stem}.gadget2"
+            tmp = atomic_path(final)                # complete or not at all
+            try:
+                hdf5_to_gadget2(resolve_snapshot(self.folder / stem), tmp)
+                tmp.replace(final)
+            except (OSError, SnapshotError) as exc:
+                tmp.unlink(missing_ok=True)
+                error = f"output.gadget2: {exc}"
         agree(self.comm, error, SnapshotWriteError)
 
     def save(self, path: Path, step: int) -> None:

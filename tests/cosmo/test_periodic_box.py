@@ -152,11 +152,20 @@ def test_snapshots_follow_gadget_conventions_for_a_periodic_box(runtime, tmp_pat
     cfg = box_config(tmp_path)
     over = {"ics.n_grid": 8, "ics.box": 142.85714285714286, "gravity.eps": 0.5,
             "cosmology.steps": 2, "cosmology.z_end": 40.0, "output.redshifts": "",
-            "output.dir": str(tmp_path / "out"), "gravity.pm_grid": 32}
+            "output.dir": str(tmp_path / "out"), "gravity.pm_grid": 32, "output.gadget2": True}
     with hybridtree.Simulation.from_config(cfg, over, output=True, quiet=True) as sim:
         sim.step(2)
         p = sim.particles()
         a = sim.a
+    # output.gadget2: the same box as GADGET-2 initial conditions (kpc/h, u = v_pec / sqrt a)
+    from hybridtree.io.box_ics import read_box_ics
+    twin = read_box_ics(tmp_path / "out" / "snapshot_0001.gadget2", UNITS)
+    assert twin.a == pytest.approx(a, rel=1e-15) and twin.box == pytest.approx(142.857142857, rel=1e-9)
+    o, ids = np.argsort(twin.ids), np.argsort(p.ids)
+    assert np.array_equal(twin.ids[o], p.ids[ids]) and np.all(twin.types == 1)
+    assert np.allclose(twin.pos[o], p.pos[ids], rtol=1e-13, atol=0)
+    assert np.allclose(twin.vel[o], p.vel[ids] / a, rtol=1e-12, atol=0)
+    assert np.allclose(twin.mass[o], p.mass[ids], rtol=1e-13, atol=0)
     with h5py.File(tmp_path / "out" / "snapshot_0001.hdf5") as f:
         head = f["Header"].attrs
         assert head["Time"] == pytest.approx(a) and head["BoxSize"] == pytest.approx(100.0)
