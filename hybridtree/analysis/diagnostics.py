@@ -20,7 +20,7 @@ from ..integrate.quantities import energies, lagrangian_radii, lagrangian_radii_
 
 # energies and the Lagrangian radii are the integrator's (hybridtree.integrate.quantities);
 # re-exported for the analysis modules and tests that read them from here
-__all__ = ["COLUMNS", "DiagnosticsFile", "Reporter", "breakdown_record", "energies", "measure",
+__all__ = ["COLUMNS", "TYPE_COLUMNS", "DiagnosticsFile", "Reporter", "breakdown_record", "energies", "measure",
            "read_diagnostics", "lagrangian_radii", "lagrangian_radii_across"]
 
 COLUMNS = ("step", "time", "kinetic", "potential", "total", "rel_energy_error",
@@ -133,28 +133,37 @@ def breakdown_record(comm, now: dict[str, float], prev: dict[str, float]) -> dic
     return rec
 
 
-class DiagnosticsFile:
-    """``diagnostics.csv``: one row per report, flushed at once (a crash loses nothing)."""
+#: Columns of ``diagnostics_types.csv``: one row per particle type and report, where a run
+#: holds several types (:func:`hybridtree.integrate.quantities.type_sums`)
+TYPE_COLUMNS = ("step", "time", "type", "particles", "mass", "kinetic", "potential", "lx",
+                "ly", "lz", "r10", "r50", "r90")
 
-    def __init__(self, path: Path, keep_until_step: int | None = None):
+
+class DiagnosticsFile:
+    """``diagnostics.csv`` (or another table of ``columns``): one row per report, flushed
+    at once (a crash loses nothing)."""
+
+    def __init__(self, path: Path, keep_until_step: int | None = None,
+                 columns: tuple[str, ...] = COLUMNS):
         """Start a new file, or (restart) keep the rows up to ``keep_until_step`` and
         append after them."""
         self.path = path
+        self.columns = columns
         rows = []
         if keep_until_step is not None and path.exists():
             rows = [r for r in read_diagnostics(path) if int(float(r["step"])) <= keep_until_step]
         tmp = atomic_path(path)
         with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, COLUMNS)
+            w = csv.DictWriter(f, columns)
             w.writeheader()
-            w.writerows({k: r.get(k, "") for k in COLUMNS} for r in rows)
+            w.writerows({k: r.get(k, "") for k in columns} for r in rows)
         tmp.replace(path)
         self._f: IO[str] = open(path, "a", newline="")
-        self._w = csv.DictWriter(self._f, COLUMNS)
+        self._w = csv.DictWriter(self._f, columns)
 
     def write(self, record: dict[str, Any]) -> None:
         self._w.writerow({k: (repr(float(v)) if isinstance(v, (float, np.floating)) else v)
-                          for k, v in record.items() if k in COLUMNS})
+                          for k, v in record.items() if k in self.columns})
         self._f.flush()
 
     def close(self) -> None:

@@ -33,7 +33,7 @@ from ..errors import UserInputError
 from ..device import reduce
 from ..device.clock import Clock
 from .quantities import lagrangian_radii
-from ..particles import Particles, wrap
+from ..particles import N_TYPES, Particles, wrap
 from ..device.kernels import kernel, launch
 from ..device.runtime import Runtime
 from ..device.transfer import download, upload
@@ -109,6 +109,10 @@ class HostState:
         """Copies of the particles (acc: the sum of the parts)."""
         return Particles(self.pos.copy(), self.vel.copy(), self.mass.copy(), self.ids.copy(),
                          np.array(self.total_acc()), self.pot.copy(), self.types.copy())
+
+    def type_counts(self) -> np.ndarray:
+        """Particles of each GADGET type 0..5 (int64)."""
+        return np.bincount(self.types, minlength=N_TYPES)
 
     def moments(self) -> dict:
         """Sums over the particles (:func:`hybridtree.device.reduce.host_moments`)."""
@@ -248,6 +252,14 @@ class DeviceState:
                 tmp.release()
         p.types = types.astype(np.uint8)
         return p
+
+    def type_counts(self) -> np.ndarray:
+        """Particles of each GADGET type 0..5 (the types alone come to the host)."""
+        types = np.empty(self.n, np.uint64)
+        if self.n:
+            with self.clock.host("transfer", wait=True):
+                download(self.rt, [(self.types, types)])
+        return np.bincount(types.astype(np.int64), minlength=N_TYPES)
 
     def moments(self) -> dict:
         with self.clock.device("reduce"):

@@ -56,6 +56,10 @@ class Stepper:
             return self.state.download()
         return self.state.download(order)
 
+    def type_counts(self) -> np.ndarray:
+        """This process's particles of each GADGET type 0..5."""
+        return self.state.type_counts()
+
     def moments(self) -> dict:
         """Sums over all processes' particles (:func:`hybridtree.device.reduce.host_moments`)."""
         return self.state.moments()

@@ -25,14 +25,14 @@ from .processes import RunError
 __all__ = ["RUN_FILES", "RESTART_STEM", "TEMP_RE", "run_point_step", "latest_run_point",
            "restart_point", "prepare_output"]
 
-RUN_FILES = ("diagnostics.csv", "run.log")
+RUN_FILES = ("diagnostics.csv", "diagnostics_types.csv", "run.log")
 RESTART_RE = re.compile(r"^restart(?:\.(\d+))?\.hdf5$")
 #: a snapshot's power spectrum (output.power_spectrum): it goes with its snapshot
 POWER_RE = re.compile(r"^powerspec_(\d+)\.txt$")
 #: a snapshot's GADGET-2 binary twin (output.gadget2): it goes with its snapshot too
 GADGET2_RE = re.compile(r"^snapshot_(\d+)\.gadget2$")
 #: temporary names of unfinished writes (hybridtree.io.snapshot.atomic_path)
-TEMP_RE = re.compile(r"^\.((snapshot_\d+|restart)(\.\d+)?\.hdf5|diagnostics\.csv|"
+TEMP_RE = re.compile(r"^\.((snapshot_\d+|restart)(\.\d+)?\.hdf5|diagnostics(_types)?\.csv|"
                      r"powerspec_\d+\.txt|snapshot_\d+\.gadget2)\.\d+\.tmp$")
 
 

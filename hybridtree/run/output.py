@@ -14,11 +14,12 @@ from typing import Any
 import numpy as np
 
 from hybridtree import __version__
-from ..analysis.diagnostics import (DiagnosticsFile, Reporter, breakdown_record, measure,
+from ..analysis.diagnostics import (TYPE_COLUMNS, DiagnosticsFile, Reporter, breakdown_record, measure,
                                     write_timebins)
 from ..config.settings import Settings
 from ..config.units import Units
-from ..integrate.quantities import with_lambda_potential
+from ..integrate.quantities import type_sums, with_lambda_potential
+from ..particles import N_TYPES
 from ..integrate.schedule import Cosmic, Uniform
 from ..io.background import BackgroundWriter
 from ..io.snapshot import (SnapshotError, SnapshotWriteError, atomic_path, resolve_snapshot,
@@ -53,6 +54,8 @@ class RunOutput:
         self.made: list[Path] = []       # what a failed start removes
         self.writer: BackgroundWriter | None = None
         self.diag: DiagnosticsFile | None = None
+        self.type_diag: DiagnosticsFile | None = None      # diagnostics_types.csv
+        self.types: list[int] = []          # the GADGET types of a run of several
         self.reporter: Reporter | None = None
         self.stepper: Any = None
         self.e0: float | None = None     # the energy the errors are measured against
@@ -73,6 +76,7 @@ class RunOutput:
                 self.made += [log, self.folder / "diagnostics.csv"]
             self.diag = DiagnosticsFile(self.folder / "diagnostics.csv",
                                         keep_until_step=step if in_place else None)
+            self._in_place, self._first = in_place, step
             # one process writes in the background; under MPI a write is a collective
             self.writer = BackgroundWriter(self.made.extend) if self.comm.size == 1 else None
         self.reporter = Reporter(log, quiet or not root, log_json, progress if root else False,
@@ -83,6 +87,7 @@ class RunOutput:
         """The state whose output this is, from ``step``; ``e0``: a continued run's initial
         energy (None: measured now).  Returns the moments measured (or {})."""
         self.stepper = stepper
+        self._find_types()
         mom: dict = {}
         if e0 is None:
             mom = self.moments()
@@ -92,10 +97,35 @@ class RunOutput:
         self._prev_bd = stepper.breakdown()
         return mom
 
+    def _find_types(self) -> None:
+        """Collective: a run of several particle types (not a cosmological one) reports
+        each type in ``diagnostics_types.csv``."""
+        counts = self.comm.allreduce(self.stepper.type_counts().astype(float))
+        present = [t for t in range(N_TYPES) if counts[t] > 0]
+        if len(present) < 2 or self.sched.cosmological:
+            return
+        self.types = present
+        if self.diag is not None:
+            path = self.folder / "diagnostics_types.csv"
+            if not self._in_place:
+                self.made.append(path)
+            self.type_diag = DiagnosticsFile(path, self._first if self._in_place else None,
+                                             TYPE_COLUMNS)
+
+    def _report_types(self, step: int) -> None:
+        """Collective: one row per type (:func:`hybridtree.integrate.quantities.type_sums`)."""
+        p = self.stepper.particles()              # timed as "transfer"
+        rows = type_sums(self.comm, p.types, p.pos, p.vel, p.mass, p.pot, self.types)
+        if self.type_diag is not None:
+            with self.stepper.clock.host("output"):
+                for row in rows:
+                    self.type_diag.write({"step": step, "time": self.sched.time(step), **row})
+
     def discard(self, created: bool) -> None:
         """Remove what a start that failed had written (``created``: the folder too)."""
-        if self.diag is not None:
-            self.diag.close()
+        for table in (self.diag, self.type_diag):
+            if table is not None:
+                table.close()
         self.finish_writes()
         if self.reporter is not None:
             self.reporter.close()
@@ -106,8 +136,9 @@ class RunOutput:
 
     def abandon(self) -> None:
         """An error ends the run: nothing more is written, what was written stays."""
-        if self.diag is not None:
-            self.diag.close()
+        for table in (self.diag, self.type_diag):
+            if table is not None:
+                table.close()
         self.reporter.close()
 
     # -- diagnostics ----------------------------------------------------------------------
@@ -148,6 +179,8 @@ class RunOutput:
         rec["rel_energy_error"] = self.energy_error(mom)
         self._prev, self._prev_bd = now, now_bd
         self.records.append(rec)
+        if self.types:
+            self._report_types(step)
         with self.stepper.clock.host("output"):
             if self.diag is not None:
                 self.diag.write(rec)
@@ -314,8 +347,9 @@ class RunOutput:
                 return
             self._end_line(steps, wall)
         finally:
-            if self.diag is not None:
-                self.diag.close()
+            for table in (self.diag, self.type_diag):
+                if table is not None:
+                    table.close()
             self.reporter.close()
 
     def _end_line(self, steps: int, wall: float) -> None:

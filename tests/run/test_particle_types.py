@@ -123,6 +123,21 @@ def test_a_run_and_its_restart_keep_every_type(galaxy, tmp_path, capsys):
         assert np.all(bulge == bulge[0])
         assert bulge[0] == pytest.approx(BULGE_MASS * 1.989e43 / 1.98841e43, rel=1e-12)
         assert np.all(f["PartType2/Masses"][...] > 0)
+    # diagnostics_types.csv: each type at each report; the parts add up to the whole
+    from hybridtree.analysis.diagnostics import read_diagnostics
+    whole = read_diagnostics(tmp_path / "out" / "diagnostics.csv")
+    parts = read_diagnostics(tmp_path / "out" / "diagnostics_types.csv")
+    assert [(int(r["step"]), int(r["type"])) for r in parts] == \
+        [(int(w["step"]), t) for w in whole for t in COUNTS]
+    for w in whole:
+        mine = [r for r in parts if r["step"] == w["step"]]
+        assert [int(r["particles"]) for r in mine] == list(COUNTS.values())
+        for key in ("kinetic", "potential"):
+            assert sum(float(r[key]) for r in mine) == pytest.approx(float(w[key]), rel=1e-9)
+        for key in ("lx", "ly", "lz"):
+            assert sum(float(r[key]) for r in mine) == pytest.approx(float(w[key]), abs=1e-12)
+        r50 = [float(r["r50"]) for r in mine]
+        assert r50[0] > r50[1] > r50[2] > 0          # halo, disk, bulge: 1, 0.5, 0.2 scales
     assert main(["info", "out/snapshot_0002.hdf5"]) == 0
     info = capsys.readouterr().out
     for t, m in COUNTS.items():
@@ -170,6 +185,9 @@ def test_two_processes_keep_every_type(galaxy, tmp_path, layout):
     for k in range(3):
         assert_same_types(types_of(tmp_path / "out" / (f"snapshot_{k:04d}.hdf5" if layout == "single"
                                                        else f"snapshot_{k:04d}.0.hdf5")), galaxy)
+    from hybridtree.analysis.diagnostics import read_diagnostics
+    rows = read_diagnostics(tmp_path / "out" / "diagnostics_types.csv")     # summed over both
+    assert {(int(r["type"]), int(r["particles"])) for r in rows} == set(COUNTS.items())
     # the set restarts on one process with every type
     first = "snapshot_0001.hdf5" if layout == "single" else "snapshot_0001.0.hdf5"
     proc = subprocess.run([sys.executable, "-m", "hybridtree", "run", "--restart", f"out/{first}",
