@@ -161,17 +161,52 @@ def projection_figure(snapshot: Path, bins: int = 256, width: float | None = Non
     units = snapshot_units(snapshot)
     particles, time, _ = read_particles(snapshot, "all")
     ok = np.isfinite(particles.pos).all(axis=1)
-    xy = particles.pos[ok, :2] * units.length_factor
+    pos = particles.pos[ok] * units.length_factor
     mass = particles.mass[ok] * units.mass_factor
-    if not len(xy):
+    if not len(pos):
         raise SnapshotError(f"{snapshot}: no particles with finite positions to plot")
-    centre = _centre(xy, mass)
+    centre = _centre(pos, mass)
     # Half-width from the central 98 %, so a few escapers do not shrink the cluster to a dot.
-    half = float(np.quantile(np.abs(xy - centre).max(axis=1), 0.98)) * 1.05
+    half = float(np.quantile(np.abs(pos[:, :2] - centre[:2]).max(axis=1), 0.98)) * 1.05
     if not half > 0:
         half = 1.0
-    m = _surface_density(xy, mass, centre, half, bins)
-    return _map_figure(m, units, f"{snapshot.name}: t = {units.time_text(time)}, N = {len(xy)}")
+    title = f"{snapshot.name}: t = {units.time_text(time)}, N = {len(pos)}"
+    if len(np.unique(particles.types[ok])) > 1:
+        return _types_figure(pos, mass, particles.types[ok], centre, half, bins, units, title)
+    m = _surface_density(pos[:, :2], mass, centre[:2], half, bins)
+    return _map_figure(m, units, title)
+
+
+#: GADGET's names of its particle types, for the panels' titles
+TYPE_NAMES = ("gas", "halo", "disk", "bulge", "stars", "boundary")
+
+
+def _types_figure(pos: np.ndarray, mass: np.ndarray, types: np.ndarray, centre: np.ndarray,
+                  half: float, bins: int, units: PlotUnits, title: str) -> Figure:
+    """One column per particle type (a galaxy's halo, disk, bulge): its face-on (x-y) and
+    edge-on (x-z) surface density, on one colour scale, the same square for all."""
+    present = [int(t) for t in np.unique(types)]
+    fig = Figure(figsize=(2.9 * len(present) + 1.2, 6.0), layout="compressed")
+    axes = fig.subplots(2, len(present), squeeze=False)
+    panels = []
+    for k, t in enumerate(present):
+        rows = types == t
+        for row, cols in enumerate(([0, 1], [0, 2])):
+            m = _surface_density(pos[rows][:, cols], mass[rows], centre[cols], half, bins)
+            panels.append((axes[row, k], m, row, t))
+    drawn = [m for _, m, _, _ in panels if m.sigma.count()]
+    norm = LogNorm(vmin=min(m.sigma.min() for m in drawn), vmax=max(m.sigma.max() for m in drawn))
+    im = None
+    for ax, m, row, t in panels:
+        im = _draw(ax, m, units, norm) or im
+        if row:
+            ax.set_ylabel(units.length_label("z"))
+        else:
+            ax.set_title(f"PartType{t} ({TYPE_NAMES[t]}), N = {m.count}", fontsize="medium")
+    if im is not None:
+        _colour_bar(fig, im, list(axes.flat), [m for _, m, _, _ in panels], units)
+    fig.suptitle(title)
+    return fig
 
 
 def _floor_note(floor: float, maps: list[_Map], units: PlotUnits) -> str:

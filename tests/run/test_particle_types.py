@@ -284,3 +284,26 @@ def test_a_run_starts_from_a_binary_set(galaxy, tmp_path, capsys):
     assert main(["info", "galaxy_bin.0"]) == 0
     info = capsys.readouterr().out
     assert "300 PartType1" in info and "100 PartType3" in info, info
+
+
+def test_the_picture_of_a_galaxy_has_a_column_per_type(galaxy, tmp_path):
+    pytest.importorskip("matplotlib")
+    from hybridtree.analysis.plot import projection_figure
+    assert main(["run", "c.toml", "--quiet"]) == 0
+    fig = projection_figure(tmp_path / "out" / "snapshot_0000.hdf5")
+    maps = [ax for ax in fig.axes if ax.images]
+    assert len(maps) == 6                  # face-on and edge-on, for each of 3 types
+    titles = [ax.get_title() for ax in maps if ax.get_title()]
+    assert titles == [f"PartType{t} ({name}), N = {n}" for (t, n), name in
+                      zip(COUNTS.items(), ("halo", "disk", "bulge"))]
+    # one colour scale: every panel's image shares the norm
+    assert len({(ax.images[0].norm.vmin, ax.images[0].norm.vmax) for ax in maps}) == 1
+    # each panel holds its own type's mass (within the square: the 98 % half-width)
+    for ax, t in zip(maps[:3], COUNTS):
+        img = ax.images[0]
+        x0, x1, y0, y1 = img.get_extent()
+        area = (x1 - x0) * (y1 - y0) / img.get_array().size
+        shown = float(img.get_array().sum()) * area
+        with h5py.File(tmp_path / "out" / "snapshot_0000.hdf5", "r") as f:
+            total = float(f[f"PartType{t}/Masses"][...].sum())
+        assert 0.8 * total < shown / 1e10 <= total * 1.000001, (t, shown, total)
