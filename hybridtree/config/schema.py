@@ -76,11 +76,17 @@ SCHEMA: dict[str, dict[str, Option]] = {
                      "(G = M = a = 1), cold_sphere (uniform, at rest), cosmo_sphere (a sphere "
                      "cut from a ΛCDM realization at cosmology.z_start; needs "
                      "cosmology.enabled), cosmo_box (a periodic ΛCDM box of side ics.box, every grid point; "
-                     "needs cosmology.enabled; TreePM forces), file (a GADGET-style HDF5 file) or "
+                     "needs cosmology.enabled; TreePM forces), file (a GADGET-style HDF5 file or a "
+                     "GADGET-2 binary set, every particle keeping its PartTypeN), "
                      "box_file (a periodic box's ICs from MUSIC, monofonIC, N-GenIC, 2LPTic or "
-                     "GADGET-4: GADGET-2 binary or HDF5, ics.file; a periodic run as cosmo_box)",
+                     "GADGET-4: GADGET-2 binary or HDF5, ics.file; a periodic run as cosmo_box) "
+                     "or galaxy (a disk galaxy in equilibrium: ics.model)",
                      choices=("plummer", "hernquist", "cold_sphere", "cosmo_sphere", "cosmo_box",
-                              "file", "box_file")),
+                              "file", "box_file", "galaxy")),
+        "model": _opt(str, "milky_way", "kind = galaxy: the disk galaxy's parameter set: "
+                      "milky_way or m31 (GOTHIC's M31 model); ics.n particles split over halo "
+                      "(PartType1), disk (2) and bulge (3) by mass (docs/galaxies.md)",
+                      choices=("milky_way", "m31")),
         "n": _opt(int, 10000, "number of particles (generated models)",
                   lambda v: 1 <= v <= 2**40, "1 <= n <= 2^40"),
         "seed": _opt(int, 0, "random seed (same seed, same particles)", lambda v: v >= 0, ">= 0"),

@@ -178,8 +178,8 @@ def generate_share(model: str, n: int, lo: int, hi: int, seed: int = 0,
         _check_positive(name, value, allow_inf=name == "r_max")
     kw = {name: float(value) for name, value in kw.items()}
     n = _check_n(n)
-    lo, hi = _check_range(lo, hi, n)
-    seed = _check_seed(seed)
+    lo, hi = check_range(lo, hi, n)
+    seed = check_seed(seed)
     pos = np.empty((hi - lo, 3))
     vel = np.empty((hi - lo, 3))
     m = 1.0 / n
@@ -360,7 +360,8 @@ def _check_n(n: int) -> int:
     return int(n)
 
 
-def _check_range(lo: int, hi: int, n: int) -> tuple[int, int]:
+def check_range(lo: int, hi: int, n: int) -> tuple[int, int]:
+    """(lo, hi) as ints, or ValueError unless they are integers with 0 <= lo <= hi <= n."""
     for name, v in (("lo", lo), ("hi", hi)):
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
             raise ValueError(f"{name} must be an integer, got {v!r}")
@@ -369,7 +370,8 @@ def _check_range(lo: int, hi: int, n: int) -> tuple[int, int]:
     return int(lo), int(hi)
 
 
-def _check_seed(seed: int) -> int:
+def check_seed(seed: int) -> int:
+    """``seed`` as an int, or ValueError unless it is an integer >= 0."""
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     return int(seed)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..ics import spheres as ics
 from ..config.settings import Settings
-from ..config.units import Units
+from ..config.units import KPC_CM, MSUN_1E10_G, Units
 from ..io.snapshot import SnapshotError, file_cosmology
 from ..parallel.comm import Comm
 from ..parallel.snapshots import agree, read_particles_share
@@ -63,6 +63,8 @@ def initial_conditions(settings: Settings, units: Units, comm: Comm | None = Non
         return _cosmo_sphere(settings, comm)
     if c.kind == "cosmo_box":
         return _cosmo_box(settings, comm)
+    if c.kind == "galaxy":
+        return _galaxy(settings, units, comm), t0
     params = {"radius": c.radius} if c.kind == "cold_sphere" else {"r_max": c.r_max}
     lo, hi = c.n * comm.rank // comm.size, c.n * (comm.rank + 1) // comm.size
     share = ics.generate_share(c.kind, c.n, lo, hi, c.seed, **params)
@@ -122,6 +124,25 @@ def _check_start(settings: Settings, t0: float, what: str) -> None:
     if abs(t0 - t_start) > 1e-6 * t_start:
         z_file = 1.0 / float(bg.a_of_t(t0)) - 1.0
         raise RunError(f"{what} are at z = {z_file:.6g}, but cosmology.z_start is {z}")
+
+
+def _galaxy(settings: Settings, units: Units, comm: Comm) -> Particles:
+    """This process's share of the disk galaxy ics.model of ics.n particles
+    (:mod:`hybridtree.ics.galaxy`: kpc, 1e10 Msun, G = 1), in the run's units, centre of
+    mass at rest at the origin; the same bits for any number of processes."""
+    from ..ics.galaxy import galaxy_params, galaxy_share
+    c = settings.ics
+    params = galaxy_params({"model": c.model, "n": c.n})
+    lo, hi = c.n * comm.rank // comm.size, c.n * (comm.rank + 1) // comm.size
+    share = galaxy_share(params, lo, hi, c.seed)
+    x_cm, v_cm = ics.com_offsets(comm.allgather(ics.exact_column_sums(share.sums)))
+    model = Units(KPC_CM, MSUN_1E10_G)          # the models' units
+    length, mass = model.length_cm / units.length_cm, model.mass_g / units.mass_g
+    velocity = model.velocity_cm_per_s / units.velocity_cm_per_s
+    p = Particles((share.pos - x_cm) * length, (share.vel - v_cm) * velocity,
+                  share.mass * mass, share.ids, types=share.types)
+    check_particles(p, f"initial conditions (galaxy {c.model})", comm)
+    return p
 
 
 def _cosmo_sphere(settings: Settings, comm: Comm) -> tuple[Particles, float]:

@@ -3,6 +3,7 @@
 every particle in its own type and ID through a run, a restart, the public API and two
 processes (gathered and per-process files)."""
 
+import math
 import os
 import subprocess
 import sys
@@ -307,3 +308,57 @@ def test_the_picture_of_a_galaxy_has_a_column_per_type(galaxy, tmp_path):
         with h5py.File(tmp_path / "out" / "snapshot_0000.hdf5", "r") as f:
             total = float(f[f"PartType{t}/Masses"][...].sum())
         assert 0.8 * total < shown / 1e10 <= total * 1.000001, (t, shown, total)
+
+
+# --- ics.kind = "galaxy" (issue 32 item 4; the generator's own tests: tests/ics/test_galaxy.py)
+
+GALAXY = f"""
+[ics]
+kind = "galaxy"
+model = "milky_way"
+n = 3000
+seed = 5
+[gravity]
+eps = 0.1
+[time]
+dt = 0.05
+t_end = 0.1
+[output]
+dir = "out"
+snapshot_dt = 0.1
+"""
+
+
+@pytest.mark.mpi
+def test_a_galaxy_config_is_the_model_on_one_and_two_processes(tmp_path):
+    from hybridtree.ics.galaxy import galaxy, galaxy_params
+    from hybridtree.io.snapshot import read_snapshot
+    (tmp_path / "g.toml").write_text(GALAXY)
+    (tmp_path / "pc.toml").write_text(GALAXY.replace("[gravity]", "[units]\nlength_cm = "
+                                                     "3.0856775814913673e18\n[gravity]")
+                                      .replace("eps = 0.1", "eps = 100.0"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    runs = {}
+    for name, cmd in (("one", [sys.executable]), ("two", [mpiexec(), "-n", "2", sys.executable]),
+                      ("pc", [sys.executable])):
+        proc = subprocess.run([*cmd, "-m", "hybridtree", "run", "pc.toml" if name == "pc" else
+                               "g.toml", "--quiet", "--set", f"output.dir={name}"],
+                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        s = read_snapshot(tmp_path / name / "snapshot_0000.hdf5").particles
+        o = np.argsort(s.ids)
+        runs[name] = (s.ids[o], s.pos[o], s.vel[o], s.mass[o], s.types[o])
+    pos, vel, mass, ids, types = galaxy(galaxy_params({"model": "milky_way", "n": 3000}), seed=5)
+    for name in ("one", "two"):
+        i, x, v, m, t = runs[name]
+        assert np.array_equal(i, ids) and np.array_equal(t, types)
+        np.testing.assert_allclose(x, pos, rtol=0, atol=1e-13 * np.abs(pos).max())
+        np.testing.assert_allclose(v, vel, rtol=0, atol=1e-13 * np.abs(vel).max())
+        np.testing.assert_array_equal(m, mass)
+    assert sorted(set(types.tolist())) == [1, 2, 3]
+    # in parsecs: the same galaxy, positions x 1000, velocities / sqrt(1000) (the velocity
+    # unit sqrt(G M / L) of a 1000 times shorter length is sqrt(1000) times larger)
+    i, x, v, m, t = runs["pc"]
+    np.testing.assert_allclose(x, pos * 1000, rtol=1e-9, atol=1e-9 * np.abs(pos).max() * 1000)
+    np.testing.assert_allclose(v, vel / math.sqrt(1000), rtol=1e-9,
+                               atol=1e-9 * np.abs(vel).max() / math.sqrt(1000))
