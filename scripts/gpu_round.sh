@@ -309,6 +309,24 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   py pk128 60 -m hybridtree pk "$D/box128/snapshot_0003.hdf5" --out "$D/pk128_z0.txt"
   rm -f "$D"/box128/snapshot_000[012].hdf5
   ;;
+55) # issue 32, session 19: particle types and galaxies on the GPU: tests; GOTHIC's M31 model with block steps, 2^23 for 50 Myr (wall per smallest step)
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 240 -m pytest -q -p no:cacheprovider tests/run/test_particle_types.py \
+      tests/integrate/test_state.py tests/ics/test_galaxy.py tests/parallel/test_mpi_run.py
+  py m31_23_short 280 scripts/bench/galaxy.py configs/galaxy_m31.toml --n 8388608 --t-end 10.5 --device nvidia \
+      --out /tmp/m31_23 --json "$D/m31_23_short.json"
+  ;;
+57) # issue 32, session 19: round 56's 2^20 M31 for 1 Gyr again, alone (it took more than 320 s there); its logs kept
+  py m31_20_1gyr 560 scripts/bench/galaxy.py configs/galaxy_m31.toml --n 1048576 --t-end 212.0 --device nvidia \
+      --out "$D/m31_20" --json "$D/m31_20_1gyr.json"
+  rm -f "$D"/m31_20/*.hdf5
+  ;;
+56) # issue 32, session 19: GOTHIC's M31 model with block steps: 2^20 for 1 Gyr (the disk's stability), 2^23 for 125 Myr
+  py m31_20_1gyr 320 scripts/bench/galaxy.py configs/galaxy_m31.toml --n 1048576 --t-end 212.0 --device nvidia \
+      --out /tmp/m31_20 --json "$D/m31_20_1gyr.json"
+  py m31_23_long 220 scripts/bench/galaxy.py configs/galaxy_m31.toml --n 8388608 --t-end 26.5 --device nvidia \
+      --out /tmp/m31_23l --json "$D/m31_23_125myr.json"
+  ;;
 54) # issue 31, session 19: hybridtree's own convergence on GADGET-4's 64^3 ICs (.device/g4, carried): theta, mesh, split, rcut,
     # steps; P(k) of each, z = 0 positions of two back for halo profiles against GADGET-4's snapshot
   ICS=$PWD/.device/g4/snapshot_ics_000.hdf5
