@@ -15,7 +15,7 @@ from ..errors import HybridtreeError, UserInputError
 
 __all__ = ["IC_KINDS", "bench", "devices", "halos", "ic", "info", "pk", "plot", "run"]
 
-IC_KINDS = ("plummer", "hernquist", "cold_sphere", "cosmo_sphere")
+IC_KINDS = ("plummer", "hernquist", "cold_sphere", "cosmo_sphere", "galaxy")
 
 
 @contextmanager
@@ -57,6 +57,8 @@ def ic(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"folder {str(out.parent)!r} does not exist")
     if args.kind == "cosmo_sphere":
         return ic_cosmo(args, out)
+    if args.kind == "galaxy":
+        return ic_galaxy(args, out)
     make = {"plummer": ics.plummer, "hernquist": ics.hernquist, "cold_sphere": ics.cold_sphere}
     from ..run.size import check_ic_memory
     check_ic_memory(args.n)             # before anything is drawn
@@ -67,6 +69,29 @@ def ic(args: argparse.Namespace) -> int:
     params = {"ics.kind": args.kind, "ics.n": args.n, "ics.seed": args.seed}
     write_snapshot(out, p, 0.0, units, params, overwrite=args.overwrite)
     print(f"wrote {out}: {args.kind}, {args.n} particles, seed {args.seed}")
+    return 0
+
+
+def ic_galaxy(args: argparse.Namespace, out: Path) -> int:
+    """``hybridtree ic galaxy``: the disk galaxy ics.model (--set ics.model=m31) of n
+    particles as a run would start it, each component in its own PartTypeN."""
+    from ..config.settings import load_config, parse_overrides, settings_from_flat
+    from ..config.units import Units
+    from ..io.snapshot import write_snapshot
+    from ..run.setup import initial_conditions
+    from ..run.size import check_ic_memory
+
+    over = parse_overrides(args.set or [])
+    over.update({"ics.kind": "galaxy", "ics.n": args.n, "ics.seed": args.seed})
+    s = (load_config(args.config, over) if args.config else
+         settings_from_flat(over, "hybridtree ic"))
+    check_ic_memory(args.n)             # before anything is drawn
+    units = Units(s.units.length_cm, s.units.mass_g)
+    with _user_input():
+        p, t0 = initial_conditions(s, units)
+    write_snapshot(out, p, t0, units, s.flat(), overwrite=args.overwrite)
+    counts = ", ".join(f"{int((p.types == t).sum())} PartType{t}" for t in sorted(set(p.types.tolist())))
+    print(f"wrote {out}: galaxy {s.ics.model}, {args.n} particles ({counts}), seed {args.seed}")
     return 0
 
 

@@ -57,7 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "in internal units, G = 1; the file states 1 kpc and 1e10 Msun); "
                         "cosmo_sphere: a sphere cut from a ΛCDM realization at "
                         "cosmology.z_start, as a GADGET cosmological snapshot (settings "
-                        "from --config and --set)")
+                        "from --config and --set); galaxy: a disk galaxy in equilibrium "
+                        "(--set ics.model=milky_way or m31; halo PartType1, disk 2, bulge 3; "
+                        "kpc, 1e10 Msun)")
     p.add_argument("-n", type=int, required=True, help="number of particles (cosmo_sphere: "
                    "grid points per side of the cube)")
     p.add_argument("-o", "--output", required=True, help="output HDF5 file")
@@ -66,10 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: %(default)s)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace OUTPUT if it exists (otherwise that is an error)")
-    p.add_argument("--config", help="cosmo_sphere: a config whose [cosmology], [ics] and "
-                   "[units] settings to use")
+    p.add_argument("--config", help="cosmo_sphere, galaxy: a config whose [cosmology], [ics] "
+                   "and [units] settings to use")
     p.add_argument("--set", action="append", metavar="SECTION.NAME=VALUE",
-                   help="cosmo_sphere: change a setting, e.g. --set ics.box=100 (repeatable)")
+                   help="cosmo_sphere, galaxy: change a setting, e.g. --set ics.box=100 or "
+                        "--set ics.model=m31 (repeatable)")
     p.set_defaults(func=commands.ic)
 
     p = sub.add_parser("halos", parents=[common], help="friends-of-friends halos of a "

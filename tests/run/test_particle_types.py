@@ -362,3 +362,21 @@ def test_a_galaxy_config_is_the_model_on_one_and_two_processes(tmp_path):
     np.testing.assert_allclose(x, pos * 1000, rtol=1e-9, atol=1e-9 * np.abs(pos).max() * 1000)
     np.testing.assert_allclose(v, vel / math.sqrt(1000), rtol=1e-9,
                                atol=1e-9 * np.abs(vel).max() / math.sqrt(1000))
+
+
+def test_hybridtree_ic_galaxy_writes_the_model_by_type(tmp_path, monkeypatch, capsys):
+    from hybridtree.ics.galaxy import galaxy, galaxy_params
+    monkeypatch.chdir(tmp_path)
+    assert main(["ic", "galaxy", "-n", "4000", "-o", "m31.hdf5", "--seed", "2",
+                 "--set", "ics.model=m31"]) == 0
+    assert "galaxy m31, 4000 particles" in capsys.readouterr().out
+    pos, vel, mass, ids, types = galaxy(galaxy_params({"model": "m31", "n": 4000}), seed=2)
+    assert_same_types(types_of(tmp_path / "m31.hdf5"),
+                      {t: np.sort(ids[types == t]) for t in (1, 2, 3)})
+    with h5py.File(tmp_path / "m31.hdf5", "r") as f:
+        rows = np.argsort(f["PartType2/ParticleIDs"][...])
+        disk = f["PartType2/Coordinates"][...][rows]
+    np.testing.assert_allclose(disk, pos[types == 2], rtol=0, atol=1e-13 * np.abs(pos).max())
+    assert main(["ic", "galaxy", "-n", "4000", "-o", "m33.hdf5", "--set", "ics.model=m33"]) == 2
+    one_error_line(capsys, "ics.model")
+    assert not (tmp_path / "m33.hdf5").exists()
