@@ -14,7 +14,9 @@
  *
  * Build-time defines: WG (work-group size = tile size), NI (sinks per work-item),
  * SPLIT (0/1), ZERO_GUARD (0/1), RSQRT_MODE or RSQRT (how 1/sqrt is computed: rsqrt.cl), SELF_BRANCH, FULL_TILE, UNROLL,
- * SOFTENING (1 Plummer, 2 GADGET's spline: softening.cl).
+ * SOFTENING (1 Plummer, 2 GADGET's spline: softening.cl), PER_EPS (0: one eps2 for every
+ * pair; 1: a softening per particle, eps_i of the sinks and eps_j of the sources, and the
+ * pair's is the larger, GADGET-4's rule).
  * Output per sink: (ax, ay, az, potential) with G = 1; a pair at distance r
  * contributes m r_vec / (r^2 + eps^2)^(3/2) and -m / (r^2 + eps^2)^(1/2).
  * Pairs with r^2 + eps^2 == 0 (coincident, eps = 0) contribute nothing; with
@@ -42,6 +44,17 @@
 
 #ifndef NI
 #define NI 1
+#endif
+#ifndef PER_EPS
+#define PER_EPS 0
+#endif
+#if PER_EPS
+#define LOAD_EPS(k) const float ej_ = tile_eps[k];
+/* the pair's eps2 shadows the kernel's argument inside the sink loop */
+#define PAIR_EPS(q) const float e_ = fmax(ei[q], ej_); const float eps2 = e_ * e_;
+#else
+#define LOAD_EPS(k)
+#define PAIR_EPS(q)
 #endif
 
 /* FULL_TILE (with SELF_BRANCH): a separate loop with a constant trip count for full
@@ -100,8 +113,10 @@
     {                                                          \
         const float4 s = tile[k];                              \
         LOAD_LO(k)                                             \
+        LOAD_EPS(k)                                            \
         for (int q = 0; q < NI; q++) {                         \
             DELTA(q)                                           \
+            PAIR_EPS(q)                                        \
             FACTORS(SKIP)                                      \
             pax[q] += mr3 * dx; pay[q] += mr3 * dy; paz[q] += mr3 * dz; \
             ppot[q] -= mr;                                     \
@@ -118,10 +133,17 @@ void direct_force(const int n_i, __global const float4 *xi,
 #if SPLIT
                   __global const float4 *xj_lo,
 #endif
-                  const float eps2, const int self_skip,
-                  __global float4 *out)
+                  const float eps2,
+#if PER_EPS
+                  __global const float *eps_i, __global const float *eps_j,
+#endif
+                  const int self_skip, __global float4 *out)
 {
     __local float4 tile[WG];
+#if PER_EPS
+    __local float tile_eps[WG];
+    float ei[NI];
+#endif
 #if SPLIT
     __local float4 tile_lo[WG];
 #endif
@@ -139,6 +161,9 @@ void direct_force(const int n_i, __global const float4 *xi,
 #if SPLIT
         xl[q] = xi_lo[ic];
 #endif
+#if PER_EPS
+        ei[q] = eps_i[ic];
+#endif
         ax[q] = ay[q] = az[q] = pot[q] = 0.0f;
     }
 
@@ -147,6 +172,9 @@ void direct_force(const int n_i, __global const float4 *xi,
         tile[lid] = xj[jl];
 #if SPLIT
         tile_lo[lid] = xj_lo[jl];
+#endif
+#if PER_EPS
+        tile_eps[lid] = eps_j[jl];
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
         const int jn = min(WG, n_j - j0);

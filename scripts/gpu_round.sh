@@ -316,6 +316,10 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   py m31_23_short 280 scripts/bench/galaxy.py configs/galaxy_m31.toml --n 8388608 --t-end 10.5 --device nvidia \
       --out /tmp/m31_23 --json "$D/m31_23_short.json"
   ;;
+58) # issue 32, session 19: a softening per particle in the direct kernel (PER_EPS): GPU tests
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 240 -m pytest -q -p no:cacheprovider tests/gravity/test_eps_per_particle.py \
+      tests/gravity/test_direct.py tests/gravity/test_softening.py
+  ;;
 57) # issue 32, session 19: round 56's 2^20 M31 for 1 Gyr again, alone (it took more than 320 s there); its logs kept
   py m31_20_1gyr 560 scripts/bench/galaxy.py configs/galaxy_m31.toml --n 1048576 --t-end 212.0 --device nvidia \
       --out "$D/m31_20" --json "$D/m31_20_1gyr.json"

@@ -11,6 +11,8 @@ defaults and ranges are the schema's (:mod:`.knobs`), except ``eps``, 0 by defau
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..device.choice import get_runtime, memory_needed
@@ -42,7 +44,7 @@ def _engine(rt, **knobs) -> ForceEngine:
     return ForceEngine(g, rt, Clock(rt), work)
 
 
-def accelerations(pos, mass, eps: float = 0.0, method: str = default("method"),
+def accelerations(pos, mass, eps: float | np.ndarray = 0.0, method: str = default("method"),
                   theta: float = default("theta"), *, sinks=None,
                   n_leaf: int = default("n_leaf"), n_group: int | None = None,
                   multipole: str = default("multipole"), device: str | None = None,
@@ -60,7 +62,10 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = default("method"),
     (default 0: exact Newtonian gravity unless asked; a run's own default, the schema's
     ``gravity.eps``, is a run setting); ``softening``: "plummer" (the default) or "spline",
     GADGET's cubic spline with ``eps`` its Plummer-equivalent length, exactly Newtonian
-    beyond 2.8 eps (:mod:`hybridtree.gravity.softening`; eps > 0, monopole cells).  The other defaults are the schema's
+    beyond 2.8 eps (:mod:`hybridtree.gravity.softening`; eps > 0, monopole cells).  ``eps``
+    may be one value per source (N,): a pair's softening is then the larger of the sink's
+    and the source's, GADGET-4's rule (sinks given apart have none of their own); for now
+    with ``method="direct"`` only (no box).  The other defaults are the schema's
     (``gravity.*``, docs/configuration.md); ``n_group=None``: the device's default.
     method: "tree" (group walk, opening angle ``theta``, ``multipole`` moments,
     leaves of at most ``n_leaf`` particles, groups of at most ``n_group`` sinks,
@@ -90,7 +95,13 @@ def accelerations(pos, mass, eps: float = 0.0, method: str = default("method"),
     r_s = ``asmth`` L / pm_grid (GADGET's ASMTH); monopole cells; the potential in
     Ewald's convention (zero mean, a particle's own images included).
     """
-    check_softening(softening, check_eps(eps), multipole == "quadrupole")
+    eps = particle_eps(eps, len(np.asarray(pos)))
+    if isinstance(eps, np.ndarray) and (method != "direct" or box is not None):
+        raise ValueError("a softening per particle (eps as an array) needs method='direct' "
+                         "and no box for now: the tree walk takes one softening (GADGET-4's "
+                         "softening per type in the walk is not built yet)")
+    check_softening(softening, float(np.min(eps, initial=np.inf)) if np.ndim(eps) else eps,
+                    multipole == "quadrupole")
     periodic = None
     if box is not None:
         box = float(box)
@@ -129,7 +140,7 @@ def _forces(pos, mass, eps: float, method: str, theta: float, sinks, n_leaf: int
     relative criterion's alpha and a_old, with ``theta`` its theta_max; ``periodic``:
     the box of TreePM)."""
     check_tree_knobs(n_leaf, n_group, multipole, theta if method == "tree" else None, build)
-    eps = check_eps(eps)
+    eps = eps if isinstance(eps, np.ndarray) else check_eps(eps)
     # the automatic device choice passes over devices too small for these particles
     rt = get_runtime(device, memory_needed(len(pos) + (0 if sinks is None else len(sinks)),
                                            state=False))
@@ -137,6 +148,21 @@ def _forces(pos, mass, eps: float, method: str, theta: float, sinks, n_leaf: int
                      n_group=n_group or 0, multipole=multipole, precise=precise, build=build,
                      periodic=periodic, softening=softening)
     return engine.sink_forces(pos, mass, sinks, floor)["full"]
+
+
+def particle_eps(eps: Any, n: int) -> float | np.ndarray:
+    """``eps`` as one float, or as (n,) float64 softenings of the sources (an array of one
+    value is that value); ValueError for a wrong shape or a value not finite and >= 0."""
+    if np.ndim(eps) == 0:
+        return check_eps(eps)
+    e = np.asarray(eps, np.float64)
+    if e.shape != (n,):
+        raise ValueError(f"eps must be one number or one per particle, shape ({n},); got "
+                         f"shape {e.shape}")
+    if not (np.isfinite(e).all() and (e >= 0).all()):
+        bad = int(np.flatnonzero(~(np.isfinite(e) & (e >= 0)))[0])
+        raise ValueError(f"softening eps[{bad}] = {e[bad]!r} is not finite and >= 0")
+    return float(e[0]) if n and (e == e[0]).all() else e
 
 
 def split_accelerations(pos, mass, eps: float, changeover: Changeover,
@@ -162,7 +188,7 @@ def split_accelerations(pos, mass, eps: float, changeover: Changeover,
     return engine.sink_forces(pos, mass, parts=tuple(parts))
 
 
-def direct_reference(pos, mass, eps: float = 0.0, sinks=None,
+def direct_reference(pos, mass, eps: float | np.ndarray = 0.0, sinks=None,
                      chunk: int | None = None, softening: str = "plummer"
                      ) -> tuple[np.ndarray, np.ndarray]:
     """Exact float64 direct summation on the host (numpy): (acc (n, 3), pot (n,)).
@@ -171,9 +197,11 @@ def direct_reference(pos, mass, eps: float = 0.0, sinks=None,
     ``sinks`` is None; pairs at zero softened distance contribute nothing; ``softening``
     "plummer" or "spline", :func:`hybridtree.gravity.softening.pair_factors`).
     ``chunk`` sinks are done at once; the default keeps the temporaries near 100 MB.
+    ``eps`` one per source: a pair's softening is the larger of the sink's and the
+    source's (GADGET-4's rule; sinks given apart have 0, so each source's applies).
     """
     pos, mass = validate_particles(pos, mass)
-    eps = check_eps(eps)
+    eps = particle_eps(eps, len(pos))
     self_sinks = sinks is None
     sinks = pos if self_sinks else np.asarray(sinks, dtype=np.float64)
     chunk = int(chunk or max(1, (1 << 22) // max(len(pos), 1)))
@@ -181,7 +209,11 @@ def direct_reference(pos, mass, eps: float = 0.0, sinks=None,
     pot = np.zeros(len(sinks))
     for i0 in range(0, len(sinks), chunk):
         d = pos[None, :, :] - sinks[i0:i0 + chunk, None, :]
-        g, f = pair_factors(np.einsum("ijk,ijk->ij", d, d), eps, softening)
+        pair = eps
+        if isinstance(eps, np.ndarray):
+            own = eps[i0:i0 + chunk] if self_sinks else np.zeros(len(d))
+            pair = np.maximum(own[:, None], eps[None, :])
+        g, f = pair_factors(np.einsum("ijk,ijk->ij", d, d), pair, softening)
         if self_sinks:
             rows = np.arange(i0, min(i0 + chunk, len(sinks)))
             g[rows - i0, rows] = f[rows - i0, rows] = 0.0

@@ -33,7 +33,8 @@ def direct_defines(info: DeviceInfo, eps: float, split: bool = True,
     """
     gpu = info.kind == "gpu"
     if work_group is None:
-        per_item = 32 if split else 16          # tile (and tile_lo) float4s in local memory
+        # tile (and tile_lo) float4s in local memory, and a float of eps with PER_EPS
+        per_item = (32 if split else 16) + (4 if (options or {}).get("PER_EPS") else 0)
         wg = fit_work_group(DEFAULT_WG.get(info.kind, 64), info.work_group_limit(),
                             info.local_mem_limit() // per_item)
     else:
@@ -47,13 +48,15 @@ def direct_defines(info: DeviceInfo, eps: float, split: bool = True,
 @option_sets
 def direct_option_sets(info: DeviceInfo) -> list[tuple[str, dict]]:
     """cl/direct.cl's builds a device asks for: split and plain coordinates, eps zero or not
-    (ZERO_GUARD), Plummer or the spline softening, at the default work-group and at the halves :func:`_direct_kernel` falls
+    (ZERO_GUARD), Plummer or the spline softening, one softening or one per particle
+    (PER_EPS), at the default work-group and at the halves :func:`_direct_kernel` falls
     back to where the built kernel runs fewer work-items (registers: the H100 runs the
     GPU default of 512 at 256).  A kernel limit below a quarter of the default would ask
     for a build not declared here (tests/tools/test_vendor_compile.py finds it)."""
     sets = []
     for split in (True, False):
-        for eps, soft in ((0.0, None), (0.01, None), (0.01, {"SOFTENING": 2})):
+        for eps, soft in ((0.0, None), (0.01, None), (0.01, {"SOFTENING": 2}),
+                          (0.0, {"PER_EPS": 1}), (0.01, {"PER_EPS": 1, "SOFTENING": 2})):
             defines = direct_defines(info, eps, split, options=soft)
             sets += [("direct.cl", {**defines, "WG": wg})
                      for wg in _fallbacks(defines["WG"], FALLBACK_HALVINGS)]
@@ -84,7 +87,7 @@ def _direct_kernel(rt: Runtime, defines: dict, fixed: bool) -> tuple[cl.Kernel, 
 
 
 def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_pos: np.ndarray,
-                  eps: float, self_skip: bool, work_group: int | None = None,
+                  eps: float | np.ndarray, self_skip: bool, work_group: int | None = None,
                   split: bool = True, options: dict | None = None
                   ) -> tuple[np.ndarray, np.ndarray, dict]:
     """Accelerations (n_i, 3) and potentials (n_i,) in float64, G = 1.
@@ -99,13 +102,22 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
     ``work_group``: the work-group size (default: :func:`direct_defines`).
     ``options``: extra kernel defines (tuning, e.g. ``{"RSQRT(x)": "native_rsqrt(x)"}``
     or ``{"NI": 2}``, the sinks per work-item).
+    ``eps``: one softening, or one per source (an array): then a pair's is the larger of
+    the sink's and the source's (GADGET-4's rule), a sink's own being its source's with
+    ``self_skip`` and 0 otherwise (sinks given apart feel each source's).
     Returns (acc, pot, timings in seconds).
     """
+    per = np.ndim(eps) > 0
+    eps_j = np.asarray(eps, np.float32) if per else None
+    eps_min = float(eps_j.min()) if per and len(eps_j) else float(np.max(eps, initial=0.0))
+    if per:
+        assert eps_j.shape == (len(src_pos),), "eps: one per source"
+        options = {**(options or {}), "PER_EPS": 1}
     if (options or {}).get("SOFTENING") == 2:
-        check_softening("spline", eps)
+        check_softening("spline", eps_min)
     t0 = time.perf_counter()
     centre = np.median(src_pos, axis=0)
-    defines = direct_defines(rt.info, eps, split, work_group, options)
+    defines = direct_defines(rt.info, eps_min, split, work_group, options)
     _, defines = _direct_kernel(rt, defines, fixed=work_group is not None or
                                   "WG" in (options or {}))
     wg = int(defines["WG"])
@@ -118,7 +130,11 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
     out = rt.empty(16 * n_i)
     args = [np.int32(n_i), rt.to_device(pack4(xi_hi)), *lo_i,
             np.int32(n_j), rt.to_device(pack4(xj_hi, src_mass)), *lo_j,
-            np.float32(eps * eps), np.int32(bool(self_skip)), out]
+            np.float32(eps_min * eps_min)]
+    if per:
+        eps_i = eps_j if self_skip else np.zeros(n_i, np.float32)
+        args += [rt.to_device(eps_i), rt.to_device(eps_j)]
+    args += [np.int32(bool(self_skip)), out]
     rt.queue.finish()
     t1 = time.perf_counter()
     n_groups = -(-n_i // per_group)

@@ -40,11 +40,12 @@ def check_softening(softening: str, eps: float, quad: bool = False) -> None:
                          "(multipole='monopole' or 'auto')")
 
 
-def pair_factors(r2: np.ndarray, eps: float, softening: str = "plummer"
+def pair_factors(r2: np.ndarray, eps: float | np.ndarray, softening: str = "plummer"
                  ) -> tuple[np.ndarray, np.ndarray]:
     """(g, f) at squared separations ``r2`` (float64): a source of mass m gives the
     potential -m g and the acceleration m f d (d from the sink to the source).  At
-    r = 0 with ε = 0: g = f = 0 (a pair at zero distance contributes nothing)."""
+    r = 0 with ε = 0: g = f = 0 (a pair at zero distance contributes nothing).  ``eps``:
+    one softening, or an array of the pairs' (broadcast against ``r2``)."""
     r2 = np.asarray(r2, np.float64)
     if softening == "plummer":
         s2 = r2 + eps * eps
@@ -53,7 +54,7 @@ def pair_factors(r2: np.ndarray, eps: float, softening: str = "plummer"
         return g, g ** 3
     if softening != "spline":
         raise ValueError(f"softening must be one of {SOFTENINGS}, got {softening!r}")
-    if not eps > 0:
+    if not np.all(np.asarray(eps) > 0):
         raise ValueError("the spline softening needs eps > 0")
     h = SPLINE_H * eps
     r = np.sqrt(r2)
