@@ -69,12 +69,13 @@ class BoxICs:
     source: str
 
 
-def _read_part(path: Path) -> FilePart:
-    """One file, by its content: GADGET-2 binary (either format) or HDF5."""
+def _read_part(path: Path, header_only: bool = False) -> FilePart:
+    """One file, by its content: GADGET-2 binary (either format; ``header_only``: its
+    header alone, :func:`read_binary_part`) or HDF5."""
     if not path.is_file():
         raise SnapshotError(f"{path}: no such file")
     if binary_layout(path) is not None:
-        return read_binary_part(path)
+        return read_binary_part(path, header_only)
     if h5py.is_hdf5(path):
         return read_hdf5_part(path)
     raise SnapshotError(f"{path}: neither a GADGET-2 binary file (format 1 or 2) nor an HDF5 "
@@ -95,24 +96,26 @@ def _first_file(path: Path) -> Path:
 def box_ics_files(path: str | Path) -> list[Path]:
     """The files of the IC set that ``path`` (any of its files, or its stem) belongs to,
     in order; SnapshotError if one is missing."""
-    return _set(Path(path))[0]
+    return _set(Path(path), header_only=True)[0]
 
 
 def box_ics_count(path: str | Path) -> int:
     """The number of particles of the IC set at ``path`` from its first file (its header's
     totals, or the file's own count for a set of one file), to size a run before the
     set is read."""
-    files, first = _set(Path(path))
+    files, first = _set(Path(path), header_only=True)
     if len(files) > 1 and first.npart_total is not None:
         return int(np.sum(first.npart_total))
     if len(files) == 1:
         return int(np.sum(first.npart))
-    return sum(int(np.sum(_read_part(q).npart)) for q in files)
+    return sum(int(np.sum(_read_part(q, header_only=True).npart)) for q in files)
 
 
-def _set(path: Path) -> tuple[list[Path], FilePart]:
+def _set(path: Path, header_only: bool = False) -> tuple[list[Path], FilePart]:
+    """The files of the set at ``path`` and its first part (``header_only``: see
+    :func:`_read_part`)."""
     first = _first_file(path)
-    part = _read_part(first)
+    part = _read_part(first, header_only)
     n = part.num_files
     if n <= 1:
         return [first], part

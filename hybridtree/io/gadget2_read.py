@@ -44,7 +44,8 @@ def _selected(types: str) -> list[int]:
 
 def count_binary(files: list[Path], types: str = "all") -> int:
     """How many particles of ``types`` the set holds (every file's header)."""
-    return sum(int(read_binary_part(q).npart[_selected(types)].sum()) for q in files)
+    return sum(int(read_binary_part(q, header_only=True).npart[_selected(types)].sum())
+               for q in files)
 
 
 def binary_header(part: FilePart) -> dict[str, float]:

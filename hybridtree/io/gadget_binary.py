@@ -184,10 +184,12 @@ def _elements(path: Path, data: bytes, n: int, width: int, kind: str, endian: st
                         f"nor {shape} x 8 for the header's particles: inconsistent block sizes")
 
 
-def read_binary_part(path: Path) -> FilePart:
+def read_binary_part(path: Path, header_only: bool = False) -> FilePart:
     """One file of a GADGET-2 binary set (format 1 or 2, either byte order), its numbers
     as stored (:class:`FilePart`); SnapshotError (a ValueError) for a file that is not
-    one or whose blocks do not match its header."""
+    one or whose blocks do not match its header.  ``header_only``: the header's values
+    alone (counts, time, cosmology; ``pos``, ``vel``, ``ids``, ``mass`` empty), for what
+    must be known before the particles are read (a run's size, a set's files)."""
     layout = binary_layout(path)
     if layout is None:
         raise SnapshotError(f"{path}: not a GADGET-2 binary file (format 1 or 2)")
@@ -212,8 +214,8 @@ def read_binary_part(path: Path) -> FilePart:
         wanted = [("POS ", n, 3, "f", "POS"), ("VEL ", n, 3, "f", "VEL"),
                   ("ID  ", n, 1, "u", "ID"), ("MASS", n_mass, 1, "f", "MASS")]
         data = {}
-        labelled = records.labelled() if fmt == 2 and n else {}
-        for label, count, width, kind, what in wanted:
+        labelled = records.labelled() if fmt == 2 and n and not header_only else {}
+        for label, count, width, kind, what in ([] if header_only else wanted):
             if count == 0:
                 continue                    # GADGET-2 leaves an empty block out
             if fmt == 2:
@@ -229,7 +231,7 @@ def read_binary_part(path: Path) -> FilePart:
     edges = np.concatenate([[0], np.cumsum(npart)])
     mass_edges = np.concatenate([[0], np.cumsum(np.where(in_block, npart, 0))])
     pos, vel, ids, mass = [], [], [], []
-    for t in range(N_TYPES):
+    for t in range(0 if header_only else N_TYPES):
         lo, hi = edges[t], edges[t + 1]
         pos.append(data["POS "][lo:hi] if n else np.zeros((0, 3)))
         vel.append(data["VEL "][lo:hi] if n else np.zeros((0, 3)))

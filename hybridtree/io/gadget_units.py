@@ -134,7 +134,8 @@ def snapshot_convention(path: Path) -> Convention:
     from .gadget_binary import read_binary_part
     files = binary_files(path)
     if files is not None:
-        return foreign_convention({}, binary_header(read_binary_part(files[0])), files[0])
+        return foreign_convention({}, binary_header(read_binary_part(files[0], header_only=True)),
+                                  files[0])
     with open_file(resolve_snapshot(path)) as f:
         if "Units" in f:
             attrs = f["Units"].attrs
