@@ -16,7 +16,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from .gadget_binary import write_set
+from ..config.units import Units
+from .gadget_binary import write_gadget2_snapshot, write_set
 from .gadget_units import GADGET_DEFAULT_UNITS
 from .hdf5_files import N_TYPES, SnapshotError, snapshot_files
 
@@ -57,24 +58,22 @@ def hdf5_to_gadget2(snapshot: str | Path, out: str | Path, fmt: int = 2,
     pos, vel, mass, ids, types = (np.concatenate(cols[k]) if cols[k] else np.zeros(0)
                                   for k in ("pos", "vel", "mass", "ids", "types"))
     pos, vel = pos.reshape(-1, 3), vel.reshape(-1, 3)
+    out = Path(out)
+    if not comoving:            # physical numbers in the run's units, time included
+        run = Units(units["UnitLength_in_cm"], units["UnitMass_in_g"])
+        write_gadget2_snapshot(out, pos, vel, mass, ids.astype(np.uint64), float(header["Time"]),
+                               units=run, types=types.astype(np.int8), fmt=fmt, id_bytes=8,
+                               double=double, endian=endian)
+        return out
+    # a box's HDF5 numbers are GADGET's convention already (x h, p / a^1.5, m h,
+    # BoxSize = L h): only the units change
     to_len = units["UnitLength_in_cm"] / GADGET_DEFAULT_UNITS["UnitLength_in_cm"]
     to_vel = units["UnitVelocity_in_cm_per_s"] / GADGET_DEFAULT_UNITS["UnitVelocity_in_cm_per_s"]
     to_mass = units["UnitMass_in_g"] / GADGET_DEFAULT_UNITS["UnitMass_in_g"]
-    # the HDF5 numbers are GADGET's convention already where the run is a box (x h,
-    # p / a^1.5, m h, BoxSize = L h): only the units change
     real = np.dtype(endian + ("f8" if double else "f4"))
-    if comoving:
-        time, redshift = float(header["Time"]), float(header["Redshift"])
-        cosmo = (float(header["Omega0"]), float(header["OmegaLambda"]),
-                 float(header["HubbleParam"]))
-    else:
-        time_unit = (GADGET_DEFAULT_UNITS["UnitLength_in_cm"]
-                     / GADGET_DEFAULT_UNITS["UnitVelocity_in_cm_per_s"])
-        time, redshift = float(header["Time"]) * units["UnitTime_in_s"] / time_unit, 0.0
-        cosmo = (0.0, 0.0, 1.0)
-    out = Path(out)
     write_set(out, (pos * to_len).astype(real), (vel * to_vel).astype(real), mass * to_mass,
               ids.astype(np.uint64), types.astype(np.int8), fmt, 1, 8, double, endian,
-              time=time, redshift=redshift, box=box * to_len, omega_m=cosmo[0],
-              omega_lambda=cosmo[1], h=cosmo[2])
+              time=float(header["Time"]), redshift=float(header["Redshift"]),
+              box=box * to_len, omega_m=float(header["Omega0"]),
+              omega_lambda=float(header["OmegaLambda"]), h=float(header["HubbleParam"]))
     return out
