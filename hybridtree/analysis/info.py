@@ -65,30 +65,7 @@ def describe(path: str | Path) -> str:
             pot = None
     lines.append("particles: " + ", ".join(f"{n} {name}" for name, n in counts.items())
                  + f" (total {len(p)})")
-    tline = f"time: {t:.6g}"
-    if units is not None:
-        tline += f" ({t * units.time_s / GYR_S:.6g} Gyr)"
-        lines.append(tline)
-        lines.append(f"units: length {units.length_cm:.6g} cm, mass {units.mass_g:.6g} g, "
-                     f"velocity {units.velocity_cm_per_s:.6g} cm/s, time {units.time_s:.6g} s "
-                     f"({getattr(units, 'note', 'G = 1')})")     # note: a foreign file's
-    else:
-        lines.append(tline)
-        lines.append("units: none stored")
-    if "Step" in state:
-        lines.append(f"run state: step {int(state['Step'])}, snapshot "
-                     f"{int(state['SnapshotNumber'])}, initial energy {float(state['InitialEnergy']):.10g}")
-    m = p.mass.sum()
-    if m <= 0:
-        raise SnapshotError(f"{path}: total mass is {m}")
-    if (float(header.get("BoxSize", 0.0)) > 0 and float(header.get("Time", 0.0)) > 0
-            and units is not None):
-        lines += _periodic_lines(p, header, params, m, units.time_s)
-        periodic = True
-    else:
-        lines += _isolated_lines(p, m, pot)
-        periodic = False
-    lines += _type_lines(p, periodic)
+    lines += _particle_lines(path, p, t, units, header, params, state, pot)
     settings = {k: v for k, v in params.items() if "." in k}
     if settings:
         lines.append("settings: " + ", ".join(
@@ -117,32 +94,47 @@ def _periodic_lines(p, header: dict, params: dict, m: float, time_s: float) -> l
             f"peculiar velocity: rms {rms:.6g}"]
 
 
+def _particle_lines(path: Path, p, t: float, units, header: dict, params: dict, state: dict,
+                    pot) -> list[str]:
+    """What every snapshot's summary says after its counts: time and units, the run
+    state, mass with centre and radii (or a box's side and peculiar velocities), and
+    each type's share."""
+    tline = f"time: {t:.6g}"
+    if units is not None:
+        lines = [tline + f" ({t * units.time_s / GYR_S:.6g} Gyr)",
+                 f"units: length {units.length_cm:.6g} cm, mass {units.mass_g:.6g} g, "
+                 f"velocity {units.velocity_cm_per_s:.6g} cm/s, time {units.time_s:.6g} s "
+                 f"({getattr(units, 'note', 'G = 1')})"]     # note: a foreign file's
+    else:
+        lines = [tline, "units: none stored"]
+    if "Step" in state:
+        lines.append(f"run state: step {int(state['Step'])}, snapshot "
+                     f"{int(state['SnapshotNumber'])}, initial energy {float(state['InitialEnergy']):.10g}")
+    m = p.mass.sum()
+    if m <= 0:
+        raise SnapshotError(f"{path}: total mass is {m}")
+    periodic = (float(header.get("BoxSize", 0.0)) > 0 and float(header.get("Time", 0.0)) > 0
+                and units is not None)
+    if periodic:
+        lines += _periodic_lines(p, header, params, m, units.time_s)
+    else:
+        lines += _isolated_lines(p, m, pot)
+    return lines + _type_lines(p, periodic)
+
+
 def _binary_summary(files: list[Path]) -> str:
-    """A GADGET-2 binary set: its format, counts per type, time, the units it is read in
-    and, as for HDF5 files, mass, centre and radii (or a box's side)."""
-    first = read_binary_part(files[0])
+    """A GADGET-2 binary set: its format and files, counts per type, then what an HDF5
+    file's summary says (:func:`_particle_lines`)."""
+    first = read_binary_part(files[0])          # in full: the format line names its blocks
     p, t, units = read_particles(files[0], "all")
-    header = binary_header(first)
     lines = [f"{files[0]}", f"format: {first.source}"]
     if len(files) > 1:
         lines.append(f"files: {len(files)} parts, {files[0].name} ... {files[-1].name}")
     counts = np.bincount(p.types, minlength=6)
     lines.append("particles: " + ", ".join(f"{n} PartType{k}" for k, n in enumerate(counts) if n)
                  + f" (total {len(p)})")
-    lines.append(f"time: {t:.6g} (header time {first.time:.6g})")
-    if units is not None:
-        lines.append(f"units: length {units.length_cm:.6g} cm, mass {units.mass_g:.6g} g, "
-                     f"velocity {units.velocity_cm_per_s:.6g} cm/s "
-                     f"({getattr(units, 'note', 'G = 1')})")
-    m = p.mass.sum()
-    if m <= 0:
-        raise SnapshotError(f"{files[0]}: total mass is {m}")
-    periodic = float(header.get("BoxSize", 0.0)) > 0 and float(header.get("Time", 0.0)) > 0
-    if periodic and units is not None:
-        lines += _periodic_lines(p, header, {}, m, units.time_s)
-    else:
-        lines += _isolated_lines(p, m, None)
-    return "\n".join(lines + _type_lines(p, periodic))
+    return "\n".join(lines + _particle_lines(files[0], p, t, units, binary_header(first), {},
+                                             {}, None))
 
 
 def _type_lines(p, periodic: bool) -> list[str]:
