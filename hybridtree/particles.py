@@ -42,8 +42,9 @@ class Particles:
             self.types = np.asarray(self.types)
             assert self.types.shape == (len(self.mass),), (self.types.shape, len(self.mass))
             if len(self.types) and (self.types.min() < 0 or self.types.max() >= N_TYPES):
-                raise ValueError(f"particle types must be 0 .. {N_TYPES - 1}, got "
-                                 f"{int(self.types.min())} .. {int(self.types.max())}")
+                raise ValueError(f"particle types must be 0 .. {N_TYPES - 1} (GADGET's "
+                                 f"PartType0 .. PartType5), got {int(self.types.min())} .. "
+                                 f"{int(self.types.max())}")
             self.types = self.types.astype(np.uint8, copy=False)
 
     def __len__(self) -> int:

@@ -248,8 +248,7 @@ def particles_from_arrays(pos: Any, vel: Any, mass: Any, ids: Any, types: Any = 
             raise ValueError("Simulation: ids must be unique")
     if types is not None:
         types = np.asarray(types)
-        if (types.shape != (n,) or types.dtype.kind not in "iu"
-                or (n and (types.min() < 0 or types.max() >= N_TYPES))):
+        if types.shape != (n,) or types.dtype.kind not in "iu":
             raise ValueError(f"Simulation: types must be N = {n} integers 0 .. {N_TYPES - 1} "
                              f"(GADGET's PartType0 .. PartType5)")
     return Particles(arrays["pos"], arrays["vel"], arrays["mass"], ids, types=types)
