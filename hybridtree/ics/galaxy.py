@@ -37,7 +37,8 @@ from scipy import special
 
 from . import galaxy_df
 from .galaxy_df import DiskTable, GalaxyTables, SpheroidTable
-from .spheres import BLOCK, MOMENTS, Share, block_rng, check_range, check_seed, com_offsets
+from .spheres import (BLOCK, MOMENTS, Share, block_moments, block_rng, check_range, check_seed,
+                      com_offsets, isotropic)
 
 __all__ = ["Disk", "GalaxyParams", "GalaxyShare", "Spheroid", "TYPE_BULGE", "TYPE_DISK",
            "TYPE_HALO", "galaxy", "galaxy_params", "galaxy_share", "galaxy_tables", "m31",
@@ -241,7 +242,7 @@ def galaxy_share(params: GalaxyParams, lo: int, hi: int, seed: int = 0) -> Galax
         for out, src in ((pos, bp), (vel, bv), (mass, bm), (types, bt)):
             out[a - lo:e - lo] = src[a - start:e - start]
         if start >= lo:
-            sums.append(_block_moments(bp, bv, bm))
+            sums.append(block_moments(bp, bv, bm))
     sums_arr = np.array(sums, dtype=np.float64).reshape(len(sums), MOMENTS)
     return GalaxyShare(lo, hi, pos, vel, mass, -(-lo // BLOCK), sums_arr, types)
 
@@ -284,11 +285,11 @@ def _spheroid_particles(rng: np.random.Generator, n: int,
     p(v | r) ∝ v² f(Ψ(r) - v²/2), isotropic directions."""
     with np.errstate(divide="ignore"):
         ln_r = np.interp(np.log(rng.uniform(0.0, 1.0, n)) + tab.ln_m[-1], tab.ln_m, tab.ln_r)
-    pos = np.exp(ln_r)[:, None] * _unit_vectors(rng, n)
+    pos = np.exp(ln_r)[:, None] * isotropic(rng, n)
     x = (ln_r - tab.ln_r[0]) / ((tab.ln_r[-1] - tab.ln_r[0]) / (len(tab.ln_r) - 1))
     k = np.arccos(1.0 - 2.0 * rng.uniform(0.0, 1.0, n)) * ((tab.q2.shape[1] - 1) / np.pi)
     w = _bilinear(tab.q2, x, k) * np.interp(ln_r, tab.ln_r, tab.psi)
-    vel = np.sqrt(2.0 * w)[:, None] * _unit_vectors(rng, n)
+    vel = np.sqrt(2.0 * w)[:, None] * isotropic(rng, n)
     return pos, vel
 
 
@@ -324,22 +325,6 @@ def _bilinear(table: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     fx, fy = x - i, y - j
     return ((1.0 - fx) * ((1.0 - fy) * table[i, j] + fy * table[i, j + 1])
             + fx * ((1.0 - fy) * table[i + 1, j] + fy * table[i + 1, j + 1]))
-
-
-def _unit_vectors(rng: np.random.Generator, n: int) -> np.ndarray:
-    """``n`` isotropic unit vectors (n, 3)."""
-    z = rng.uniform(-1.0, 1.0, n)
-    phi = rng.uniform(0.0, 2.0 * np.pi, n)
-    s = np.sqrt(1.0 - z * z)
-    return np.stack([s * np.cos(phi), s * np.sin(phi), z], axis=1)
-
-
-def _block_moments(pos: np.ndarray, vel: np.ndarray, mass: np.ndarray) -> list[float]:
-    """Σm, Σm·x, Σm·v of one whole block, each one contiguous numpy sum (a fixed order)."""
-    out = [float(np.sum(mass))]
-    for x in (pos, vel):
-        out += [float(np.sum(mass * np.ascontiguousarray(x[:, k]))) for k in range(3)]
-    return out
 
 
 # --- tables and checks ----------------------------------------------------------------

@@ -193,7 +193,7 @@ def generate_share(model: str, n: int, lo: int, hi: int, seed: int = 0,
         pos[a - lo:e - lo] = bp[a - start:e - start]
         vel[a - lo:e - lo] = bv[a - start:e - start]
         if start >= lo:
-            sums.append(_block_moments(bp, bv, m))
+            sums.append(block_moments(bp, bv, m))
     sums_arr = np.array(sums, dtype=np.float64).reshape(len(sums), MOMENTS)
     return Share(lo, hi, pos, vel, np.full(hi - lo, m), first_block, sums_arr)
 
@@ -270,7 +270,7 @@ def _plummer_block(rng: np.random.Generator, n: int, r_max: float) -> tuple[np.n
         ok = rr <= r_max
         r[todo[ok]] = rr[ok]
         todo = todo[~ok]
-    pos = r[:, None] * _isotropic(rng, n)
+    pos = r[:, None] * isotropic(rng, n)
     # speed by von Neumann rejection from g(q) = q^2 (1 - q^2)^(7/2), q = v / v_esc
     q = np.empty(n)
     todo = np.arange(n)
@@ -281,7 +281,7 @@ def _plummer_block(rng: np.random.Generator, n: int, r_max: float) -> tuple[np.n
         q[todo[ok]] = x1[ok]
         todo = todo[~ok]
     v = q * np.sqrt(2.0) * (1.0 + r * r) ** -0.25
-    vel = v[:, None] * _isotropic(rng, n)
+    vel = v[:, None] * isotropic(rng, n)
     pos *= scale
     vel /= np.sqrt(scale)
     return pos, vel
@@ -292,15 +292,15 @@ def hernquist_block(rng: np.random.Generator, n: int, r_max: float) -> tuple[np.
     u = rng.uniform(0.0, 1.0, n) * m_cut
     s = np.sqrt(u)  # s = r / (1 + r)
     r = s * (1.0 + s) / (1.0 - u)  # = s / (1 - s), finite for every u < 1
-    pos = r[:, None] * _isotropic(rng, n)
+    pos = r[:, None] * isotropic(rng, n)
     v = hernquist_speeds(rng, r)
-    vel = v[:, None] * _isotropic(rng, n)
+    vel = v[:, None] * isotropic(rng, n)
     return pos, vel
 
 
 def _cold_block(rng: np.random.Generator, n: int, radius: float) -> tuple[np.ndarray, np.ndarray]:
     r = radius * np.cbrt(rng.uniform(0.0, 1.0, n))
-    pos = r[:, None] * _isotropic(rng, n)
+    pos = r[:, None] * isotropic(rng, n)
     return pos, np.zeros((n, 3))
 
 
@@ -320,10 +320,11 @@ def _whole(model: str, n: int, seed: int, **params: float) -> Arrays:
     return s.pos, s.vel, s.mass
 
 
-def _block_moments(pos: np.ndarray, vel: np.ndarray, m: float) -> list[float]:
-    """Σm, Σm·x, Σm·v of one whole block of equal masses m.  Contiguous 1-D numpy sums
-    (pairwise, no BLAS): one fixed order for a given block, whichever process sums it."""
-    mass = np.full(len(pos), m)
+def block_moments(pos: np.ndarray, vel: np.ndarray, m: float | np.ndarray) -> list[float]:
+    """Σm, Σm·x, Σm·v of one whole block, of masses ``m`` (one for all, or per
+    particle).  Contiguous 1-D numpy sums (pairwise, no BLAS): one fixed order for a
+    given block, whichever process sums it."""
+    mass = np.full(len(pos), m) if np.ndim(m) == 0 else np.asarray(m, np.float64)
     out = [float(np.sum(mass))]
     for x in (pos, vel):
         out += [float(np.sum(mass * x[:, k])) for k in range(3)]
@@ -386,7 +387,7 @@ def _check_positive(name: str, value: float, allow_inf: bool = False) -> None:
         raise ValueError(f"{name} must be positive{'' if allow_inf else ' and finite'}, got {value!r}")
 
 
-def _isotropic(rng: np.random.Generator, n: int) -> np.ndarray:
+def isotropic(rng: np.random.Generator, n: int) -> np.ndarray:
     """``n`` unit vectors uniformly distributed on the sphere, shape (n, 3)."""
     z = rng.uniform(-1.0, 1.0, n)
     phi = rng.uniform(0.0, 2.0 * np.pi, n)
