@@ -271,9 +271,7 @@ __kernel void tree_walk_simd(const int n_cells,
 #if SOFTENING == 2
                 VF mr, mr3;
                 SOFT_V(VF, d2, eps2, rel.w, mr, mr3);
-#if SPLIT
-                mr3 *= WEIGHT(CO_Y(d2));
-#endif
+                SPLIT_WEIGHT(mr3, d2);
 #else
                 const VF r2 = d2 + eps2;
                 const VF rinv = RSQRT(r2);
@@ -322,12 +320,9 @@ __kernel void tree_walk_simd(const int n_cells,
                     const VI live = self[v] != (VI)(j);
                     VF mr, mr3;
                     SOFT_V(VF, d2, eps2, e.w, mr, mr3);
+                    SPLIT_WEIGHT(mr3, d2);
                     mr = select((VF)(0.0f), mr, live);
-#if SPLIT
-                    mr3 = select((VF)(0.0f), mr3 * WEIGHT(CO_Y(d2)), live);
-#else
                     mr3 = select((VF)(0.0f), mr3, live);
-#endif
 #else
                     const VF r2 = d2 + eps2;
                     const VI live = (self[v] != (VI)(j)) & (r2 > (VF)(0.0f));

@@ -51,6 +51,13 @@
 #define WEIGHT(y) (1.0f - CO_W(y))
 #endif
 #endif
+/* the spline softening's acceleration factor mr3 of a term at squared distance d2,
+   weighted for the soft or hard part (SPLIT 0: unchanged); float or VF */
+#if SPLIT
+#define SPLIT_WEIGHT(mr3, d2) ((mr3) *= WEIGHT(CO_Y(d2)))
+#else
+#define SPLIT_WEIGHT(mr3, d2) ((void)0)
+#endif
 
 /* ZERO_GUARD = 1: a pair at zero distance (eps = 0) contributes nothing instead of inf;
    with eps > 0 the host sets 0 and the test is dropped. */
@@ -193,9 +200,7 @@ inline void interact(const float4 e,
 #if SOFTENING == 2
     float mr, mr3;
     SOFT(float, d2, eps2, e.w, mr, mr3);
-#if SPLIT
-    mr3 *= WEIGHT(CO_Y(d2));
-#endif
+    SPLIT_WEIGHT(mr3, d2);
 #else
     const float r2 = d2 + eps2;
 #if ZERO_GUARD
