@@ -316,6 +316,10 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   py m31_23_short 280 scripts/bench/galaxy.py configs/galaxy_m31.toml --n 8388608 --t-end 10.5 --device nvidia \
       --out /tmp/m31_23 --json "$D/m31_23_short.json"
   ;;
+59) # session 19 review: SPLIT_WEIGHT in walkcommon.cl/treewalk.cl (the spline's split weight written once): GPU tests of the walks
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 300 -m pytest -q -p no:cacheprovider tests/gravity/test_softening.py \
+      tests/gravity/test_treewalk.py tests/gravity/test_hybrid.py tests/gravity/test_eps_per_particle.py
+  ;;
 58) # issue 32, session 19: a softening per particle in the direct kernel (PER_EPS): GPU tests
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 240 -m pytest -q -p no:cacheprovider tests/gravity/test_eps_per_particle.py \
       tests/gravity/test_direct.py tests/gravity/test_softening.py
