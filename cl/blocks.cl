@@ -23,6 +23,25 @@
 /* The bin of every particle with bin >= kmin (all with kmin = 0): the smallest k >= kmin,
    k <= kmax, with dt_max / 2^k <= eta sqrt(eps / |a + lam x|).  q = (dt_max / dt)^2 is
    divided by 4 per bin: exact in binary, so both backends agree to the bit. */
+inline int bin_of(double q, const int kmin, const int kmax)
+{
+    int k = 0;
+    while (k < kmax && q > 1.0) {
+        q *= 0.25;
+        k++;
+    }
+    return max(k, kmin);
+}
+
+inline double accel_norm(const int i, const double lam, __global const double *pos,
+                         __global const double *acc)
+{
+    const double ax = acc[3 * i] + lam * pos[3 * i];
+    const double ay = acc[3 * i + 1] + lam * pos[3 * i + 1];
+    const double az = acc[3 * i + 2] + lam * pos[3 * i + 2];
+    return sqrt(ax * ax + ay * ay + az * az);
+}
+
 __kernel void assign_bins(const int n, const int kmin, const int kmax, const double q0,
                           const double lam, __global const double *pos,
                           __global const double *acc, __global int *bin)
@@ -30,16 +49,21 @@ __kernel void assign_bins(const int n, const int kmin, const int kmax, const dou
     const int i = get_global_id(0);
     if (i >= n || bin[i] < kmin)
         return;
-    const double ax = acc[3 * i] + lam * pos[3 * i];
-    const double ay = acc[3 * i + 1] + lam * pos[3 * i + 1];
-    const double az = acc[3 * i + 2] + lam * pos[3 * i + 2];
-    double q = q0 * sqrt(ax * ax + ay * ay + az * az);   /* q0 = dt_max^2 / (eta^2 eps) */
-    int k = 0;
-    while (k < kmax && q > 1.0) {
-        q *= 0.25;
-        k++;
-    }
-    bin[i] = max(k, kmin);
+    /* q0 = dt_max^2 / (eta^2 eps) */
+    bin[i] = bin_of(q0 * accel_norm(i, lam, pos, acc), kmin, kmax);
+}
+
+/* assign_bins with a softening per type: q = (q0 |a|) * scale[type], scale = eps / eps_type
+   (float64, 6 entries), so that dt = eta sqrt(eps_type / |a|) (a softening per type). */
+__kernel void assign_bins_types(const int n, const int kmin, const int kmax, const double q0,
+                                const double lam, __global const double *pos,
+                                __global const double *acc, __global const ulong *types,
+                                __global const double *scale, __global int *bin)
+{
+    const int i = get_global_id(0);
+    if (i >= n || bin[i] < kmin)
+        return;
+    bin[i] = bin_of((q0 * accel_norm(i, lam, pos, acc)) * scale[types[i]], kmin, kmax);
 }
 
 /* v += h a (+ (h lam) x) for the particles of bin >= kmin, h = half_dt / 2^bin. */

@@ -5,7 +5,7 @@
  * machine's CPU.  hybridtree/tree/device_build.py uses these kernels only where the
  * device reports double precision and falls back to the host otherwise.
  *
- * Defines: WG (work-group size of extent).
+ * Defines: WG (work-group size of extent), PER_EPS (split_sources: a softening per particle).
  */
 /* double needs cl_khr_fp64: the host builds this file only where the device reports it
    (Runtime.has_fp64); elsewhere a clear error instead of one per double. */
@@ -53,9 +53,16 @@ void extent(const int n, __global const double *pos, __global double *out)
         }
 }
 
-/* hi = float(x - c), lo = float((x - c) - hi): the host's split_hi_lo; w = float(mass). */
+/* hi = float(x - c), lo = float((x - c) - hi): the host's split_hi_lo; w = float(mass)
+   and, with PER_EPS, lo.w = the particle's softening eps (else 0). */
+#ifndef PER_EPS
+#define PER_EPS 0
+#endif
 __kernel void split_sources(const int n, __global const double *pos, __global const double *mass,
                             const double cx, const double cy, const double cz,
+#if PER_EPS
+                            __global const float *eps,
+#endif
                             __global float4 *hi, __global float4 *lo)
 {
     const int i = get_global_id(0);
@@ -66,7 +73,12 @@ __kernel void split_sources(const int n, __global const double *pos, __global co
     const double z = pos[3 * (size_t)i + 2] - cz;
     const float hx = (float)x, hy = (float)y, hz = (float)z;
     hi[i] = (float4)(hx, hy, hz, (float)mass[i]);
-    lo[i] = (float4)((float)(x - (double)hx), (float)(y - (double)hy), (float)(z - (double)hz), 0.0f);
+#if PER_EPS
+    const float e = eps[i];
+#else
+    const float e = 0.0f;
+#endif
+    lo[i] = (float4)((float)(x - (double)hx), (float)(y - (double)hy), (float)(z - (double)hz), e);
 }
 
 /* The walk's results back into the caller's order, widened to the host's float64 (so

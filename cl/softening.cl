@@ -9,7 +9,8 @@
  * SOFT(T, d2, eps2, m, mr, mr3) for T float (SOFT_V for a float vector): with d2 the
  * squared distance (0 allowed) and eps2 = eps^2 > 0 (a float), mr := m g(r)
  * (phi = -mr) and mr3 := m f(r) (a = mr3 d, d = source - sink), what the Plummer
- * kernels call m / r and m / r^3.  Where the polynomials are formed, both are and one
+ * kernels call m / r and m / r^3; eps2 may also be a T (a softening per lane: PER_EPS).
+ * Where the polynomials are formed, both are and one
  * is selected, with their arguments kept finite in the lanes not taken (no inf under
  * -cl-fast-relaxed-math). */
 #ifndef SOFTENING
@@ -23,13 +24,13 @@
         const T ri_ = RSQRT(fmax(d2, (T)(1e-30f)));                                     \
         mr = (m) * ri_;                                                                 \
         mr3 = mr * ri_ * ri_;                                                           \
-        const float ih_ = RSQRT(eps2) * 0.35714285714f;          /* 1 / h */            \
+        const T ih_ = RSQRT(eps2) * 0.35714285714f;   /* 1 / h (eps2: float, or T per lane) */ \
         if (NEAR((d2) * (ih_ * ih_) < (T)(1.0f))) {                                     \
             const T u_ = sqrt(d2) * ih_;                                                \
             const T u2_ = u_ * u_;                                                      \
             const T w_ = fmax(u_, (T)(0.5f));            /* the middle branch's u */     \
             const T w2_ = w_ * w_;                                                      \
-            const float ih3_ = ih_ * ih_ * ih_;                                         \
+            const T ih3_ = ih_ * ih_ * ih_;                                             \
             const T fi_ = ih3_ * (10.666666667f + u2_ * (32.0f * u_ - 38.4f));          \
             const T fm_ = ih3_ * (21.333333333f - 48.0f * w_ + 38.4f * w2_              \
                                   - 10.666666667f * w2_ * w_ - 0.066666667f / (w2_ * w_)); \

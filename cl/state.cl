@@ -74,3 +74,13 @@ __kernel void shift(const int n, const double c, __global double *x)
     if (i < n)
         x[i] += c;
 }
+
+/* The softening of every particle from its GADGET type (types: uint64 words, 0 .. 5;
+   table: eps per type, float32): the tree build's eps (PER_EPS, cl/prepare.cl). */
+__kernel void eps_of_types(const int n, __global const ulong *types,
+                           __global const float *table, __global float *eps)
+{
+    const int i = get_global_id(0);
+    if (i < n)
+        eps[i] = table[types[i]];
+}

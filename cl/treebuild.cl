@@ -18,13 +18,17 @@
  * a level-21 cell that still holds more (coincident keys) is cut into pseudo-children
  * (level 22) of NMAX consecutive particles, as on the host.
  *
- * Defines: QUAD (0 monopole, 1 quadrupole).
+ * Defines: QUAD (0 monopole, 1 quadrupole), PER_EPS (a softening per particle in the w of
+ * its lo part: cell_moments also writes cell_eps, cl/walkcommon.cl).
  */
 #define MAXL 21                 /* deepest level the 63-bit keys resolve */
 #define HALF_SCALE 1048576.0f   /* 2^20 = half of the 2^21 integer cells per axis */
 
 #ifndef QUAD
 #define QUAD 0
+#endif
+#ifndef PER_EPS
+#define PER_EPS 0
 #endif
 
 /* Insert two zero bits between each of the low 21 bits of v. */
@@ -347,6 +351,9 @@ __kernel void cell_moments(const int n_cells, const int level, const float side,
                            __global const int4 *info, __global int4 *link,
                            __global float4 *cell_hi, __global float4 *cell_lo,
                            __global float *ext
+#if PER_EPS
+                           , __global float4 *cell_eps   /* mean eps^2, max eps, min eps, 0 */
+#endif
 #if QUAD
                            , __global float8 *cell_quad
 #endif
@@ -361,12 +368,21 @@ __kernel void cell_moments(const int n_cells, const int level, const float side,
     const int end = link[c].x;
     float m = 0.0f, h_ext = 0.0f;
     float3 dm = (float3)(0.0f);
+#if PER_EPS
+    float me2 = 0.0f, e_max = 0.0f, e_min = INFINITY;   /* sum of m eps^2; extremes */
+#endif
     if (ci.w) {
         for (int j = ci.x; j < ci.x + ci.y; ++j) {
             const float4 h = src_hi[j];
-            const float3 d = (h.xyz - centre) + src_lo[j].xyz;
+            const float4 l = src_lo[j];
+            const float3 d = (h.xyz - centre) + l.xyz;
             m += h.w;
             dm += h.w * d;
+#if PER_EPS
+            me2 += h.w * (l.w * l.w);
+            e_max = fmax(e_max, l.w);
+            e_min = fmin(e_min, l.w);
+#endif
             if (ext) {
                 const float3 a = fabs(d);
                 h_ext = fmax(h_ext, fmax(a.x, fmax(a.y, a.z)));
@@ -378,6 +394,12 @@ __kernel void cell_moments(const int n_cells, const int level, const float side,
             const float3 d = (h.xyz - centre) + cell_lo[ch].xyz;
             m += h.w;
             dm += h.w * d;
+#if PER_EPS
+            const float4 ce = cell_eps[ch];
+            me2 += h.w * ce.x;
+            e_max = fmax(e_max, ce.y);
+            e_min = fmin(e_min, ce.z);
+#endif
             if (ext) {
                 const int4 chi = info[ch];
                 float side_ch;
@@ -396,8 +418,15 @@ __kernel void cell_moments(const int n_cells, const int level, const float side,
                  z = two_sum(centre.z, off.z);
     const float s = length(off);
     const float b = side_eff * inv_theta + s;
+    float s_eff = b * b;
+#if PER_EPS
+    /* mixed softenings: not accepted within 2.8 times the largest (cl/walkcommon.cl) */
+    if (e_min < e_max)
+        s_eff = fmax(s_eff, (2.8f * e_max) * (2.8f * e_max));
+    cell_eps[c] = (float4)(m > 0.0f ? me2 / m : e_max * e_max, e_max, e_min, 0.0f);
+#endif
     cell_hi[c] = (float4)(x.s0, y.s0, z.s0, m);
-    cell_lo[c] = (float4)(x.s1, y.s1, z.s1, b * b);
+    cell_lo[c] = (float4)(x.s1, y.s1, z.s1, s_eff);
     /* bounding radius about the centre of mass, rounded up, for the hard walk's cut-off */
     link[c].w = as_int((s + 0.8660254f * side_eff) * 1.000001f);
 #if QUAD

@@ -23,7 +23,8 @@
  *
  * Defines: WG (work-group size, >= sinks per group), CAP (list size, >= largest
  * leaf), QUAD (0: monopole, 1: quadrupole moments of cells), RSQRT_MODE (how 1/sqrt
- * is computed: rsqrt.cl), VEC (SIMD width of tree_walk_simd, the CPU variant at the end).
+ * is computed: rsqrt.cl), VEC (SIMD width of tree_walk_simd, the CPU variant at the end),
+ * PER_EPS (a softening per particle, with the cells' cell_eps: walkcommon.cl).
  *
  * Force splitting (hybrid tree, hybridtree/splitting.py has the same formulas):
  * SPLIT 0 full force; 1 soft part: every accelerations term times W(r); 2 hard
@@ -43,6 +44,9 @@ void tree_walk(const int n_cells,
                __global const float4 *cell_lo,   /* com lo (x, y, z), S_eff     */
                __global const int4 *cell_link,   /* next, first particle, leaf count (0: internal),
                                                     bounding radius about the com (float bits) */
+#if PER_EPS
+               __global const float4 *cell_eps,  /* mean eps^2, max eps, min eps (walkcommon.cl) */
+#endif
 #if QUAD
                __global const float8 *cell_quad, /* Qxx Qyy Qzz Qxy Qxz Qyz - - (traceless) */
 #endif
@@ -65,6 +69,9 @@ void tree_walk(const int n_cells,
 #if QUAD
     __local float8 quad[CAP];
 #endif
+#if PER_EPS
+    __local float leps[CAP];
+#endif
     __local int win_dec[WG];   /* 0 open, 1 accept as cell, 2 leaf: take particles */
     __local int win_next[WG];
     __local int win_cnt[WG];
@@ -78,8 +85,14 @@ void tree_walk(const int n_cells,
     const int2 gr = group_range[g];
     const float4 gch = group_hi[g], gcl = group_lo[g], gh = group_half[g];
     const int si = gr.x + min(lid, gr.y - 1);
-    const float4 sp = REL(sink_hi[si], sink_lo[si]);
+    const float4 slo = sink_lo[si];
+    const float4 sp = REL(sink_hi[si], slo);
     const int self = sink_self[si];
+#if PER_EPS
+    const float se2 = slo.w * slo.w;          /* the sink's own eps^2 */
+#else
+    const float se2 = eps2;
+#endif
 
     float ax = 0.0f, ay = 0.0f, az = 0.0f, pot = 0.0f;
     int n_pc = 0, n_pp = 0;
@@ -135,14 +148,21 @@ void tree_walk(const int n_cells,
             if (dec == 1) {
                 list[slot] = rel;
                 idx[slot] = CELL_ENTRY;
+#if PER_EPS
+                leps[slot] = cell_eps[c].x;
+#endif
 #if QUAD
                 quad[slot] = cell_quad[c];
 #endif
             } else {
                 for (int q = 0; q < pcnt; q++) {
                     const int j = pfirst + q;
-                    list[slot + q] = REL(src_hi[j], src_lo[j]);
+                    const float4 jlo = src_lo[j];
+                    list[slot + q] = REL(src_hi[j], jlo);
                     idx[slot + q] = j;
+#if PER_EPS
+                    leps[slot + q] = jlo.w * jlo.w;
+#endif
 #if QUAD
                     quad[slot + q] = (float8)(0.0f);
 #endif
@@ -162,7 +182,10 @@ void tree_walk(const int n_cells,
 #if QUAD
                                           quad,
 #endif
-                                          n, self, sp, eps2, &n_self);
+#if PER_EPS
+                                          leps,
+#endif
+                                          n, self, sp, se2, &n_self);
             ax += part.x; ay += part.y; az += part.z; pot += part.w;
             n_pc += ncell;
             n_pp += n - ncell - n_self;
@@ -210,6 +233,9 @@ void tree_walk(const int n_cells,
 __kernel void tree_walk_simd(const int n_cells,
                __global const float4 *cell_hi, __global const float4 *cell_lo,
                __global const int4 *cell_link,
+#if PER_EPS
+               __global const float4 *cell_eps,
+#endif
 #if QUAD
                __global const float8 *cell_quad,
 #endif
@@ -230,18 +256,31 @@ __kernel void tree_walk_simd(const int n_cells,
     const float4 gch = group_hi[g], gcl = group_lo[g], gh = group_half[g];
     float tx[NV * VEC], ty[NV * VEC], tz[NV * VEC];
     int ts[NV * VEC];
+#if PER_EPS
+    float te[NV * VEC];
+#endif
     for (int s = 0; s < NV * VEC; s++) {
         /* padding lanes sit far away (finite) and are never written back */
         const int sc = min(s, ns - 1);
-        const float4 p = REL(sink_hi[gr.x + sc], sink_lo[gr.x + sc]);
+        const float4 slo = sink_lo[gr.x + sc];
+        const float4 p = REL(sink_hi[gr.x + sc], slo);
         tx[s] = (s < ns) ? p.x : 1e18f; ty[s] = p.y; tz[s] = p.z;
         ts[s] = (s < ns) ? sink_self[gr.x + sc] : -1;
+#if PER_EPS
+        te[s] = slo.w * slo.w;
+#endif
     }
     VF sx[NV], sy[NV], sz[NV], ax[NV], ay[NV], az[NV], pot[NV], pax[NV], pay[NV], paz[NV], ppot[NV];
     VI self[NV];
+#if PER_EPS
+    VF se2[NV];                       /* each lane's (sink's) eps^2 */
+#endif
     for (int v = 0; v < nv; v++) {
         sx[v] = VLOAD(v, tx); sy[v] = VLOAD(v, ty); sz[v] = VLOAD(v, tz);
         self[v] = VLOAD(v, ts);
+#if PER_EPS
+        se2[v] = VLOAD(v, te);
+#endif
         ax[v] = ay[v] = az[v] = pot[v] = (VF)(0.0f);
         pax[v] = pay[v] = paz[v] = ppot[v] = (VF)(0.0f);
     }
@@ -265,15 +304,18 @@ __kernel void tree_walk_simd(const int n_cells,
 #if QUAD
             const float8 Q = cell_quad[p];
 #endif
+#if PER_EPS
+            const VF ce2 = (VF)(cell_eps[p].x);
+#endif
             for (int v = 0; v < nv; v++) {
                 const VF dx = SEP(rel.x - sx[v]), dy = SEP(rel.y - sy[v]), dz = SEP(rel.z - sz[v]);
                 const VF d2 = dx * dx + dy * dy + dz * dz;
 #if SOFTENING == 2
                 VF mr, mr3;
-                SOFT_V(VF, d2, eps2, rel.w, mr, mr3);
+                SOFT_V(VF, d2, PAIR_EPS2(se2[v], ce2), rel.w, mr, mr3);
                 SPLIT_WEIGHT(mr3, d2);
 #else
-                const VF r2 = d2 + eps2;
+                const VF r2 = d2 + PAIR_EPS2(se2[v], ce2);
                 const VF rinv = RSQRT(r2);
                 const VF mr = rel.w * rinv;
                 const VF rinv2 = rinv * rinv;
@@ -312,19 +354,23 @@ __kernel void tree_walk_simd(const int n_cells,
         } else {
             for (int q = 0; q < link.z; q++) {
                 const int j = link.y + q;
-                const float4 e = REL(src_hi[j], src_lo[j]);
+                const float4 jlo = src_lo[j];
+                const float4 e = REL(src_hi[j], jlo);
+#if PER_EPS
+                const VF je2 = (VF)(jlo.w * jlo.w);
+#endif
                 for (int v = 0; v < nv; v++) {
                     const VF dx = SEP(e.x - sx[v]), dy = SEP(e.y - sy[v]), dz = SEP(e.z - sz[v]);
                     const VF d2 = dx * dx + dy * dy + dz * dz;
 #if SOFTENING == 2
                     const VI live = self[v] != (VI)(j);
                     VF mr, mr3;
-                    SOFT_V(VF, d2, eps2, e.w, mr, mr3);
+                    SOFT_V(VF, d2, PAIR_EPS2(se2[v], je2), e.w, mr, mr3);
                     SPLIT_WEIGHT(mr3, d2);
                     mr = select((VF)(0.0f), mr, live);
                     mr3 = select((VF)(0.0f), mr3, live);
 #else
-                    const VF r2 = d2 + eps2;
+                    const VF r2 = d2 + PAIR_EPS2(se2[v], je2);
                     const VI live = (self[v] != (VI)(j)) & (r2 > (VF)(0.0f));
                     const VF rinv = select((VF)(0.0f), RSQRT(r2), live);
                     const VF mr = e.w * rinv;

@@ -83,6 +83,27 @@
 
 #define CELL_ENTRY (-2)   /* index of a list entry that is a cell (never a sink's own) */
 
+/* PER_EPS = 1: a softening per particle (GADGET-4's softening per type).  A source's eps
+   rides in the w of its lo part (src_lo[j].w; 0 without PER_EPS), a sink's likewise, and
+   a cell has cell_eps[c] = (mass-weighted mean eps^2 of its particles, their largest eps,
+   their smallest eps, 0) (cl/treebuild.cl).  A pair is softened with the larger of the
+   sink's and the source's eps (GADGET-4's rule); a cell's eps^2 is its mean: to first
+   order in eps^2 / d^2 the sum of its particles' softened terms, exact where they share
+   one eps.  A cell of mixed softenings is not accepted within 2.8 times its largest eps
+   (its S_eff is raised by the build), as GADGET-4 opens such a node within its largest
+   softening's h: beyond it the spline is Newtonian for every particle of the cell, and
+   the Plummer terms' second-order error stays below 0.7 % of the cell's force.
+   PAIR_EPS2(sink, entry): the eps^2 of a pair from the sink's and the entry's eps^2;
+   without PER_EPS the kernel's one eps2 (whatever is in scope by that name). */
+#ifndef PER_EPS
+#define PER_EPS 0
+#endif
+#if PER_EPS
+#define PAIR_EPS2(se2, ee2) fmax((se2), (ee2))
+#else
+#define PAIR_EPS2(se2, ee2) (eps2)
+#endif
+
 /* PERIODIC = 1: the short-range force of TreePM in a periodic cube (hybridtree.gravity.
    periodic).  BOX_HI + BOX_LO = L (a float pair: a wrapped separation keeps the hi/lo
    precision), INV_BOX = 1 / L, INV_2RS = 1 / (2 r_s), RCUT = r_cut.  Every position is
@@ -246,10 +267,14 @@ inline void interact(const float4 e,
 }
 
 /* Partial sums (ax, ay, az, pot) of the first n list entries for a sink at sp
-   (group frame) whose own source index is self (-1: none). */
+   (group frame) whose own source index is self (-1: none); eps2: the sink's (PER_EPS) or
+   every pair's. */
 inline float4 eval_list(__local const float4 *list, __local const int *idx,
 #if QUAD
                         __local const float8 *quad,
+#endif
+#if PER_EPS
+                        __local const float *leps,   /* each entry's eps^2 */
 #endif
                         const int n, const int self, const float4 sp, const float eps2,
                         int *n_self)
@@ -265,7 +290,7 @@ inline float4 eval_list(__local const float4 *list, __local const int *idx,
 #if QUAD
                  quad[k],
 #endif
-                 sp.x, sp.y, sp.z, eps2, &ax, &ay, &az, &pot);
+                 sp.x, sp.y, sp.z, PAIR_EPS2(eps2, leps[k]), &ax, &ay, &az, &pot);
     }
     *n_self = ns;
     return (float4)(ax, ay, az, pot);

@@ -37,7 +37,8 @@
  * Defines: those of walkcommon.cl (WG, QUAD, SPLIT, ...), TILE (entries per staging
  * step, a multiple of WG), SINKS (sinks per work-item: groups of up to WG * SINKS),
  * ZERO_GUARD (1 when eps = 0), LBUF (0 or a multiple of 4), REPLICATE (>= 1), LWG
- * (walk_lists work-group size, 64).
+ * (walk_lists work-group size, 64), PER_EPS (a softening per particle: walkcommon.cl; only
+ * eval_lists takes the cells' cell_eps).
  */
 #include "walkcommon.cl"
 
@@ -260,6 +261,9 @@ __kernel void walk_pieces(const int n_cells,
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
+#if PER_EPS
+                __global const float4 *cell_eps,
+#endif
 #if QUAD
                 __global const float8 *cell_quad,
 #endif
@@ -277,6 +281,9 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
     __local float4 tile[TILE];
 #if QUAD
     __local float8 tquad[TILE];
+#endif
+#if PER_EPS
+    __local float teps[TILE];             /* each entry's eps^2 */
 #endif
 #if REPLICATE > 1
     __local float4 part[WG * SINKS];      /* partial sums of copies 1 ... R - 1 */
@@ -303,11 +310,18 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
     /* sink q of this work-item: the group's sink q * w + slot */
     float sx[SINKS], sy[SINKS], sz[SINKS];
     float ax[SINKS], ay[SINKS], az[SINKS], pot[SINKS];
+#if PER_EPS
+    float se2[SINKS];
+#endif
     #pragma unroll
     for (int q = 0; q < SINKS; q++) {
         const int si = gr.x + min(q * w + slot, gr.y - 1);
-        const float4 sp = REL(sink_hi[si], sink_lo[si]);
+        const float4 slo = sink_lo[si];
+        const float4 sp = REL(sink_hi[si], slo);
         sx[q] = sp.x; sy[q] = sp.y; sz[q] = sp.z;
+#if PER_EPS
+        se2[q] = slo.w * slo.w;
+#endif
         ax[q] = ay[q] = az[q] = pot[q] = 0.0f;
     }
     for (int base = 0; base < n; base += TILE) {
@@ -315,13 +329,20 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
         for (int t = lid; t < m; t += WG) {
             const int e = list[base + t];
             if (e >= 0) {
-                tile[t] = REL(src_hi[e], src_lo[e]);
+                const float4 elo = src_lo[e];
+                tile[t] = REL(src_hi[e], elo);
+#if PER_EPS
+                teps[t] = elo.w * elo.w;
+#endif
 #if QUAD
                 tquad[t] = (float8)(0.0f);
 #endif
             } else {
                 const int c = -1 - e;
                 tile[t] = REL(cell_hi[c], cell_lo[c]);     /* w: the cell's mass */
+#if PER_EPS
+                teps[t] = cell_eps[c].x;
+#endif
 #if QUAD
                 tquad[t] = cell_quad[c];
 #endif
@@ -343,7 +364,8 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
 #if QUAD
                          Q,
 #endif
-                         sx[q], sy[q], sz[q], eps2, &pax[q], &pay[q], &paz[q], &ppot[q]);
+                         sx[q], sy[q], sz[q], PAIR_EPS2(se2[q], teps[k]), &pax[q], &pay[q],
+                         &paz[q], &ppot[q]);
         }
         #pragma unroll
         for (int q = 0; q < SINKS; q++) {
@@ -379,7 +401,10 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
                With eps = 0 (ZERO_GUARD) it added nothing at all. */
 #if !ZERO_GUARD
             if (self >= 0)
-                pot[q] += sink_hi[si].w * RSQRT(eps2);
+                pot[q] += sink_hi[si].w * RSQRT(PAIR_EPS2(se2[q], se2[q]));
+#elif PER_EPS
+            if (self >= 0 && se2[q] > 0.0f)     /* a softened sink among unsoftened ones */
+                pot[q] += sink_hi[si].w * RSQRT(se2[q]);
 #endif
             out[si] = (float4)(ax[q], ay[q], az[q], pot[q]);
             counts[si] = (int2)(info.x - info.y - (self >= 0), info.y);

@@ -128,6 +128,12 @@ def _every_run(v: dict[str, dict[str, Any]]) -> None:
         raise ConfigError(f"gravity.theta_min ({v['gravity']['theta_min']}) must be at most "
                           f"gravity.theta_max ({v['gravity']['theta_max']})",
                           ("gravity.theta_min", "gravity.theta_max"))
+    if g["eps_types"].strip() and not g["eps"] > 0:
+        raise ConfigError("gravity.eps_types needs gravity.eps > 0 (the types' softenings "
+                          "scale with it)", ("gravity.eps_types", "gravity.eps"))
+    if g["eps_types"].strip() and g["build"] == "host":
+        raise ConfigError("gravity.eps_types needs gravity.build = 'device' (the host's "
+                          "tree carries one softening)", ("gravity.eps_types", "gravity.build"))
     if v["time"]["stepping"] == "block" and not v["gravity"]["eps"] > 0:
         raise ConfigError("time.stepping = 'block' needs gravity.eps > 0 (the step is "
                           "eta sqrt(eps / |a|))", ("time.stepping", "gravity.eps"))
@@ -144,6 +150,9 @@ def process_refusal(v: Values, size: int, overlap_rule: bool = True) -> str | No
     g = v["gravity"]
     if g["method"] != "tree":
         return "gravity.method = 'direct' runs as one process; use the tree method under mpiexec"
+    if g["eps_types"].strip():
+        return ("gravity.eps_types (a softening per type) runs as one process for now: the "
+                "LET that processes exchange carries one softening")
     grid = v["parallel"]["grid"]
     domains = math.prod(int(n) for n in grid.split("x")) if grid else None
     if domains is not None and domains != size:

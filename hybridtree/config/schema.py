@@ -62,6 +62,14 @@ def _numbers_as_text(value: Any) -> Any:
     return ", ".join(repr(float(v)) for v in items)
 
 
+def _eps_type_list(text: str) -> bool:
+    try:
+        values = [float(w) for w in text.replace(",", " ").split()]
+    except ValueError:
+        return False
+    return len(values) <= 6 and all(math.isfinite(e) and e > 0 for e in values)
+
+
 def _redshift_list(text: str) -> bool:
     try:
         redshift_list(text)
@@ -115,6 +123,12 @@ SCHEMA: dict[str, dict[str, Option]] = {
         "eps": _opt(float, 0.01, "softening length, Plummer's or the Plummer-equivalent of "
                     "the spline (cosmological runs: comoving, so the physical softening is "
                     "a × eps)", lambda v: v >= 0, ">= 0"),
+        "eps_types": _opt(str, "", "a softening per particle type (GADGET-4's softening "
+                          "classes): the lengths of PartType0, 1, ... in gravity.eps's units "
+                          "and convention, e.g. [0.05, 0.2, 0.01, 0.01] (types not listed take "
+                          "gravity.eps); a pair takes the larger of its two (docs/galaxies.md)",
+                          _eps_type_list, "up to 6 numbers > 0, separated by commas or spaces",
+                          convert=_numbers_as_text),
         "softening": _opt(str, "plummer", "pair softening: plummer, or spline (GADGET's cubic "
                           "spline with eps Plummer-equivalent: exactly Newtonian beyond "
                           "2.8 eps; needs eps > 0 and monopole cells; docs/physics.md)",

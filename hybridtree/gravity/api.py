@@ -64,8 +64,10 @@ def accelerations(pos, mass, eps: float | np.ndarray = 0.0, method: str = defaul
     GADGET's cubic spline with ``eps`` its Plummer-equivalent length, exactly Newtonian
     beyond 2.8 eps (:mod:`hybridtree.gravity.softening`; eps > 0, monopole cells).  ``eps``
     may be one value per source (N,): a pair's softening is then the larger of the sink's
-    and the source's, GADGET-4's rule (sinks given apart have none of their own); for now
-    with ``method="direct"`` only (no box).  The other defaults are the schema's
+    and the source's, GADGET-4's rule (sinks given apart have none of their own); a tree
+    cell's is the mass-weighted mean eps^2 of its particles, and a cell of mixed
+    softenings is opened within 2.8 times its largest (cl/walkcommon.cl ``PER_EPS``; the
+    tree built on the device).  The other defaults are the schema's
     (``gravity.*``, docs/configuration.md); ``n_group=None``: the device's default.
     method: "tree" (group walk, opening angle ``theta``, ``multipole`` moments,
     leaves of at most ``n_leaf`` particles, groups of at most ``n_group`` sinks,
@@ -96,10 +98,6 @@ def accelerations(pos, mass, eps: float | np.ndarray = 0.0, method: str = defaul
     Ewald's convention (zero mean, a particle's own images included).
     """
     eps = particle_eps(eps, len(np.asarray(pos)))
-    if isinstance(eps, np.ndarray) and (method != "direct" or box is not None):
-        raise ValueError("a softening per particle (eps as an array) needs method='direct' "
-                         "and no box for now: the tree walk takes one softening (GADGET-4's "
-                         "softening per type in the walk is not built yet)")
     check_softening(softening, float(np.min(eps, initial=np.inf)) if np.ndim(eps) else eps,
                     multipole == "quadrupole")
     periodic = None

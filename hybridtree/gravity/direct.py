@@ -88,8 +88,8 @@ def _direct_kernel(rt: Runtime, defines: dict, fixed: bool) -> tuple[cl.Kernel, 
 
 def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_pos: np.ndarray,
                   eps: float | np.ndarray, self_skip: bool, work_group: int | None = None,
-                  split: bool = True, options: dict | None = None
-                  ) -> tuple[np.ndarray, np.ndarray, dict]:
+                  split: bool = True, options: dict | None = None,
+                  sink_eps: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
     """Accelerations (n_i, 3) and potentials (n_i,) in float64, G = 1.
 
     ``self_skip``: sink i is source i and exerts no force on itself.
@@ -104,7 +104,8 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
     or ``{"NI": 2}``, the sinks per work-item).
     ``eps``: one softening, or one per source (an array): then a pair's is the larger of
     the sink's and the source's (GADGET-4's rule), a sink's own being its source's with
-    ``self_skip`` and 0 otherwise (sinks given apart feel each source's).
+    ``self_skip`` and 0 otherwise (sinks given apart feel each source's), or ``sink_eps``
+    where given (sinks that are sources too, e.g. the active ones of block steps).
     Returns (acc, pot, timings in seconds).
     """
     per = np.ndim(eps) > 0
@@ -132,7 +133,8 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
             np.int32(n_j), rt.to_device(pack4(xj_hi, src_mass)), *lo_j,
             np.float32(eps_min * eps_min)]
     if per:
-        eps_i = eps_j if self_skip else np.zeros(n_i, np.float32)
+        eps_i = (eps_j if self_skip else np.zeros(n_i, np.float32)) if sink_eps is None \
+            else np.asarray(sink_eps, np.float32)
         args += [rt.to_device(eps_i), rt.to_device(eps_j)]
     args += [np.int32(bool(self_skip)), out]
     rt.queue.finish()

@@ -40,6 +40,7 @@ from ..device.transfer import Workspace, download, upload
 from ..integrate.state import DeviceState, HostState, State
 from ..particles import shaped_particles, validate_particles
 from .direct import direct_forces
+from .eps_types import TypeSoftenings
 from .forces import Forces
 from .knobs import build_where
 from .long_range import LongRange
@@ -74,6 +75,7 @@ class ForceEngine:
         self._known = False       # the state holds forces of its current particles
         self.kept = KeptTree(g.refit_fraction if self.refits else 0.0)
         self._long: LongRange | None = None
+        self.softenings = TypeSoftenings(rt)
 
     def forces_known(self, state: State | None = None) -> None:
         """The state already holds forces (a restart): the relative opening criterion may
@@ -85,7 +87,8 @@ class ForceEngine:
 
     def _tree(self, s: DeviceState, active) -> DeviceTree:
         """The kept tree refitted (forces of some particles, if it may), else a new one."""
-        kept, arrays = self.kept, DeviceArrays(s.pos, s.mass, s.n)
+        kept = self.kept
+        arrays = DeviceArrays(s.pos, s.mass, s.n, self.softenings.device(s, self.g, self.work))
         theta = self.g.theta_max if opening_floor(self.g, self._known, None) else self.g.theta
         if active is not None and kept.reusable(s, s.n, theta):
             self.counts["refits"] += 1
@@ -139,7 +142,7 @@ class ForceEngine:
         tree = self._tree(s, active)
         if active is not None:
             with clock.device("walk", "walk_full"):
-                counts, m, _ = walk_active(rt, tree, g.eps, s.acc["full"], s.pot, *active,
+                counts, m, _ = walk_active(rt, tree, g.walk_eps, s.acc["full"], s.pot, *active,
                                            g.n_group or None, floor, g.kernel_options)
             self.kept.forced(m)
             with clock.device("reduce"):
@@ -152,7 +155,7 @@ class ForceEngine:
                 counts = None
             else:
                 with clock.device("walk", f"walk_{part}"):
-                    counts, _, _ = walk_into(rt, tree, g.eps, s.acc[part], pot,
+                    counts, _, _ = walk_into(rt, tree, g.walk_eps, s.acc[part], pot,
                                              g.n_group or None, g.changeover,
                                              "full" if part == "short" else part, floor=floor,
                                              periodic=g.periodic, options=g.kernel_options)
@@ -171,13 +174,17 @@ class ForceEngine:
         rows = None if active is None else np.flatnonzero(active[0] >= active[1])
         if rows is not None and len(rows) == 0:
             return 0
+        eps = g.particle_eps(s.types)            # None: one softening, g.eps
         if g.method == "direct":
             assert parts == ("full",), "the direct method has no force split"
             sinks = s.pos if rows is None else s.pos[rows]
             with clock.host("walk", "walk_full", wait=True):
-                acc, pot, _ = direct_forces(rt, s.pos, s.mass, sinks, g.eps,
+                acc, pot, _ = direct_forces(rt, s.pos, s.mass, sinks,
+                                            g.eps if eps is None else eps,
                                             self_skip=rows is None, split=g.precise,
-                                            options=g.kernel_options)
+                                            options=g.kernel_options,
+                                            sink_eps=None if eps is None or rows is None
+                                            else eps[rows])
             self._count("full", len(sinks) * max(s.n - 1, 0))
             self._store(s, "full", acc, pot, rows)
             return len(sinks)
@@ -189,8 +196,9 @@ class ForceEngine:
         with clock.host("build", wait=True):
             if g.build == "device":
                 tree = build_device_tree(rt, s.pos, s.mass, theta=theta, n_leaf=g.n_leaf,
-                                         multipole=g.multipole, alloc=self.work)
+                                         multipole=g.multipole, alloc=self.work, eps=eps)
             else:
+                assert eps is None, "config.rules refuses a softening per type on the host build"
                 tree = build_tree(s.pos, s.mass, theta=theta, n_leaf=g.n_leaf,
                                   multipole=g.multipole)
         upload = float(tree.timings.get("upload", 0.0))
@@ -207,11 +215,13 @@ class ForceEngine:
                 self._store(s, part, acc, pot)
                 continue
             with clock.host("walk", f"walk_{part}", wait=True):
-                acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, g.eps, g.n_group or None,
+                acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, g.walk_eps, g.n_group or None,
                                                        sinks=sinks, split=g.changeover,
                                                        part="full" if part == "short" else part,
                                                        floor=floor, periodic=g.periodic,
-                                                       options=g.kernel_options)
+                                                       options=g.kernel_options,
+                                                       sink_eps=None if eps is None or rows is None
+                                                       else eps[rows])
             if g.periodic is not None and part != "short":
                 with clock.host("pm"):
                     self._long_range_of(g).add(s.pos, s.mass, acc, pot, sinks)
@@ -276,8 +286,12 @@ class ForceEngine:
         if len(pos) == 0 or n_sink == 0:
             z = np.zeros(n_sink, np.int64)
             return {"full": Forces(np.zeros((n_sink, 3)), np.zeros(n_sink), z, z.copy())}
+        # a softening per source: carried by the tree (sinks given apart have eps 0: each
+        # pair takes its source's)
+        eps = np.asarray(g.eps, np.float32) if np.ndim(g.eps) and g.method == "tree" else None
         if resident:
-            return {"full": self._long_range(self._resident(pos, mass, floor), pos, mass, None)}
+            return {"full": self._long_range(self._resident(pos, mass, floor, eps), pos, mass,
+                                             None)}
         n_group = g.n_group or None
         t0 = time.perf_counter()
         if g.method == "direct":
@@ -287,10 +301,10 @@ class ForceEngine:
             n_pp = np.full(n_sink, len(pos) - int(self_sinks), np.int64)
             n_pc = np.zeros(n_sink, np.int64)
         else:
-            tree = build_where(rt, g.build, pos, mass, g.theta, g.n_leaf, g.multipole)
+            tree = build_where(rt, g.build, pos, mass, g.theta, g.n_leaf, g.multipole, eps=eps)
             t = {f"build_{k}": v for k, v in tree.timings.items()}
             t["build"] = time.perf_counter() - t0
-            acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, g.eps, n_group=n_group,
+            acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, g.walk_eps, n_group=n_group,
                                                    sinks=None if self_sinks else sinks,
                                                    floor=floor, periodic=g.periodic,
                                                    options=g.kernel_options)
@@ -331,7 +345,8 @@ class ForceEngine:
             out[part] = Forces(acc, pot, n_pp, n_pc, device=rt.info.label, timings=tw)
         return out
 
-    def _resident(self, pos: np.ndarray, mass: np.ndarray, floor=None) -> Forces:
+    def _resident(self, pos: np.ndarray, mass: np.ndarray, floor=None,
+                  eps: np.ndarray | None = None) -> Forces:
         """The tree force of particles on themselves through the device backend: one
         upload (pinned on GPUs), the values checked on the device, the tree built in kept
         buffers, results widened to float64 on the device, one download of acc and pot;
@@ -344,18 +359,20 @@ class ForceEngine:
         t0 = time.perf_counter()
         with clock.device("upload"):
             d_pos, d_mass = upload(rt, [pos, mass], ["upload_pos", "upload_mass"])
+            d_eps = None if eps is None else upload(rt, [eps], ["upload_eps"])[0]
         if not (red.all_finite(n, (d_pos, 3 * n), (d_mass, n)) and float(mass.min()) >= 0.0):
             validate_particles(pos, mass)         # names the first bad particle
         with clock.device("build"):
-            tree = build_device_tree(rt, DeviceArrays(d_pos, d_mass, n), None, theta=g.theta,
-                                     n_leaf=g.n_leaf, multipole=g.multipole, alloc=work)
+            tree = build_device_tree(rt, DeviceArrays(d_pos, d_mass, n, d_eps), None,
+                                     theta=g.theta, n_leaf=g.n_leaf, multipole=g.multipole,
+                                     alloc=work)
         acc_b, pot_b = work("api_acc", 24 * n), work("api_pot", 8 * n)
         if floor is not None:
             with clock.device("upload"):
                 a_old = upload(rt, [floor[1]], ["api_acc_old"])[0]
             floor = (floor[0], a_old, floor[2])
         with clock.device("walk"):
-            counts, n_groups, _ = walk_into(rt, tree, g.eps, acc_b, pot_b, g.n_group or None,
+            counts, n_groups, _ = walk_into(rt, tree, g.walk_eps, acc_b, pot_b, g.n_group or None,
                                             floor=floor, periodic=g.periodic,
                                             options=g.kernel_options)
             total = sum(red.count_sum(n, counts))

@@ -114,9 +114,13 @@ def relative_floor(alpha: float, theta_max: float, theta_min: float, acc_old, n_
 
 
 def build_where(rt, build: str, pos: np.ndarray, mass: np.ndarray, theta: float, n_leaf: int,
-                multipole: str, cube: Cube | None = None):
-    """The tree of ``pos`` built where ``build`` says (``cube``: default per builder)."""
+                multipole: str, cube: Cube | None = None, eps: np.ndarray | None = None):
+    """The tree of ``pos`` built where ``build`` says (``cube``: default per builder);
+    ``eps``: a softening per particle (the device build only carries it)."""
     if build == "device":
         return build_device_tree(rt, pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole,
-                                 cube=cube)
+                                 cube=cube, eps=eps)
+    if eps is not None:
+        raise ValueError("a softening per particle needs the device build (build='device'): "
+                         "the host's tree carries one softening")
     return build_tree(pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole, cube=cube)

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
+
+from ..particles import N_TYPES
 from .knobs import auto_multipole, default
 from .periodic import Periodic
 from .softening import kernel_options
 from .splitting import Changeover
 
-__all__ = ["GravitySettings", "opening_floor"]
+__all__ = ["GravitySettings", "opening_floor", "type_ratios"]
 
 
 @dataclass(frozen=True)
@@ -39,11 +42,14 @@ class GravitySettings:
     softening: str = default("softening")    # "plummer" or "spline" (.softening)
     periodic: Periodic | None = None         # a periodic box: TreePM (monopole cells)
     time_split: bool = False                 # TreePM's parts apart: "short" and "long"
+    #: a softening per GADGET type: each type's eps over ``eps`` (N_TYPES values; None:
+    #: one eps for all), so that a rescaled eps (a cosmological run's) rescales them all
+    eps_ratio: tuple[float, ...] | None = None
 
     @classmethod
     def from_settings(cls, g, h=None) -> "GravitySettings":
         """From the validated ``[gravity]`` and ``[hybrid]`` settings."""
-        split = {}
+        split = {"eps_ratio": type_ratios(g.eps, g.eps_types)}
         if h is not None and h.enabled:
             assert g.method == "tree", "config.rules.check_settings refuses this"
             split = {"changeover": Changeover(h.r_in, h.r_out, h.changeover),
@@ -72,6 +78,26 @@ class GravitySettings:
         return replace(self, multipole=multipole, opening=opening)
 
     @property
+    def eps_types(self) -> np.ndarray | None:
+        """Each GADGET type's softening now (N_TYPES float64, length units), or None."""
+        if self.eps_ratio is None:
+            return None
+        return float(self.eps) * np.asarray(self.eps_ratio, np.float64)
+
+    @property
+    def walk_eps(self) -> float:
+        """The one softening the force kernels are built for: ``eps``, or the smallest
+        where there is one per type or per particle (zero only where one is zero)."""
+        if self.eps_ratio is not None:
+            return float(self.eps) * min(self.eps_ratio)
+        return float(np.min(self.eps)) if np.ndim(self.eps) else float(self.eps)
+
+    def particle_eps(self, types: np.ndarray) -> np.ndarray | None:
+        """The softening of particles of GADGET ``types`` (float32), or None: one for all."""
+        table = self.eps_types
+        return None if table is None else table.astype(np.float32)[np.asarray(types, np.intp)]
+
+    @property
     def kernel_options(self) -> dict | None:
         """The force kernels' defines these settings add (the softening's)."""
         return kernel_options(self.softening)
@@ -85,6 +111,18 @@ class GravitySettings:
             assert self.periodic is not None, "the time split is TreePM's"
             return ("short", "long")
         return ("full",) if self.changeover is None else ("hard", "soft")
+
+
+def type_ratios(eps: float, eps_types: str) -> tuple[float, ...] | None:
+    """``gravity.eps_types`` (up to N_TYPES softenings for PartType0, 1, ..., the rest
+    taking ``eps``) as ratios to ``eps``; None where there is none or all equal ``eps``."""
+    values = [float(w) for w in str(eps_types).replace(",", " ").split()]
+    if not values:
+        return None
+    assert len(values) <= N_TYPES and eps > 0 and min(values) > 0, \
+        "config.rules.check_settings refuses this"
+    ratios = tuple(v / eps for v in values) + (1.0,) * (N_TYPES - len(values))
+    return None if all(r == 1.0 for r in ratios) else ratios
 
 
 def opening_floor(g: GravitySettings, known: bool, acc):

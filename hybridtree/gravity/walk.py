@@ -57,12 +57,13 @@ def _group_boxes(pos: np.ndarray, gstart: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None,
-                n_group: int, floor: tuple[float, np.ndarray, float] | None = None
-                ) -> tuple[list, np.ndarray, int]:
+                n_group: int, floor: tuple[float, np.ndarray, float] | None = None,
+                sink_eps: np.ndarray | None = None) -> tuple[list, np.ndarray, int]:
     """Sink groups formed on the host: (kernel arguments from n_groups to sink_self,
     caller index of each sink in group order, n_groups).  ``floor`` = (alpha, a_old of
     each sink, caller order): alpha times the group's smallest |a_old| goes into the w of
-    its half-sides (the relative opening criterion)."""
+    its half-sides (the relative opening criterion).  ``sink_eps``: the sinks' own
+    softenings (a walk with PER_EPS; default 0: a pair takes the source's)."""
     centre = tree.cube.centre
     if sinks is None:          # a host tree's own particles
         spos, skeys, sorder = tree.pos, tree.keys, tree.order
@@ -87,7 +88,8 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
             rt.to_device(pack4(half32, bound)),
             # w = the sink's own mass (list walk: its self term is removed at the end)
             rt.to_device(pack4(snk_hi, tree.mass if sinks is None else 0.0)),
-            rt.to_device(pack4(snk_lo)), rt.to_device(self_idx)]
+            rt.to_device(pack4(snk_lo, 0.0 if sink_eps is None else sink_eps[sorder])),
+            rt.to_device(self_idx)]
     return args, sorder, len(gstart)
 
 
@@ -120,11 +122,13 @@ def _set_floor(rt: Runtime, n_groups: int, ranges: cl.Buffer, caller: cl.Buffer,
 def _list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool) -> dict:
     """Enqueue walk_lists + eval_lists over batches of groups (arguments as for tree_walk;
     ``wg``: eval_lists's work-group size); returns kernel times when :data:`PROFILE` is set."""
-    nq = int(quad)
+    nx = len(args) - 17                 # the cells' optional arrays: cell_eps, quad
+    assert nx >= int(quad), "the walk's arguments lack the quadrupoles"
     n_cells, cell_hi, cell_lo, link = args[:4]
-    src_hi, src_lo = args[4 + nq:6 + nq]
-    n_groups, ranges, g_hi, g_lo, g_half, sink_hi, sink_lo, self_idx = args[6 + nq:14 + nq]
-    eps2, out, counts = args[14 + nq:]
+    extras = args[4:4 + nx]
+    src_hi, src_lo = args[4 + nx:6 + nx]
+    n_groups, ranges, g_hi, g_lo, g_half, sink_hi, sink_lo, self_idx = args[6 + nx:14 + nx]
+    eps2, out, counts = args[14 + nx:]
     defines, wg, lwg = walk.defines, walk.wg, int(walk.defines.get("LWG", 64))
     lbuf, n_groups = int(defines.get("LBUF", 0)), int(n_groups)
     pieces = int(defines["PIECES"]) if int(defines.get("SPLIT_VISITS", 0)) else 0
@@ -158,7 +162,7 @@ def _list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool) -> dict:
                        np.int32(count), defines=defines, local=lwg)
             t = lap("list_walk", t)
             launch(rt, walk.file, walk.eval_name, nb * wg, cell_hi, cell_lo,
-                   *([args[4]] if quad else []), src_hi, src_lo, np.int32(g0), ranges, g_hi,
+                   *extras, src_hi, src_lo, np.int32(g0), ranges, g_hi,
                    g_lo, sink_hi, sink_lo, self_idx, np.int32(room), lists, info, eps2,
                    out, counts, defines=defines, local=wg, fixed=True)
             lap("list_eval", t)
@@ -181,6 +185,14 @@ def _enqueue_walk(rt: Runtime, walk: WalkKernel, args: list, n_groups: int,
     launch(rt, walk.file, walk.name, n_groups * per_group, *args, defines=walk.defines,
            local=per_group, fixed=True)
     return {}
+
+
+def tree_options(tree: Octree | DeviceTree, options: dict | None) -> dict | None:
+    """The walk's extra defines for ``tree``: PER_EPS where it carries a softening per
+    particle (cl/walkcommon.cl), added to ``options``."""
+    if isinstance(tree, DeviceTree) and tree.cell_eps is not None:
+        return {**(options or {}), "PER_EPS": 1}
+    return options
 
 
 def _unsort64(rt: Runtime, n: int, keep: int, order: cl.Buffer, out: cl.Buffer,
@@ -224,8 +236,8 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     n = sinks.n
     keep = n if n_sinks is None else int(n_sinks)
     quad = tree.cell_quad is not None
-    walk = walk_kernel(rt, keep, n_group, tree.n_leaf, quad, eps, options, split, part, floor,
-                       periodic)
+    walk = walk_kernel(rt, keep, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
+                       split, part, floor, periodic)
     sink_args, n_groups = _device_sinks(sinks, walk.n_group, groups, own)
     if floor is not None:
         _set_floor(rt, n_groups, sink_args[1], sinks.order, sink_args[4], floor, keep)
@@ -267,7 +279,8 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     quad = tree.cell_quad is not None
     # the groups of the whole tree (as for all particles), each cut down to its active
     # sinks: boxes as tight as a full walk's, so no more interactions per sink
-    walk = walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps, options, None, "full", floor)
+    walk = walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
+                       None, "full", floor)
     whole = device_groups(tree, walk.n_group, PACK_GROUPS)
     most = max(whole.n_groups, 1)
     snk_hi, snk_lo = alloc("act_hi", 16 * n), alloc("act_lo", 16 * n)
@@ -301,7 +314,7 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
                 sinks: np.ndarray | None = None, options: dict | None = None,
                 split: Changeover | None = None, part: str = "full",
                 floor: tuple[float, np.ndarray, float] | None = None,
-                periodic: Periodic | None = None):
+                periodic: Periodic | None = None, sink_eps: np.ndarray | None = None):
     """Walk ``tree`` (host-built or device-built) for every sink; float64 results in the
     sinks' own order, on the host.
 
@@ -312,7 +325,9 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     "hard", whose walk skips distant cells and whose potential is meaningless.
     ``floor`` = (alpha, a_old (n, 3) of the sinks in their order, theta_min): the
     relative opening criterion (see :func:`walk_into`; the tree must be built with
-    theta_max).  ``periodic``: as for :func:`walk_into`.
+    theta_max).  ``periodic``: as for :func:`walk_into`.  ``sink_eps``: with ``sinks``
+    and a tree of a softening per particle, the sinks' own (default 0: each pair is
+    softened with its source's).
     Returns (acc (n, 3), pot (n,), n_pp (n,), n_pc (n,), timings in seconds).
     Results that stay on the device: :func:`walk_into`.
     """
@@ -320,8 +335,8 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     n_sinks = (tree.n if isinstance(tree, DeviceTree) else len(tree.pos)) if sinks is None \
         else len(sinks)
     quad = (tree.cell_quad if isinstance(tree, DeviceTree) else tree.quad) is not None
-    walk = walk_kernel(rt, n_sinks, n_group, tree.n_leaf, quad, eps, options, split, part,
-                       floor, periodic)
+    walk = walk_kernel(rt, n_sinks, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
+                       split, part, floor, periodic)
     if floor is not None and np.shape(floor[1]) != (n_sinks, 3):
         raise ValueError(f"the old accelerations of the relative opening criterion must be "
                          f"({n_sinks}, 3), got {np.shape(floor[1])}")
@@ -335,7 +350,7 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
         sorder = None
         n = tree.n
     else:
-        sink_args, sorder, n_groups = _host_sinks(rt, tree, sinks, walk.n_group, floor)
+        sink_args, sorder, n_groups = _host_sinks(rt, tree, sinks, walk.n_group, floor, sink_eps)
         n = len(sorder)
     out = scratch(rt, "walk_out", 16 * n)
     counts = scratch(rt, "walk_counts", 8 * n)

@@ -159,6 +159,8 @@ WALK_AXES: dict[str, tuple] = {
     "periodic": (None, Periodic(1.0, 32)),
     # the pair softening: Plummer, or GADGET's spline (SOFTENING 2: eps > 0, monopoles)
     "SOFTENING": (None, 2),
+    # a softening per particle carried by the tree (cl/walkcommon.cl; walk.tree_options)
+    "PER_EPS": (None, 1),
     "options": (None,),
 }
 

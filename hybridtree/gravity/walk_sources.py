@@ -14,11 +14,13 @@ __all__ = ["source_buffers"]
 
 
 def source_buffers(rt: Runtime, tree: Octree | DeviceTree) -> list:
-    """Kernel arguments for the sources: n_cells, cell_hi, cell_lo, link[, quad], src_hi, src_lo."""
+    """Kernel arguments for the sources: n_cells, cell_hi, cell_lo, link[, cell_eps][, quad],
+    src_hi, src_lo (cell_eps: a device tree with a softening per particle, PER_EPS)."""
     if isinstance(tree, DeviceTree):
         quad = [tree.cell_quad] if tree.cell_quad is not None else []
-        return [np.int32(tree.n_cells), tree.cell_hi, tree.cell_lo, tree.link, *quad,
-                tree.src_hi, tree.src_lo]
+        per_eps = [tree.cell_eps] if tree.cell_eps is not None else []
+        return [np.int32(tree.n_cells), tree.cell_hi, tree.cell_lo, tree.link, *per_eps,
+                *quad, tree.src_hi, tree.src_lo]
     centre = tree.cube.centre
     src_hi, src_lo = split_hi_lo(tree.pos - centre)
     com_hi, com_lo = split_hi_lo(tree.com - centre)

@@ -180,7 +180,9 @@ class BlockLeapfrog:
                              "(dt = eta sqrt(eps / |a|))")
         bins, lam, deep = self._bins_of(state), self.external, self.block.max_bin
         q0, half, ticks = bin_scale(dt, self.block.eta, eps), 0.5 * dt, 1 << deep
-        bins.assign(0, deep, q0, lam)
+        ratio = self.engine.g.eps_ratio          # a softening per type: dt from each's
+        scale = None if ratio is None else tuple(1.0 / r for r in ratio)   # eps / eps_type
+        bins.assign(0, deep, q0, lam, scale)
         occupied = self._total(bins.counts())
         self.stats.particles[:] = occupied
         self.stats.dt = float(dt)
@@ -199,7 +201,7 @@ class BlockLeapfrog:
                                            active=(bins.bins, kmin) if kmin else None)
             bins.kick(kmin, half, lam)
             if ti < ticks:
-                bins.assign(kmin, deep, q0, lam)
+                bins.assign(kmin, deep, q0, lam, scale)
                 bins.kick(kmin, half, lam)
                 occupied = self._total(bins.counts())
             done = self._total(np.array([n_forces,

@@ -9,7 +9,8 @@ it (GADGET-4's and GOTHIC's rule), which is the same bound.
 
 The bin of a particle follows the usual criterion dt = eta sqrt(eps / |a|) (a: its whole
 acceleration, the Λ term of a cosmological run included): the smallest k with dt_max /
-2^k <= dt.  Both backends compute the same bits (cl/blocks.cl mirrors the numpy here).
+2^k <= dt; with a softening per type (``gravity.eps_types``) eps is the particle's own.
+Both backends compute the same bits (cl/blocks.cl mirrors the numpy here).
 """
 
 from __future__ import annotations
@@ -48,12 +49,16 @@ class HostBins:
         self.n = state.n
         self.bins = np.zeros(state.n, np.int32)
 
-    def assign(self, kmin: int, kmax: int, q0: float, lam: float) -> None:
-        """New bins for the particles of bin >= kmin (cl/blocks.cl ``assign_bins``)."""
+    def assign(self, kmin: int, kmax: int, q0: float, lam: float,
+               scale: tuple[float, ...] | None = None) -> None:
+        """New bins for the particles of bin >= kmin (cl/blocks.cl ``assign_bins``;
+        ``scale``: eps / eps_type per GADGET type, ``assign_bins_types``)."""
         s = self.state
         rows = np.flatnonzero(self.bins >= kmin)
         a = s.acc["full"][rows] + lam * s.pos[rows]
         q = q0 * np.sqrt((a[:, 0] * a[:, 0] + a[:, 1] * a[:, 1]) + a[:, 2] * a[:, 2])
+        if scale is not None:
+            q = q * np.asarray(scale, np.float64)[s.types[rows]]
         k = np.zeros(len(rows), np.int32)
         for _ in range(kmax):                 # exact: q is divided by 4 per bin
             up = q > 1.0
@@ -89,11 +94,18 @@ class DeviceBins:
         cl.enqueue_fill_buffer(self.rt.queue, self.bins, np.int32(0), 0, 4 * max(self.n, 1))
         self._counts = self.rt.empty(4 * NBINS)
 
-    def assign(self, kmin: int, kmax: int, q0: float, lam: float) -> None:
+    def assign(self, kmin: int, kmax: int, q0: float, lam: float,
+               scale: tuple[float, ...] | None = None) -> None:
         s = self.state
-        launch(self.rt, "blocks.cl", "assign_bins", self.n, np.int32(self.n), np.int32(kmin),
-               np.int32(kmax), np.float64(q0), np.float64(lam), s.pos, s.acc["full"],
-               self.bins)
+        head = (self.n, np.int32(self.n), np.int32(kmin), np.int32(kmax), np.float64(q0),
+                np.float64(lam), s.pos, s.acc["full"])
+        if scale is None:
+            launch(self.rt, "blocks.cl", "assign_bins", *head, self.bins)
+            return
+        if getattr(self, "_scale_key", None) != scale:
+            self._scale_key = scale
+            self._scale = self.rt.to_device(np.asarray(scale, np.float64))
+        launch(self.rt, "blocks.cl", "assign_bins_types", *head, s.types, self._scale, self.bins)
 
     def kick(self, kmin: int, half_dt: float, lam: float) -> None:
         s = self.state

@@ -198,7 +198,7 @@ class ParallelEngine(ForceEngine):
         acc, pot = work("x_acc", 24 * n), work("x_pot", 8 * n)
         for part in parts:
             with clock.device("walk", f"walk_{part}"):
-                cnt, _, _ = walk_into(rt, remote, g.eps, acc, pot, n_group, g.changeover,
+                cnt, _, _ = walk_into(rt, remote, g.walk_eps, acc, pot, n_group, g.changeover,
                                       part, sinks=local, options=g.kernel_options)
                 launch(rt, "state.cl", "add", 3 * n, np.int32(3 * n), s.acc[part], acc,
                        s.acc[part])
@@ -223,7 +223,7 @@ class ParallelEngine(ForceEngine):
         red = reduce.reducer(rt)
         if active is not None:
             with clock.device("walk", "walk_full"):
-                cnt, done, _ = walk_active(rt, tree, g.eps, s.acc["full"], s.pot, *active,
+                cnt, done, _ = walk_active(rt, tree, g.walk_eps, s.acc["full"], s.pot, *active,
                                            n_group, floor, g.kernel_options, n_sinks=n)
             with clock.device("reduce"):
                 self._count("full", sum(red.count_sum(done, cnt)))
@@ -238,7 +238,7 @@ class ParallelEngine(ForceEngine):
                 cl.enqueue_fill_buffer(rt.queue, s.acc[part], np.float64(0), 0, 24 * n)
                 continue
             with clock.device("walk", f"walk_{part}"):
-                cnt, _, _ = walk_into(rt, tree, g.eps, s.acc[part], pot, n_group, g.changeover,
+                cnt, _, _ = walk_into(rt, tree, g.walk_eps, s.acc[part], pot, n_group, g.changeover,
                                       "full" if part == "short" else part, n_sinks=n,
                                       groups=groups, floor=floor, periodic=g.periodic,
                                       options=g.kernel_options)

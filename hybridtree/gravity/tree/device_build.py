@@ -47,12 +47,15 @@ class DeviceTree:
     order: cl.Buffer            # uint32 (N,) caller index of the i-th particle in tree order
     keys: cl.Buffer             # uint64 (N,) sorted Morton keys
     src_hi: cl.Buffer           # float4 (N,) tree order: x, y, z hi (cube-centre relative), m
-    src_lo: cl.Buffer           # float4 (N,) lo parts
+    src_lo: cl.Buffer           # float4 (N,) lo parts; w: the softening eps (PER_EPS) or 0
     info: cl.Buffer             # int4 (C,) first particle, count, level, is_leaf
     link: cl.Buffer             # int4 (C,) next, first particle, leaf count or 0, radius bits
     cell_hi: cl.Buffer          # float4 (C,) centre of mass hi, mass
     cell_lo: cl.Buffer          # float4 (C,) centre of mass lo, S_eff
     cell_quad: cl.Buffer | None  # float8 (C,) traceless Q (xx yy zz xy xz yz) about the com
+    #: float4 (C,) with a softening per particle: mass-weighted mean eps^2 of the cell's
+    #: particles, their largest and smallest eps (cl/walkcommon.cl PER_EPS); None: one eps
+    cell_eps: cl.Buffer | None = None
     timings: dict = field(default_factory=dict)
     #: float (C,) after a refit (:mod:`.refit`): the largest max-norm distance of a cell's
     #: particles from its geometric centre, h; the cell's side in S_eff and the radius is
@@ -87,6 +90,10 @@ class DeviceTree:
                "s_eff": clo[:, 3].astype(np.float64)}
         if self.cell_quad is not None:
             out["quad"] = get(self.cell_quad, (self.n_cells, 8), np.float32)[:, :6]
+        if self.cell_eps is not None:
+            ce = get(self.cell_eps, (self.n_cells, 4), np.float32).astype(np.float64)
+            out["eps2_mean"], out["eps_max"], out["eps_min"] = ce[:, 0], ce[:, 1], ce[:, 2]
+            out["eps"] = get(self.src_lo, (self.n, 4), np.float32)[:, 3].astype(np.float64)
         if self.cell_ext is not None:
             out["half_extent"] = get(self.cell_ext, self.n_cells, np.float32).astype(np.float64)
         return out
@@ -136,17 +143,21 @@ def device_extent(rt: Runtime, pos: cl.Buffer, n: int, alloc=None
 @dataclass
 class DeviceArrays:
     """Particles already on the device (hybridtree.integrate.state): float64 positions (n x 3)
-    and masses (n), in the caller's order."""
+    and masses (n), in the caller's order; ``eps``: float32 softenings (n), one per
+    particle (None: one softening for all, given to the walk)."""
 
     pos: cl.Buffer
     mass: cl.Buffer
     n: int
+    eps: cl.Buffer | None = None
 
 
 def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray | None,
-                   cube: Cube | None, on_device: bool | None = None, alloc=None
-                   ) -> tuple[Cube, cl.Buffer, cl.Buffer]:
-    """(cube, hi, lo): float4 hi/lo positions relative to the cube centre, w = mass.
+                   cube: Cube | None, on_device: bool | None = None, alloc=None,
+                   eps: np.ndarray | None = None) -> tuple[Cube, cl.Buffer, cl.Buffer]:
+    """(cube, hi, lo): float4 hi/lo positions relative to the cube centre, w = mass (hi)
+    and the softening (lo: ``eps``, one per particle, or the :class:`DeviceArrays`'
+    ``eps``; else 0).
 
     ``on_device`` (default: where the device has double precision): upload the
     float64 arrays as they are and find the extent and split on the device
@@ -162,44 +173,50 @@ def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray
     if not resident and (not on_device or n == 0):
         cube = cube or device_cube(pos)
         hi, lo = split_hi_lo(pos - cube.centre)
-        return cube, rt.to_device(pack4(hi, mass)), rt.to_device(pack4(lo))
+        return (cube, rt.to_device(pack4(hi, mass)),
+                rt.to_device(pack4(lo, 0.0 if eps is None else eps)))
     if not rt.has_fp64:         # prepare.cl is float64 throughout
         raise ValueError("particles kept or prepared on the device need double precision "
                          f"(cl_khr_fp64), which {rt.info.label} lacks")
     if resident:
-        d_pos, d_mass = pos.pos, pos.mass
+        d_pos, d_mass, d_eps = pos.pos, pos.mass, pos.eps
     else:
         d_pos, d_mass = upload(rt, [np.asarray(pos, np.float64), np.asarray(mass, np.float64)],
                                ["upload_pos", "upload_mass"])
+        d_eps = None if eps is None else upload(rt, [np.asarray(eps, np.float32)],
+                                                ["upload_eps"])[0]
     if cube is None:
         lo, hi = device_extent(rt, d_pos, n, alloc)
         cube = extent_cube(lo, hi, power_of_two=True)
     hi, lo = alloc("in_hi", 16 * n), alloc("in_lo", 16 * n)
     c = cube.centre
+    per_eps = [d_eps] if d_eps is not None else []
     launch(rt, "prepare.cl", "split_sources", n, np.int32(n), d_pos, d_mass, np.float64(c[0]),
-           np.float64(c[1]), np.float64(c[2]), hi, lo, local=spread_local(rt.info))
+           np.float64(c[1]), np.float64(c[2]), *per_eps, hi, lo, local=spread_local(rt.info),
+           defines={"PER_EPS": 1} if per_eps else None)
     return cube, hi, lo
 
 
-def moment_defines(multipole: str) -> dict:
-    """Build-time defines of cl/treebuild.cl's ``cell_moments`` for a multipole order (its
-    other kernels are built without defines)."""
-    return {"QUAD": int(multipole == "quadrupole")}
+def moment_defines(multipole: str, per_eps: bool = False) -> dict:
+    """Build-time defines of cl/treebuild.cl's ``cell_moments`` for a multipole order and
+    a softening per particle or not (its other kernels are built without defines)."""
+    return {"QUAD": int(multipole == "quadrupole"), **({"PER_EPS": 1} if per_eps else {})}
 
 
 @option_sets
 def build_option_sets(info: DeviceInfo) -> list[tuple[str, dict]]:
-    """The tree build's builds with defines: ``cell_moments`` per multipole order, and
-    prepare.cl's ``extent`` at the device's work-group (:func:`extent_work_group`)."""
-    return [("treebuild.cl", moment_defines(m)) for m in MULTIPOLES] + [
-        ("prepare.cl", {"WG": extent_work_group(info)})]
+    """The tree build's builds with defines: ``cell_moments`` per multipole order, with
+    one softening or one per particle; prepare.cl's ``extent`` at the device's work-group
+    (:func:`extent_work_group`) and ``split_sources`` with a softening per particle."""
+    return [("treebuild.cl", moment_defines(m, e)) for m in MULTIPOLES for e in (False, True)
+            ] + [("prepare.cl", {"WG": extent_work_group(info)}), ("prepare.cl", {"PER_EPS": 1})]
 
 
 def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray | None,
                       theta: float = 0.5,
                       n_leaf: int = 16, multipole: str = "monopole",
                       cube: Cube | None = None, prepare_on_device: bool | None = None,
-                      alloc=None) -> DeviceTree:
+                      alloc=None, eps: np.ndarray | None = None) -> DeviceTree:
     """Build the octree of ``pos`` (N, 3) float64 with masses ``mass`` (N,) on ``rt``'s device.
 
     ``cube`` defaults to :func:`device_cube`; its side must be a power of two.
@@ -207,6 +224,8 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     :class:`DeviceArrays`, with ``mass`` None).  ``alloc``: a
     :class:`hybridtree.device.transfer.Workspace` (no allocation when the sizes repeat; the
     tree is then valid until the workspace's next build), default fresh buffers.
+    ``eps``: (N,) softenings, one per particle (or the :class:`DeviceArrays`' ``eps``):
+    the tree then carries them for a walk with PER_EPS (``cell_eps``).
     """
     work = alloc
     alloc = allocator(rt, alloc)
@@ -218,7 +237,8 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     t0 = time.perf_counter()
     if cube is not None and not np.log2(cube.side).is_integer():
         raise ValueError(f"the device build needs a power-of-two cube side, got {cube.side}")
-    cube, in_hi, in_lo = upload_sources(rt, pos, mass, cube, prepare_on_device, work)
+    per_eps = (pos.eps if isinstance(pos, DeviceArrays) else eps) is not None
+    cube, in_hi, in_lo = upload_sources(rt, pos, mass, cube, prepare_on_device, work, eps)
     rt.queue.finish()
     t1 = time.perf_counter()
     t["upload"] = t1 - t0
@@ -245,10 +265,12 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     quad = multipole == "quadrupole"
     cell_hi, cell_lo = alloc("cell_hi", 16 * n_cells), alloc("cell_lo", 16 * n_cells)
     cell_quad = alloc("cell_quad", 32 * n_cells) if quad else None
+    cell_eps = alloc("cell_eps", 16 * n_cells) if per_eps else None
     tree = DeviceTree(rt=rt, cube=cube, theta=float(theta), n_leaf=int(n_leaf),
                       multipole=multipole, n=n, n_cells=int(n_cells), order=order, keys=skeys,
                       src_hi=src_hi, src_lo=src_lo, info=info, link=link, cell_hi=cell_hi,
-                      cell_lo=cell_lo, cell_quad=cell_quad, timings=t, alloc=work)
+                      cell_lo=cell_lo, cell_quad=cell_quad, cell_eps=cell_eps, timings=t,
+                      alloc=work)
     device_moments(tree)
     rt.queue.finish()
     t["moments"] = time.perf_counter() - t3
@@ -262,12 +284,13 @@ def device_moments(tree: DeviceTree, ext: cl.Buffer | None = None) -> None:
     the cells' sides grown to hold their particles); None: a build."""
     i32, n_cells = np.int32, tree.n_cells
     quad = [tree.cell_quad] if tree.cell_quad is not None else []
+    per_eps = [tree.cell_eps] if tree.cell_eps is not None else []
     for level in range(MAX_LEVEL + 1, -1, -1):
         args = [i32(n_cells), i32(level), np.float32(tree.cube.side),
                 np.float32(1.0 / tree.theta), tree.keys, tree.src_hi, tree.src_lo, tree.info,
-                tree.link, tree.cell_hi, tree.cell_lo, ext] + quad
+                tree.link, tree.cell_hi, tree.cell_lo, ext] + per_eps + quad
         _launch(tree.rt, "cell_moments", n_cells, *args,
-                defines=moment_defines(tree.multipole))
+                defines=moment_defines(tree.multipole, bool(per_eps)))
 
 
 def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGroups:

@@ -43,6 +43,8 @@ def refit_device_tree(tree: DeviceTree, particles: DeviceArrays) -> DeviceTree:
     rt, n = tree.rt, tree.n
     if particles.n != n:
         raise ValueError(f"a refit needs the tree's {n} particles, got {particles.n}")
+    assert (particles.eps is None) == (tree.cell_eps is None), \
+        "a refit keeps the build's softening: one per particle or one for all"
     if n == 0:
         return tree
     alloc = allocator(rt, tree.alloc)
