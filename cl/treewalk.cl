@@ -85,13 +85,10 @@ void tree_walk(const int n_cells,
     const int2 gr = group_range[g];
     const float4 gch = group_hi[g], gcl = group_lo[g], gh = group_half[g];
     const int si = gr.x + min(lid, gr.y - 1);
-    const float4 slo = sink_lo[si];
-    const float4 sp = REL(sink_hi[si], slo);
+    const float4 sp = REL(sink_hi[si], sink_lo[si]);
     const int self = sink_self[si];
 #if PER_EPS
-    const float se2 = slo.w * slo.w;          /* the sink's own eps^2 */
-#else
-    const float se2 = eps2;
+    const float se2 = sink_lo[si].w * sink_lo[si].w;      /* the sink's own eps^2 */
 #endif
 
     float ax = 0.0f, ay = 0.0f, az = 0.0f, pot = 0.0f;
@@ -108,7 +105,7 @@ void tree_walk(const int n_cells,
             const float4 lo = cell_lo[c];
             rel = REL(cell_hi[c], lo);
             const int4 link = cell_link[c];
-            dec = decide(rel, lo.w, link.z, gh, as_float(link.w));
+            dec = decide(rel, lo.w, link.z, gh, as_float(link.w) MIXED_GUARD(c));
             win_next[lid] = link.x;
             pfirst = link.y;
             pcnt = link.z;
@@ -157,11 +154,10 @@ void tree_walk(const int n_cells,
             } else {
                 for (int q = 0; q < pcnt; q++) {
                     const int j = pfirst + q;
-                    const float4 jlo = src_lo[j];
-                    list[slot + q] = REL(src_hi[j], jlo);
+                    list[slot + q] = REL(src_hi[j], src_lo[j]);
                     idx[slot + q] = j;
 #if PER_EPS
-                    leps[slot + q] = jlo.w * jlo.w;
+                    leps[slot + q] = src_lo[j].w * src_lo[j].w;
 #endif
 #if QUAD
                     quad[slot + q] = (float8)(0.0f);
@@ -185,7 +181,7 @@ void tree_walk(const int n_cells,
 #if PER_EPS
                                           leps,
 #endif
-                                          n, self, sp, se2, &n_self);
+                                          n, self, sp, PAIR_EPS2(se2, se2), &n_self);
             ax += part.x; ay += part.y; az += part.z; pot += part.w;
             n_pc += ncell;
             n_pp += n - ncell - n_self;
@@ -262,12 +258,11 @@ __kernel void tree_walk_simd(const int n_cells,
     for (int s = 0; s < NV * VEC; s++) {
         /* padding lanes sit far away (finite) and are never written back */
         const int sc = min(s, ns - 1);
-        const float4 slo = sink_lo[gr.x + sc];
-        const float4 p = REL(sink_hi[gr.x + sc], slo);
+        const float4 p = REL(sink_hi[gr.x + sc], sink_lo[gr.x + sc]);
         tx[s] = (s < ns) ? p.x : 1e18f; ty[s] = p.y; tz[s] = p.z;
         ts[s] = (s < ns) ? sink_self[gr.x + sc] : -1;
 #if PER_EPS
-        te[s] = slo.w * slo.w;
+        te[s] = sink_lo[gr.x + sc].w * sink_lo[gr.x + sc].w;
 #endif
     }
     VF sx[NV], sy[NV], sz[NV], ax[NV], ay[NV], az[NV], pot[NV], pax[NV], pay[NV], paz[NV], ppot[NV];
@@ -290,7 +285,7 @@ __kernel void tree_walk_simd(const int n_cells,
         const float4 lo = cell_lo[p];
         const float4 rel = REL(cell_hi[p], lo);
         const int4 link = cell_link[p];
-        const int d = decide(rel, lo.w, link.z, gh, as_float(link.w));
+        const int d = decide(rel, lo.w, link.z, gh, as_float(link.w) MIXED_GUARD(p));
         if (d == 0) {
             p += 1;
             continue;
@@ -354,10 +349,9 @@ __kernel void tree_walk_simd(const int n_cells,
         } else {
             for (int q = 0; q < link.z; q++) {
                 const int j = link.y + q;
-                const float4 jlo = src_lo[j];
-                const float4 e = REL(src_hi[j], jlo);
+                const float4 e = REL(src_hi[j], src_lo[j]);
 #if PER_EPS
-                const VF je2 = (VF)(jlo.w * jlo.w);
+                const VF je2 = (VF)(src_lo[j].w * src_lo[j].w);
 #endif
                 for (int v = 0; v < nv; v++) {
                     const VF dx = SEP(e.x - sx[v]), dy = SEP(e.y - sy[v]), dz = SEP(e.z - sz[v]);

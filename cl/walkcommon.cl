@@ -86,13 +86,16 @@
 /* PER_EPS = 1: a softening per particle (GADGET-4's softening per type).  A source's eps
    rides in the w of its lo part (src_lo[j].w; 0 without PER_EPS), a sink's likewise, and
    a cell has cell_eps[c] = (mass-weighted mean eps^2 of its particles, their largest eps,
-   their smallest eps, 0) (cl/treebuild.cl).  A pair is softened with the larger of the
-   sink's and the source's eps (GADGET-4's rule); a cell's eps^2 is its mean: to first
-   order in eps^2 / d^2 the sum of its particles' softened terms, exact where they share
-   one eps.  A cell of mixed softenings is not accepted within 2.8 times its largest eps
-   (its S_eff is raised by the build), as GADGET-4 opens such a node within its largest
-   softening's h: beyond it the spline is Newtonian for every particle of the cell, and
-   the Plummer terms' second-order error stays below 0.7 % of the cell's force.
+   their smallest eps, 2.8 times the largest where they differ, else 0) (cl/treebuild.cl).
+   A pair is softened with the larger of the sink's and the source's eps (GADGET-4's
+   rule); a cell's eps^2 is its mean: to first order in eps^2 / d^2 the sum of its
+   particles' softened terms, exact where they share one eps.  A cell of mixed softenings
+   is opened within 2.8 times its largest eps by a group whose smallest sink eps (the w of
+   the group centre's lo part, group_lo[g].w) is below that largest (MIXED_GUARD), as
+   GADGET-4 opens such a node within its largest softening's h for a sink softened less:
+   beyond it the spline is Newtonian for every particle of the cell, and the Plummer
+   terms' second-order error stays below 0.7 % of the cell's force; a sink softened at
+   least as much softens every pair of the cell with its own eps, exactly.
    PAIR_EPS2(sink, entry): the eps^2 of a pair from the sink's and the entry's eps^2;
    without PER_EPS the kernel's one eps2 (whatever is in scope by that name). */
 #ifndef PER_EPS
@@ -100,8 +103,14 @@
 #endif
 #if PER_EPS
 #define PAIR_EPS2(se2, ee2) fmax((se2), (ee2))
+/* decide's last argument for cell c: the squared radius within which it is opened (0:
+   none), with cell_eps and the group's lo centre gcl in scope */
+#define MIXED_GUARD(c) , (cell_eps[c].y > gcl.w ? cell_eps[c].w * cell_eps[c].w : 0.0f)
+#define MIXED_PARAM , const float guard2
 #else
 #define PAIR_EPS2(se2, ee2) (eps2)
+#define MIXED_GUARD(c)
+#define MIXED_PARAM
 #endif
 
 /* PERIODIC = 1: the short-range force of TreePM in a periodic cube (hybridtree.gravity.
@@ -152,7 +161,11 @@
 #endif
 
 /* Position of a float4 hi/lo pair relative to the group centre (gch, gcl); w kept.
-   Bit for bit the same wherever it is formed (sink or list entry): IN_ORDER. */
+   Bit for bit the same wherever it is formed (sink or list entry): IN_ORDER.  Compilers
+   without the pragma may reassociate: pass the loads themselves (REL(src_hi[j],
+   src_lo[j])), not a float4 temporary of the lo word, which on the H100 (NVIDIA's driver,
+   session 20) cost the hi/lo precision (theta = 0.01 against the direct kernel: 9e-5
+   instead of < 2e-5). */
 inline float4 rel_pos(const float4 h, const float4 l, const float4 gch, const float4 gcl)
 {
     IN_ORDER
@@ -174,7 +187,7 @@ inline float4 rel_pos(const float4 h, const float4 l, const float4 gch, const fl
 /* Opening test of one cell against the group box: 1 accept, 2 leaf, 0 open,
    3 skip (hard part only: nothing of the cell is within R_OUT of the group). */
 inline int decide(const float4 rel, const float s_eff, const int leaf_count, const float4 gh,
-                  const float rad)
+                  const float rad MIXED_PARAM)
 {
     const float ex = fmax(fabs(rel.x) - gh.x, 0.0f);
     const float ey = fmax(fabs(rel.y) - gh.y, 0.0f);
@@ -190,6 +203,10 @@ inline int decide(const float4 rel, const float s_eff, const int leaf_count, con
 #if SPLIT == 2
     if (d2 > ((R_OUT) + rad) * ((R_OUT) + rad))
         return 3;
+#endif
+#if PER_EPS
+    if (d2 <= guard2)                 /* mixed softenings within the largest's reach */
+        return leaf_count > 0 ? 2 : 0;
 #endif
 #if OPENING == 1
     const float l = rad * 1.1547005f;

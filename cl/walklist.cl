@@ -37,8 +37,8 @@
  * Defines: those of walkcommon.cl (WG, QUAD, SPLIT, ...), TILE (entries per staging
  * step, a multiple of WG), SINKS (sinks per work-item: groups of up to WG * SINKS),
  * ZERO_GUARD (1 when eps = 0), LBUF (0 or a multiple of 4), REPLICATE (>= 1), LWG
- * (walk_lists work-group size, 64), PER_EPS (a softening per particle: walkcommon.cl; only
- * eval_lists takes the cells' cell_eps).
+ * (walk_lists work-group size, 64), PER_EPS (a softening per particle, every kernel taking
+ * the cells' cell_eps: walkcommon.cl).
  */
 #include "walkcommon.cl"
 
@@ -84,6 +84,9 @@ __kernel __attribute__((reqd_work_group_size(LWG, 1, 1)))
 void walk_lists(const int n_cells,
                 __global const float4 *cell_hi, __global const float4 *cell_lo,
                 __global const int4 *cell_link,
+#if PER_EPS
+                __global const float4 *cell_eps,
+#endif
                 const int g0, const int n_batch,
                 __global const float4 *group_hi, __global const float4 *group_lo,
                 __global const float4 *group_half,
@@ -115,7 +118,7 @@ void walk_lists(const int n_cells,
         const float4 lo = cell_lo[p];
         const float4 rel = REL(cell_hi[p], lo);
         const int4 link = cell_link[p];
-        const int d = decide(rel, lo.w, link.z, gh, as_float(link.w));
+        const int d = decide(rel, lo.w, link.z, gh, as_float(link.w) MIXED_GUARD(p));
         if (d == 0) {            /* opened: first child is the next cell */
             p += 1;
             continue;
@@ -174,6 +177,9 @@ inline int piece_bound(const int j, const long c, const long r, const long n)
 __kernel void walk_pieces(const int n_cells,
                           __global const float4 *cell_hi, __global const float4 *cell_lo,
                           __global const int4 *cell_link,
+#if PER_EPS
+                          __global const float4 *cell_eps,
+#endif
                           const int g0, const int n_batch,
                           __global const float4 *group_hi, __global const float4 *group_lo,
                           __global const float4 *group_half,
@@ -233,7 +239,8 @@ __kernel void walk_pieces(const int n_cells,
             continue;
         }
         const float4 lo = cell_lo[p];
-        const int d = decide(REL(cell_hi[p], lo), lo.w, link.z, gh, as_float(link.w));
+        const int d = decide(REL(cell_hi[p], lo), lo.w, link.z, gh,
+                             as_float(link.w) MIXED_GUARD(p));
         if (d == 0) {
             p += 1;
             continue;
@@ -316,11 +323,10 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
     #pragma unroll
     for (int q = 0; q < SINKS; q++) {
         const int si = gr.x + min(q * w + slot, gr.y - 1);
-        const float4 slo = sink_lo[si];
-        const float4 sp = REL(sink_hi[si], slo);
+        const float4 sp = REL(sink_hi[si], sink_lo[si]);
         sx[q] = sp.x; sy[q] = sp.y; sz[q] = sp.z;
 #if PER_EPS
-        se2[q] = slo.w * slo.w;
+        se2[q] = sink_lo[si].w * sink_lo[si].w;
 #endif
         ax[q] = ay[q] = az[q] = pot[q] = 0.0f;
     }
@@ -329,10 +335,9 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
         for (int t = lid; t < m; t += WG) {
             const int e = list[base + t];
             if (e >= 0) {
-                const float4 elo = src_lo[e];
-                tile[t] = REL(src_hi[e], elo);
+                tile[t] = REL(src_hi[e], src_lo[e]);
 #if PER_EPS
-                teps[t] = elo.w * elo.w;
+                teps[t] = src_lo[e].w * src_lo[e].w;
 #endif
 #if QUAD
                 tquad[t] = (float8)(0.0f);

@@ -75,6 +75,9 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
         self_idx = np.full(len(spos), -1, np.int32)
     gstart, gcount = sink_groups(skeys, n_group)
     gcentre, ghalf = _group_boxes(spos, gstart)
+    # the groups' smallest sink softening (cl/treebuild.cl group_boxes, PER_EPS walks)
+    g_eps = 0.0 if sink_eps is None else np.minimum.reduceat(
+        np.asarray(sink_eps, np.float32)[sorder], gstart)
     half32 = np.nextafter(ghalf.astype(np.float32), np.float32(np.inf))
     bound = 0.0
     if floor is not None:
@@ -84,7 +87,7 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
     g_hi, g_lo = split_hi_lo(gcentre - centre)
     args = [np.int32(len(gstart)),
             rt.to_device(np.stack([gstart, gcount], axis=1).astype(np.int32)),
-            rt.to_device(pack4(g_hi)), rt.to_device(pack4(g_lo)),
+            rt.to_device(pack4(g_hi)), rt.to_device(pack4(g_lo, g_eps)),
             rt.to_device(pack4(half32, bound)),
             # w = the sink's own mass (list walk: its self term is removed at the end)
             rt.to_device(pack4(snk_hi, tree.mass if sinks is None else 0.0)),
@@ -132,6 +135,7 @@ def _list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool) -> dict:
     defines, wg, lwg = walk.defines, walk.wg, int(walk.defines.get("LWG", 64))
     lbuf, n_groups = int(defines.get("LBUF", 0)), int(n_groups)
     pieces = int(defines["PIECES"]) if int(defines.get("SPLIT_VISITS", 0)) else 0
+    per_eps = int(defines.get("PER_EPS", 0))      # the walk's opening takes cell_eps too
     info = scratch(rt, "walk_info", 8 * n_groups)
     budget = min(rt.device.max_mem_alloc_size, rt.device.global_mem_size // LIST_MEMORY_SHARE)
     room, prof = _list_room.get(id(rt.context), LIST_START), {"list_walk": 0.0, "list_eval": 0.0}
@@ -154,8 +158,8 @@ def _list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool) -> dict:
         for g0 in range(0, n_groups, batch):
             nb = min(batch, n_groups - g0)
             t = lap(None, 0.0)
-            walked = (n_cells, cell_hi, cell_lo, link, np.int32(g0), np.int32(nb), g_hi, g_lo,
-                      g_half, np.int32(room), lists, info, resume)
+            walked = (n_cells, cell_hi, cell_lo, link, *extras[:per_eps], np.int32(g0),
+                      np.int32(nb), g_hi, g_lo, g_half, np.int32(room), lists, info, resume)
             launch(rt, walk.file, LIST_WALK, nb, *walked, defines=defines, local=lwg, fixed=True)
             for count in (1, 0) if pieces else ():     # the walks that stopped, in pieces
                 launch(rt, walk.file, "walk_pieces", nb * pieces, *walked, piece_sizes, ranges,

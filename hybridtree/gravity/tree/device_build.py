@@ -54,7 +54,8 @@ class DeviceTree:
     cell_lo: cl.Buffer          # float4 (C,) centre of mass lo, S_eff
     cell_quad: cl.Buffer | None  # float8 (C,) traceless Q (xx yy zz xy xz yz) about the com
     #: float4 (C,) with a softening per particle: mass-weighted mean eps^2 of the cell's
-    #: particles, their largest and smallest eps (cl/walkcommon.cl PER_EPS); None: one eps
+    #: particles, their largest and smallest eps, the radius within which a mixed cell is
+    #: opened (cl/walkcommon.cl PER_EPS); None: one eps
     cell_eps: cl.Buffer | None = None
     timings: dict = field(default_factory=dict)
     #: float (C,) after a refit (:mod:`.refit`): the largest max-norm distance of a cell's
@@ -93,6 +94,7 @@ class DeviceTree:
         if self.cell_eps is not None:
             ce = get(self.cell_eps, (self.n_cells, 4), np.float32).astype(np.float64)
             out["eps2_mean"], out["eps_max"], out["eps_min"] = ce[:, 0], ce[:, 1], ce[:, 2]
+            out["eps_guard"] = ce[:, 3]
             out["eps"] = get(self.src_lo, (self.n, 4), np.float32)[:, 3].astype(np.float64)
         if self.cell_ext is not None:
             out["half_extent"] = get(self.cell_ext, self.n_cells, np.float32).astype(np.float64)
