@@ -147,3 +147,28 @@ def test_both_backends_and_refits_step_block_steps_with_softenings_per_type_alik
     # refitted trees (the softenings carried through the refit) give the same motion
     assert refitted[2]["refits"] > 0
     assert np.abs(refitted[0].pos - host[0].pos).max() < 5e-4
+
+
+@pytest.mark.parametrize("backend", ["host", "device"])
+def test_the_hybrid_tree_s_parts_take_the_softenings_per_type(backend):
+    """Hard + soft of the hybrid split (the same walks, weighted by the changeover) add up
+    to the float64 sum with each type's softening."""
+    if backend == "device" and not get_runtime().has_fp64:
+        pytest.skip("no double precision on this device: no device state")
+    from hybridtree.gravity.engine import ForceEngine
+    from hybridtree.gravity.splitting import Changeover
+    pos, vel, mass, types = halo_and_disk(2000)
+    p = Particles(pos, vel, mass, np.arange(1, len(mass) + 1, dtype=np.uint64), types=types)
+    g = GravitySettings(eps=0.02, theta=0.3, n_leaf=8, multipole="monopole",
+                        remove_net_force=False, changeover=Changeover(0.02, 0.2), n_hard=2,
+                        eps_ratio=type_ratios(0.02, EPS_TYPES))
+    rt = get_runtime()
+    state = make_state(p, g.parts, backend, rt)
+    ForceEngine(g, rt).compute(state, g.parts)
+    s = state.download()
+    eps = g.eps_types[types]
+    ref, _ = gravity.direct_reference(pos, mass, eps)
+    err = np.linalg.norm(s.acc - ref, axis=1) / np.linalg.norm(ref, axis=1)
+    assert np.percentile(err, 99) < 2e-3, np.percentile(err, 99)
+    one, _ = gravity.direct_reference(pos, mass, 0.02)
+    assert np.median(np.linalg.norm(one - ref, axis=1) / np.linalg.norm(ref, axis=1)) > 0.005
