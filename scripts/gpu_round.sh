@@ -309,6 +309,13 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   py pk128 60 -m hybridtree pk "$D/box128/snapshot_0003.hdf5" --out "$D/pk128_z0.txt"
   rm -f "$D"/box128/snapshot_000[012].hdf5
   ;;
+63) # issue 32 / 30, session 20: GOTHIC's M31 at 2^23 for 49.5 Myr with refitted trees between builds (gravity.refit_fraction):
+    # half the 1 Gyr run's stepping was tree builds (278 of 938 s); per smallest step against round 62's 0.0407 s (builds every force)
+  for f in 0.1 0.5; do
+    py m31_23_refit_$f 130 scripts/bench/galaxy.py configs/galaxy_m31.toml --n 8388608 --t-end 10.5 --device nvidia \
+        --set gravity.refit_fraction=$f --out /tmp/m31_23r --json "$D/m31_23_refit_$f.json"
+  done
+  ;;
 62) # issue 32, session 20: round 61 again after two kernel changes: the lo word read inside REL again (NVIDIA's compiler lost the
     # hi/lo precision with it in a temporary: two walk tests failed in round 61) and a mixed cell opened only for groups softened less
     # than its largest (MIXED_GUARD, GADGET-4's rule; round 61 opened it for all: 2-5x the interactions); M31 with one eps beside
