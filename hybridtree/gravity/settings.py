@@ -49,7 +49,7 @@ class GravitySettings:
     @classmethod
     def from_settings(cls, g, h=None) -> "GravitySettings":
         """From the validated ``[gravity]`` and ``[hybrid]`` settings."""
-        split = {"eps_ratio": type_ratios(g.eps, g.eps_types)}
+        split = {}
         if h is not None and h.enabled:
             assert g.method == "tree", "config.rules.check_settings refuses this"
             split = {"changeover": Changeover(h.r_in, h.r_out, h.changeover),
@@ -58,7 +58,8 @@ class GravitySettings:
                    n_group=g.n_group, multipole=g.multipole, precise=g.precise, build=g.build,
                    remove_net_force=g.remove_net_force, device=g.device, opening=g.opening,
                    alpha=g.alpha, theta_max=g.theta_max, theta_min=g.theta_min,
-                   refit_fraction=g.refit_fraction, softening=g.softening, **split)
+                   refit_fraction=g.refit_fraction, softening=g.softening,
+                   eps_ratio=type_ratios(g.eps, g.eps_types), **split)
 
     def settled(self, kind: str, relative_ok: bool = True,
                 cosmological: bool = False) -> "GravitySettings":

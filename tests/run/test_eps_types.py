@@ -40,6 +40,11 @@ def test_the_setting_and_its_refusals():
     g = GravitySettings.from_settings(s.gravity)
     np.testing.assert_allclose(g.eps_types, [0.01, 0.03, 0.004, 0.02, 0.02, 0.02])
     assert g.walk_eps == pytest.approx(0.004)
+    # the hybrid tree's settings keep them too
+    s = settings_from_flat({"gravity.eps": 0.02, "gravity.eps_types": "0.01 0.03",
+                            "hybrid.enabled": True})
+    h = GravitySettings.from_settings(s.gravity, s.hybrid)
+    assert h.changeover is not None and h.eps_ratio == g.eps_ratio[:2] + (1.0,) * 4
     # a cosmological run rescales gravity.eps: every type's follows
     assert type_ratios(0.02, "0.02 0.02") is None            # all equal: one softening
     for bad, match in (("0.01, -1", "numbers > 0"), ("1 2 3 4 5 6 7", "up to 6"),
