@@ -15,7 +15,7 @@ from typing import Any, Callable
 from ..errors import HybridtreeError
 from .units import KPC_CM, MSUN_1E10_G
 
-__all__ = ["ConfigError", "Option", "SCHEMA", "markdown_table", "redshift_list"]
+__all__ = ["ConfigError", "Option", "SCHEMA", "markdown_table", "number_list", "redshift_list"]
 
 
 class ConfigError(HybridtreeError, ValueError):
@@ -46,9 +46,15 @@ def _opt(kind, default, doc, check=None, rule="", choices=(), convert=None):
     return Option(kind, default, doc, check, rule, tuple(choices), convert)
 
 
+def number_list(text: str) -> list[float]:
+    """``'8.9, 2.5 0.93'`` -> [8.9, 2.5, 0.93]: numbers separated by commas or spaces, as
+    list settings are stored (ValueError for a word that is no number)."""
+    return [float(w) for w in str(text).replace(",", " ").split()]
+
+
 def redshift_list(text: str) -> list[float]:
     """``'8.9, 2.5, 0.93, 0'`` -> [8.9, 2.5, 0.93, 0.0] (ValueError if not numbers >= 0)."""
-    values = [float(w) for w in text.replace(",", " ").split()]
+    values = number_list(text)
     if any(not math.isfinite(z) or z < 0 for z in values):
         raise ValueError(f"redshifts must be numbers >= 0: {text!r}")
     return values
@@ -64,7 +70,7 @@ def _numbers_as_text(value: Any) -> Any:
 
 def _eps_type_list(text: str) -> bool:
     try:
-        values = [float(w) for w in text.replace(",", " ").split()]
+        values = number_list(text)
     except ValueError:
         return False
     return len(values) <= 6 and all(math.isfinite(e) and e > 0 for e in values)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..config.schema import number_list
 from ..particles import N_TYPES
 from .knobs import auto_multipole, default
 from .periodic import Periodic
@@ -117,7 +118,7 @@ class GravitySettings:
 def type_ratios(eps: float, eps_types: str) -> tuple[float, ...] | None:
     """``gravity.eps_types`` (up to N_TYPES softenings for PartType0, 1, ..., the rest
     taking ``eps``) as ratios to ``eps``; None where there is none or all equal ``eps``."""
-    values = [float(w) for w in str(eps_types).replace(",", " ").split()]
+    values = number_list(eps_types)
     if not values:
         return None
     assert len(values) <= N_TYPES and eps > 0 and min(values) > 0, \
