@@ -66,8 +66,8 @@ def accelerations(pos, mass, eps: float | np.ndarray = 0.0, method: str = defaul
     may be one value per source (N,): a pair's softening is then the larger of the sink's
     and the source's, GADGET-4's rule (sinks given apart have none of their own); a tree
     cell's is the mass-weighted mean eps^2 of its particles, and a cell of mixed
-    softenings is opened within 2.8 times its largest (cl/walkcommon.cl ``PER_EPS``; the
-    tree built on the device).  The other defaults are the schema's
+    softenings is opened within 2.8 times its largest by sinks softened less than that
+    (cl/walkcommon.cl ``PER_EPS``; the tree built on the device).  The other defaults are the schema's
     (``gravity.*``, docs/configuration.md); ``n_group=None``: the device's default.
     method: "tree" (group walk, opening angle ``theta``, ``multipole`` moments,
     leaves of at most ``n_leaf`` particles, groups of at most ``n_group`` sinks,

@@ -175,6 +175,8 @@ class ForceEngine:
         if rows is not None and len(rows) == 0:
             return 0
         eps = g.particle_eps(s.types)            # None: one softening, g.eps
+        # the active sinks' own softenings (forces of some particles: sinks apart)
+        sink_eps = None if eps is None or rows is None else eps[rows]
         if g.method == "direct":
             assert parts == ("full",), "the direct method has no force split"
             sinks = s.pos if rows is None else s.pos[rows]
@@ -182,9 +184,7 @@ class ForceEngine:
                 acc, pot, _ = direct_forces(rt, s.pos, s.mass, sinks,
                                             g.eps if eps is None else eps,
                                             self_skip=rows is None, split=g.precise,
-                                            options=g.kernel_options,
-                                            sink_eps=None if eps is None or rows is None
-                                            else eps[rows])
+                                            options=g.kernel_options, sink_eps=sink_eps)
             self._count("full", len(sinks) * max(s.n - 1, 0))
             self._store(s, "full", acc, pot, rows)
             return len(sinks)
@@ -220,8 +220,7 @@ class ForceEngine:
                                                        part="full" if part == "short" else part,
                                                        floor=floor, periodic=g.periodic,
                                                        options=g.kernel_options,
-                                                       sink_eps=None if eps is None or rows is None
-                                                       else eps[rows])
+                                                       sink_eps=sink_eps)
             if g.periodic is not None and part != "short":
                 with clock.host("pm"):
                     self._long_range_of(g).add(s.pos, s.mass, acc, pot, sinks)

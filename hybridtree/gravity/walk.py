@@ -20,7 +20,7 @@ from .tree.device_build import DeviceGroups, DeviceTree, device_groups
 from .tree.device_sort import exclusive_scan
 from .walk_sources import source_buffers
 from .walk_kernels import (DEFAULT_GROUP, LARGE_GROUP, LIST_WALK, WalkKernel,
-                           default_group, walk_kernel)
+                           default_group, tree_options, walk_kernel)
 
 __all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "default_group", "sink_groups", "tree_forces",
            "walk_active", "walk_into"]
@@ -75,9 +75,10 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
         self_idx = np.full(len(spos), -1, np.int32)
     gstart, gcount = sink_groups(skeys, n_group)
     gcentre, ghalf = _group_boxes(spos, gstart)
-    # the groups' smallest sink softening (cl/treebuild.cl group_boxes, PER_EPS walks)
-    g_eps = 0.0 if sink_eps is None else np.minimum.reduceat(
-        np.asarray(sink_eps, np.float32)[sorder], gstart)
+    # the sinks' softenings in group order, and each group's smallest (cl/treebuild.cl
+    # group_boxes: the w of the group centre's lo part, PER_EPS walks)
+    s_eps = 0.0 if sink_eps is None else np.asarray(sink_eps, np.float32)[sorder]
+    g_eps = 0.0 if sink_eps is None else np.minimum.reduceat(s_eps, gstart)
     half32 = np.nextafter(ghalf.astype(np.float32), np.float32(np.inf))
     bound = 0.0
     if floor is not None:
@@ -91,7 +92,7 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
             rt.to_device(pack4(half32, bound)),
             # w = the sink's own mass (list walk: its self term is removed at the end)
             rt.to_device(pack4(snk_hi, tree.mass if sinks is None else 0.0)),
-            rt.to_device(pack4(snk_lo, 0.0 if sink_eps is None else sink_eps[sorder])),
+            rt.to_device(pack4(snk_lo, s_eps)),
             rt.to_device(self_idx)]
     return args, sorder, len(gstart)
 
@@ -189,14 +190,6 @@ def _enqueue_walk(rt: Runtime, walk: WalkKernel, args: list, n_groups: int,
     launch(rt, walk.file, walk.name, n_groups * per_group, *args, defines=walk.defines,
            local=per_group, fixed=True)
     return {}
-
-
-def tree_options(tree: Octree | DeviceTree, options: dict | None) -> dict | None:
-    """The walk's extra defines for ``tree``: PER_EPS where it carries a softening per
-    particle (cl/walkcommon.cl), added to ``options``."""
-    if isinstance(tree, DeviceTree) and tree.cell_eps is not None:
-        return {**(options or {}), "PER_EPS": 1}
-    return options
 
 
 def _unsort64(rt: Runtime, n: int, keep: int, order: cl.Buffer, out: cl.Buffer,

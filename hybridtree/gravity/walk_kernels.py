@@ -15,9 +15,11 @@ from ..device.runtime import DeviceInfo, Runtime, fit_work_group
 from .periodic import Periodic
 from .softening import check_softening
 from .splitting import CHANGEOVERS, Changeover
+from .tree.device_build import DeviceTree
 
 __all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "LIST_CAPACITY", "LIST_WALK", "RELATIVE_SPLIT",
-           "WALK_AXES", "WALK_SETTINGS", "WalkKernel", "default_group", "walk_defines",
+           "WALK_AXES", "WALK_SETTINGS", "WalkKernel", "default_group", "tree_options",
+           "walk_defines",
            "walk_kernel", "walk_option_sets"]
 
 #: Interaction-list capacity in local memory (entries).
@@ -54,6 +56,14 @@ def default_group(kind: str, n_sinks: int) -> int:
     if large is not None and n_sinks >= large[0]:
         return large[1]
     return DEFAULT_GROUP.get(kind, 64)
+
+
+def tree_options(tree, options: dict | None) -> dict | None:
+    """The walk's extra defines for ``tree`` (host- or device-built): PER_EPS where it
+    carries a softening per particle (cl/walkcommon.cl), added to ``options``."""
+    if isinstance(tree, DeviceTree) and tree.cell_eps is not None:
+        return {**(options or {}), "PER_EPS": 1}
+    return options
 
 
 def walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: dict | None,
