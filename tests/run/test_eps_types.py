@@ -34,6 +34,11 @@ def halo_and_disk(n: int = 3000, seed: int = 5):
     return pos, vel, mass, types
 
 
+def with_ids(pos, vel, mass, types) -> Particles:
+    """The particles with IDs 1 ... N."""
+    return Particles(pos, vel, mass, np.arange(1, len(mass) + 1, dtype=np.uint64), types=types)
+
+
 def test_the_setting_and_its_refusals():
     s = settings_from_flat({"gravity.eps": 0.02, "gravity.eps_types": [0.01, 0.03, 0.004]})
     assert s.gravity.eps_types == "0.01, 0.03, 0.004"
@@ -101,7 +106,7 @@ def test_time_bins_follow_each_particle_s_own_softening():
     same bits on both backends, and the small-softening type in deeper bins."""
     pos, vel, mass, types = halo_and_disk(2000)
     rt = get_runtime()
-    p = Particles(pos, vel, mass, np.arange(1, len(mass) + 1, dtype=np.uint64), types=types)
+    p = with_ids(pos, vel, mass, types)
     acc = gravity.direct_reference(pos, mass, 0.01)[0]
     g = GravitySettings(eps=0.02, eps_ratio=type_ratios(0.02, EPS_TYPES))
     dt, eta = 0.25, 0.2
@@ -129,7 +134,7 @@ def test_time_bins_follow_each_particle_s_own_softening():
 def test_both_backends_and_refits_step_block_steps_with_softenings_per_type_alike():
     pos, vel, mass, types = halo_and_disk(2000)
     rt = get_runtime()
-    p = Particles(pos, vel, mass, np.arange(1, len(mass) + 1, dtype=np.uint64), types=types)
+    p = with_ids(pos, vel, mass, types)
     from hybridtree.gravity.engine import ForceEngine
     out = {}
     for kind, refit in (("host", 0.0), ("device", 0.0), ("device", 0.5)):
@@ -163,7 +168,7 @@ def test_the_hybrid_tree_s_parts_take_the_softenings_per_type(backend):
     from hybridtree.gravity.engine import ForceEngine
     from hybridtree.gravity.splitting import Changeover
     pos, vel, mass, types = halo_and_disk(2000)
-    p = Particles(pos, vel, mass, np.arange(1, len(mass) + 1, dtype=np.uint64), types=types)
+    p = with_ids(pos, vel, mass, types)
     g = GravitySettings(eps=0.02, theta=0.3, n_leaf=8, multipole="monopole",
                         remove_net_force=False, changeover=Changeover(0.02, 0.2), n_hard=2,
                         eps_ratio=type_ratios(0.02, EPS_TYPES))
