@@ -22,7 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+import os
 
+import numpy as np
 import pyopencl as cl
 
 from .runtime import DeviceInfo, Runtime, kernel_source
@@ -97,15 +99,41 @@ def launch(rt: Runtime, file: str, name: str, items: int, *args,
 
     ``local``: the preferred work-group size, lowered to what the built kernel allows on
     the device (kernels check their bounds); with ``fixed`` it is used as given (a
-    kernel built for that size); None lets the driver choose (and no rounding)."""
+    kernel built for that size); None lets the driver choose (and no rounding).
+
+    The kernel, its work-group and its scalar argument types are looked up once per
+    runtime and call signature (:func:`_prepared`): a launch then costs one pyopencl call
+    that packs the scalars, not an argument-by-argument conversion (about 35 against 6
+    µs per launch for 8 arguments; a 2^22 step makes ~150 launches)."""
     if items <= 0:
         return
-    knl = kernel(rt, file, name, defines)
-    if local is None:
+    knl, wg = _prepared(rt, file, name, defines, local, fixed, args)
+    if wg is None:
         knl(rt.queue, (int(items),), None, *args)
         return
-    wg = int(local) if fixed else min(int(local), rt.max_work_group_size(knl))
     knl(rt.queue, (-(-int(items) // wg) * wg,), (wg,), *args)
+
+
+def _prepared(rt: Runtime, file: str, name: str, defines: dict | None, local: int | None,
+              fixed: bool, args: tuple) -> tuple[cl.Kernel, int | None]:
+    """(kernel, work-group size or None) of a launch, cached in ``rt.launches``.  The
+    first launch of a kernel object fixes its scalar argument types from the numpy scalars
+    it is given (buffers, None and local memory: no type), as pyopencl's
+    ``set_scalar_arg_dtypes`` wants; every call site passes the same kinds per
+    position."""
+    key = (file, name, tuple(defines.items()) if defines else (), local, fixed,
+           os.environ.get("HYBRIDTREE_CL_OPTIONS", ""))
+    hit = rt.launches.get(key)
+    if hit is None:
+        knl = kernel(rt, file, name, defines)
+        if getattr(knl, "_hybridtree_typed", None) is None:
+            knl.set_scalar_arg_dtypes([a.dtype if isinstance(a, np.generic) else None
+                                       for a in args])
+            knl._hybridtree_typed = True
+        wg = None if local is None else (
+            int(local) if fixed else min(int(local), rt.max_work_group_size(knl)))
+        hit = rt.launches[key] = (knl, wg)
+    return hit
 
 
 # -- what a device may ask for -------------------------------------------------------

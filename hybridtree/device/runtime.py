@@ -204,6 +204,8 @@ class Runtime:
     context: cl.Context
     queue: cl.CommandQueue
     _programs: dict = field(default_factory=dict)
+    #: launch lookups (hybridtree.device.kernels.launch): call signature -> (kernel, wg)
+    launches: dict = field(default_factory=dict)
 
     @property
     def device(self) -> cl.Device:
