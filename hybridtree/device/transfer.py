@@ -93,34 +93,54 @@ class _Staging:
 
 
 _staging: dict[int, _Staging] = {}
-_scratch: dict[tuple[int, str], cl.Buffer] = {}
+_scratch: dict[tuple[int, str], tuple[cl.Buffer, int]] = {}
+
+#: A kept buffer that must grow gets this fraction more than asked for (up to the
+#: device's largest allocation): sizes that follow the particles (groups, cells, lists)
+#: drift up and down from step to step, and on NVIDIA's driver replacing a buffer of GBs
+#: stalled the host for 2-6 ms on every other step at 2^22 (round 65, session 21).
+GROWTH = 0.125
+
+
+def _grown(rt: Runtime, held: int, nbytes: int) -> int:
+    """Bytes of a kept buffer that holds ``held`` bytes and must hold ``nbytes``: exact
+    the first time, with :data:`GROWTH` headroom when it grows."""
+    nbytes = max(int(nbytes), 4)
+    if not held:
+        return nbytes
+    return max(nbytes, min(nbytes + int(GROWTH * nbytes), int(rt.device.max_mem_alloc_size)))
 
 
 def scratch(rt: Runtime, name: str, nbytes: int) -> cl.Buffer:
-    """A device buffer of at least ``nbytes`` kept per runtime and ``name`` (grown, never
-    shrunk), for data consumed by the kernels enqueued right after it is filled: the
-    in-order queue runs those before any later use of the same name."""
+    """A device buffer of at least ``nbytes`` kept per runtime and ``name`` (grown with
+    :data:`GROWTH` headroom, never shrunk), for data consumed by the kernels enqueued right
+    after it is filled: the in-order queue runs those before any later use of the same
+    name."""
     key = (id(rt.context), name)
-    buf = _scratch.get(key)
-    if buf is None or buf.size < nbytes:
-        buf = _scratch[key] = rt.empty(max(int(nbytes), 4))
+    buf, held = _scratch.get(key, (None, 0))
+    if buf is None or held < nbytes:       # sizes kept here: no driver query per call
+        held = _grown(rt, held, nbytes)
+        buf = rt.empty(held)
+        _scratch[key] = buf, held
     return buf
 
 
 class Workspace:
-    """Named device buffers owned by one user (a force engine), grown on demand and
-    never shrunk: a step that needs the same sizes as the last allocates nothing.
-    Call it like :func:`scratch`: ``work(name, nbytes)``."""
+    """Named device buffers owned by one user (a force engine), grown on demand (with
+    :data:`GROWTH` headroom) and never shrunk: a step that needs the same sizes as the
+    last allocates nothing.  Call it like :func:`scratch`: ``work(name, nbytes)``."""
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.buffers: dict[str, cl.Buffer] = {}
+        self._held: dict[str, int] = {}
 
     def __call__(self, name: str, nbytes: int) -> cl.Buffer:
-        buf = self.buffers.get(name)
-        if buf is None or buf.size < nbytes:
-            buf = self.buffers[name] = self.rt.empty(max(int(nbytes), 4))
-        return buf
+        held = self._held.get(name, 0)
+        if not held or held < nbytes:          # held >= 4 once made
+            held = self._held[name] = _grown(self.rt, held, nbytes)
+            self.buffers[name] = self.rt.empty(held)
+        return self.buffers[name]
 
     @property
     def nbytes(self) -> int:

@@ -33,6 +33,22 @@ def test_scratch_buffers_are_kept_and_grown(runtime):
     assert transfer.scratch(runtime, "test_other", 100) is not b
 
 
+def test_kept_buffers_grow_with_headroom_and_exist_when_empty(runtime):
+    """First size exact, a growth gets GROWTH more than asked (sizes that drift up and
+    down then reallocate rarely), and a request of 0 bytes still gives a buffer."""
+    work = transfer.Workspace(runtime)
+    a = work("a", 1000)
+    assert a.size == 1000 and work("a", 900) is a
+    b = work("a", 1001)
+    assert b.size >= 1001 * (1 + transfer.GROWTH) - 1
+    assert work("a", int(1001 * (1 + transfer.GROWTH)) - 1) is b
+    assert work("empty", 0).size >= 4 and work("empty", 0) is work("empty", 0)
+    s0 = transfer.scratch(runtime, "test_empty", 0)
+    assert s0 is not None and transfer.scratch(runtime, "test_empty", 4) is s0
+    s1 = transfer.scratch(runtime, "test_empty", 5000)
+    assert s1.size >= 5000 * (1 + transfer.GROWTH) - 1
+
+
 def test_release_drops_kept_buffers_and_copies_go_on(runtime, monkeypatch):
     monkeypatch.setenv("HYBRIDTREE_STAGING", "always")
     a = transfer.scratch(runtime, "test_release", 100)
