@@ -55,6 +55,10 @@ def host_block_sum(terms: np.ndarray) -> np.ndarray:
             return rows[0]
 
 
+#: The kernels of one level (a work-item per output value, not per block).
+_LEVEL_OPS = ("reduce_rows", "reduce_rows_max")
+
+
 def _net(s: np.ndarray) -> np.ndarray:
     return s[:3] / s[3] if s[3] != 0 else np.zeros(3)
 
@@ -212,18 +216,27 @@ class Reducer:
                 nr: int = 3 * TRIALS) -> np.ndarray:
         """Run level-1 kernel ``name`` (n items, k sums; args after n, before out; built
         for ``nr`` radii), then level ``op`` until one row is left; that row (k,)."""
+        res = np.empty(k)
+        cl.enqueue_copy(self.rt.queue, res, self._levels_on_device(name, n, k, *args, op=op,
+                                                                     nr=nr))
+        return res
+
+    def _levels_on_device(self, name: str, n: int, k: int, *args, op: str = "reduce_rows",
+                          nr: int = 3 * TRIALS) -> cl.Buffer:
+        """:meth:`_levels` enqueued only: the scratch buffer whose first k values will be
+        the row (valid for the kernels enqueued right after)."""
         names = ("reduce.even", "reduce.odd")
         rows = -(-n // BLOCK)
         out = scratch(self.rt, names[0], 8 * k * rows)
-        self._run(name, rows, np.int32(n), *args, out, nr=nr)
+        # a level-1 kernel has a work-item per block; the level kernels one per value
+        self._run(name, rows * (k if name in _LEVEL_OPS else 1), np.int32(n), *args, out,
+                  nr=nr)
         level = 1
         while rows > 1:
             nxt = scratch(self.rt, names[level % 2], 8 * k * -(-rows // BLOCK))
-            self._run(op, -(-rows // BLOCK), np.int32(rows), np.int32(k), out, nxt)
+            self._run(op, k * -(-rows // BLOCK), np.int32(rows), np.int32(k), out, nxt)
             out, rows, level = nxt, -(-rows // BLOCK), level + 1
-        res = np.empty(k)
-        cl.enqueue_copy(self.rt.queue, res, out)
-        return res
+        return out
 
     def block_sum(self, n: int, k: int, terms: cl.Buffer) -> np.ndarray:
         """Column sums (k,) of the (n, k) float64 buffer ``terms``; :func:`host_block_sum`."""
@@ -241,6 +254,13 @@ class Reducer:
         if n == 0:
             return np.zeros(4)
         return self._levels("net_terms", n, 4, mass, acc)
+
+    def remove_net(self, n: int, mass: cl.Buffer, acc: cl.Buffer) -> None:
+        """acc -= Σ m a / Σ m in place, all on the device (nothing read back): the bits of
+        ``subtract(n, acc, net_acceleration(n, mass, acc))``."""
+        if n > 0:
+            sums = self._levels_on_device("net_terms", n, 4, mass, acc)
+            self._run("subtract_net", n, np.int32(n), sums, acc)
 
     def subtract(self, n: int, acc: cl.Buffer, shift: np.ndarray) -> None:
         """acc -= shift in place (``shift`` (3,), e.g. the net acceleration)."""
@@ -307,13 +327,26 @@ class Reducer:
         """Sums of both components of n int2 interaction counts, as 64-bit integers."""
         if n == 0:
             return 0, 0
+        groups, part = self._count_parts(n, counts)
+        out = np.empty((groups, 2), np.int64)
+        cl.enqueue_copy(self.rt.queue, out, part)
+        return int(out[:, 0].sum()), int(out[:, 1].sum())
+
+    def count_sum_into(self, n: int, counts: cl.Buffer, total: cl.Buffer) -> None:
+        """Enqueue total[0], total[1] (int64 on the device) += :meth:`count_sum`'s sums;
+        nothing is read back."""
+        if n > 0:
+            groups, part = self._count_parts(n, counts)
+            launch(self.rt, "reduce.cl", "count_add", 1, np.int32(groups), part, total,
+                   defines=self._defines(), local=1)
+
+    def _count_parts(self, n: int, counts: cl.Buffer) -> tuple[int, cl.Buffer]:
+        """Enqueue count_sum: (its number of work-groups, their (groups, 2) int64 sums)."""
         groups = max(1, min(-(-n // self.wg), 4 * self.rt.info.compute_units))
         part = scratch(self.rt, "reduce.counts", 16 * groups)
         launch(self.rt, "reduce.cl", "count_sum", groups * self.wg, np.int32(n), counts, part,
                defines=self._defines(), local=self.wg, fixed=True)
-        out = np.empty((groups, 2), np.int64)
-        cl.enqueue_copy(self.rt.queue, out, part)
-        return int(out[:, 0].sum()), int(out[:, 1].sum())
+        return groups, part
 
 
 _REDUCERS: dict[int, Reducer] = {}

@@ -28,7 +28,6 @@ mass-weighted mean acceleration of each part (summed in the fixed order of
 from __future__ import annotations
 
 import time
-from collections import defaultdict
 
 import numpy as np
 import pyopencl as cl
@@ -39,6 +38,7 @@ from ..device.runtime import Runtime
 from ..device.transfer import Workspace, download, upload
 from ..integrate.state import DeviceState, HostState, State
 from ..particles import shaped_particles, validate_particles
+from .counts import Tally
 from .direct import direct_forces
 from .eps_types import TypeSoftenings
 from .forces import Forces
@@ -71,7 +71,7 @@ class ForceEngine:
         self.g = g.settled(rt.info.kind, relative_ok=False)
         self.rt, self.clock = rt, clock or Clock(rt)
         self.work = work or Workspace(rt)
-        self.counts: dict[str, int] = defaultdict(int)
+        self.tally = Tally(rt)
         self._known = False       # the state holds forces of its current particles
         self.kept = KeptTree(g.refit_fraction if self.refits else 0.0)
         self._long: LongRange | None = None
@@ -91,7 +91,7 @@ class ForceEngine:
         arrays = DeviceArrays(s.pos, s.mass, s.n, self.softenings.device(s, self.g, self.work))
         theta = self.g.theta_max if opening_floor(self.g, self._known, None) else self.g.theta
         if active is not None and kept.reusable(s, s.n, theta):
-            self.counts["refits"] += 1
+            self.tally.add("refits", 1)
             with self.clock.device("build", "refit"):
                 return refit_device_tree(kept.tree, arrays)
         with self.clock.device("build"):
@@ -113,7 +113,7 @@ class ForceEngine:
         else:
             done = self._on_host(state, parts, active)
         for part in parts:
-            self.counts[f"{part}_forces"] += 1
+            self.tally.add(f"{part}_forces", 1)
         self._known = True
         return done
 
@@ -131,9 +131,14 @@ class ForceEngine:
             return None
         return opening_floor(self.g, self._known, self.old_acc(s))
 
+    @property
+    def counts(self) -> dict[str, int]:
+        """Interactions per part and forces computed, cumulative (:class:`Tally`; reading
+        them waits for the device's sums)."""
+        return self.tally.read()
+
     def _count(self, part: str, interactions: int) -> None:
-        self.counts["interactions"] += interactions
-        self.counts[f"{part}_interactions"] += interactions
+        self.tally.add_interactions(part, interactions)
 
     def _on_device(self, s: DeviceState, parts: tuple[str, ...], active) -> int:
         g, rt, clock = self.g, self.rt, self.clock
@@ -146,7 +151,7 @@ class ForceEngine:
                                            g.n_group or None, floor, g.kernel_options)
             self.kept.forced(m)
             with clock.device("reduce"):
-                self._count("full", sum(red.count_sum(m, counts)))
+                self.tally.add_device("full", m, counts)
             return m
         for part in parts:
             pot = self.work("pot_unused", 8 * s.n) if part == "hard" else s.pot
@@ -164,9 +169,9 @@ class ForceEngine:
                     self._long_range_of(g).add_device(s.n, s.pos, s.mass, s.acc[part], pot)
             with clock.device("reduce"):
                 if counts is not None:
-                    self._count(part, sum(red.count_sum(s.n, counts)))
+                    self.tally.add_device(part, s.n, counts)
                 if g.remove_net_force:
-                    red.subtract(s.n, s.acc[part], red.net_acceleration(s.n, s.mass, s.acc[part]))
+                    red.remove_net(s.n, s.mass, s.acc[part])
         return s.n
 
     def _on_host(self, s: HostState, parts: tuple[str, ...], active) -> int:

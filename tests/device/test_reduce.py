@@ -115,6 +115,20 @@ def test_net_acceleration_and_subtract(red):
     assert np.array_equal(host_net_acceleration(zero, acc), np.zeros(3))
 
 
+def test_net_force_removed_on_the_device_has_the_host_bits(red):
+    """remove_net (sums and subtraction on the device, nothing read) against the host's
+    net acceleration subtracted on the host; zero total mass leaves acc as it was."""
+    rng = np.random.default_rng(6)
+    for n in (1, 65, 10_000):
+        mass = rng.uniform(0.1, 1.0, n) / n
+        acc = nasty(rng, n, 3)
+        d_acc = dev(red, acc)
+        red.remove_net(n, dev(red, mass), d_acc)
+        assert same_bits(get(red, d_acc, (n, 3)), acc - host_net_acceleration(mass, acc))
+        red.remove_net(n, dev(red, np.zeros(n)), d_acc)
+        assert same_bits(get(red, d_acc, (n, 3)), acc - host_net_acceleration(mass, acc))
+
+
 @pytest.fixture(scope="module")
 def cluster():
     pos, vel, mass = plummer(20000, seed=1)
@@ -207,6 +221,24 @@ def test_count_sum(red):
     assert want.min() > 2**31
     assert red.count_sum(n, dev(red, counts)) == (int(want[0]), int(want[1]))
     assert red.count_sum(0, red.rt.empty(8)) == (0, 0)
+
+
+def test_count_sums_add_up_on_the_device(red):
+    """A Tally's device sums, read once after several forces, equal the host's sums."""
+    from hybridtree.gravity.counts import Tally
+    rng = np.random.default_rng(8)
+    tally, want = Tally(red.rt), {"full": 0, "soft": 0}
+    for part, n in (("full", 5000), ("soft", 70), ("full", 1), ("full", 0)):
+        counts = rng.integers(0, 2**30, (max(n, 1), 2), dtype=np.int32)
+        tally.add_device(part, n, dev(red, counts))
+        want[part] += int(counts[:n].astype(np.int64).sum())
+    tally.add_interactions("hard", 12)
+    got = tally.read()
+    assert got["full_interactions"] == want["full"] and got["soft_interactions"] == want["soft"]
+    assert got["interactions"] == want["full"] + want["soft"] + 12
+    assert tally.read()["interactions"] == got["interactions"]      # read: sums zeroed
+    tally.add_device("full", 1, dev(red, np.array([[3, 4]], np.int32)))
+    assert tally.read()["full_interactions"] == want["full"] + 7
 
 
 def test_reducer_is_kept_per_context(red):
