@@ -16,7 +16,7 @@ from .splitting import Changeover
 from .tree import Octree, integer_coords, leaf_ranges, morton_keys
 from .tree.octree import packed_leaf_ranges
 from ..device.transfer import allocator, download, scratch
-from .tree.device_build import DeviceGroups, DeviceTree, device_groups
+from .tree.device_build import DeviceGroups, DeviceTree, device_groups, inverse_order
 from .tree.device_sort import exclusive_scan
 from .walk_sources import source_buffers
 from .walk_kernels import (DEFAULT_GROUP, LARGE_GROUP, LIST_WALK, WalkKernel,
@@ -195,9 +195,16 @@ def _enqueue_walk(rt: Runtime, walk: WalkKernel, args: list, n_groups: int,
 def _unsort64(rt: Runtime, n: int, keep: int, order: cl.Buffer, out: cl.Buffer,
               counts: cl.Buffer, acc: cl.Buffer, pot: cl.Buffer, cnt: cl.Buffer) -> None:
     """A walk's results (tree order) into the caller's order as float64, for the particles
-    of caller index below ``keep`` (cl/prepare.cl ``unsort64``)."""
+    of caller index below ``keep`` (cl/prepare.cl ``unsort64``: scattered writes)."""
     launch(rt, "prepare.cl", "unsort64", n, np.int32(n), np.int32(keep), order, out, counts,
            acc, pot, cnt)
+
+
+def _sort_back64(tree: DeviceTree, keep: int, out: cl.Buffer, counts: cl.Buffer,
+                 acc: cl.Buffer, pot: cl.Buffer, cnt: cl.Buffer) -> None:
+    """:func:`_unsort64` of a tree's own particles as a gather (``sort_back64``)."""
+    launch(tree.rt, "prepare.cl", "sort_back64", keep, np.int32(keep), inverse_order(tree),
+           out, counts, acc, pot, cnt)
 
 
 def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl.Buffer,
@@ -243,7 +250,7 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     args = source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
     prof = _enqueue_walk(rt, walk, args, n_groups, quad)
     cnt = alloc("walk_cnt", 8 * n)       # the kernel writes counts in caller order too
-    _unsort64(rt, n, keep, sinks.order, out, counts, acc, pot, cnt)
+    _sort_back64(sinks, keep, out, counts, acc, pot, cnt)
     return cnt, n_groups, prof
 
 

@@ -63,6 +63,8 @@ class DeviceTree:
     #: then max(l, 2 h).  None for a build, where h <= l / 2.
     cell_ext: cl.Buffer | None = None
     groups: dict = field(default_factory=dict)   # (n_group, pack) -> DeviceGroups
+    #: uint32 (N,): the tree position of each caller index (:func:`inverse_order`)
+    inverse: cl.Buffer | None = None
     alloc: object = None        # where this tree's buffers came from (its groups' too)
 
     def to_host(self) -> dict[str, np.ndarray]:
@@ -293,6 +295,16 @@ def device_moments(tree: DeviceTree, ext: cl.Buffer | None = None) -> None:
                 tree.link, tree.cell_hi, tree.cell_lo, ext] + per_eps + quad
         _launch(tree.rt, "cell_moments", n_cells, *args,
                 defines=moment_defines(tree.multipole, bool(per_eps)))
+
+
+def inverse_order(tree: DeviceTree) -> cl.Buffer:
+    """The inverse of the tree's ``order`` (made once per tree on first use; a refit keeps
+    the order): results go back to the caller's order as a gather (prepare.cl)."""
+    if tree.inverse is None:
+        tree.inverse = allocator(tree.rt, tree.alloc)("inverse", 4 * tree.n)
+        launch(tree.rt, "prepare.cl", "invert_order", tree.n, np.int32(tree.n), tree.order,
+               tree.inverse, local=spread_local(tree.rt.info))
+    return tree.inverse
 
 
 def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGroups:
