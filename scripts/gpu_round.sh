@@ -11,6 +11,48 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+68) # issue 30, session 21, final code: results back to the caller's order as a gather (sort_back64); per-kernel times and whole runs with jz-fmm
+  python3 -m pip install -q --no-index --no-deps --root-user-action=ignore .device/jz/*.whl > /dev/null 2>&1
+  py kernels 120 scripts/tune/kernels.py --device nvidia --n 4194304 16777216 --steps 8 --json "$D/kernels.json"
+  py runs_default 300 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+      --diag-every 8 --peer --json "$D/runs_default.json"
+  ;;
+69) # session 21, final code: the whole suite on the GPU
+  HYBRIDTREE_DEVICE=nvidia py pytest_all 560 -m pytest -q -p no:cacheprovider --tb=short -x
+  ;;
+67) # issue 30, session 21, final code of the round: a level of the reductions per value; whole runs with jz-fmm beside;
+    # block steps on the cusp at 2^22 (building every substep, then refits with f = 0.1); a substep's cost; the paper's cosmological sphere
+  python3 -m pip install -q --no-index --no-deps --root-user-action=ignore .device/jz/*.whl > /dev/null 2>&1
+  py kernels 120 scripts/tune/kernels.py --device nvidia --n 4194304 --steps 8 --json "$D/kernels.json"
+  py runs_default 300 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+      --diag-every 8 --peer --json "$D/runs_default.json"
+  py steps_4m 300 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
+      --shared-from 5 --refit-fraction 0 --json "$D/steps_4m.json"
+  py steps_4m_refit 150 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
+      --shared-from 99 --refit-fraction 0.1 --json "$D/steps_4m_refit.json"
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc 60 scripts/tune/substep.py 4194304 0.02
+  HYBRIDTREE_DEVICE=nvidia py substep_01pc 60 scripts/tune/substep.py 4194304 0.001
+  py cosmo_sphere 400 scripts/bench/cosmo.py configs/cosmo_sphere.toml --device nvidia --out /tmp/cs --json "$D/cosmo_sphere.json"
+  ;;
+66) # issue 30, session 21: launches typed and cached, no per-force reads of counts and net force, kept buffers grown with headroom:
+    # the sort's tunings again, then whole runs at 2^22 and 2^24 (defaults and geometric theta = 0.5) with jz-fmm in the same round
+  python3 -m pip install -q --no-index --no-deps --root-user-action=ignore .device/jz/*.whl > /dev/null 2>&1
+  py sort 120 scripts/tune/sort.py --device nvidia --n 1048576 4194304 16777216 --tuning 256,16,8,4 128,32,8,7 256,8,8,5 128,16,8,6
+  py kernels 120 scripts/tune/kernels.py --device nvidia --n 4194304 16777216 --steps 8 --json "$D/kernels.json"
+  py runs_default 300 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+      --diag-every 8 --peer --json "$D/runs_default.json"
+  py runs_geo 200 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+      --diag-every 8 --set gravity.opening='"geometric"' --json "$D/runs_geo.json"
+  ;;
+64) # issue 30, session 21: device time of every kernel in a step (where the 2^22 step's time goes)
+  py kernels 300 scripts/tune/kernels.py --device nvidia --n 1048576 4194304 16777216 --steps 8 --json "$D/kernels.json"
+  py kernels_geo 120 scripts/tune/kernels.py --device nvidia --n 4194304 --steps 8 --set gravity.opening='"geometric"' --json "$D/kernels_geo.json"
+  py sort 120 scripts/tune/sort.py --device nvidia --n 1048576 4194304 16777216 --tuning 256,16,8,4 128,32,8,7
+  ;;
+65) # issue 30, session 21: blocking reads and the device's idle gaps in a step, host cost per launch; cProfile of the host
+  py kernels 200 scripts/tune/kernels.py --device nvidia --n 4194304 --steps 8 --json "$D/kernels.json"
+  py cprofile 200 scripts/tune/kernels.py --device nvidia --n 4194304 --steps 8 --cprofile
+  ;;
 1)  # session 3's baseline (the code as it was at commit cc16df4 plus --peer-cuda)
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 150 -m pytest -q -x -p no:cacheprovider tests/gravity/test_device_sort.py tests/gravity/test_device_build.py
   py hybrid_1m 200 scripts/bench/step.py hybrid --n 1000000 --device nvidia --t-end 0.0625 --json
