@@ -3,12 +3,13 @@
 #   bash scripts/gadget4/compare_hybridtree.sh ICS GADGET_OUTPUT OUT [STEPS] [DEVICE] [--set ...]
 # ICS: GADGET-4's IC snapshot (snapshot_ics_000.hdf5, NGENIC); GADGET_OUTPUT: the folder of
 # its run (snapshot_001..003 at z = 9, 1, 0), or - to skip it; OUT: where hybridtree's run and the P(k)
-# tables go.  The box is GADGET's 100 Mpc/h with (L/N)/30 comoving softening; N is read
-# from the ICs.  P(k) of both by `hybridtree pk` (TSC, interlaced, a mesh of 2 N).
+# tables go.  The softening is GADGET's (L/N)/30 comoving; N, L and h are read from the
+# ICs.  P(k) of both by `hybridtree pk` (TSC, interlaced, a mesh of 2 N).
 set -euo pipefail
 ICS=$1; G4=$2; OUT=$3; STEPS=${4:-128}; DEVICE=${5:-}; shift $(( $# < 5 ? $# : 5 ))
 N=$(python3 -c "import h5py,sys; print(round(int(h5py.File(sys.argv[1])['Header'].attrs['NumPart_Total'][1]) ** (1/3)))" "$ICS")
-EPS=$(python3 -c "print(100.0 / 0.7 / $N / 30)")      # comoving Mpc (internal units: Mpc)
+# (L/N)/30 comoving, L = the ICs' BoxSize in Mpc/h, into comoving Mpc (internal units: Mpc)
+EPS=$(python3 -c "import h5py,sys; f = h5py.File(sys.argv[1]); print(float(f['Header'].attrs['BoxSize']) / float(f['Parameters'].attrs['HubbleParam']) / $N / 30)" "$ICS")
 mkdir -p "$OUT"
 t0=$(date +%s.%N)
 python3 -m hybridtree run configs/cosmo_box_small.toml ${DEVICE:+--device "$DEVICE"} --overwrite \

@@ -13,6 +13,8 @@
 #   INTACC=0.025 (environment): ErrTolIntAccuracy, the time-step criterion's eta
 #   TLIMIT=86400 (environment): TimeLimitCPU in seconds; GADGET-4 stops at 0.85 of it with
 #           restart files (device_run.sh continues such a run with RestartFlag 1)
+#   BOX=100 (environment): the box side in Mpc/h (the softening follows: (BOX/N)/30); e.g.
+#           64^3 in 50 Mpc/h has the mass resolution of 128^3 in 100 Mpc/h at 1/8 of the cost
 #
 # Steps:  1) writes param.txt (from param_box64.txt: GridSize=NSample=N, softening=(100/N)/30, MaxMemSize)
 #            plus param_ics.txt (same, OutputDir ./ics) and outputs.txt
@@ -32,11 +34,13 @@ EXE=$G4_ROOT/build$N/Gadget4
 
 mkdir -p "$RUN"
 cd "$RUN"
-SOFT=$(python3 -c "print('%.10f' % (100.0/$N/30.0))")
+BOX=${BOX:-100}
+SOFT=$(python3 -c "print('%.10f' % ($BOX/$N/30.0))")
 MEM=$(python3 -c "print(min(9000, max(2000, int(1000*($N/128.0)**3))))")   # MByte per rank (GADGET-4 reserves it all at start-up; 256^3 -> 8000)
 sed -e "s/^GridSize .*/GridSize                  $N/" \
     -e "s/^NSample .*/NSample                   $N/" \
-    -e "s/^SofteningComovingClass0 .*/SofteningComovingClass0   $SOFT     % = (100\/$N)\/30 Mpc\/h comoving/" \
+    -e "s/^BoxSize .*/BoxSize                   $BOX             % Mpc\/h/" \
+    -e "s/^SofteningComovingClass0 .*/SofteningComovingClass0   $SOFT     % = ($BOX\/$N)\/30 Mpc\/h comoving/" \
     -e "s/^SofteningMaxPhysClass0 .*/SofteningMaxPhysClass0    $SOFT/" \
     -e "s/^MaxMemSize .*/MaxMemSize                $MEM/" \
     "$HERE/param_box64.txt" > param.txt
