@@ -49,6 +49,36 @@ def test_device_state_steps_the_host_state_bit_for_bit(name):
     assert e_host == e_dev and e_dev["interactions"] > 0
 
 
+def test_a_device_force_reads_back_only_what_the_build_needs(monkeypatch):
+    """A force of a device state waits for the host only where the tree build needs a
+    number (the extent, the cells' and the groups' counts): the interaction counts add up
+    on the device and the net force is removed there (one read each per force before
+    session 21, each draining the device's queue).  The counts still come out right when
+    read."""
+    import pyopencl as cl
+    g = SETTINGS["plain"]
+    pos, vel, m = plummer(3000, seed=22)
+    state, scheme = stepping(pos, vel, m, g, "device")
+    engine = scheme.engine
+    before = engine.counts["interactions"]
+    reads, copy = [], cl.enqueue_copy
+
+    def counting(queue, dest, src, **kwargs):
+        if isinstance(dest, np.ndarray) and isinstance(src, cl.MemoryObjectHolder):
+            reads.append(dest.nbytes)
+        return copy(queue, dest, src, **kwargs)
+
+    monkeypatch.setattr(cl, "enqueue_copy", counting)
+    engine.compute(state, ("full",))
+    monkeypatch.setattr(cl, "enqueue_copy", copy)
+    assert len(reads) <= 4 and max(reads) < 16 * 3000, reads   # no per-particle download
+    host_state, host_scheme = stepping(pos, vel, m, g, "host")
+    host_scheme.engine.compute(host_state, ("full",))
+    added = engine.counts["interactions"] - before
+    assert added == host_scheme.engine.counts["full_interactions"] // 2 > 0
+    assert state.download().acc.tobytes() == host_state.download().acc.tobytes()
+
+
 def test_device_diagnostics_agree_with_numpy_on_the_downloaded_state():
     pos, vel, m = plummer(4096, seed=5)        # masses 1/4096: cumulative sums are exact
     state, scheme = stepping(pos, vel, m, SETTINGS["plain"], "device")
