@@ -19,10 +19,10 @@ sets register them when imported (tools/kernel_builds.py imports them all).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-import os
 
 import numpy as np
 import pyopencl as cl
