@@ -137,7 +137,7 @@ class Workspace:
 
     def __call__(self, name: str, nbytes: int) -> cl.Buffer:
         held = self._held.get(name, 0)
-        if not held or held < nbytes:          # held >= 4 once made
+        if name not in self._held or held < nbytes:   # sizes kept here, as in scratch
             held = self._held[name] = _grown(self.rt, held, nbytes)
             self.buffers[name] = self.rt.empty(held)
         return self.buffers[name]

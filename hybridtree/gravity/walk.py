@@ -366,7 +366,7 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     if wide:        # back into the caller's order, as float64, before the download
         acc_buf, pot_buf = scratch(rt, "walk_acc", 24 * n), scratch(rt, "walk_pot", 8 * n)
         cnt_buf = scratch(rt, "walk_cnt", 8 * n)
-        _unsort64(rt, n, n, tree.order, out, counts, acc_buf, pot_buf, cnt_buf)
+        _sort_back64(tree, n, out, counts, acc_buf, pot_buf, cnt_buf)
     elif on_device:
         res_buf, cnt_buf = scratch(rt, "walk_res", 16 * n), scratch(rt, "walk_cnt", 8 * n)
         launch(rt, "treebuild.cl", "unsort", n, np.int32(n), tree.order, out, counts, res_buf,
