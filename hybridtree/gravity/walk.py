@@ -1,10 +1,12 @@
 """Host side of the group tree walk (cl/treewalk.cl, cl/walklist.cl): sink groups, device
-arrays and the launches (which kernel and defines: :mod:`.walk_kernels`).  Tuning scripts
-and tests set its globals PACK_GROUPS, PROFILE, LIST_START, LIST_MEMORY_SHARE, _list_room."""
+arrays and the launches (which kernel and defines: :mod:`.walk_kernels`; the list walk's
+batches and room: :mod:`.list_walk`).  Tuning scripts and tests set its global
+PACK_GROUPS."""
 
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import numpy as np
 import pyopencl as cl
@@ -18,6 +20,7 @@ from .tree.octree import packed_leaf_ranges
 from ..device.transfer import allocator, download, scratch
 from .tree.device_build import DeviceGroups, DeviceTree, device_groups, inverse_order
 from .tree.device_sort import exclusive_scan
+from .list_walk import list_walk
 from .walk_sources import source_buffers
 from .walk_kernels import (DEFAULT_GROUP, LARGE_GROUP, LIST_WALK, WalkKernel,
                            default_group, tree_options, walk_kernel)
@@ -28,19 +31,6 @@ __all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "default_group", "sink_groups", "tree
 #: Merge consecutive sibling leaves into fuller sink groups (tree.octree.packed_leaf_ranges):
 #: without it groups are about 30 % full and most of a GPU work-group idles.
 PACK_GROUPS = True
-
-#: First room per group list (entries); grown to the largest list seen on overflow.
-LIST_START = 8192
-
-#: Share of the device's global memory that the lists of one batch of groups may use.
-LIST_MEMORY_SHARE = 8
-
-_list_room: dict[int, int] = {}     # per context: list room that sufficed last time
-
-#: Tuning aid (scripts/tune_walk.py): wait for each list-walk kernel and add its time
-#: to the walk's timings as "list_walk" and "list_eval" (slows the walk a little).
-PROFILE = False
-
 
 def sink_groups(keys_sorted: np.ndarray, n_group: int) -> tuple[np.ndarray, np.ndarray]:
     """Groups of at most ``n_group`` Morton-consecutive sinks: the cells of a split with at
@@ -123,72 +113,18 @@ def _set_floor(rt: Runtime, n_groups: int, ranges: cl.Buffer, caller: cl.Buffer,
                   caller, a_old, np.float64(alpha), g_half)
 
 
-def _list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool) -> dict:
-    """Enqueue walk_lists + eval_lists over batches of groups (arguments as for tree_walk;
-    ``wg``: eval_lists's work-group size); returns kernel times when :data:`PROFILE` is set."""
-    nx = len(args) - 17                 # the cells' optional arrays: cell_eps, quad
-    assert nx >= int(quad), "the walk's arguments lack the quadrupoles"
-    n_cells, cell_hi, cell_lo, link = args[:4]
-    extras = args[4:4 + nx]
-    src_hi, src_lo = args[4 + nx:6 + nx]
-    n_groups, ranges, g_hi, g_lo, g_half, sink_hi, sink_lo, self_idx = args[6 + nx:14 + nx]
-    eps2, out, counts = args[14 + nx:]
-    defines, wg, lwg = walk.defines, walk.wg, int(walk.defines.get("LWG", 64))
-    lbuf, n_groups = int(defines.get("LBUF", 0)), int(n_groups)
-    pieces = int(defines["PIECES"]) if int(defines.get("SPLIT_VISITS", 0)) else 0
-    per_eps = int(defines.get("PER_EPS", 0))      # the walk's opening takes cell_eps too
-    info = scratch(rt, "walk_info", 8 * n_groups)
-    budget = min(rt.device.max_mem_alloc_size, rt.device.global_mem_size // LIST_MEMORY_SHARE)
-    room, prof = _list_room.get(id(rt.context), LIST_START), {"list_walk": 0.0, "list_eval": 0.0}
-
-    def lap(key: str | None, since: float) -> float:     # PROFILE: time since ``since``
-        if not PROFILE:
-            return since
-        rt.queue.finish()
-        now = time.perf_counter()
-        if key:
-            prof[key] += now - since
-        return now
-
-    for _attempt in range(2):
-        assert lbuf == 0 or room % lbuf == 0, "list room must hold whole LBUF blocks"
-        batch = max(1, min(n_groups, budget // (4 * room)))
-        lists, resume, piece_sizes = (scratch(rt, "walk_lists", 4 * batch * room),
-                                      scratch(rt, "walk_resume", 16 * batch),
-                                      scratch(rt, "walk_pieces", 8 * batch * max(pieces, 1)))
-        for g0 in range(0, n_groups, batch):
-            nb = min(batch, n_groups - g0)
-            t = lap(None, 0.0)
-            walked = (n_cells, cell_hi, cell_lo, link, *extras[:per_eps], np.int32(g0),
-                      np.int32(nb), g_hi, g_lo, g_half, np.int32(room), lists, info, resume)
-            launch(rt, walk.file, LIST_WALK, nb, *walked, defines=defines, local=lwg, fixed=True)
-            for count in (1, 0) if pieces else ():     # the walks that stopped, in pieces
-                launch(rt, walk.file, "walk_pieces", nb * pieces, *walked, piece_sizes, ranges,
-                       np.int32(count), defines=defines, local=lwg)
-            t = lap("list_walk", t)
-            launch(rt, walk.file, walk.eval_name, nb * wg, cell_hi, cell_lo,
-                   *extras, src_hi, src_lo, np.int32(g0), ranges, g_hi,
-                   g_lo, sink_hi, sink_lo, self_idx, np.int32(room), lists, info, eps2,
-                   out, counts, defines=defines, local=wg, fixed=True)
-            lap("list_eval", t)
-        sizes = np.empty((n_groups, 2), np.int32)
-        cl.enqueue_copy(rt.queue, sizes, info)
-        longest = int(sizes[:, 0].max()) if n_groups else 0
-        if longest <= room:
-            return prof if PROFILE else {}
-        room = _list_room[id(rt.context)] = max(64, 1 << (longest - 1).bit_length())   # again
-    raise AssertionError("interaction lists outgrew the room made for them")
-
-
-def _enqueue_walk(rt: Runtime, walk: WalkKernel, args: list, n_groups: int,
-                  quad: bool) -> dict:
-    """Enqueue the walk kernel(s); the list walk's kernel times with :data:`PROFILE`."""
+def _enqueue_walk(rt: Runtime, walk: WalkKernel, args: list, n_groups: int, quad: bool,
+                  then: Callable[[], None] | None = None) -> dict:
+    """Enqueue the walk kernel(s), then ``then`` (see :func:`.list_walk.list_walk`); the
+    list walk's kernel times with its PROFILE."""
     if walk.name == LIST_WALK:
-        return _list_walk(rt, walk, args, quad)
+        return list_walk(rt, walk, args, quad, then)
     # tree_walk_simd: private arrays, so work-groups of one group each
     per_group = 1 if walk.name == "tree_walk_simd" else walk.n_group
     launch(rt, walk.file, walk.name, n_groups * per_group, *args, defines=walk.defines,
            local=per_group, fixed=True)
+    if then is not None:
+        then()
     return {}
 
 
@@ -225,7 +161,7 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     against a tree of the LET received from other processes); results in its caller
     order.  Returns (interaction counts per sink, int2 in the caller's order:
     particle-particle, particle-cell; the number of groups walked; timings of the list
-    kernels with :data:`PROFILE`).  ``split``/``part`` as for :func:`tree_forces`.
+    kernels with :data:`.list_walk.PROFILE`).  ``split``/``part`` as for :func:`tree_forces`.
     ``floor`` = (alpha, a_old, theta_min): the relative opening criterion
     (cl/walkcommon.cl) with tolerance alpha, the sinks' last accelerations a_old (float64
     n x 3 buffer in the caller's order) and the angle below which a cell is accepted
@@ -248,9 +184,9 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     alloc = allocator(rt, sinks.alloc)
     out, counts = alloc("walk_out", 16 * n), alloc("walk_counts", 8 * n)
     args = source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
-    prof = _enqueue_walk(rt, walk, args, n_groups, quad)
     cnt = alloc("walk_cnt", 8 * n)       # the kernel writes counts in caller order too
-    _sort_back64(sinks, keep, out, counts, acc, pot, cnt)
+    prof = _enqueue_walk(rt, walk, args, n_groups, quad,
+                         lambda: _sort_back64(sinks, keep, out, counts, acc, pot, cnt))
     return cnt, n_groups, prof
 
 
@@ -308,9 +244,9 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     out = alloc("act_out", 16 * n)
     args = source_buffers(rt, tree) + [i32(n_groups), ranges, g_hi, g_lo, g_half, snk_hi,
                                         snk_lo, self_idx, np.float32(eps * eps), out, counts]
-    _enqueue_walk(rt, walk, args, n_groups, quad)
     cnt = alloc("act_cnt", 8 * n)
-    _unsort64(rt, m, keep, caller, out, counts, acc, pot, cnt)
+    _enqueue_walk(rt, walk, args, n_groups, quad,
+                  lambda: _unsort64(rt, m, keep, caller, out, counts, acc, pot, cnt))
     return counts, m, n_groups
 
 

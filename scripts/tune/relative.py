@@ -20,6 +20,7 @@ import numpy as np
 import pyopencl as cl
 
 from hybridtree.device.choice import get_runtime
+from hybridtree.gravity import list_walk
 from hybridtree.gravity import walk as treewalk
 from hybridtree.gravity.tree.device_build import build_device_tree
 from hybridtree.gravity.walk import tree_forces
@@ -104,12 +105,12 @@ def main() -> None:
             for (kind, knob, floor, mode), var, ng in [(r, v, g) for r in rows for v in args.variants
                                                  for g in args.n_group]:
                 opts = dict(kv.split("=", 1) for kv in var.split(",") if kv)
-                treewalk._list_room.clear()
+                list_walk._list_room.clear()
                 tree = build_device_tree(rt, pos, mass, theta_max if floor else knob, 16,
                                          "monopole")
-                treewalk.PROFILE = False
+                list_walk.PROFILE = False
                 tree_forces(rt, tree, args.eps, ng or None, floor=floor, options=opts)  # warm-up
-                treewalk.PROFILE = True
+                list_walk.PROFILE = True
                 best = None
                 for _ in range(args.repeat):
                     t0 = time.perf_counter()
@@ -131,7 +132,7 @@ def main() -> None:
                       f"{best['total']:.4f} | {ints / le:.3e} | {ints / (lw + le):.3e} | "
                       f"{lens.mean():.0f} {np.percentile(lens, 99):.0f} {lens.max():.0f} | "
                       f"{warp_ratio:.2f} | {np.sum(n_pc, dtype=np.int64) / ints:.2f}", flush=True)
-    treewalk.PROFILE = False
+    list_walk.PROFILE = False
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from hybridtree.gravity import accelerations
 from hybridtree.ics import plummer
 from hybridtree.device.choice import get_runtime
 from hybridtree.gravity.tree.device_build import build_device_tree
+from hybridtree.gravity import list_walk
 from hybridtree.gravity import walk as treewalk
 from hybridtree.gravity.walk import tree_forces
 
@@ -46,7 +47,7 @@ def main() -> None:
     p.add_argument("--profile", action="store_true",
                    help="time walk_lists and eval_lists apart (waits between them)")
     args = p.parse_args()
-    treewalk.PROFILE = args.profile
+    list_walk.PROFILE = args.profile
     extra = dict(d.split("=", 1) for d in args.define)
     rt = get_runtime(args.device)
     print(f"# {rt.info.label}  theta={args.theta} {args.multipole} eps={args.eps}", flush=True)

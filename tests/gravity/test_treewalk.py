@@ -1,14 +1,17 @@
 """Group tree walk against float64 direct summation."""
 
 import numpy as np
+import pyopencl as cl
 import pytest
 from tests.helpers import rel_err, same_counts_but_at_the_border
 
+from hybridtree.gravity import list_walk
 from hybridtree.gravity import walk as treewalk
 from hybridtree.gravity import accelerations, direct_reference
 from hybridtree.gravity.knobs import build_where
 from hybridtree.ics import hernquist_satellite, plummer
 from hybridtree.gravity.tree import build_tree
+from hybridtree.gravity.tree.device_build import build_device_tree
 from hybridtree.gravity.walk import tree_forces
 
 EPS = 0.01
@@ -82,8 +85,8 @@ def test_list_walk_matches_the_simd_walk(runtime, multipole, eps, sinks_per_item
     work-item, buffered list writes, copies of small groups) against the CPU walk, on
     both builds, starting with list room too small so that the regrow path runs;
     eps = 0 takes the zero-distance guard."""
-    monkeypatch.setattr(treewalk, "LIST_START", 512)
-    monkeypatch.setattr(treewalk, "_list_room", {})
+    monkeypatch.setattr(list_walk, "LIST_START", 512)
+    monkeypatch.setattr(list_walk, "_list_room", {})
     pos, _, mass = plummer(20_000, seed=9)
     for build in ("host", "device"):
         tree = build_where(runtime, build, pos, mass, 0.5, 16, multipole)
@@ -101,15 +104,15 @@ def test_list_walk_matches_the_simd_walk(runtime, multipole, eps, sinks_per_item
         e = rel_err(a2, a1)
         assert np.percentile(e, 99) < 2e-6 and e.max() < 1e-4, (np.percentile(e, 99), e.max())
         assert np.allclose(p1, p2, rtol=1e-5)
-    assert treewalk._list_room[id(runtime.context)] > 512      # the lists did outgrow it
+    assert list_walk._list_room[id(runtime.context)] > 512      # the lists did outgrow it
 
 
 def test_buffered_list_writes_give_the_same_lists(runtime, monkeypatch):
     """LBUF only changes how the lists reach global memory: with one copy per group
     (REPLICATE 1) the forces are bit for bit those of one store per entry, also when
     the first room is too small and the lists overflow it."""
-    monkeypatch.setattr(treewalk, "LIST_START", 64)
-    monkeypatch.setattr(treewalk, "_list_room", {})
+    monkeypatch.setattr(list_walk, "LIST_START", 64)
+    monkeypatch.setattr(list_walk, "_list_room", {})
     pos, _, mass = plummer(5000, seed=4)
     tree = build_tree(pos, mass, 0.5, 16)
     runs = [tree_forces(runtime, tree, EPS, 64, options={"KERNEL": "walk_lists", "SINKS": 2,
@@ -128,8 +131,8 @@ def test_walks_continued_in_pieces_give_the_same_lists(runtime, opening, monkeyp
     with pieces that hold no cells (64: bounds far outside the tree), with buffered
     writes, and when the first room is too small (each piece's part of the regrown list
     lands where it should)."""
-    monkeypatch.setattr(treewalk, "LIST_START", 256)
-    monkeypatch.setattr(treewalk, "_list_room", {})
+    monkeypatch.setattr(list_walk, "LIST_START", 256)
+    monkeypatch.setattr(list_walk, "_list_room", {})
     pos, _, mass = hernquist_satellite(6000, seed=3)
     floor = None
     if opening == "relative":
@@ -137,13 +140,13 @@ def test_walks_continued_in_pieces_give_the_same_lists(runtime, opening, monkeyp
         floor = (0.002, a_old, 0.25)
     opts = {"KERNEL": "walk_lists", "SINKS": 2, "REPLICATE": 1}
     for build in ("host", "device"):
-        treewalk._list_room.clear()
+        list_walk._list_room.clear()
         tree = build_where(runtime, build, pos, mass, 1.0 if floor else 0.5, 8, "monopole")
         whole = tree_forces(runtime, tree, EPS, 64, options=opts | {"LBUF": 0}, floor=floor)
         assert int((whole[2] + whole[3]).max()) > 256     # the first room overflowed
         for visits, pieces, lbuf in [(1, 4, 0), (40, 16, 8), (200, 6, 4), (3, 64, 0),
                                      (10, 2, 0)]:
-            treewalk._list_room.clear()
+            list_walk._list_room.clear()
             split = tree_forces(runtime, tree, EPS, 64, floor=floor,
                                 options=opts | {"LBUF": lbuf, "SPLIT_VISITS": visits,
                                                 "PIECES": pieces})
@@ -186,3 +189,42 @@ def test_default_group_grows_with_n_on_gpus_only():
     small, (n_large, large) = treewalk.DEFAULT_GROUP["gpu"], treewalk.LARGE_GROUP["gpu"]
     assert treewalk.default_group("gpu", n_large - 1) == small
     assert treewalk.default_group("gpu", n_large) == large > small
+
+
+def test_results_enqueued_before_the_list_sizes_are_read_survive_a_regrown_room(
+        runtime, monkeypatch):
+    """walk_into and walk_active enqueue the results' return to the caller's order before
+    they read the list sizes; when a list outgrew the room, the walk is done again and
+    the results written again: bit for bit those of a walk whose room sufficed at once."""
+    if not runtime.has_fp64:
+        pytest.skip("walk_into writes float64 results: the device lacks cl_khr_fp64")
+    pos, _, mass = hernquist_satellite(6000, seed=8)
+    tree = build_device_tree(runtime, pos, mass, 0.5, 16)
+    n = len(pos)
+    bins = runtime.to_device(np.arange(n, dtype=np.int32) % 3)
+    opts = {"KERNEL": "walk_lists", "SINKS": 2}
+    runs = []
+    for start in (64, 1 << 16):
+        monkeypatch.setattr(list_walk, "LIST_START", start)
+        monkeypatch.setattr(list_walk, "_list_room", {})
+        out = []
+        for active in (False, True):
+            acc = runtime.to_device(np.zeros((n, 3)))
+            pot = runtime.to_device(np.zeros(n))
+            if active:
+                treewalk.walk_active(runtime, tree, EPS, acc, pot, bins, 1, 64, options=opts)
+            else:
+                treewalk.walk_into(runtime, tree, EPS, acc, pot, 64, options=opts)
+            a, p = np.empty((n, 3)), np.empty(n)
+            cl.enqueue_copy(runtime.queue, a, acc)
+            cl.enqueue_copy(runtime.queue, p, pot)
+            out += [a, p]
+        if start == 64:
+            assert list_walk._list_room[id(runtime.context)] > 64   # the room was regrown
+        runs.append(out)
+    for small, roomy in zip(*runs):
+        assert np.array_equal(small, roomy)
+    a_all, a_act = runs[0][0], runs[0][2]
+    moved = np.arange(n) % 3 >= 1
+    assert np.all(a_act[~moved] == 0) and np.all(a_act[moved] != 0)
+    assert np.percentile(rel_err(a_act[moved], a_all[moved]), 99) < 1e-2  # other groups

@@ -19,6 +19,7 @@ import pyopencl as cl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # tests.helpers
 from tests.helpers import rel_err, stepping  # noqa: E402
+from hybridtree.gravity import list_walk
 from hybridtree.gravity import walk as treewalk
 from hybridtree.gravity.direct import direct_forces
 from hybridtree.gravity.engine import GravitySettings
@@ -170,18 +171,18 @@ def lists() -> None:
     room and walks again) and batches of a few groups, against one roomy walk."""
     rt = _rt()
     pos, mass, tree = _tree(rt, seed=6)
-    treewalk._list_room.clear()
+    list_walk._list_room.clear()
     roomy = treewalk.tree_forces(rt, tree, EPS, 16)
-    treewalk._list_room.clear()
-    start, share = treewalk.LIST_START, treewalk.LIST_MEMORY_SHARE
-    treewalk.LIST_START = 64            # a multiple of LBUF (8)
+    list_walk._list_room.clear()
+    start, share = list_walk.LIST_START, list_walk.LIST_MEMORY_SHARE
+    list_walk.LIST_START = 64            # a multiple of LBUF (8)
     # the batch budget (global memory / share) holds a few groups of the grown lists
-    treewalk.LIST_MEMORY_SHARE = rt.device.global_mem_size // (4 * 2048 * 3)
+    list_walk.LIST_MEMORY_SHARE = rt.device.global_mem_size // (4 * 2048 * 3)
     try:
         tight = treewalk.tree_forces(rt, tree, EPS, 16)
     finally:
-        treewalk.LIST_START, treewalk.LIST_MEMORY_SHARE = start, share
-    grown = treewalk._list_room[id(rt.context)]
+        list_walk.LIST_START, list_walk.LIST_MEMORY_SHARE = start, share
+    grown = list_walk._list_room[id(rt.context)]
     assert grown > 64, grown
     assert np.array_equal(tight[0], roomy[0]) and np.array_equal(tight[2], roomy[2])
     assert tight[4]["n_groups"] > 3

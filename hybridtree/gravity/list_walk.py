@@ -1,0 +1,98 @@
+"""The list walk's host side (cl/walklist.cl): ``walk_lists`` writes each sink group's
+interaction list (with ``walk_pieces`` finishing long walks in pieces), ``eval_lists``
+evaluates it.  Lists go into a room of fixed entries per group; the room that sufficed
+is kept per OpenCL context and grown (the walk done again) when a list outgrew it, so
+the results never depend on the room.  Tuning scripts and tests set the globals
+LIST_START, LIST_MEMORY_SHARE, PROFILE and _list_room."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+import pyopencl as cl
+
+from ..device.kernels import launch
+from ..device.runtime import Runtime
+from ..device.transfer import scratch
+from .walk_kernels import LIST_WALK, WalkKernel
+
+__all__ = ["list_walk"]
+
+#: First room per group list (entries); grown to the largest list seen on overflow.
+LIST_START = 8192
+
+#: Share of the device's global memory that the lists of one batch of groups may use.
+LIST_MEMORY_SHARE = 8
+
+_list_room: dict[int, int] = {}     # per context: list room that sufficed last time
+
+#: Tuning aid (scripts/tune/walk.py): wait for each list-walk kernel and add its time
+#: to the walk's timings as "list_walk" and "list_eval" (slows the walk a little).
+PROFILE = False
+
+
+def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
+              then: Callable[[], None] | None = None) -> dict:
+    """Enqueue walk_lists + eval_lists over batches of groups (arguments as for tree_walk;
+    ``wg``: eval_lists's work-group size); returns kernel times when :data:`PROFILE` is set.
+    ``then``: enqueues what follows the walk (results back to the caller's order); it is
+    enqueued before the list sizes are read, so the device goes on with it while the host
+    waits (and again after a walk redone in larger lists, which overwrites it)."""
+    nx = len(args) - 17                 # the cells' optional arrays: cell_eps, quad
+    assert nx >= int(quad), "the walk's arguments lack the quadrupoles"
+    n_cells, cell_hi, cell_lo, link = args[:4]
+    extras = args[4:4 + nx]
+    src_hi, src_lo = args[4 + nx:6 + nx]
+    n_groups, ranges, g_hi, g_lo, g_half, sink_hi, sink_lo, self_idx = args[6 + nx:14 + nx]
+    eps2, out, counts = args[14 + nx:]
+    defines, wg, lwg = walk.defines, walk.wg, int(walk.defines.get("LWG", 64))
+    lbuf, n_groups = int(defines.get("LBUF", 0)), int(n_groups)
+    pieces = int(defines["PIECES"]) if int(defines.get("SPLIT_VISITS", 0)) else 0
+    per_eps = int(defines.get("PER_EPS", 0))      # the walk's opening takes cell_eps too
+    info = scratch(rt, "walk_info", 8 * n_groups)
+    budget = min(rt.device.max_mem_alloc_size, rt.device.global_mem_size // LIST_MEMORY_SHARE)
+    room, prof = _list_room.get(id(rt.context), LIST_START), {"list_walk": 0.0, "list_eval": 0.0}
+
+    def lap(key: str | None, since: float) -> float:     # PROFILE: time since ``since``
+        if not PROFILE:
+            return since
+        rt.queue.finish()
+        now = time.perf_counter()
+        if key:
+            prof[key] += now - since
+        return now
+
+    for _attempt in range(2):
+        assert lbuf == 0 or room % lbuf == 0, "list room must hold whole LBUF blocks"
+        batch = max(1, min(n_groups, budget // (4 * room)))
+        lists, resume, piece_sizes = (scratch(rt, "walk_lists", 4 * batch * room),
+                                      scratch(rt, "walk_resume", 16 * batch),
+                                      scratch(rt, "walk_pieces", 8 * batch * max(pieces, 1)))
+        for g0 in range(0, n_groups, batch):
+            nb = min(batch, n_groups - g0)
+            t = lap(None, 0.0)
+            walked = (n_cells, cell_hi, cell_lo, link, *extras[:per_eps], np.int32(g0),
+                      np.int32(nb), g_hi, g_lo, g_half, np.int32(room), lists, info, resume)
+            launch(rt, walk.file, LIST_WALK, nb, *walked, defines=defines, local=lwg, fixed=True)
+            for count in (1, 0) if pieces else ():     # the walks that stopped, in pieces
+                launch(rt, walk.file, "walk_pieces", nb * pieces, *walked, piece_sizes, ranges,
+                       np.int32(count), defines=defines, local=lwg)
+            t = lap("list_walk", t)
+            launch(rt, walk.file, walk.eval_name, nb * wg, cell_hi, cell_lo,
+                   *extras, src_hi, src_lo, np.int32(g0), ranges, g_hi,
+                   g_lo, sink_hi, sink_lo, self_idx, np.int32(room), lists, info, eps2,
+                   out, counts, defines=defines, local=wg, fixed=True)
+            lap("list_eval", t)
+        if then is not None:
+            then()
+        sizes = np.empty((n_groups, 2), np.int32)
+        cl.enqueue_copy(rt.queue, sizes, info)
+        longest = int(sizes[:, 0].max()) if n_groups else 0
+        if longest <= room:
+            return prof if PROFILE else {}
+        room = _list_room[id(rt.context)] = max(64, 1 << (longest - 1).bit_length())   # again
+    raise AssertionError("interaction lists outgrew the room made for them")
+
+
