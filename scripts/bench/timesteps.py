@@ -61,8 +61,8 @@ def model(name: str, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def fresh_lists() -> None:
     """Forget the list room of earlier walks (it only grows within a process): each
     configuration is timed with the lists its own walks need, not an earlier one's."""
-    from hybridtree.gravity import walk as treewalk
-    treewalk._list_room.clear()
+    from hybridtree.gravity import list_walk
+    list_walk._list_room.clear()
 
 
 def errors(args) -> None:

@@ -15,6 +15,7 @@ import numpy as np
 from hybridtree.device import reduce
 from hybridtree.device.choice import get_runtime
 from hybridtree.device.transfer import Workspace
+from hybridtree.gravity import list_walk
 from hybridtree.gravity import walk as treewalk
 from hybridtree.gravity.tree.device_build import DeviceArrays, build_device_tree, device_groups
 from hybridtree.gravity.walk import walk_into
@@ -61,9 +62,9 @@ def main() -> None:
             lap("groups", lambda: device_groups(tree, ng, treewalk.PACK_GROUPS))
             counts = lap("walk", lambda: walk_into(rt, tree, args.eps, s.acc["full"], s.pot,
                                                    ng)[0])
-            treewalk.PROFILE = True
+            list_walk.PROFILE = True
             prof = walk_into(rt, tree, args.eps, s.acc["full"], s.pot, ng)[2]
-            treewalk.PROFILE = False
+            list_walk.PROFILE = False
             for k, v in prof.items():
                 best[f"  walk.{k}"] = min(best.get(f"  walk.{k}", np.inf), v)
             lap("count_sum", lambda: red.count_sum(n, counts))

@@ -2,7 +2,7 @@
 
 For each model and criterion: one device tree (built with theta, or theta_max for the
 relative rows), a_old from a geometric theta = 0.5 walk, then the list walk with
-``walk.PROFILE`` on (each kernel waited for): seconds in walk_lists and in eval_lists,
+``list_walk.PROFILE`` on (each kernel waited for): seconds in walk_lists and in eval_lists,
 interactions per particle and per second of each kernel, and the list lengths per group
 (mean, p99, max, and the mean over warps of 32 consecutive groups of the longest list
 over the mean list: the lock-step cost of walk_lists's one-work-item-per-group loop).
