@@ -186,6 +186,66 @@ __kernel void enclosed_terms(const int n, __global const double *pos, __global c
         out[(size_t)j * NR + k] = s[k];
 }
 
+/* The Lagrangian radii's multisection over the bit patterns of non-negative doubles
+   (ordered as the doubles are), one work-item per mass fraction; reduce.py's _radii is
+   the host's twin.  State st (longs): [0] total mass, [1] largest radius (double bits),
+   [2, 2+F) the fractions (double bits), then per fraction lo, hi (bits; lo = -1 is
+   "below 0", where nothing is enclosed) and want = fraction x total (double bits).
+   Invariant: enclosed(lo) < want <= enclosed(hi); done when hi - lo <= 1, and hi is
+   then the radius of the particle whose enclosed mass first reaches want. */
+static inline long trial_bits(const long lo, const long hi, const int t, const int T)
+{
+    const long d = hi - lo, q = d / (T + 1), r = d - q * (T + 1);
+    return lo + q * t + (r * t) / (T + 1);
+}
+
+static inline double trial_radius(const long b)
+{
+    return b < 0 ? -1.0 : as_double(b);
+}
+
+static inline void set_trials(const int f, const int T, const long lo, const long hi,
+                              __global double *radii)
+{
+    for (int t = 1; t <= T; t++)
+        radii[f * T + t - 1] = trial_radius(trial_bits(lo, hi, t, T));
+}
+
+__kernel void radii_start(const int F, const int T, __global long *st, __global double *radii)
+{
+    const int f = get_global_id(0);
+    if (f >= F)
+        return;
+    const double total = as_double(st[0]), rmax = as_double(st[1]);
+    const int ok = total > 0.0 && isfinite(rmax);
+    const long hi = ok ? as_long(rmax) : as_long((double)NAN), lo = ok ? -1 : hi;
+    st[2 + F + f] = lo;
+    st[2 + 2 * F + f] = hi;
+    st[2 + 3 * F + f] = as_long(as_double(st[2 + f]) * total);
+    set_trials(f, T, lo, hi, radii);
+}
+
+/* One pass: sums[f * T + t] is the mass within trial radius t + 1 of fraction f. */
+__kernel void radii_narrow(const int F, const int T, __global const double *sums,
+                           __global long *st, __global double *radii)
+{
+    const int f = get_global_id(0);
+    if (f >= F)
+        return;
+    const long lo = st[2 + F + f], hi = st[2 + 2 * F + f];
+    if (hi - lo <= 1)
+        return;
+    const double want = as_double(st[2 + 3 * F + f]);
+    int below = 0;              /* enclosed mass grows with the radius: a prefix is below */
+    for (int t = 0; t < T; t++)
+        below += sums[f * T + t] < want;
+    const long nlo = below > 0 ? trial_bits(lo, hi, below, T) : lo;
+    const long nhi = below < T ? trial_bits(lo, hi, below + 1, T) : hi;
+    st[2 + F + f] = nlo;
+    st[2 + 2 * F + f] = nhi;
+    set_trials(f, T, nlo, nhi, radii);
+}
+
 /* Level 1 of the largest radius about (cx, cy, cz). */
 __kernel void max_radius(const int n, __global const double *pos, const double cx,
                          const double cy, const double cz, __global double *out)

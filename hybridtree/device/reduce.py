@@ -31,7 +31,6 @@ __all__ = ["BLOCK", "TRIALS", "Reducer", "host_block_sum", "host_lagrangian_radi
 BLOCK = 64
 #: Trial radii per fraction and pass of the Lagrangian-radius multisection.
 TRIALS = 15
-_PASSES = 64
 
 
 def host_block_sum(terms: np.ndarray) -> np.ndarray:
@@ -97,11 +96,44 @@ def host_moments(pos: np.ndarray, vel: np.ndarray, mass: np.ndarray,
     return _moments(host_block_sum(t))
 
 
-def _radii(fractions, total: float, rmax: float, enclosed, trials: int) -> list[float]:
-    """Multisection for the smallest R with enclosed(R) >= f * total, shared by both twins.
+def _passes(trials: int) -> int:
+    """Passes that bring any bracket of the bit patterns of non-negative doubles (2^63
+    wide at most) down to width 1: each leaves at most width // (trials + 1) + 1."""
+    width, passes = 2**63, 0
+    while width > 1:
+        width = width // (trials + 1) + 1 if width > trials else 1
+        passes += 1
+    return passes
 
-    Invariant per fraction: enclosed(lo) < want <= enclosed(hi) (hi = rmax holds all the
-    mass; lo starts below 0, where nothing is enclosed).  ``enclosed`` maps trial radii
+
+#: Passes of the Lagrangian-radius multisection (enough for any radii: :func:`_passes`).
+PASSES = _passes(TRIALS)
+
+
+def _trial_bits(lo: np.ndarray, hi: np.ndarray, trials: int) -> np.ndarray:
+    """(F, trials) bit patterns spread over (lo, hi) (cl/reduce.cl ``trial_bits``)."""
+    d = hi - lo
+    q, r = d // (trials + 1), d % (trials + 1)
+    t = np.arange(1, trials + 1, dtype=np.int64)
+    return lo[:, None] + q[:, None] * t + (r[:, None] * t) // (trials + 1)
+
+
+def _trial_radii(bits: np.ndarray) -> np.ndarray:
+    """The radii of bit patterns (-1: below 0, encloses nothing)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(bits < 0, -1.0, bits.view(np.float64))
+
+
+def _radii(fractions, total: float, rmax: float, enclosed, trials: int) -> list[float]:
+    """Multisection for the smallest R with enclosed(R) >= f * total, shared by both
+    twins and the device's own loop (cl/reduce.cl ``radii_narrow``).
+
+    It runs over the bit patterns of the non-negative doubles (ordered as the doubles
+    are), so it ends on a particle's radius itself in at most :data:`PASSES` passes,
+    whatever the radii's scale.  Invariant per fraction: enclosed(lo) < want <=
+    enclosed(hi) (hi = rmax holds all the mass; lo = -1 is below 0, where nothing is
+    enclosed); done when hi - lo <= 1.  The answer is the only radius with that
+    property, so any path to it gives the same bits.  ``enclosed`` maps trial radii
     (F, trials) to enclosed masses.
     """
     f = np.asarray(fractions, np.float64)
@@ -110,25 +142,15 @@ def _radii(fractions, total: float, rmax: float, enclosed, trials: int) -> list[
     if not total > 0 or not np.isfinite(rmax):
         return [float("nan")] * len(f)
     want = f * total
-    hi = np.full(len(f), rmax)
-    lo = -hi / trials       # first trial radius ~0, the rest spread over (0, rmax]
-    step = np.arange(1, trials + 1) / (trials + 1)
-    for _ in range(_PASSES):
-        if np.all(hi - lo <= 4 * np.spacing(hi)):
+    hi = np.full(len(f), np.float64(rmax)).view(np.int64)
+    lo = np.full(len(f), -1, np.int64)
+    for _ in range(PASSES):
+        if np.all(hi - lo <= 1):
             break
-        r = lo[:, None] + (hi - lo)[:, None] * step
-        lo, hi = _narrow(r, enclosed(r) < want[:, None], lo, hi)
-    # The floats strictly inside (lo, hi) are few now: try each, so the answer is the
-    # particle radius itself, not a radius within 4 ulp of it.
-    r = np.repeat(hi[:, None], trials, axis=1)
-    for i in range(len(f)):
-        x = np.nextafter(lo[i], np.inf)
-        for t in range(trials):
-            if not x < hi[i]:
-                break
-            r[i, t], x = x, np.nextafter(x, np.inf)
-    _, hi = _narrow(r, enclosed(r) < want[:, None], lo, hi)
-    return [float(h) for h in hi]
+        bits = _trial_bits(lo, hi, trials)
+        lo, hi = _narrow(bits, enclosed(_trial_radii(bits)) < want[:, None], lo, hi)
+    assert np.all(hi - lo <= 1), "the multisection did not converge in PASSES passes"
+    return [float(h) for h in hi.view(np.float64)]
 
 
 def _narrow(r: np.ndarray, below: np.ndarray, lo: np.ndarray, hi: np.ndarray):
@@ -195,6 +217,7 @@ class Reducer:
         if not rt.has_fp64:
             raise ValueError("deterministic reductions need double precision (cl_khr_fp64)")
         self.rt = rt
+        self._radii_init: np.ndarray | None = None   # a non-blocking upload's source
         self.wg = reduce_work_group(rt.info)
         # count_sum's work-group is fixed at build time (WG): it must fit what the built
         # kernel allows on this device too, not only the device's own limit
@@ -293,7 +316,9 @@ class Reducer:
         if combine is None:
             if n == 0:
                 return [float("nan")] * len(fractions)
-            combine = _local
+            if np.any(np.asarray(fractions, np.float64) <= 0):
+                raise ValueError(f"mass fractions must be positive, got {fractions}")
+            return self._radii_here(n, pos, mass, centre, fractions, total_mass)
         c = [np.float64(x) for x in centre]
         if total_mass is None:
             total_mass = float(combine(self.block_sum(n, 1, mass), "sum")[0])
@@ -311,6 +336,34 @@ class Reducer:
                                         nr=nr), "sum").reshape(r.shape)
 
         return _radii(fractions, total_mass, rmax, enclosed, TRIALS)
+
+    def _radii_here(self, n: int, pos: cl.Buffer, mass: cl.Buffer, centre: np.ndarray,
+                    fractions, total_mass: float | None) -> list[float]:
+        """:meth:`lagrangian_radii` of one process's particles, the multisection run on
+        the device (cl/reduce.cl ``radii_start``, ``radii_narrow``: :func:`_radii`'s
+        steps, the same answer) and read back once."""
+        rt, nf, c = self.rt, len(fractions), [np.float64(x) for x in centre]
+        nr = nf * TRIALS
+        st = scratch(rt, "reduce.radii_state", 8 * (2 + 4 * nf))
+        self._radii_init = np.zeros(2 + nf)         # kept until the copy has run
+        self._radii_init[0] = 0.0 if total_mass is None else total_mass
+        self._radii_init[2:] = fractions
+        cl.enqueue_copy(rt.queue, st, self._radii_init, is_blocking=False)
+        if total_mass is None:
+            total = self._levels_on_device("reduce_rows", n, 1, np.int32(1), mass)
+            cl.enqueue_copy(rt.queue, st, total, byte_count=8)
+        rmax = self._levels_on_device("max_radius", n, 1, pos, *c, op="reduce_rows_max")
+        cl.enqueue_copy(rt.queue, st, rmax, byte_count=8, dst_offset=8)
+        radii = scratch(rt, "reduce.radii", 8 * nr)
+        self._run("radii_start", nf, np.int32(nf), np.int32(TRIALS), st, radii)
+        for _ in range(PASSES):
+            sums = self._levels_on_device("enclosed_terms", n, nr, pos, mass, *c, radii, nr=nr)
+            self._run("radii_narrow", nf, np.int32(nf), np.int32(TRIALS), sums, st, radii)
+        out = np.empty(2 + 4 * nf, np.int64)
+        cl.enqueue_copy(rt.queue, out, st)
+        lo, hi = out[2 + nf:2 + 2 * nf], out[2 + 2 * nf:2 + 3 * nf]
+        assert np.all(hi - lo <= 1), "the multisection did not converge in PASSES passes"
+        return [float(h) for h in hi.view(np.float64)]
 
     def all_finite(self, n: int, *arrays: tuple[cl.Buffer, int]) -> bool:
         """Whether every value of each (buffer, count of float64) is finite.  ``n``

@@ -187,6 +187,30 @@ def test_lagrangian_radii_unequal_masses_device_equals_host(red):
     assert set(got) <= set(r)                 # particle radii, not radii near them
 
 
+def test_lagrangian_radii_device_loop_equals_the_host_driven_loop(red):
+    """One process runs the multisection on the device (one read back); many drive it
+    from the host with a sum over processes per pass; both must end on the same
+    particle radius, also across 14 decades of radius (outliers, a particle at the
+    centre) and for a fraction above 1 (the largest radius)."""
+    rng = np.random.default_rng(11)
+    pos = rng.standard_normal((5000, 3)) * 1e-6
+    pos[:40] *= 1e14                          # outliers: rmax / r_half ~ 1e14
+    pos[40] = 0.0
+    mass = rng.uniform(0.5, 2.0, 5000)
+    fractions = (1e-4, 0.3, 0.5, 0.999, 1.5)
+    here = red.lagrangian_radii(5000, dev(red, pos), dev(red, mass), np.zeros(3), fractions)
+    driven = red.lagrangian_radii(5000, dev(red, pos), dev(red, mass), np.zeros(3), fractions,
+                                  combine=lambda values, op: values)
+    assert here == driven == host_lagrangian_radii(pos, mass, np.zeros(3), fractions)
+    r = np.sqrt((pos[:, 0] * pos[:, 0] + pos[:, 1] * pos[:, 1]) + pos[:, 2] * pos[:, 2])
+    order = np.argsort(r, kind="stable")
+    cum = np.cumsum(mass[order])
+    for f, got in zip(fractions[:-1], here):  # sorted cumulative sums: the same particle
+        k = int(np.searchsorted(cum, f * cum[-1]))   # up to rounding near the crossing
+        assert got in r[order[max(k - 1, 0):k + 2]]
+    assert here[-1] == r.max()
+
+
 @pytest.mark.parametrize("case", ["one", "coincident", "coincident_off_centre"])
 def test_lagrangian_radii_degenerate(red, case):
     n = 1 if case == "one" else 500
