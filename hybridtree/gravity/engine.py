@@ -96,7 +96,7 @@ class ForceEngine:
                 return refit_device_tree(kept.tree, arrays)
         with self.clock.device("build"):
             tree = build_device_tree(self.rt, arrays, None, theta=theta, n_leaf=self.g.n_leaf,
-                                     multipole=self.g.multipole, alloc=self.work)
+                                     multipole=self.g.multipole, alloc=self.work, timed=False)
         kept.built(s, tree)
         return tree
 

@@ -220,7 +220,8 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
                       theta: float = 0.5,
                       n_leaf: int = 16, multipole: str = "monopole",
                       cube: Cube | None = None, prepare_on_device: bool | None = None,
-                      alloc=None, eps: np.ndarray | None = None) -> DeviceTree:
+                      alloc=None, eps: np.ndarray | None = None,
+                      timed: bool = True) -> DeviceTree:
     """Build the octree of ``pos`` (N, 3) float64 with masses ``mass`` (N,) on ``rt``'s device.
 
     ``cube`` defaults to :func:`device_cube`; its side must be a power of two.
@@ -229,7 +230,10 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     :class:`hybridtree.device.transfer.Workspace` (no allocation when the sizes repeat; the
     tree is then valid until the workspace's next build), default fresh buffers.
     ``eps``: (N,) softenings, one per particle (or the :class:`DeviceArrays`' ``eps``):
-    the tree then carries them for a walk with PER_EPS (``cell_eps``).
+    the tree then carries them for a walk with PER_EPS (``cell_eps``).  ``timed``: wait
+    for each phase and keep its seconds in ``timings`` (upload, sort, cells, moments);
+    false: enqueue all and wait only where a count is read (a run's steps, timed by
+    device markers).
     """
     work = alloc
     alloc = allocator(rt, alloc)
@@ -239,13 +243,20 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
         raise ValueError(f"{n} particles exceed the device build's int32 indices")
     t = {}
     t0 = time.perf_counter()
+
+    def phase(name: str, since: float) -> float:
+        if not timed:
+            return since
+        rt.queue.finish()
+        now = time.perf_counter()
+        t[name] = now - since
+        return now
+
     if cube is not None and not np.log2(cube.side).is_integer():
         raise ValueError(f"the device build needs a power-of-two cube side, got {cube.side}")
     per_eps = (pos.eps if isinstance(pos, DeviceArrays) else eps) is not None
     cube, in_hi, in_lo = upload_sources(rt, pos, mass, cube, prepare_on_device, work, eps)
-    rt.queue.finish()
-    t1 = time.perf_counter()
-    t["upload"] = t1 - t0
+    t1 = phase("upload", t0)
 
     i32 = np.int32
     keys = alloc("keys", 8 * n)
@@ -253,18 +264,14 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     skeys, order = radix_sort(rt, keys, n, key_bits=3 * BITS, alloc=work)
     src_hi, src_lo = alloc("src_hi", 16 * n), alloc("src_lo", 16 * n)
     _launch(rt, "gather", n, i32(n), order, in_hi, in_lo, src_hi, src_lo)
-    rt.queue.finish()
-    t2 = time.perf_counter()
-    t["sort"] = t2 - t1
+    t2 = phase("sort", t1)
 
     n_start = alloc("n_start", 4 * n)
     _launch(rt, "count_cells", n, i32(n), skeys, i32(n_leaf), n_start, None, None)
     offset, n_cells = exclusive_scan(rt, n_start, n, alloc=work, name="cell_offset")
     info, link = alloc("cell_info", 16 * n_cells), alloc("cell_link", 16 * n_cells)
     _launch(rt, "fill_cells", n, i32(n), skeys, i32(n_leaf), offset, info, link)
-    rt.queue.finish()
-    t3 = time.perf_counter()
-    t["cells"] = t3 - t2
+    t3 = phase("cells", t2)
 
     quad = multipole == "quadrupole"
     cell_hi, cell_lo = alloc("cell_hi", 16 * n_cells), alloc("cell_lo", 16 * n_cells)
@@ -276,8 +283,7 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
                       cell_lo=cell_lo, cell_quad=cell_quad, cell_eps=cell_eps, timings=t,
                       alloc=work)
     device_moments(tree)
-    rt.queue.finish()
-    t["moments"] = time.perf_counter() - t3
+    phase("moments", t3)
     return tree
 
 
