@@ -416,3 +416,21 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
         }
     }
 }
+
+/* The longest list of n_groups (list_info[g].x) into *longest (zeroed before): the host
+   reads one int to learn whether a list outgrew its room, not every group's sizes. */
+__kernel void longest_list(const int n_groups, __global const int2 *list_info,
+                           __global int *longest)
+{
+    __local int m;
+    if (get_local_id(0) == 0)
+        m = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int x = 0;
+    for (int g = get_global_id(0); g < n_groups; g += get_global_size(0))
+        x = max(x, list_info[g].x);
+    atomic_max(&m, x);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0)
+        atomic_max(longest, m);
+}

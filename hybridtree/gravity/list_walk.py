@@ -87,12 +87,24 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
             lap("list_eval", t)
         if then is not None:
             then()
-        sizes = np.empty((n_groups, 2), np.int32)
-        cl.enqueue_copy(rt.queue, sizes, info)
-        longest = int(sizes[:, 0].max()) if n_groups else 0
+        longest = _longest(rt, walk, n_groups, info)
         if longest <= room:
             return prof if PROFILE else {}
         room = _list_room[id(rt.context)] = max(64, 1 << (longest - 1).bit_length())   # again
     raise AssertionError("interaction lists outgrew the room made for them")
+
+
+def _longest(rt: Runtime, walk: WalkKernel, n_groups: int, info: cl.Buffer) -> int:
+    """The longest of the walk's ``n_groups`` lists: found on the device (cl/walklist.cl
+    ``longest_list``), 4 bytes read back (the walk's one wait)."""
+    if n_groups == 0:
+        return 0
+    out = scratch(rt, "walk_longest", 4)
+    cl.enqueue_fill_buffer(rt.queue, out, np.int32(0), 0, 4)
+    launch(rt, walk.file, "longest_list", min(n_groups, 1 << 16), np.int32(n_groups), info,
+           out, defines=walk.defines)
+    longest = np.empty(1, np.int32)
+    cl.enqueue_copy(rt.queue, longest, out)
+    return int(longest[0])
 
 
