@@ -9,7 +9,9 @@ from hybridtree.gravity import accelerations, direct_reference
 from hybridtree.ics import plummer
 from hybridtree.gravity import walk as treewalk
 from hybridtree.gravity.tree import MAX_LEVEL, build_tree, leaf_ranges, split_cells
-from hybridtree.gravity.tree.device_build import build_device_tree, device_cube, device_groups
+from hybridtree.device.kernels import launch
+from hybridtree.gravity.tree.device_build import (build_device_tree, device_cube, device_groups,
+                                                  extent_work_group)
 from hybridtree.gravity.tree.octree import packed_leaf_ranges
 from hybridtree.gravity.walk import sink_groups
 
@@ -162,3 +164,23 @@ def test_upload_on_device_gives_the_host_bits(runtime, make):
         cl.enqueue_copy(runtime.queue, a, getattr(host, name))
         cl.enqueue_copy(runtime.queue, b, getattr(dev, name))
         assert np.array_equal(a.view(np.uint32), b.view(np.uint32)), name
+
+
+@pytest.mark.parametrize("m", [1, 7, 300, 1000])
+def test_extent_rows_reduce_every_group_box(runtime, m):
+    """cl/prepare.cl extent_rows: m work-group boxes (more than one work-group's worth,
+    signed zeros and infinities among them) into the first row, as numpy's min and max."""
+    if not runtime.has_fp64:
+        pytest.skip("prepare.cl needs double precision")
+    rng = np.random.default_rng(m)
+    rows = rng.normal(scale=1e3, size=(m, 6))
+    rows[::5, :3], rows[::7, 3:] = np.inf, -np.inf      # groups that saw no particle
+    rows[0, 0] = -0.0
+    wg = extent_work_group(runtime.info)
+    part = runtime.to_device(rows)
+    launch(runtime, "prepare.cl", "extent_rows", wg, np.int32(m), part, defines={"WG": wg},
+           local=wg, fixed=True)
+    got = np.empty(6)
+    cl.enqueue_copy(runtime.queue, got, part)
+    assert np.array_equal(got[:3], rows[:, :3].min(axis=0))
+    assert np.array_equal(got[3:], rows[:, 3:].max(axis=0))
