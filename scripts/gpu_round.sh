@@ -11,6 +11,14 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+71) # issue 30, session 22, final code: round 70's changes plus the longest list found on the device (4 bytes read) and
+    # the extent reduced on the device (48 bytes read): per-kernel times, whole runs with jz-fmm, the cosmological sphere
+  python3 -m pip install -q --no-index --no-deps --root-user-action=ignore .device/jz/*.whl > /dev/null 2>&1
+  py kernels 120 scripts/tune/kernels.py --device nvidia --n 4194304 16777216 --steps 8 --json "$D/kernels.json"
+  py runs_default 300 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+      --diag-every 8 --peer --json "$D/runs_default.json"
+  py cosmo_sphere 400 scripts/bench/cosmo.py configs/cosmo_sphere.toml --device nvidia --out /tmp/cs --json "$D/cosmo_sphere.json"
+  ;;
 70) # issue 30, session 22: results enqueued back before the list sizes are read, Lagrangian radii on the device with one
     # read, builds without timing waits: per-kernel times and whole runs with jz-fmm at 2^22 and 2^24
   python3 -m pip install -q --no-index --no-deps --root-user-action=ignore .device/jz/*.whl > /dev/null 2>&1
