@@ -21,6 +21,7 @@ import numpy as np
 import pyopencl as cl
 
 from .kernels import kernel, launch, option_sets
+from .multisection import PASSES, TRIALS, multisect
 from .runtime import DeviceInfo, Runtime, fit_work_group
 from .transfer import scratch
 
@@ -29,8 +30,6 @@ __all__ = ["BLOCK", "TRIALS", "Reducer", "host_block_sum", "host_lagrangian_radi
 
 #: Terms per sequential block (a build-time define of cl/reduce.cl).
 BLOCK = 64
-#: Trial radii per fraction and pass of the Lagrangian-radius multisection.
-TRIALS = 15
 
 
 def host_block_sum(terms: np.ndarray) -> np.ndarray:
@@ -96,72 +95,6 @@ def host_moments(pos: np.ndarray, vel: np.ndarray, mass: np.ndarray,
     return _moments(host_block_sum(t))
 
 
-def _passes(trials: int) -> int:
-    """Passes that bring any bracket of the bit patterns of non-negative doubles (2^63
-    wide at most) down to width 1: each leaves at most width // (trials + 1) + 1."""
-    width, passes = 2**63, 0
-    while width > 1:
-        width = width // (trials + 1) + 1 if width > trials else 1
-        passes += 1
-    return passes
-
-
-#: Passes of the Lagrangian-radius multisection (enough for any radii: :func:`_passes`).
-PASSES = _passes(TRIALS)
-
-
-def _trial_bits(lo: np.ndarray, hi: np.ndarray, trials: int) -> np.ndarray:
-    """(F, trials) bit patterns spread over (lo, hi) (cl/reduce.cl ``trial_bits``)."""
-    d = hi - lo
-    q, r = d // (trials + 1), d % (trials + 1)
-    t = np.arange(1, trials + 1, dtype=np.int64)
-    return lo[:, None] + q[:, None] * t + (r[:, None] * t) // (trials + 1)
-
-
-def _trial_radii(bits: np.ndarray) -> np.ndarray:
-    """The radii of bit patterns (-1: below 0, encloses nothing)."""
-    with np.errstate(invalid="ignore"):
-        return np.where(bits < 0, -1.0, bits.view(np.float64))
-
-
-def _radii(fractions, total: float, rmax: float, enclosed, trials: int) -> list[float]:
-    """Multisection for the smallest R with enclosed(R) >= f * total, shared by both
-    twins and the device's own loop (cl/reduce.cl ``radii_narrow``).
-
-    It runs over the bit patterns of the non-negative doubles (ordered as the doubles
-    are), so it ends on a particle's radius itself in at most :data:`PASSES` passes,
-    whatever the radii's scale.  Invariant per fraction: enclosed(lo) < want <=
-    enclosed(hi) (hi = rmax holds all the mass; lo = -1 is below 0, where nothing is
-    enclosed); done when hi - lo <= 1.  The answer is the only radius with that
-    property, so any path to it gives the same bits.  ``enclosed`` maps trial radii
-    (F, trials) to enclosed masses.
-    """
-    f = np.asarray(fractions, np.float64)
-    if np.any(f <= 0):
-        raise ValueError(f"mass fractions must be positive, got {fractions}")
-    if not total > 0 or not np.isfinite(rmax):
-        return [float("nan")] * len(f)
-    want = f * total
-    hi = np.full(len(f), np.float64(rmax)).view(np.int64)
-    lo = np.full(len(f), -1, np.int64)
-    for _ in range(PASSES):
-        if np.all(hi - lo <= 1):
-            break
-        bits = _trial_bits(lo, hi, trials)
-        lo, hi = _narrow(bits, enclosed(_trial_radii(bits)) < want[:, None], lo, hi)
-    assert np.all(hi - lo <= 1), "the multisection did not converge in PASSES passes"
-    return [float(h) for h in hi.view(np.float64)]
-
-
-def _narrow(r: np.ndarray, below: np.ndarray, lo: np.ndarray, hi: np.ndarray):
-    """The bracket after one pass: the last trial below and the first at or above."""
-    n_below = below.sum(axis=1)       # enclosed mass grows with r: a prefix is below
-    rows = np.arange(len(r))
-    lo = np.where(n_below > 0, r[rows, np.maximum(n_below - 1, 0)], lo)
-    hi = np.where(n_below < r.shape[1], r[rows, np.minimum(n_below, r.shape[1] - 1)], hi)
-    return lo, hi
-
-
 def host_lagrangian_radii(pos: np.ndarray, mass: np.ndarray, centre: np.ndarray,
                           fractions=(0.1, 0.5, 0.9), total_mass: float | None = None
                           ) -> list[float]:
@@ -177,7 +110,7 @@ def host_lagrangian_radii(pos: np.ndarray, mass: np.ndarray, centre: np.ndarray,
         terms = np.where(r[:, None] <= radii.reshape(-1), mass[:, None], 0.0)
         return host_block_sum(terms).reshape(radii.shape)
 
-    return _radii(fractions, total, rmax, enclosed, TRIALS)
+    return multisect(fractions, total, rmax, enclosed, TRIALS)
 
 
 def reduce_work_group(info: DeviceInfo) -> int:
@@ -335,12 +268,12 @@ class Reducer:
             return combine(self._levels("enclosed_terms", n, nr, pos, mass, *c, radii,
                                         nr=nr), "sum").reshape(r.shape)
 
-        return _radii(fractions, total_mass, rmax, enclosed, TRIALS)
+        return multisect(fractions, total_mass, rmax, enclosed, TRIALS)
 
     def _radii_here(self, n: int, pos: cl.Buffer, mass: cl.Buffer, centre: np.ndarray,
                     fractions, total_mass: float | None) -> list[float]:
         """:meth:`lagrangian_radii` of one process's particles, the multisection run on
-        the device (cl/reduce.cl ``radii_start``, ``radii_narrow``: :func:`_radii`'s
+        the device (cl/reduce.cl ``radii_start``, ``radii_narrow``: :func:`multisect`'s
         steps, the same answer) and read back once."""
         rt, nf, c = self.rt, len(fractions), [np.float64(x) for x in centre]
         nr = nf * TRIALS
