@@ -23,7 +23,7 @@ import pyopencl as cl
 from .kernels import kernel, launch, option_sets
 from .multisection import PASSES, TRIALS, multisect
 from .runtime import DeviceInfo, Runtime, fit_work_group
-from .transfer import scratch
+from .transfer import read_small, scratch
 
 __all__ = ["BLOCK", "TRIALS", "Reducer", "host_block_sum", "host_lagrangian_radii",
            "host_moments", "host_net_acceleration", "reducer"]
@@ -172,10 +172,8 @@ class Reducer:
                 nr: int = 3 * TRIALS) -> np.ndarray:
         """Run level-1 kernel ``name`` (n items, k sums; args after n, before out; built
         for ``nr`` radii), then level ``op`` until one row is left; that row (k,)."""
-        res = np.empty(k)
-        cl.enqueue_copy(self.rt.queue, res, self._levels_on_device(name, n, k, *args, op=op,
-                                                                     nr=nr))
-        return res
+        return read_small(self.rt, np.empty(k), self._levels_on_device(name, n, k, *args, op=op,
+                                                                        nr=nr))
 
     def _levels_on_device(self, name: str, n: int, k: int, *args, op: str = "reduce_rows",
                           nr: int = 3 * TRIALS) -> cl.Buffer:
@@ -292,8 +290,7 @@ class Reducer:
         for _ in range(PASSES):
             sums = self._levels_on_device("enclosed_terms", n, nr, pos, mass, *c, radii, nr=nr)
             self._run("radii_narrow", nf, np.int32(nf), np.int32(TRIALS), sums, st, radii)
-        out = np.empty(2 + 4 * nf, np.int64)
-        cl.enqueue_copy(rt.queue, out, st)
+        out = read_small(rt, np.empty(2 + 4 * nf, np.int64), st)
         lo, hi = out[2 + nf:2 + 2 * nf], out[2 + 2 * nf:2 + 3 * nf]
         assert np.all(hi - lo <= 1), "the multisection did not converge in PASSES passes"
         return [float(h) for h in hi.view(np.float64)]
@@ -302,12 +299,10 @@ class Reducer:
         """Whether every value of each (buffer, count of float64) is finite.  ``n``
         (particles) only keeps the signature of the other reductions."""
         flag = scratch(self.rt, "reduce.flag", 4)
-        cl.enqueue_copy(self.rt.queue, flag, np.zeros(1, np.int32))
+        cl.enqueue_fill_buffer(self.rt.queue, flag, np.int32(0), 0, 4)   # no wait
         for buf, count in arrays:
             self._run("nonfinite", count, np.int32(count), buf, flag)
-        out = np.empty(1, np.int32)
-        cl.enqueue_copy(self.rt.queue, out, flag)
-        return bool(out[0] == 0)
+        return bool(read_small(self.rt, np.empty(1, np.int32), flag)[0] == 0)
 
     def count_sum(self, n: int, counts: cl.Buffer) -> tuple[int, int]:
         """Sums of both components of n int2 interaction counts, as 64-bit integers."""

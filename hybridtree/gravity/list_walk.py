@@ -15,7 +15,7 @@ import pyopencl as cl
 
 from ..device.kernels import launch
 from ..device.runtime import Runtime
-from ..device.transfer import scratch
+from ..device.transfer import read_small, scratch
 from .walk_kernels import LIST_WALK, WalkKernel
 
 __all__ = ["list_walk"]
@@ -103,8 +103,6 @@ def _longest(rt: Runtime, walk: WalkKernel, n_groups: int, info: cl.Buffer) -> i
     cl.enqueue_fill_buffer(rt.queue, out, np.int32(0), 0, 4)
     launch(rt, walk.file, "longest_list", min(n_groups, 1 << 16), np.int32(n_groups), info,
            out, defines=walk.defines)
-    longest = np.empty(1, np.int32)
-    cl.enqueue_copy(rt.queue, longest, out)
-    return int(longest[0])
+    return int(read_small(rt, np.empty(1, np.int32), out)[0])
 
 

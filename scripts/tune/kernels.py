@@ -62,9 +62,17 @@ def _patch_host_calls() -> list:
     from hybridtree.device import transfer
     from hybridtree.gravity import walk
     undo = [(transfer.Workspace, "__call__", transfer.Workspace.__call__),
-            (transfer, "scratch", transfer.scratch), (walk, "scratch", walk.scratch)]
+            (transfer, "scratch", transfer.scratch), (walk, "scratch", walk.scratch),
+            (transfer, "_wait", transfer._wait)]
     transfer.Workspace.__call__ = _timed(transfer.Workspace.__call__, "workspace")
     transfer.scratch = walk.scratch = _timed(transfer.scratch, "scratch")
+    wait = transfer._wait
+
+    def recording_wait(rt, event, poll):     # read_small's wait: a blocking read
+        t0 = time.perf_counter()
+        wait(rt, event, poll)
+        _COPIES.append((_caller(), event, time.perf_counter() - t0))
+    transfer._wait = recording_wait
     return undo
 
 
@@ -76,9 +84,11 @@ def _gc_watch(phase: str, info: dict) -> None:
 
 
 def _caller() -> str:
-    """file:line of the innermost hybridtree frame that is not this script."""
+    """file:line of the innermost hybridtree frame that is not this script (nor
+    read_small's, whose caller is the one that waits)."""
     for fr in traceback.extract_stack()[-3::-1]:
-        if "hybridtree/" in fr.filename and "scripts/" not in fr.filename:
+        if ("hybridtree/" in fr.filename and "scripts/" not in fr.filename
+                and not fr.filename.endswith("device/transfer.py")):
             return f"{fr.filename.rsplit('hybridtree/', 1)[1]}:{fr.lineno}"
     return "?"
 

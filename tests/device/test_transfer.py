@@ -7,6 +7,8 @@ import pytest
 from hybridtree.errors import UserInputError
 
 from hybridtree.device import transfer
+from hybridtree.device.transfer import read_small
+from hybridtree.gravity.tree.device_sort import exclusive_scan
 
 
 @pytest.mark.parametrize("policy", ["always", "never"])
@@ -85,3 +87,16 @@ def test_cl_buffer_contents_match_after_upload(runtime, monkeypatch):
         y = np.empty_like(x)
         cl.enqueue_copy(runtime.queue, y, b)
         assert np.array_equal(want, y)
+
+
+@pytest.mark.parametrize("how", ["poll", "block", "auto"])
+def test_read_small_waits_for_the_work_enqueued_before_it(runtime, monkeypatch, how):
+    """read_small's value is the one the device wrote just before (a kernel still
+    running when it is called), at the given offset, however it waits."""
+    monkeypatch.setenv("HYBRIDTREE_READ_WAIT", how)
+    n = 1 << 16
+    values = runtime.to_device(np.arange(n, dtype=np.uint32) % 7)
+    out, total = exclusive_scan(runtime, values, n, read_total=False)
+    got = read_small(runtime, np.empty(2, np.uint32), out, 4 * (n - 1))
+    expect = np.concatenate([[0], np.cumsum(np.arange(n, dtype=np.uint64) % 7)])
+    assert total is None and np.array_equal(got, expect[n - 1:n + 1])

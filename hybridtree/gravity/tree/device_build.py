@@ -19,7 +19,7 @@ import pyopencl as cl
 
 from ...device.kernels import launch, option_sets, spread_local
 from ...device.runtime import DeviceInfo, Runtime, fit_work_group, pack4, split_hi_lo
-from ...device.transfer import allocator, upload
+from ...device.transfer import allocator, read_small, upload
 from .device_sort import exclusive_scan, radix_sort
 from .morton import BITS, MAX_LEVEL, Cube, bounding_cube, extent_cube
 from .octree import MULTIPOLES, PACK_SPREAD, check_build_args
@@ -141,8 +141,7 @@ def device_extent(rt: Runtime, pos: cl.Buffer, n: int, alloc=None
            local=wg, fixed=True)
     launch(rt, "prepare.cl", "extent_rows", wg, np.int32(n_wg), part, defines={"WG": wg},
            local=wg, fixed=True)
-    ext = np.empty(6)
-    cl.enqueue_copy(rt.queue, ext, part)
+    ext = read_small(rt, np.empty(6), part)
     return ext[:3], ext[3:]
 
 

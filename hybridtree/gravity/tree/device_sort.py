@@ -19,7 +19,7 @@ import pyopencl as cl
 from ...errors import UserInputError
 from ...device.kernels import kernel, launch, option_sets
 from ...device.runtime import DeviceError, DeviceInfo, Runtime
-from ...device.transfer import allocator
+from ...device.transfer import allocator, read_small
 
 __all__ = ["MAX_N", "Tuning", "exclusive_scan", "fit_tuning", "local_bytes", "radix_sort",
            "sort_defines"]
@@ -230,8 +230,7 @@ def exclusive_scan(rt: Runtime, values: cl.Buffer, n: int, out: cl.Buffer | None
     _enqueue_scan(rt, k, values, n, out, alloc(name + "_sums", _scan_sums_nbytes(k, n)))
     if not read_total:
         return out, None
-    total = np.empty(1, np.uint32)
-    cl.enqueue_copy(rt.queue, total, out, src_offset=4 * n)
+    total = read_small(rt, np.empty(1, np.uint32), out, 4 * n)
     return out, int(total[0])
 
 
