@@ -11,6 +11,14 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+72) # issue 30, session 22: small reads waited for by polling the copy's status (transfer.read_small) against the driver's
+    # blocking wait (HYBRIDTREE_READ_WAIT=block), per kernel at 2^22 and 2^24; whole runs with jz-fmm
+  python3 -m pip install -q --no-index --no-deps --root-user-action=ignore .device/jz/*.whl > /dev/null 2>&1
+  py kernels 120 scripts/tune/kernels.py --device nvidia --n 4194304 16777216 --steps 8 --json "$D/kernels.json"
+  HYBRIDTREE_READ_WAIT=block py kernels_block 120 scripts/tune/kernels.py --device nvidia --n 4194304 16777216 --steps 8 --json "$D/kernels_block.json"
+  py runs_default 300 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+      --diag-every 8 --peer --json "$D/runs_default.json"
+  ;;
 71) # issue 30, session 22, final code: round 70's changes plus the longest list found on the device (4 bytes read) and
     # the extent reduced on the device (48 bytes read): per-kernel times, whole runs with jz-fmm, the cosmological sphere
   python3 -m pip install -q --no-index --no-deps --root-user-action=ignore .device/jz/*.whl > /dev/null 2>&1
