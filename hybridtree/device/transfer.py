@@ -23,7 +23,7 @@ import pyopencl as cl
 from ..errors import UserInputError
 from .runtime import Runtime
 
-__all__ = ["READ_WAIT", "STAGING", "Workspace", "allocator", "download", "read_small", "release",
+__all__ = ["STAGING", "Workspace", "allocator", "download", "read_small", "release",
            "scratch", "upload", "use_staging"]
 
 #: Bytes per pipelined chunk (H100 machine, docs/benchmarks.md: 4 MB moved 29.6 GB/s up
@@ -236,33 +236,17 @@ def download(rt: Runtime, pairs: list[tuple[cl.Buffer, np.ndarray]]) -> None:
         job.result()
 
 
-#: How :func:`read_small` waits: "poll" (the copy's status, the host's thread kept busy),
-#: "block" (the driver's blocking wait) or "auto" (poll on GPUs; block on CPU devices,
-#: whose kernels need every core); HYBRIDTREE_READ_WAIT overrides it.
-READ_WAIT = "auto"
-
-
 def read_small(rt: Runtime, out: np.ndarray, buf: cl.Buffer, offset: int = 0) -> np.ndarray:
     """``out`` filled from ``buf`` at byte ``offset``, the host waiting until the copy has
     run: a few numbers the host needs before it can go on (a count, a box, the longest
-    list).  On GPUs it polls the copy's status instead of the driver's blocking wait,
-    which on NVIDIA's driver woke the host 0.3-0.9 ms after the device was done (H100,
-    docs/benchmarks.md §21), the device idle until the host enqueued more."""
-    how = os.environ.get("HYBRIDTREE_READ_WAIT", READ_WAIT)
-    if how == "auto":
-        how = "poll" if rt.info.kind == "gpu" else "block"
-    event = cl.enqueue_copy(rt.queue, out, buf, src_offset=offset, is_blocking=False)
-    _wait(rt, event, how == "poll")
+    list).  Every such wait of a run goes through here, so that scripts/tune/kernels.py
+    times them all.  (Polling the copy's status instead of the driver's wait gained
+    nothing on the H100: 0.084 ms blocking against 0.110 ms polled for a 4-byte read
+    after a 0.068 ms kernel, scripts/tune/readlat.py, docs/benchmarks.md §21.)"""
+    _wait(cl.enqueue_copy(rt.queue, out, buf, src_offset=offset, is_blocking=False))
     return out
 
 
-def _wait(rt: Runtime, event: cl.Event, poll: bool) -> None:
+def _wait(event: cl.Event) -> None:
     """Until ``event`` has run (a module function: scripts/tune/kernels.py times it)."""
-    if not poll:
-        event.wait()
-        return
-    rt.queue.flush()
-    done = cl.command_execution_status.COMPLETE
-    while (status := event.command_execution_status) != done:
-        if status < 0:
-            raise cl.RuntimeError(f"a read back failed on the device (status {status})")
+    event.wait()

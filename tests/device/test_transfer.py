@@ -89,11 +89,9 @@ def test_cl_buffer_contents_match_after_upload(runtime, monkeypatch):
         assert np.array_equal(want, y)
 
 
-@pytest.mark.parametrize("how", ["poll", "block", "auto"])
-def test_read_small_waits_for_the_work_enqueued_before_it(runtime, monkeypatch, how):
-    """read_small's value is the one the device wrote just before (a kernel still
-    running when it is called), at the given offset, however it waits."""
-    monkeypatch.setenv("HYBRIDTREE_READ_WAIT", how)
+def test_read_small_waits_for_the_work_enqueued_before_it(runtime):
+    """read_small's value is the one the device wrote just before (a scan still running
+    when it is called), at the given offset."""
     n = 1 << 16
     values = runtime.to_device(np.arange(n, dtype=np.uint32) % 7)
     out, total = exclusive_scan(runtime, values, n, read_total=False)
