@@ -11,6 +11,12 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+74) # issue 30, session 22: kernels.py with the host's time from each read's return to the next launch; readlat.py with
+    # markers and launches; shared steps on refitted trees at 2^22 with fewer reference sinks (round 73 ran out of time)
+  py kernels 120 scripts/tune/kernels.py --device nvidia --n 4194304 --steps 8 --json "$D/kernels.json"
+  py readlat 60 scripts/tune/readlat.py --device nvidia --n 16777216
+  py refit_4m 200 scripts/tune/refit_shared.py --device nvidia --n 4194304 --k 1 4 8 --sinks 100 --json "$D/refit_4m.json"
+  ;;
 73) # issue 30, session 22: per kernel again with the cheaper caller lookup of kernels.py (the gaps after blocking reads were
     # partly its own traceback.extract_stack); the latency of a small read (readlat.py); shared steps on refitted trees,
     # a build every K forces (refit_shared.py, an experiment: not an option of the code)

@@ -34,8 +34,15 @@ _GC: list[list[float]] = []       # [start, stop, generation] of each collection
 _SLOW: list[tuple[float, str]] = []   # host calls over 0.3 ms: (ms, what)
 
 
+_READ: list = [None]              # (where, host clock) of the last read_small's return
+_AFTER: list[tuple[str, float]] = []  # host ms from a read's return to the next launch
+
+
 def _recording_call(self, *args, **kwargs):
     t0 = time.perf_counter()
+    if _READ[0] is not None:
+        _AFTER.append((f"{_READ[0][0]} -> {self.function_name}", (t0 - _READ[0][1]) * 1e3))
+        _READ[0] = None
     ev = _CALL(self, *args, **kwargs)
     t1 = time.perf_counter()
     if t1 - t0 > 3e-4:
@@ -71,7 +78,10 @@ def _patch_host_calls() -> list:
     def recording_wait(event):               # read_small's wait: a blocking read
         t0 = time.perf_counter()
         wait(event)
-        _COPIES.append((_caller(), event, time.perf_counter() - t0))
+        t1 = time.perf_counter()
+        where = _caller()
+        _COPIES.append((where, event, t1 - t0))
+        _READ[0] = (where, t1)
     transfer._wait = recording_wait
     return undo
 
@@ -105,6 +115,13 @@ def _recording_copy(queue, dest, src, **kwargs):
     if to_host and kwargs.get("is_blocking", True):
         _COPIES.append((_caller(), ev, time.perf_counter() - t0))
     return ev
+
+
+def _group(pairs: list[tuple[str, float]]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = collections.defaultdict(list)
+    for k, v in pairs:
+        out[k].append(v)
+    return out
 
 
 def timeline(events: list[tuple[str, cl.Event]], top: int = 12) -> list[dict]:
@@ -149,6 +166,7 @@ def profile(n: int, steps: int, device: str, extra: dict) -> dict:
     _ = sim.pos
     _EVENTS.clear()
     _COPIES.clear()
+    _AFTER.clear()
     _HOST.clear()
     _GC.clear()
     import gc
@@ -190,6 +208,8 @@ def profile(n: int, steps: int, device: str, extra: dict) -> dict:
                                for k, (c, t) in sorted(reads.items(), key=lambda r: -r[1][1])],
             "gaps": timeline(_EVENTS),
             "slow_host_calls": sorted(_SLOW, reverse=True)[:20],
+            "after_reads": [{"where": k, "median_ms": float(np.median(v)), "count": len(v)}
+                            for k, v in sorted(_group(_AFTER).items())],
             "gc": [{"generation": g, "ms": (b - a) * 1e3} for a, b, g in _GC],
             "kernels": [{"name": k, "per_step": c, "s": t} for k, c, t in rows]}
 
@@ -261,6 +281,9 @@ def main() -> None:
             print(f"    {g['gap_ms']:7.3f} ms  {g['after']} -> {g['before']}  (host between "
                   f"the enqueues {g['host_ms']:.3f} ms, queued -> start "
                   f"{g['queued_to_start_ms']:.3f} ms)")
+        print("  host time from a read's return to the next launch (median ms):")
+        for a in r["after_reads"]:
+            print(f"    {a['median_ms']:7.3f}  {a['where']} ({a['count']}x)")
         print("  slowest host calls (ms):")
         for ms, what in r["slow_host_calls"]:
             print(f"    {ms:8.3f}  {what}")

@@ -86,6 +86,25 @@ def main() -> None:
         cl.enqueue_copy(rt.queue, plain, flag)
         empty.append(time.perf_counter() - t0)
     print(f"idle queue, blocking 4-byte read: {1e3 * statistics.median(empty):.3f} ms median")
+    # what the host pays for the markers that time a run's phases (Clock.device), and for
+    # a launch, right after a read (the queue empty) and behind a running kernel
+    for busy in (False, True):
+        marks, launches = [], []
+        for _ in range(args.repeat):
+            rt.queue.finish()
+            if busy:
+                launch(rt, "reduce.cl", "nonfinite", n, np.int32(n), data, flag, defines=defines,
+                       local=reduce_work_group(rt.info))
+            t0 = time.perf_counter()
+            cl.enqueue_marker(rt.queue)
+            t1 = time.perf_counter()
+            launch(rt, "reduce.cl", "nonfinite", 1, np.int32(1), data, flag, defines=defines,
+                   local=reduce_work_group(rt.info))
+            launches.append(time.perf_counter() - t1)
+            marks.append(t1 - t0)
+        print(f"{'behind a kernel' if busy else 'queue empty':15s}: enqueue_marker "
+              f"{1e3 * statistics.median(marks):.3f} ms, a launch {1e3 * statistics.median(launches):.3f}"
+              f" ms median", flush=True)
 
 
 if __name__ == "__main__":
