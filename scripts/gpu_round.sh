@@ -11,6 +11,14 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+75) # issue 30, session 22, final code: Lagrangian radii from (radius, mass) computed once, against the trials per pass
+    # (radii.py); per kernel at 2^22 and 2^24; whole runs with jz-fmm
+  python3 -m pip install -q --no-index --no-deps --root-user-action=ignore .device/jz/*.whl > /dev/null 2>&1
+  py radii 120 scripts/tune/radii.py --device nvidia --n 4194304 16777216 --trials 3 7 15
+  py kernels 120 scripts/tune/kernels.py --device nvidia --n 4194304 16777216 --steps 8 --json "$D/kernels.json"
+  py runs_default 300 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+      --diag-every 8 --peer --json "$D/runs_default.json"
+  ;;
 74) # issue 30, session 22: kernels.py with the host's time from each read's return to the next launch; readlat.py with
     # markers and launches; shared steps on refitted trees at 2^22 with fewer reference sinks (round 73 ran out of time)
   py kernels 120 scripts/tune/kernels.py --device nvidia --n 4194304 --steps 8 --json "$D/kernels.json"
