@@ -25,7 +25,7 @@
 #define BLOCK 64
 #endif
 #ifndef NR
-#define NR 45
+#define NR 21
 #endif
 #ifndef WG
 #define WG 64

@@ -15,8 +15,10 @@ import numpy as np
 
 __all__ = ["PASSES", "TRIALS", "multisect"]
 
-#: Trial radii per fraction and pass.
-TRIALS = 15
+#: Trial radii per fraction and pass: 7 (22 passes) took 4.8 and 10.0 ms for three radii
+#: at 2^22 and 2^24 on the H100, 15 (16 passes) 5.7 and 17.9 ms, 3 (32 passes) 4.8 and
+#: 11.0 ms (scripts/tune/radii.py, docs/benchmarks.md §21).
+TRIALS = 7
 
 
 def _passes(trials: int) -> int:
