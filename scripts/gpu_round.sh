@@ -3,6 +3,7 @@
 # wants one script per call).  Run from the repository root after .device/gpu-setup.sh:
 #   bash scripts/gpu_round.sh ROUND     -> $OUT/results.tgz (every log) and $OUT/index.txt
 set -u
+# (.device/wheels: ../shared/device/prepare.sh, then scripts/device_wheels.sh for reikna)
 R=${1:-1}
 O=${OUT:-/tmp/out}; D=$(mktemp -d); mkdir -p "$O"
 export PYTHONPATH=$PWD
