@@ -19,19 +19,23 @@
 #define WG 256
 #endif
 
-/* Per work-group min and max of x, y, z over a strided share of the particles:
-   out[6 g .. 6 g + 5] = min x, y, z, max x, y, z (extent_rows reduces the groups). */
+/* Min and max of x, y, z over n entries of in (entry i: its minima at in[w i + k], its
+   maxima at in[w i + off + k]; w = 3, off = 0 for positions, w = 6, off = 3 for this
+   kernel's own rows), each work-group over a strided share: out[6 g .. 6 g + 5] = min x,
+   y, z, max x, y, z.  The host runs it over the particles, then over those rows with one
+   work-group, in place (each row is read before work-item 0 writes row 0, which only it
+   reads), and reads 48 bytes.  Min and max are exact: any order gives the same bits. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void extent(const int n, __global const double *pos, __global double *out)
+void extent(const int n, const int w, const int off, __global const double *in,
+            __global double *out)
 {
     __local double lmin[3][WG], lmax[3][WG];
     const int lid = get_local_id(0);
     double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (int i = get_global_id(0); i < n; i += get_global_size(0))
         for (int k = 0; k < 3; k++) {
-            const double v = pos[3 * (size_t)i + k];
-            mn[k] = fmin(mn[k], v);
-            mx[k] = fmax(mx[k], v);
+            mn[k] = fmin(mn[k], in[(size_t)w * i + k]);
+            mx[k] = fmax(mx[k], in[(size_t)w * i + off + k]);
         }
     for (int k = 0; k < 3; k++) {
         lmin[k][lid] = mn[k];
@@ -50,39 +54,6 @@ void extent(const int n, __global const double *pos, __global double *out)
         for (int k = 0; k < 3; k++) {
             out[6 * get_group_id(0) + k] = lmin[k][0];
             out[6 * get_group_id(0) + 3 + k] = lmax[k][0];
-        }
-}
-
-/* The m rows of extent's out reduced into its first row by one work-group (min and max
-   are exact: any order gives the same bits), so that the host reads 48 bytes. */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void extent_rows(const int m, __global double *out)
-{
-    __local double lmin[3][WG], lmax[3][WG];
-    const int lid = get_local_id(0);
-    double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (int g = lid; g < m; g += WG)
-        for (int k = 0; k < 3; k++) {
-            mn[k] = fmin(mn[k], out[6 * g + k]);
-            mx[k] = fmax(mx[k], out[6 * g + 3 + k]);
-        }
-    for (int k = 0; k < 3; k++) {
-        lmin[k][lid] = mn[k];
-        lmax[k][lid] = mx[k];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = WG / 2; s > 0; s >>= 1) {
-        if (lid < s)
-            for (int k = 0; k < 3; k++) {
-                lmin[k][lid] = fmin(lmin[k][lid], lmin[k][lid + s]);
-                lmax[k][lid] = fmax(lmax[k][lid], lmax[k][lid + s]);
-            }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0)
-        for (int k = 0; k < 3; k++) {
-            out[k] = lmin[k][0];
-            out[3 + k] = lmax[k][0];
         }
 }
 

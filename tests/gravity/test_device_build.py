@@ -167,9 +167,10 @@ def test_upload_on_device_gives_the_host_bits(runtime, make):
 
 
 @pytest.mark.parametrize("m", [1, 7, 300, 1000])
-def test_extent_rows_reduce_every_group_box(runtime, m):
-    """cl/prepare.cl extent_rows: m work-group boxes (more than one work-group's worth,
-    signed zeros and infinities among them) into the first row, as numpy's min and max."""
+def test_extent_reduces_its_own_rows_in_place(runtime, m):
+    """cl/prepare.cl extent over its own rows (one work-group, in place): m work-group
+    boxes (more than one work-group's worth, signed zeros and infinities among them) into
+    the first row, as numpy's min and max."""
     if not runtime.has_fp64:
         pytest.skip("prepare.cl needs double precision")
     rng = np.random.default_rng(m)
@@ -178,8 +179,8 @@ def test_extent_rows_reduce_every_group_box(runtime, m):
     rows[0, 0] = -0.0
     wg = extent_work_group(runtime.info)
     part = runtime.to_device(rows)
-    launch(runtime, "prepare.cl", "extent_rows", wg, np.int32(m), part, defines={"WG": wg},
-           local=wg, fixed=True)
+    launch(runtime, "prepare.cl", "extent", wg, np.int32(m), np.int32(6), np.int32(3), part,
+           part, defines={"WG": wg}, local=wg, fixed=True)
     got = np.empty(6)
     cl.enqueue_copy(runtime.queue, got, part)
     assert np.array_equal(got[:3], rows[:, :3].min(axis=0))

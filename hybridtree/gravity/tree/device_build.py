@@ -137,10 +137,11 @@ def device_extent(rt: Runtime, pos: cl.Buffer, n: int, alloc=None
     wg = extent_work_group(rt.info)
     n_wg = max(1, min(-(-n // wg), 4 * rt.info.compute_units))
     part = alloc("extent", 48 * n_wg)
-    launch(rt, "prepare.cl", "extent", n_wg * wg, np.int32(n), pos, part, defines={"WG": wg},
-           local=wg, fixed=True)
-    launch(rt, "prepare.cl", "extent_rows", wg, np.int32(n_wg), part, defines={"WG": wg},
-           local=wg, fixed=True)
+    i32 = np.int32
+    launch(rt, "prepare.cl", "extent", n_wg * wg, i32(n), i32(3), i32(0), pos, part,
+           defines={"WG": wg}, local=wg, fixed=True)
+    launch(rt, "prepare.cl", "extent", wg, i32(n_wg), i32(6), i32(3), part, part,
+           defines={"WG": wg}, local=wg, fixed=True)        # the groups' rows, in place
     ext = read_small(rt, np.empty(6), part)
     return ext[:3], ext[3:]
 
