@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["PASSES", "TRIALS", "multisect"]
+__all__ = ["PASSES", "TRIALS", "checked_fractions", "multisect"]
 
 #: Trial radii per fraction and pass: 7 (22 passes) took 4.8 and 10.0 ms for three radii
 #: at 2^22 and 2^24 on the H100, 15 (16 passes) 5.7 and 17.9 ms, 3 (32 passes) 4.8 and
@@ -49,6 +49,14 @@ def _trial_radii(bits: np.ndarray) -> np.ndarray:
         return np.where(bits < 0, -1.0, bits.view(np.float64))
 
 
+def checked_fractions(fractions) -> np.ndarray:
+    """The mass fractions as float64 (F,), each > 0 (ValueError otherwise)."""
+    f = np.asarray(fractions, np.float64)
+    if np.any(f <= 0):
+        raise ValueError(f"mass fractions must be positive, got {fractions}")
+    return f
+
+
 def multisect(fractions, total: float, rmax: float, enclosed, trials: int) -> list[float]:
     """Multisection for the smallest R with enclosed(R) >= f * total, shared by both
     twins and the device's own loop (cl/reduce.cl ``radii_narrow``).
@@ -61,9 +69,7 @@ def multisect(fractions, total: float, rmax: float, enclosed, trials: int) -> li
     property, so any path to it gives the same bits.  ``enclosed`` maps trial radii
     (F, trials) to enclosed masses.
     """
-    f = np.asarray(fractions, np.float64)
-    if np.any(f <= 0):
-        raise ValueError(f"mass fractions must be positive, got {fractions}")
+    f = checked_fractions(fractions)
     if not total > 0 or not np.isfinite(rmax):
         return [float("nan")] * len(f)
     want = f * total

@@ -21,7 +21,7 @@ import numpy as np
 import pyopencl as cl
 
 from .kernels import kernel, launch, option_sets
-from .multisection import PASSES, TRIALS, multisect
+from .multisection import PASSES, TRIALS, checked_fractions, multisect
 from .runtime import DeviceInfo, Runtime, fit_work_group
 from .transfer import read_small, scratch
 
@@ -138,11 +138,6 @@ def reduce_option_sets(info: DeviceInfo) -> list[tuple[str, dict]]:
             for nr in (3, 1)]
 
 
-def _local(values: np.ndarray, op: str) -> np.ndarray:
-    """The reduction over one process: the values themselves."""
-    return values
-
-
 class Reducer:
     """The fixed-order reductions on one runtime's device (see :func:`reducer`)."""
 
@@ -247,9 +242,8 @@ class Reducer:
         if combine is None:
             if n == 0:
                 return [float("nan")] * len(fractions)
-            if np.any(np.asarray(fractions, np.float64) <= 0):
-                raise ValueError(f"mass fractions must be positive, got {fractions}")
-            return self._radii_here(n, pos, mass, centre, fractions, total_mass)
+            return self._radii_here(n, pos, mass, centre, checked_fractions(fractions),
+                                    total_mass)
         c = [np.float64(x) for x in centre]
         if total_mass is None:
             total_mass = float(combine(self.block_sum(n, 1, mass), "sum")[0])
@@ -319,8 +313,7 @@ class Reducer:
         if n == 0:
             return 0, 0
         groups, part = self._count_parts(n, counts)
-        out = np.empty((groups, 2), np.int64)
-        cl.enqueue_copy(self.rt.queue, out, part)
+        out = read_small(self.rt, np.empty((groups, 2), np.int64), part)
         return int(out[:, 0].sum()), int(out[:, 1].sum())
 
     def count_sum_into(self, n: int, counts: cl.Buffer, total: cl.Buffer) -> None:

@@ -16,6 +16,7 @@ import pyopencl as cl
 
 from ..device import reduce
 from ..device.runtime import Runtime
+from ..device.transfer import read_small
 
 __all__ = ["Tally"]
 
@@ -55,8 +56,7 @@ class Tally:
         """Every count, the device sums added in (one small read per part with sums
         since the last read)."""
         for part in sorted(self._unread):
-            pair = np.empty(2, np.int64)
-            cl.enqueue_copy(self.rt.queue, pair, self._device[part])
+            pair = read_small(self.rt, np.empty(2, np.int64), self._device[part])
             cl.enqueue_fill_buffer(self.rt.queue, self._device[part], np.int64(0), 0, 16)
             self.add_interactions(part, int(pair.sum()))
         self._unread.clear()
