@@ -80,6 +80,117 @@
 #endif
 
 
+#ifndef COOP
+#define COOP 0
+#endif
+
+#if COOP
+#if COOP > 64
+#error "COOP must be at most 64 (the scan packs up to 2 * COOP pushes in 8 bits)"
+#endif
+#ifndef COOP_STACK
+#define COOP_STACK 1024
+#endif
+/* Room kept free above a full batch of pops: the walk goes on one cell at a time (a
+   depth-first walk, which holds at most one pending sibling per tree level) while the
+   stack is within it.  A tree has at most 22 levels (63-bit keys), so 64 cannot fill. */
+#define COOP_MARGIN 64
+#if COOP_STACK < 2 * COOP + COOP_MARGIN
+#error "COOP_STACK too small for COOP"
+#endif
+
+/* COOP > 0: a work-group of COOP work-items walks one group together (as Bonsai and
+ * GOTHIC walk a group with a warp).  The serial walk above follows up to ~25 000 cells one
+ * after another for a group at a system's centre (relative criterion, |a_old| -> 0) and so
+ * waits a memory latency per cell; here the cells still to visit are a stack in local
+ * memory of (cell, end) pairs, end being where the cell's parent's subtree ends, and each
+ * round pops up to COOP of them, decides them at once and pushes for each its next sibling
+ * (when that is before end) and, when opened, its first child.  Where each work-item's
+ * entries and pushes go comes from a scan over the work-group, so the walk is
+ * deterministic; the list holds the serial walk's entries in another order (the forces
+ * then differ by float32 summation order).  list_info and the room rule are those of the
+ * serial walk; resume is not used (no pieces). */
+__kernel __attribute__((reqd_work_group_size(COOP, 1, 1)))
+void walk_lists(const int n_cells,
+                __global const float4 *cell_hi, __global const float4 *cell_lo,
+                __global const int4 *cell_link,
+#if PER_EPS
+                __global const float4 *cell_eps,
+#endif
+                const int g0, const int n_batch,
+                __global const float4 *group_hi, __global const float4 *group_lo,
+                __global const float4 *group_half,
+                const int list_max,
+                __global int *lists,          /* n_batch x list_max */
+                __global int2 *list_info,     /* per group: entries, cells */
+                __global int4 *resume)        /* unused */
+{
+    __local int2 stack[COOP_STACK];
+    __local int scan[COOP];
+    const int lid = get_local_id(0);
+    const int b = get_group_id(0);        /* launched with exactly n_batch work-groups */
+    const int g = g0 + b;
+    const float4 gch = group_hi[g], gcl = group_lo[g], gh = group_half[g];
+    __global int *list = lists + (size_t)b * (size_t)list_max;
+    if (lid == 0)
+        stack[0] = (int2)(0, n_cells);    /* the root and whatever follows it */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int top = 1, n = 0, nc = 0;           /* the same in every work-item */
+    while (top > 0) {
+        const int k = max(1, min(min(COOP, top), COOP_STACK - COOP_MARGIN - top));
+        const int base = top - k;
+        int c = 0, d = 3, end = 0, sib = 0;
+        int4 link = (int4)(0);
+        if (lid < k) {
+            const int2 it = stack[base + lid];
+            c = it.x;
+            end = it.y;
+            const float4 lo = cell_lo[c];
+            link = cell_link[c];
+            d = decide(REL(cell_hi[c], lo), lo.w, link.z, gh, as_float(link.w) MIXED_GUARD(c));
+            sib = link.x < end;
+        }
+        const int ne = d == 1 ? 1 : (d == 2 ? link.z : 0);
+        const int v = (ne << 8) | (sib + (d == 0));
+        nc += d == 1;
+        barrier(CLK_LOCAL_MEM_FENCE);     /* the pops are read before pushes overwrite them */
+        scan[lid] = v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int off = 1; off < COOP; off <<= 1) {    /* inclusive scan, Hillis-Steele */
+            const int t = lid >= off ? scan[lid - off] : 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            scan[lid] += t;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        const int excl = scan[lid] - v, total = scan[COOP - 1];
+        const int at = n + (excl >> 8);
+        if (d == 1) {
+            if (at < list_max)
+                list[at] = -1 - c;
+        } else if (d == 2) {
+            for (int q = 0; q < link.z; q++)
+                if (at + q < list_max)
+                    list[at + q] = link.y + q;
+        }
+        int sp = base + (excl & 0xff);    /* the child above its sibling: popped first */
+        if (sib && sp < COOP_STACK)
+            stack[sp++] = (int2)(link.x, end);
+        if (d == 0 && sp < COOP_STACK)
+            stack[sp] = (int2)(c + 1, link.x);
+        n += total >> 8;
+        top = base + (total & 0xff);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    scan[lid] = nc;                       /* the accepted cells, summed over the items */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        int all = 0;
+        for (int i = 0; i < COOP; i++)
+            all += scan[i];
+        list_info[g] = (int2)(n, all);
+    }
+}
+#else
 __kernel __attribute__((reqd_work_group_size(LWG, 1, 1)))
 void walk_lists(const int n_cells,
                 __global const float4 *cell_hi, __global const float4 *cell_lo,
@@ -141,7 +252,11 @@ void walk_lists(const int n_cells,
     resume[b] = (int4)(p, n, nc, 0);      /* p = n_cells: this walk is complete */
 #endif
 }
+#endif
 
+#if SPLIT_VISITS && COOP
+#error "COOP walks take no pieces (SPLIT_VISITS)"
+#endif
 #if SPLIT_VISITS
 #ifndef PIECES
 #error "SPLIT_VISITS needs PIECES"

@@ -12,6 +12,13 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+77) # issue 30, session 23: the cooperative list walk (COOP work-items walk one group from a stack in local memory)
+    # against the serial walk with pieces, both criteria, Plummer and cusp, 2^22 and 2^24; eval_lists tunings
+  py coop 400 scripts/tune/relative.py --device nvidia --n 4194304 16777216 --theta 0.5 --alpha 0.002 \
+      --variants "" COOP=32 COOP=64 COOP=16
+  py eval_tune 150 scripts/tune/relative.py --device nvidia --n 4194304 --models plummer --theta 0.5 --alpha 0.002 \
+      --variants TILE=128 SINKS=4 REPLICATE=2 REPLICATE=8 COOP=32,TILE=128
+  ;;
 76) # issue 30, session 22, final code (7 trials per pass of the Lagrangian radii): whole runs with jz-fmm
   python3 -m pip install -q --no-index --no-deps --root-user-action=ignore .device/jz/*.whl > /dev/null 2>&1
   py runs_default 300 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \

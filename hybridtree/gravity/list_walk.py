@@ -50,6 +50,7 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
     defines, wg, lwg = walk.defines, walk.wg, int(walk.defines.get("LWG", 64))
     lbuf, n_groups = int(defines.get("LBUF", 0)), int(n_groups)
     pieces = int(defines["PIECES"]) if int(defines.get("SPLIT_VISITS", 0)) else 0
+    coop = int(defines.get("COOP", 0))    # work-items walking one group together (0: one)
     per_eps = int(defines.get("PER_EPS", 0))      # the walk's opening takes cell_eps too
     info = scratch(rt, "walk_info", 8 * n_groups)
     budget = min(rt.device.max_mem_alloc_size, rt.device.global_mem_size // LIST_MEMORY_SHARE)
@@ -75,7 +76,8 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
             t = lap(None, 0.0)
             walked = (n_cells, cell_hi, cell_lo, link, *extras[:per_eps], np.int32(g0),
                       np.int32(nb), g_hi, g_lo, g_half, np.int32(room), lists, info, resume)
-            launch(rt, walk.file, LIST_WALK, nb, *walked, defines=defines, local=lwg, fixed=True)
+            launch(rt, walk.file, LIST_WALK, nb * max(coop, 1), *walked, defines=defines,
+                   local=coop or lwg, fixed=True)
             for count in (1, 0) if pieces else ():     # the walks that stopped, in pieces
                 launch(rt, walk.file, "walk_pieces", nb * pieces, *walked, piece_sizes, ranges,
                        np.int32(count), defines=defines, local=lwg)

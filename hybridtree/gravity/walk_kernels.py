@@ -41,6 +41,12 @@ WALK_SETTINGS = {"cpu": {"KERNEL": "tree_walk_simd", "VEC": 8},
 #: Geometric walks are even enough that the extra passes only cost (5 -> 8-20 ms).
 RELATIVE_SPLIT = {"gpu": {"SPLIT_VISITS": 4096, "PIECES": 64}}
 
+#: ``COOP`` (a define, not a default yet): walk_lists with a work-group of COOP work-items
+#: walking each group together from a stack in local memory (cl/walklist.cl; the same
+#: entries in another order, no pieces).  Written in session 23 against the serial
+#: walks' long chains of dependent loads; not measured on a GPU yet (the session had no
+#: device time left): ``scripts/gpu_round.sh 77`` compares it with the serial walk.
+
 #: Default group size (sinks per walk) per device kind.
 DEFAULT_GROUP = {"cpu": 128, "gpu": 128}
 
@@ -78,8 +84,9 @@ def walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: di
     if floor is not None:
         defines["INV_THETA_MIN"] = f"{float(np.float32(1.0 / floor[2]))!r}f"
         if defines.get("KERNEL") == LIST_WALK:
-            for key, value in RELATIVE_SPLIT.get(rt.info.kind, {}).items():
-                defines.setdefault(key, value)
+            if not int(defines.get("COOP", 0)):       # a cooperative walk needs no pieces
+                for key, value in RELATIVE_SPLIT.get(rt.info.kind, {}).items():
+                    defines.setdefault(key, value)
     if periodic is not None:
         defines.update(periodic.defines())
     if part != "full":

@@ -154,6 +154,60 @@ def test_walks_continued_in_pieces_give_the_same_lists(runtime, opening, monkeyp
                 assert np.array_equal(split[k], whole[k]), (build, visits, pieces, lbuf, k)
 
 
+def _walk_and_read_lists(runtime, tree, n, floor, options):
+    """A list walk's forces, and each group's list (its entries sorted) and list_info,
+    read back from the walk's scratch buffers (one batch: small trees).  The info buffer
+    is filled with -1 first, so the groups walked are the rows written."""
+    from hybridtree.device.transfer import scratch
+    info_buf = scratch(runtime, "walk_info", 8 * n)     # room for every group: kept
+    cl.enqueue_fill_buffer(runtime.queue, info_buf, np.int32(-1), 0, info_buf.size)
+    forces = tree_forces(runtime, tree, EPS, 64, options=options, floor=floor)
+    room = list_walk._list_room[id(runtime.context)]
+    info = np.empty((info_buf.size // 8, 2), np.int32)
+    cl.enqueue_copy(runtime.queue, info, info_buf)
+    n_groups = int(np.argmax(info[:, 0] < 0)) if (info[:, 0] < 0).any() else len(info)
+    assert (info[:n_groups] >= 0).all() and (info[n_groups:] == -1).all()
+    lists_buf = scratch(runtime, "walk_lists", 4 * n_groups * room)
+    lists = np.empty(lists_buf.size // 4, np.int32)
+    cl.enqueue_copy(runtime.queue, lists, lists_buf)
+    assert n_groups * room <= len(lists), "more than one batch"
+    return forces, info[:n_groups], [np.sort(lists[b * room:b * room + info[b, 0]])
+                                     for b in range(n_groups)]
+
+
+@pytest.mark.parametrize("opening", ["geometric", "relative"])
+def test_cooperative_walk_finds_the_same_entries(runtime, opening, monkeypatch):
+    """COOP: a work-group walks one group together from a stack in local memory.  Each
+    group's list must hold the serial walk's entries (another order), with the same
+    counts, also when the first room is too small (the walk is done again) and with
+    SPLIT_VISITS asked of the serial walk; the forces then agree to float32 summation
+    order.  COOP = 1 is a stack walked one cell at a time, 64 the largest."""
+    monkeypatch.setattr(list_walk, "LIST_START", 256)
+    monkeypatch.setattr(list_walk, "_list_room", {})
+    pos, _, mass = hernquist_satellite(6000, seed=3)
+    floor = None
+    if opening == "relative":
+        a_old = tree_forces(runtime, build_tree(pos, mass, 0.5, 16), EPS)[0]
+        floor = (0.002, a_old, 0.25)
+    opts = {"KERNEL": "walk_lists", "SINKS": 2, "REPLICATE": 1, "LBUF": 0}
+    for build in ("host", "device"):
+        tree = build_where(runtime, build, pos, mass, 1.0 if floor else 0.5, 8, "monopole")
+        list_walk._list_room.clear()
+        whole, ref_info, ref = _walk_and_read_lists(runtime, tree, len(pos), floor, opts)
+        assert int((whole[2] + whole[3]).max()) > 256     # the first room overflowed
+        assert len(ref) > 50
+        for coop in (1, 7, 32, 64):
+            list_walk._list_room.clear()
+            got, info, lists = _walk_and_read_lists(runtime, tree, len(pos), floor, opts | {"COOP": coop})
+            assert np.array_equal(info, ref_info), (build, coop)
+            for b, (x, y) in enumerate(zip(ref, lists)):
+                assert np.array_equal(x, y), (build, coop, b)
+            assert np.array_equal(got[2], whole[2]) and np.array_equal(got[3], whole[3])
+            e = rel_err(got[0], whole[0])
+            assert np.percentile(e, 99) < 2e-6 and e.max() < 1e-4, (coop, e.max())
+            assert np.allclose(got[1], whole[1], rtol=1e-5)
+
+
 @pytest.mark.parametrize("replicate", [2, 4, 8])
 def test_copies_of_small_groups_change_only_the_summation_order(runtime, replicate):
     """REPLICATE spreads a small group's list over several copies of its sinks; the sums
