@@ -186,6 +186,11 @@ def lists() -> None:
     assert grown > 64, grown
     assert np.array_equal(tight[0], roomy[0]) and np.array_equal(tight[2], roomy[2])
     assert tight[4]["n_groups"] > 3
+    # the cooperative walk (a work-group per group, a stack in local memory and a scan)
+    serial = treewalk.tree_forces(rt, tree, EPS, 16, options={"KERNEL": "walk_lists"})
+    coop = treewalk.tree_forces(rt, tree, EPS, 16, options={"KERNEL": "walk_lists", "COOP": 8})
+    assert np.array_equal(coop[2], serial[2]) and np.array_equal(coop[3], serial[3])
+    assert rel_err(coop[0], serial[0]).max() < 1e-4
 
 
 def steps() -> None:
