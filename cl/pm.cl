@@ -6,6 +6,12 @@
  * Mesh arrays are complex (double2) in C order, point j = (ix PM_N + iy) PM_N + iz, as
  * reikna's FFT of shape (PM_N, PM_N, PM_N) sees them.
  *
+ * Windows (many processes, hybridtree/gravity/pm_slabs.py): the assignment and the
+ * interpolation may work on a window of nx x-planes starting at plane wx (mod PM_N)
+ * instead of the whole mesh; then ix is the plane's index in the window and nothing
+ * wraps in x (the window holds every plane the particles' clouds reach).  wrapx = 1,
+ * wx = 0, nx = PM_N is the whole periodic mesh.
+ *
  * The mass assignment gathers instead of scattering: every mesh point sums the particles
  * of its neighbouring cells (particles sorted by cell, pm_keys and pm_cell_start) in a
  * fixed order, so the density is the same bits on every run without atomics.  Positions
@@ -62,16 +68,22 @@ inline double weight(int o, double f)
 #define O_HI 1
 #endif
 
-/* Sort key of every particle: its flattened cell. */
+/* x-plane ix of the mesh as a plane of the window starting at wx */
+inline ulong in_window(ulong ix, uint wx)
+{
+    return (ix + PM_N - wx) % PM_N;
+}
+
+/* Sort key of every particle: its flattened cell (in the window starting at plane wx). */
 __kernel void pm_keys(__global const double *pos, const uint n, const double scale,
-                      const double shift, __global ulong *keys)
+                      const double shift, const uint wx, __global ulong *keys)
 {
     const uint i = get_global_id(0);
     if (i >= n) return;
     ulong c[3];
     for (int a = 0; a < 3; a++)
         c[a] = wrap_index(cell_of(pos[3 * (size_t)i + a] * scale + shift));
-    keys[i] = (c[0] * PM_N + c[1]) * PM_N + c[2];
+    keys[i] = (in_window(c[0], wx) * PM_N + c[1]) * PM_N + c[2];
 }
 
 /* The particles in cell order as (f_x, f_y, f_z, mass), f = u - cell the offsets from
@@ -91,15 +103,16 @@ __kernel void pm_sorted(__global const uint *order, __global const double *pos,
     out[p] = (double4)(f[0], f[1], f[2], mass[i]);
 }
 
-/* start[c] = the first sorted particle of cell c (start[N3] = n).  Work-item i in [0, n]
- * writes the cells between the previous particle's key and its own, so every entry is
- * written exactly once. */
-__kernel void pm_cell_start(__global const ulong *keys, const uint n, __global uint *start)
+/* start[c] = the first sorted particle of cell c (start[cells] = n; cells: those of the
+ * window).  Work-item i in [0, n] writes the cells between the previous particle's key
+ * and its own, so every entry is written exactly once. */
+__kernel void pm_cell_start(__global const ulong *keys, const uint n, const ulong cells,
+                            __global uint *start)
 {
     const uint i = get_global_id(0);
     if (i > n) return;
     const ulong lo = i == 0 ? 0 : keys[i - 1] + 1;
-    const ulong hi = i == n ? N3 : keys[i];
+    const ulong hi = i == n ? cells : keys[i];
     for (ulong c = lo; c <= hi; c++)
         start[c] = i;
 }
@@ -111,20 +124,23 @@ __kernel void pm_cell_start(__global const ulong *keys, const uint n, __global u
  * once, in ascending z, and each particle adds to the points it reaches (every particle
  * is read about 9 times, not 27).  Each point's sum runs over the columns in a fixed
  * order, then the cells by ascending z, then the particles in sorted order: the same
- * bits on every run. */
+ * bits on every run.  nx planes of a window (wrapx 0) or the whole mesh (wrapx 1). */
 __kernel void pm_assign(__global const double4 *part, __global const uint *start,
-                        const uint comp, const double norm, __global double *mesh)
+                        const uint comp, const double norm, const uint nx, const uint wrapx,
+                        __global double *mesh)
 {
     const ulong blocks = (PM_N + PM_ZB - 1) / PM_ZB;
     const ulong g = get_global_id(0);
-    if (g >= (ulong)PM_N * PM_N * blocks) return;
+    if (g >= (ulong)nx * PM_N * blocks) return;
     const long ix = g / (PM_N * blocks), iy = (g / blocks) % PM_N;
     const long z0 = (g % blocks) * PM_ZB;
     double sum[PM_ZB];
     for (int t = 0; t < PM_ZB; t++)
         sum[t] = 0.0;
     for (int ox = O_LO; ox <= O_HI; ox++) {
-        const ulong cx = (ix - ox + PM_N) % PM_N;
+        if (!wrapx && (ix - ox < 0 || ix - ox >= (long)nx))
+            continue;                     /* outside the window: no particles there */
+        const ulong cx = wrapx ? (ix - ox + PM_N) % PM_N : (ulong)(ix - ox);
         for (int oy = O_LO; oy <= O_HI; oy++) {
             const ulong col = (cx * PM_N + (iy - oy + PM_N) % PM_N) * PM_N;
             for (long cz = z0 - O_HI; cz < z0 + PM_ZB - O_LO; cz++) {
@@ -164,17 +180,13 @@ inline double grad_factor(__global const double *kvec, uint i, uint iz)
  * mesh 1 in the imaginary part: R_0 = (Z(k) + Z*(-k)) / 2, R_1 = (Z(k) - Z*(-k)) / 2i),
  * phi = G R with G = -4 pi exp(-k^2 r_s^2) / (k^2 W^2), W the window (sinc^order per
  * axis), G(0) = 0.  Two real fields ride in one complex inverse FFT:
- * f1 = phi + i (-i k_x phi) (-> pot, a_x), f2 = -i k_y phi + i (-i k_z phi) (-> a_y, a_z). */
-__kernel void pm_green(__global const double2 *z, const uint mesh, const double rs2,
-                       __global const double *kvec, __global const double *sinc,
-                       __global double2 *f1, __global double2 *f2)
+ * f1 = phi + i (-i k_x phi) (-> pot, a_x), f2 = -i k_y phi + i (-i k_z phi) (-> a_y, a_z).
+ * a = Z(k), b = Z(-k) at the wave vector of indices (ix, iy, iz). */
+inline void green_point(const double2 a, const double2 b, const uint mesh, const double rs2,
+                        __global const double *kvec, __global const double *sinc,
+                        const uint ix, const uint iy, const uint iz,
+                        double2 *f1, double2 *f2)
 {
-    const ulong j = get_global_id(0);
-    if (j >= N3) return;
-    const uint ix = j / ((ulong)PM_N * PM_N), iy = (j / PM_N) % PM_N, iz = j % PM_N;
-    const ulong jm = ((ulong)((PM_N - ix) % PM_N) * PM_N + (PM_N - iy) % PM_N) * PM_N
-                     + (PM_N - iz) % PM_N;
-    const double2 a = z[j], b = z[jm];
     const double2 r = mesh == 0 ? (double2)(0.5 * (a.x + b.x), 0.5 * (a.y - b.y))
                                 : (double2)(0.5 * (a.y + b.y), -0.5 * (a.x - b.x));
     const double kx = kvec[ix], ky = kvec[iy], kz = kvec[iz];
@@ -185,22 +197,60 @@ __kernel void pm_green(__global const double2 *z, const uint mesh, const double 
 #else
     w = w * w;
 #endif
-    const double g = j == 0 ? 0.0 : -4.0 * M_PI * exp(-k2 * rs2) / (k2 * w * w);
+    const bool zero = ix == 0 && iy == 0 && iz == 0;
+    const double g = zero ? 0.0 : -4.0 * M_PI * exp(-k2 * rs2) / (k2 * w * w);
     const double2 phi = g * r;
     const double dx = grad_factor(kvec, ix, iz), dy = grad_factor(kvec, iy, iz);
     const double dz = iz == (PM_N - iz) % PM_N ? 0.0 : kz;
-    f1[j] = (double2)(phi.x + dx * phi.x, phi.y + dx * phi.y);
-    f2[j] = (double2)(dz * phi.x + dy * phi.y, dz * phi.y - dy * phi.x);
+    *f1 = (double2)(phi.x + dx * phi.x, phi.y + dx * phi.y);
+    *f2 = (double2)(dz * phi.x + dy * phi.y, dz * phi.y - dy * phi.x);
+}
+
+/* green_point over the whole mesh. */
+__kernel void pm_green(__global const double2 *z, const uint mesh, const double rs2,
+                       __global const double *kvec, __global const double *sinc,
+                       __global double2 *f1, __global double2 *f2)
+{
+    const ulong j = get_global_id(0);
+    if (j >= N3) return;
+    const uint ix = j / ((ulong)PM_N * PM_N), iy = (j / PM_N) % PM_N, iz = j % PM_N;
+    const ulong jm = ((ulong)((PM_N - ix) % PM_N) * PM_N + (PM_N - iy) % PM_N) * PM_N
+                     + (PM_N - iz) % PM_N;
+    double2 a1, a2;
+    green_point(z[j], z[jm], mesh, rs2, kvec, sinc, ix, iy, iz, &a1, &a2);
+    f1[j] = a1;
+    f2[j] = a2;
+}
+
+/* green_point over one process's part of the transposed mesh (pm_slabs.py): all kx, the
+ * ny y-planes ky[0 .. ny) (mesh indices; each with its mirror -ky, whose place among them
+ * is mirror[.]), all kz; point j = (ix ny + jy) PM_N + iz. */
+__kernel void pm_green_part(__global const double2 *z, const uint ny,
+                            __global const uint *ky, __global const uint *mirror,
+                            const uint mesh, const double rs2,
+                            __global const double *kvec, __global const double *sinc,
+                            __global double2 *f1, __global double2 *f2)
+{
+    const ulong j = get_global_id(0);
+    if (j >= (ulong)PM_N * ny * PM_N) return;
+    const uint ix = j / ((ulong)ny * PM_N), jy = (j / PM_N) % ny, iz = j % PM_N;
+    const ulong jm = ((ulong)((PM_N - ix) % PM_N) * ny + mirror[jy]) * PM_N
+                     + (PM_N - iz) % PM_N;
+    double2 a1, a2;
+    green_point(z[j], z[jm], mesh, rs2, kvec, sinc, ix, ky[jy], iz, &a1, &a2);
+    f1[j] = a1;
+    f2[j] = a2;
 }
 
 /* Interpolation at the sinks with the assignment window: (pot, a_x, a_y, a_z) from the
  * fields f1 = (pot, a_x), f2 = (a_y, a_z).  mode 0: add to acc and pot; 1: keep in tmp
- * (the first of two interlaced meshes); 2: add the mean of tmp and this mesh.  Work-item
+ * (the first of two interlaced meshes); 2: add the mean of tmp and this mesh.  The fields
+ * cover the window starting at plane w0 (0: the whole mesh).  Work-item
  * p takes sink order[p] (sinks sorted by cell): neighbouring work-items then read the
  * same mesh points, which random sinks would fetch from memory one by one. */
 __kernel void pm_interp(__global const uint *order, __global const double *sinks,
                         const uint m, const double scale,
-                        const double shift, __global const double2 *f1,
+                        const double shift, const uint w0, __global const double2 *f1,
                         __global const double2 *f2, const uint mode,
                         __global double4 *tmp, __global double *acc, __global double *pot)
 {
@@ -215,7 +265,7 @@ __kernel void pm_interp(__global const uint *order, __global const double *sinks
     double4 out = (double4)(0.0);
     for (int ox = O_LO; ox <= O_HI; ox++) {
         const double wx = weight(ox, u[0] - c[0]);
-        const ulong jx = wrap_index(c[0] + ox);
+        const ulong jx = in_window(wrap_index(c[0] + ox), w0);
         for (int oy = O_LO; oy <= O_HI; oy++) {
             const double wxy = wx * weight(oy, u[1] - c[1]);
             const ulong jy = wrap_index(c[1] + oy);

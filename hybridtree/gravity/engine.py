@@ -62,7 +62,7 @@ class ForceEngine:
     :class:`hybridtree.parallel.engine.ParallelEngine`) replace ``_on_device`` and
     ``_on_host``, the two backends, and keep the rest (``refits``: whether they refit)."""
 
-    refits, mesh_sum = True, None       # mesh_sum: a periodic mesh's sum over processes
+    refits, mesh_comm = True, None      # mesh_comm: the processes sharing a periodic mesh
 
     def __init__(self, g: GravitySettings, rt: Runtime, clock: Clock | None = None,
                  work: Workspace | None = None):
@@ -327,7 +327,7 @@ class ForceEngine:
     def _long_range_of(self, g: GravitySettings) -> LongRange:
         """The mesh of ``g``'s periodic box, kept between calls (its device buffers)."""
         if self._long is None or self._long.p != g.periodic:
-            self._long = LongRange(g.periodic, self.rt, self.mesh_sum)
+            self._long = LongRange(g.periodic, self.rt, self.mesh_comm)
         return self._long
 
     def _split(self, pos, mass, parts: tuple[str, ...]) -> dict[str, Forces]:

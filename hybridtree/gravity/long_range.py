@@ -6,7 +6,8 @@ images).
 The mesh is :mod:`.pm_device` on a device with double precision (everything stays on
 the device: a run's state is never copied for it), else :mod:`.pm` on the host (float64
 numpy, also the tests' reference; the two agree to rounding, tests/gravity/
-test_pm_device.py).  Units: G = 1, the caller's.
+test_pm_device.py).  A run of many processes shares one mesh in slabs
+(:mod:`.pm_slabs`).  Units: G = 1, the caller's.
 """
 
 from __future__ import annotations
@@ -26,19 +27,25 @@ __all__ = ["LongRange"]
 
 class LongRange:
     """The mesh forces of periodic cube ``p`` for runtime ``rt``'s states and calls; the
-    device mesh (its buffers and FFT plan) is made on first use and kept.  ``mesh_sum``:
-    the sources are shared by many processes (an element-wise float64 sum over them;
-    :meth:`add_device` is then collective, on the device mesh only)."""
+    device mesh (its buffers and FFT plan) is made on first use and kept.  ``comm``: the
+    sources are shared by the processes of this communicator
+    (:class:`hybridtree.parallel.comm.Comm`, more than one): the mesh is then in slabs
+    over them and :meth:`add_device` is collective (device mesh only)."""
 
-    def __init__(self, p: Periodic, rt: Runtime | None = None, mesh_sum=None):
-        self.p, self.rt, self.mesh_sum = p, rt, mesh_sum
+    def __init__(self, p: Periodic, rt: Runtime | None = None, comm=None):
+        self.p, self.rt = p, rt
+        self.comm = comm if comm is not None and comm.size > 1 else None
         self._mesh = None
         self._mass_total: float | None = None
 
     def _device_mesh(self):
         if self._mesh is None:
-            from .pm_device import DeviceMesh       # imports reikna
-            self._mesh = DeviceMesh(self.rt, self.p, self.mesh_sum)
+            if self.comm is None:
+                from .pm_device import DeviceMesh       # imports reikna
+                self._mesh = DeviceMesh(self.rt, self.p)
+            else:
+                from .pm_slabs import SlabMesh
+                self._mesh = SlabMesh(self.rt, self.p, self.comm)
         return self._mesh
 
     def add(self, pos: np.ndarray, mass: np.ndarray, acc: np.ndarray, pot: np.ndarray,
@@ -66,7 +73,7 @@ class LongRange:
     def add_device(self, n: int, pos, mass, acc, pot) -> None:
         """The same for float64 device buffers of n particles (pos and acc n x 3) that are
         the sources and the sinks; the total mass must not change between calls."""
-        many = self.mesh_sum is not None
+        many = self.comm is not None
         if n == 0 and not many:
             return
         rt, p = self.rt, self.p
@@ -75,7 +82,7 @@ class LongRange:
             if n:
                 download(rt, [(mass, host_mass)])
             total = float(host_mass.sum())
-            self._mass_total = float(self.mesh_sum(np.array([total]))[0]) if many else total
+            self._mass_total = float(self.comm.allreduce(total)[0]) if many else total
         self._device_mesh().add_forces(pos, mass, n, acc, pot)
         if n == 0:
             return

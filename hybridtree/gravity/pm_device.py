@@ -43,7 +43,7 @@ from ..device.transfer import Workspace, download, upload
 from .periodic import Periodic
 from .tree.device_sort import MAX_N, radix_sort
 
-__all__ = ["DeviceMesh", "mesh_bytes"]
+__all__ = ["DeviceMesh", "MeshKernels", "mesh_bytes"]
 
 _SOURCE = "pm.cl"
 #: mesh points along z per work-item of the assignment (cl/pm.cl, pm_assign): each
@@ -109,45 +109,36 @@ def pm_option_sets(info) -> list[tuple[str, dict]]:
     return [(_SOURCE, pm_defines(n, order)) for n in (32, 256) for order in (2, 3)]
 
 
-class DeviceMesh:
-    """The long-range forces of one periodic cube ``p`` on ``rt``'s device (which must
-    have cl_khr_fp64).  The mesh buffers and the compiled FFT are made once here and
-    reused by every call; per-particle scratch grows on demand and is kept.
+class MeshKernels:
+    """What every device mesh of periodic cube ``p`` shares (cl/pm.cl): its build, the
+    wave numbers and windows per axis, and the assignment and interpolation on a window
+    of x-planes (the whole mesh, or a process's part of it: :mod:`.pm_slabs`).  Needs
+    cl_khr_fp64."""
 
-    ``mesh_sum``: the sources are shared by many processes (collective calls): the
-    density of this process's sources, read back as float64 numbers, goes through
-    ``mesh_sum`` (an element-wise sum over the processes) and back, so that every
-    process transforms the whole density and interpolates at its own sinks.  The whole
-    mesh travels to every process (not yet slabs): N_mesh³ x 16 bytes per call."""
-
-    def __init__(self, rt: Runtime, p: Periodic, mesh_sum=None) -> None:
+    def __init__(self, rt: Runtime, p: Periodic) -> None:
         if not rt.has_fp64:
             raise ValueError(f"the device PM mesh needs double precision (cl_khr_fp64), "
                              f"which {rt.info.name} lacks")
-        _check_fits(rt, p.n_mesh)
-        self.rt, self.p, self.mesh_sum = rt, p, mesh_sum
+        self.rt, self.p = rt, p
         n = p.n_mesh
-        self.cells = n ** 3
         self._defines = pm_defines(n, p.order)
-        self._thr, fft_class = _reikna(rt)
-        shape = (n, n, n)
-        self._mesh = [self._thr.array(shape, np.complex128) for _ in range(_MESH_ARRAYS)]
-        with warnings.catch_warnings():
-            # reikna's builds leave compiler remarks (pyopencl warns about any); the
-            # build itself fails loudly when it fails
-            warnings.simplefilter("ignore", cl.CompilerWarning)
-            self._fft = fft_class(self._mesh[0], axes=(0, 1, 2)).compile(self._thr)
-        self._start = rt.empty(4 * (self.cells + 1))
+        self._thr, self._fft_class = _reikna(rt)
         # wave numbers 2 pi / L fftfreq and the window per axis, np.sinc(k h / (2 pi)),
         # exactly as pm._kernel makes them
         k1 = 2.0 * np.pi / p.box * np.fft.fftfreq(n, 1.0 / n)
         self._kvec = rt.to_device(k1)
         self._sinc = rt.to_device(np.sinc(k1 * (0.5 * p.box / n) / np.pi))
         self._work = Workspace(rt)
-        self._key_bits = max(1, (self.cells - 1).bit_length())
+        self._key_bits = max(1, (n ** 3 - 1).bit_length())
         self._scale = np.float64(n / p.box)         # as the host: pos * (n / box) + shift
 
-    # -- the steps ----------------------------------------------------------------------
+    def _compile_fft(self, like, axes: tuple[int, ...]):
+        """reikna's FFT over ``axes`` of arrays shaped as ``like``, compiled."""
+        with warnings.catch_warnings():
+            # reikna's builds leave compiler remarks (pyopencl warns about any); the
+            # build itself fails loudly when it fails
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            return self._fft_class(like, axes=axes).compile(self._thr)
 
     def _run(self, name: str, items: int, *args) -> None:
         """Enqueue kernel ``name`` of cl/pm.cl over ``items`` work-items."""
@@ -155,29 +146,62 @@ class DeviceMesh:
         wg = min(spread_local(self.rt.info), self.rt.max_work_group_size(knl))
         knl(self.rt.queue, (-(-int(items) // wg) * wg,), (wg,), *args)
 
-    def _sort(self, pos: cl.Buffer, n: int, shift: float) -> tuple[cl.Buffer, cl.Buffer]:
+    def _sort(self, pos: cl.Buffer, n: int, shift: float,
+              w0: int = 0) -> tuple[cl.Buffer, cl.Buffer]:
         """(sorted cell keys, order) of ``n`` positions on the mesh offset by ``shift``
-        cells; workspace buffers, valid until the next sort."""
+        cells, x counted from plane ``w0``; workspace buffers, valid until the next sort."""
         keys = self._work("pm_keys", 8 * n)
-        self._run("pm_keys", n, pos, np.uint32(n), self._scale, np.float64(shift), keys)
+        self._run("pm_keys", n, pos, np.uint32(n), self._scale, np.float64(shift),
+                  np.uint32(w0), keys)
         return radix_sort(self.rt, keys, n, self._key_bits, alloc=self._work)
 
-    def _assign(self, pos: cl.Buffer, mass: cl.Buffer, n: int, shift: float,
-                comp: int) -> cl.Buffer:
-        """Component ``comp`` (0 real, 1 imaginary) of mesh array 0 := the density
-        (mass / length^3) of the mesh offset by ``shift`` cells; returns the particles'
-        order by cell (valid until the next sort)."""
-        u32 = np.uint32
-        sorted_keys, order = self._sort(pos, n, shift)
+    def _assign(self, pos: cl.Buffer, mass: cl.Buffer, n: int, shift: float, comp: int,
+                target: cl.Buffer, w0: int = 0, nx: int | None = None) -> cl.Buffer:
+        """Component ``comp`` (0 real, 1 imaginary) of the complex array ``target`` := the
+        density (mass / length^3) of the mesh offset by ``shift`` cells on the ``nx``
+        x-planes from plane ``w0`` (default: the whole mesh, which then wraps in x; a
+        window must hold every plane the clouds reach); returns the particles' order by
+        cell (valid until the next sort)."""
+        u32, n_mesh = np.uint32, self.p.n_mesh
+        nx = n_mesh if nx is None else int(nx)
+        assert 0 < nx <= n_mesh and (nx < n_mesh or w0 == 0), (w0, nx)
+        sorted_keys, order = self._sort(pos, n, shift, w0)
         part = self._work("pm_part", 32 * n)
         self._run("pm_sorted", n, order, pos, mass, u32(n), self._scale, np.float64(shift),
                   part)
-        self._run("pm_cell_start", n + 1, sorted_keys, u32(n), self._start)
-        norm = np.float64((self.p.n_mesh / self.p.box) ** 3)
-        n_mesh, zb = self.p.n_mesh, self._defines["PM_ZB"]
-        self._run("pm_assign", n_mesh * n_mesh * -(-n_mesh // zb), part, self._start,
-                  u32(comp), norm, self._mesh[0].data)
+        cells = nx * n_mesh * n_mesh
+        start = self._work("pm_start", 4 * (cells + 1))
+        self._run("pm_cell_start", n + 1, sorted_keys, u32(n), np.uint64(cells), start)
+        norm = np.float64((n_mesh / self.p.box) ** 3)
+        zb = self._defines["PM_ZB"]
+        self._run("pm_assign", nx * n_mesh * -(-n_mesh // zb), part, start, u32(comp), norm,
+                  u32(nx), u32(nx == n_mesh), target)
         return order
+
+    def _interp(self, order: cl.Buffer, sinks: cl.Buffer, m: int, shift: float, f1, f2,
+                mode: int, tmp: cl.Buffer, acc: cl.Buffer, pot: cl.Buffer, w0: int = 0) -> None:
+        """cl/pm.cl ``pm_interp`` of fields ``f1``, ``f2`` (complex, on the window from
+        plane ``w0``, or the whole mesh) at the ``m`` sinks taken in ``order``."""
+        self._run("pm_interp", m, order, sinks, np.uint32(m), self._scale, np.float64(shift),
+                  np.uint32(w0), f1, f2, np.uint32(mode), tmp, acc, pot)
+
+
+class DeviceMesh(MeshKernels):
+    """The long-range forces of one periodic cube ``p`` on ``rt``'s device (which must
+    have cl_khr_fp64), the whole mesh on this process (many processes share one mesh in
+    slabs: :class:`.pm_slabs.SlabMesh`).  The mesh buffers and the compiled FFT are made
+    once here and reused by every call; per-particle scratch grows on demand and is
+    kept."""
+
+    def __init__(self, rt: Runtime, p: Periodic) -> None:
+        _check_fits(rt, p.n_mesh)
+        super().__init__(rt, p)
+        n = p.n_mesh
+        self.cells = n ** 3
+        self._mesh = [self._thr.array((n, n, n), np.complex128) for _ in range(_MESH_ARRAYS)]
+        self._fft = self._compile_fft(self._mesh[0], (0, 1, 2))
+
+    # -- the steps ----------------------------------------------------------------------
 
     def _fields(self, mesh: int) -> None:
         """Mesh arrays 1 and 2 := (phi, a_x) and (a_y, a_z) of mesh ``mesh`` (0, 1) from
@@ -204,38 +228,24 @@ class DeviceMesh:
         if not 0 <= n <= MAX_N:
             raise ValueError(f"n must be in [0, {MAX_N}], got {n}")
         sink_buf, m = (pos_buf, n) if sinks is None else (sinks[0], int(sinks[1]))
-        if self.mesh_sum is None and (n == 0 or m == 0):
+        if n == 0 or m == 0:
             return                  # no sources: the neutral background alone, no force
         shifts = (0.0, 0.5) if self.p.interlace else (0.0,)
         z = self._mesh[0]
-        if len(shifts) == 1 or n == 0:      # the imaginary half (or all) stays empty
+        if len(shifts) == 1:        # the imaginary half stays empty
             cl.enqueue_fill_buffer(self.rt.queue, z.data, np.float64(0.0), 0, z.nbytes)
-        order = None
-        for comp, shift in enumerate(shifts if n else ()):
-            order = self._assign(pos_buf, mass_buf, n, shift, comp)
-        if self.mesh_sum is not None:
-            self._sum_over_processes(z)
-            if m == 0:
-                return
+        for comp, shift in enumerate(shifts):
+            order = self._assign(pos_buf, mass_buf, n, shift, comp, z.data)
         if sinks is not None:       # sinks in cell order too: see pm_interp
             order = self._sort(sink_buf, m, 0.0)[1]
         self._fft(z, z, 0)
-        tmp = self._work("pm_tmp", 32 * m) if len(shifts) == 2 else self._start
+        tmp = self._work("pm_tmp", 32 * m if len(shifts) == 2 else 32)
         for mesh, shift in enumerate(shifts):
             self._fields(mesh)
             # one mesh: add; two: keep the first, add the mean with the second
             mode = 0 if len(shifts) == 1 else 1 + mesh
-            self._run("pm_interp", m, order, sink_buf, np.uint32(m), self._scale,
-                      np.float64(shift), self._mesh[1].data, self._mesh[2].data,
-                      np.uint32(mode), tmp, acc_buf, pot_buf)
-
-    def _sum_over_processes(self, z) -> None:
-        """Mesh array ``z`` := its sum over the processes (through the host)."""
-        local = np.empty(z.shape, np.complex128)
-        cl.enqueue_copy(self.rt.queue, local, z.data)
-        total = np.ascontiguousarray(self.mesh_sum(local.view(np.float64).reshape(-1)))
-        assert total.shape == (2 * self.cells,) and total.dtype == np.float64, total.shape
-        cl.enqueue_copy(self.rt.queue, z.data, total)
+            self._interp(order, sink_buf, m, shift, self._mesh[1].data, self._mesh[2].data,
+                         mode, tmp, acc_buf, pot_buf)
 
     def forces(self, pos: np.ndarray, mass: np.ndarray | float,
                sinks: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

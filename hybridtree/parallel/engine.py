@@ -18,8 +18,8 @@ the device (:class:`hybridtree.integrate.state.DeviceState`), per call:
 
 A periodic box (TreePM): the LET of step 3 is the short range's (nearest-image
 distances, nothing beyond r_cut: :func:`.device_let.select_on_device` with ``box``), and
-every process adds its particles to the one mesh, whose density is summed over the
-processes (``mesh_sum``, :class:`hybridtree.gravity.long_range.LongRange`).
+the processes share one mesh in slabs (``mesh_comm``, :class:`hybridtree.gravity.
+long_range.LongRange`, :mod:`hybridtree.gravity.pm_slabs`).
 
 ``overlap`` (and hard substeps where :data:`HARD_SECOND_TREE` is set): the other way
 to treat the received entries.  The LET travels with a non-blocking Alltoallv while the
@@ -81,7 +81,7 @@ class ParallelEngine(ForceEngine):
                  overlap: bool = False):
         super().__init__(g, rt, clock)
         self.comm, self.overlap = comm, overlap
-        self.mesh_sum = comm.allreduce if comm.size > 1 else None     # a periodic box's mesh
+        self.mesh_comm = comm if comm.size > 1 else None     # a periodic box's mesh in slabs
         self.step: dict[str, float] = defaultdict(float)
         self.remote_work = Workspace(rt)       # the received LET's tree (overlap)
         self.hard_second_tree = HARD_SECOND_TREE

@@ -46,8 +46,14 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
     g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
     box = box_of(settings)
     if box is not None:
-        g = replace(g, periodic=periodic_of(settings, box, len(p)),
+        # the mesh's default side from every process's particles, not this one's share
+        n_all = len(p) if comm.size == 1 else int(comm.allreduce(float(len(p)))[0])
+        g = replace(g, periodic=periodic_of(settings, box, n_all),
                     time_split=settings.cosmology.short_steps > 1)
+        if comm.size > 1 and g.periodic.n_mesh < 2 * comm.size:
+            raise RunError(f"gravity.pm_grid = {g.periodic.n_mesh} is too small for "
+                           f"{comm.size} processes: the mesh in slabs needs at least 2 "
+                           f"planes per process (pm_grid >= {2 * comm.size})")
     # "auto": the relative criterion needs a_old on the device on many processes, and
     # does not take the overlapped LET exchange (rules.process_refusal)
     backend = state_backend(rt, g.method, g.build)
