@@ -84,6 +84,20 @@ __kernel void kick_bins(const int n, const int kmin, const double half_dt, const
     }
 }
 
+/* vel += h[bin] acc for bin >= kmin: kicks whose factor is not half_dt / 2^bin (a
+   comoving step's integrals of dt / a over each bin's half step, from a table). */
+__kernel void kick_bins_table(const int n, const int kmin, __global const double *h,
+                              __global const double *acc, __global double *vel,
+                              __global const int *bin)
+{
+    const int i = get_global_id(0);
+    if (i >= n || bin[i] < kmin)
+        return;
+    const double hk = h[bin[i]];
+    for (int c = 3 * i; c < 3 * i + 3; c++)
+        vel[c] += hk * acc[c];
+}
+
 /* Particles per bin: a histogram in local memory per work-group, then added up. */
 __kernel void bin_counts(const int n, __global const int *bin, __global int *counts)
 {

@@ -216,7 +216,8 @@ SCHEMA: dict[str, dict[str, Option]] = {
         "t_end": _opt(float, 1.0, "end time (a whole number of steps)", lambda v: v >= 0, ">= 0"),
         "stepping": _opt(str, "shared", "shared (every particle takes time.dt) or block "
                          "(each particle in a power-of-two bin of time.dt: dt / 2^k <= eta "
-                         "sqrt(eps / |a|))", choices=("shared", "block")),
+                         "sqrt(eps / |a|); a periodic box: the short range in bins of "
+                         "each step in ln a, one process)", choices=("shared", "block")),
         "eta": _opt(float, 0.2, "block steps: accuracy of dt = eta sqrt(eps / |a|) (GADGET's "
                     "ErrTolIntAccuracy 0.025 is eta = 0.22)", lambda v: 0 < v <= 10,
                     "0 < eta <= 10"),

@@ -104,10 +104,10 @@ class ForceEngine:
         """Forces of ``parts`` at the state's positions, into ``state.acc[part]`` (net force
         removed) and ``state.pot`` (from the full or soft part).  One tree serves all parts.
         ``active`` = (time bins, kmin): forces only of the particles of bin >= kmin (the
-        whole force, no net force removed; :mod:`hybridtree.integrate.timebins`); None: all.
-        Returns the number of particles whose force was computed."""
-        if active is not None and parts != ("full",):
-            raise ValueError("forces of the active particles only: the whole force only")
+        whole force, a box's short range; no net force removed; :mod:`.integrate.timebins`);
+        None: all.  Returns the number of particles whose force was computed."""
+        if active is not None and parts != ("short" if self.g.periodic else "full",):
+            raise ValueError(f"forces of the active particles: one part only, got {parts}")
         if isinstance(state, DeviceState):
             done = self._on_device(state, parts, active)
         else:
@@ -145,13 +145,14 @@ class ForceEngine:
         red = reduce.reducer(rt)
         floor = self._floor(s)
         tree = self._tree(s, active)
-        if active is not None:
-            with clock.device("walk", "walk_full"):
-                counts, m, _ = walk_active(rt, tree, g.walk_eps, s.acc["full"], s.pot, *active,
-                                           g.n_group or None, floor, g.kernel_options)
+        if active is not None:      # parts: the whole force, or a box's short range
+            with clock.device("walk", f"walk_{parts[0]}"):
+                counts, m, _ = walk_active(rt, tree, g.walk_eps, s.acc[parts[0]], s.pot, *active,
+                                           g.n_group or None, floor, g.kernel_options,
+                                           periodic=g.periodic)
             self.kept.forced(m)
             with clock.device("reduce"):
-                self.tally.add_device("full", m, counts)
+                self.tally.add_device(parts[0], m, counts)
             return m
         for part in parts:
             pot = self.work("pot_unused", 8 * s.n) if part == "hard" else s.pot

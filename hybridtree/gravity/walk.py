@@ -193,7 +193,8 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
 def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl.Buffer,
                 bins: cl.Buffer, kmin: int, n_group: int | None = None,
                 floor: tuple[float, cl.Buffer, float] | None = None, options: dict | None = None,
-                n_sinks: int | None = None) -> tuple[cl.Buffer, int, int]:
+                n_sinks: int | None = None,
+                periodic: Periodic | None = None) -> tuple[cl.Buffer, int, int]:
     """Walk a device tree for the active particles only: those whose time bin (int32
     ``bins``, caller order) is at least ``kmin``.  They are packed in tree (Morton) order;
     each group of the whole walk with active sinks gives one group of them (on GPUs the
@@ -203,7 +204,8 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     (interaction counts of the active sinks, int2 in packed order; how many are active;
     the number of groups walked).  ``floor`` as for :func:`walk_into`; ``n_sinks``:
     only particles of caller index below it have bins and are sinks (default all: a tree
-    of local particles and received LET entries keeps the local ones first)."""
+    of local particles and received LET entries keeps the local ones first);
+    ``periodic``: TreePM's short range, as for :func:`walk_into`."""
     if not rt.has_fp64:
         raise ValueError("walk_active writes float64 results: the device needs cl_khr_fp64")
     n = tree.n
@@ -220,7 +222,7 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     # the groups of the whole tree (as for all particles), each cut down to its active
     # sinks: boxes as tight as a full walk's, so no more interactions per sink
     walk = walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
-                       None, "full", floor)
+                       None, "full", floor, periodic)
     whole = device_groups(tree, walk.n_group, PACK_GROUPS)
     most = max(whole.n_groups, 1)
     snk_hi, snk_lo = alloc("act_hi", 16 * n), alloc("act_lo", 16 * n)

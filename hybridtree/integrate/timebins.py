@@ -20,6 +20,7 @@ import pyopencl as cl
 
 from ..device.kernels import launch
 from ..device.runtime import Runtime
+from ..device.transfer import upload
 from .state import DeviceState, HostState, State
 
 __all__ = ["DeviceBins", "HostBins", "NBINS", "bins_for", "lowest_active"]
@@ -50,12 +51,13 @@ class HostBins:
         self.bins = np.zeros(state.n, np.int32)
 
     def assign(self, kmin: int, kmax: int, q0: float, lam: float,
-               scale: tuple[float, ...] | None = None) -> None:
+               scale: tuple[float, ...] | None = None, acc: np.ndarray | None = None) -> None:
         """New bins for the particles of bin >= kmin (cl/blocks.cl ``assign_bins``;
-        ``scale``: eps / eps_type per GADGET type, ``assign_bins_types``)."""
+        ``scale``: eps / eps_type per GADGET type, ``assign_bins_types``; ``acc``: the
+        acceleration they follow, default the state's whole force)."""
         s = self.state
         rows = np.flatnonzero(self.bins >= kmin)
-        a = s.acc["full"][rows] + lam * s.pos[rows]
+        a = (s.acc["full"] if acc is None else acc)[rows] + lam * s.pos[rows]
         q = q0 * np.sqrt((a[:, 0] * a[:, 0] + a[:, 1] * a[:, 1]) + a[:, 2] * a[:, 2])
         if scale is not None:
             q = q * np.asarray(scale, np.float64)[s.types[rows]]
@@ -78,6 +80,14 @@ class HostBins:
             if lam != 0.0:
                 s.vel[rows] += (h * lam) * s.pos[rows]
 
+    def kick_table(self, kmin: int, table: np.ndarray, part: str) -> None:
+        """vel += table[bin] acc[part] for bin >= kmin (``table``: NBINS float64)."""
+        s = self.state
+        with s.clock.host("integrate"):
+            rows = np.flatnonzero(self.bins >= kmin)
+            s.vel[rows] += np.asarray(table, np.float64)[self.bins[rows]][:, None] \
+                * s.acc[part][rows]
+
     def counts(self) -> np.ndarray:
         """Particles per bin (NBINS,)."""
         return np.bincount(np.clip(self.bins, 0, NBINS - 1), minlength=NBINS)[:NBINS]
@@ -95,10 +105,10 @@ class DeviceBins:
         self._counts = self.rt.empty(4 * NBINS)
 
     def assign(self, kmin: int, kmax: int, q0: float, lam: float,
-               scale: tuple[float, ...] | None = None) -> None:
+               scale: tuple[float, ...] | None = None, acc: cl.Buffer | None = None) -> None:
         s = self.state
         head = (self.n, np.int32(self.n), np.int32(kmin), np.int32(kmax), np.float64(q0),
-                np.float64(lam), s.pos, s.acc["full"])
+                np.float64(lam), s.pos, s.acc["full"] if acc is None else acc)
         if scale is None:
             launch(self.rt, "blocks.cl", "assign_bins", *head, self.bins)
             return
@@ -113,6 +123,15 @@ class DeviceBins:
             launch(self.rt, "blocks.cl", "kick_bins", self.n, np.int32(self.n),
                    np.int32(kmin), np.float64(half_dt), np.float64(lam), s.acc["full"], s.pos,
                    s.vel, self.bins)
+
+    def kick_table(self, kmin: int, table: np.ndarray, part: str) -> None:
+        s = self.state
+        table = np.ascontiguousarray(table, np.float64)
+        assert table.shape == (NBINS,), table.shape
+        with s.clock.device("integrate"):
+            buf, = upload(self.rt, [table], ["kick_table"])     # in queue order, no wait
+            launch(self.rt, "blocks.cl", "kick_bins_table", self.n, np.int32(self.n),
+                   np.int32(kmin), buf, s.acc[part], s.vel, self.bins)
 
     def counts(self) -> np.ndarray:
         out = np.zeros(NBINS, np.int32)

@@ -12,6 +12,7 @@ from ..config.settings import Settings, redshift_list
 from ..gravity.engine import GravitySettings
 from ..gravity.periodic import Periodic, default_mesh
 from ..integrate.comoving import ComovingLeapfrog
+from ..integrate.comoving_block import ComovingBlock
 from ..integrate.schedule import Cosmic, Uniform
 from ..integrate.schemes import BlockSettings
 from ..integrate.state import state_backend
@@ -49,7 +50,8 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
         # the mesh's default side from every process's particles, not this one's share
         n_all = len(p) if comm.size == 1 else int(comm.allreduce(float(len(p)))[0])
         g = replace(g, periodic=periodic_of(settings, box, n_all),
-                    time_split=settings.cosmology.short_steps > 1)
+                    time_split=(settings.cosmology.short_steps > 1
+                                or settings.time.stepping == "block"))
         if comm.size > 1 and g.periodic.n_mesh < 2 * comm.size:
             raise RunError(f"gravity.pm_grid = {g.periodic.n_mesh} is too small for "
                            f"{comm.size} processes: the mesh in slabs needs at least 2 "
@@ -78,7 +80,13 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
                                   samples=settings.parallel.samples,
                                   overlap=settings.parallel.overlap, external=external,
                                   block=block)
-    if box is not None:
+    if box is not None and block is not None:
+        if comm.size > 1 or backend != "device":
+            raise RunError("time.stepping = 'block' in a periodic box runs on one process "
+                           "with the state on the device (gravity.build = 'device' and a "
+                           "device with cl_khr_fp64) for now")
+        stepper.scheme = ComovingBlock(stepper.engine, sched.cosmo, sched, step, box, block)
+    elif box is not None:
         # many processes: wrapped by the stepper before the particles change domain
         stepper.scheme = ComovingLeapfrog(stepper.engine, sched.cosmo, sched, step, box,
                                           settings.cosmology.short_steps, wrap=comm.size == 1)

@@ -198,7 +198,6 @@ def test_snapshots_follow_gadget_conventions_for_a_periodic_box(runtime, tmp_pat
 @pytest.mark.parametrize("change, needle", [
     ({"cosmology.enabled": False}, "needs cosmology.enabled"),
     ({"gravity.multipole": "quadrupole"}, "gravity.multipole"),
-    ({"time.stepping": "block"}, "time.stepping"),
     ({"hybrid.enabled": True}, "hybrid.enabled"),
 ])
 def test_what_a_periodic_box_does_not_take_is_refused(tmp_path, change, needle):
