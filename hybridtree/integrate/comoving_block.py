@@ -34,7 +34,7 @@ import numpy as np
 from .comoving import drift_factor, kick_factor
 from .schemes import BinStats, BlockSettings, first_forces
 from .state import DeviceState
-from .timebins import NBINS, bins_for, lowest_active
+from .timebins import NBINS, bins_for, lowest_active, next_tick
 
 __all__ = ["ComovingBlock"]
 
@@ -130,9 +130,7 @@ class ComovingBlock:
         ti = 0
         while ti < ticks:
             t0 = time.perf_counter()
-            kmax = int(np.flatnonzero(occupied)[-1]) if occupied.any() else 0
-            span = 1 << (deep - kmax)
-            ti_next = (ti // span + 1) * span
+            ti_next = next_tick(ti, occupied, deep)
             state.drift(line.drift(2 * ti, 2 * ti_next))
             state.wrap(self.box)
             ti = ti_next

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..gravity.engine import GravitySettings
-from .timebins import NBINS, bin_scale, bins_for, lowest_active
+from .timebins import NBINS, bin_scale, bins_for, lowest_active, next_tick
 
 __all__ = ["BlockLeapfrog", "BlockSettings", "NestedLeapfrog", "scheme_for"]
 
@@ -190,9 +190,7 @@ class BlockLeapfrog:
         ti = 0
         while ti < ticks:
             t0 = time.perf_counter()
-            kmax = int(np.flatnonzero(occupied)[-1]) if occupied.any() else 0
-            span = 1 << (deep - kmax)
-            ti_next = (ti // span + 1) * span
+            ti_next = next_tick(ti, occupied, deep)
             state.drift(dt * ((ti_next - ti) / ticks))
             ti = ti_next
             kmin = lowest_active(ti, deep)

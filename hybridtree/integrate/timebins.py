@@ -23,7 +23,7 @@ from ..device.runtime import Runtime
 from ..device.transfer import upload
 from .state import DeviceState, HostState, State
 
-__all__ = ["DeviceBins", "HostBins", "NBINS", "bins_for", "lowest_active"]
+__all__ = ["DeviceBins", "HostBins", "NBINS", "bins_for", "lowest_active", "next_tick"]
 
 #: Bins counted in the diagnostics (cl/blocks.cl ``NBINS``); the deepest allowed bin is
 #: ``time.max_bin`` (at most NBINS - 1).
@@ -35,6 +35,14 @@ def lowest_active(ti: int, k_deep: int) -> int:
     if ti % (1 << k_deep) == 0:
         return 0
     return k_deep - ((ti & -ti).bit_length() - 1)
+
+
+def next_tick(ti: int, occupied: np.ndarray, k_deep: int) -> int:
+    """The first tick after ``ti`` where a step of an occupied bin (particles per bin,
+    ``occupied``) ends, in a step of 2^k_deep ticks."""
+    kmax = int(np.flatnonzero(occupied)[-1]) if occupied.any() else 0
+    span = 1 << (k_deep - kmax)
+    return (ti // span + 1) * span
 
 
 def bin_scale(dt_max: float, eta: float, eps: float) -> float:
