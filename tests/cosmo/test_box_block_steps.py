@@ -96,8 +96,8 @@ def test_block_steps_converge_to_shared_steps_of_a_small_step(device, tmp_path):
     8 steps) against the time split's shared steps of 1/32 of a step: the block run's
     particles end within a small fraction of the softening of them, and closer as η
     falls, as a second-order scheme's (measured on the 2-core machine: η = 0.2 median
-    7.2e-3 eps, max 0.049; η = 0.1 1.8e-3 and 0.014; shared steps of 1/8, a particle's
-    common bin: 4.3e-3 and 0.87), with fewer short-range forces than the shared steps."""
+    7.1e-3 eps, max 0.048; η = 0.1 1.6e-3 and 0.018; shared steps of 1/8, a particle's
+    common bin: 2.2e-3 and 0.87), with fewer short-range forces than the shared steps."""
     eps = BOX / 16 / 30
     ref, _ = _final(tmp_path, {"cosmology.short_steps": 32})
     coarse, rows = _final(tmp_path, {"time.stepping": "block", "time.max_bin": 6})
