@@ -126,10 +126,8 @@ class SlabMesh(MeshKernels):
         """This process's slab of the density: the window's planes sent to their owners,
         those received added in rank order."""
         comm, n = self.comm, self.p.n_mesh
-        at = {int(g): i for i, g in enumerate(_window_planes(window, n))}
         send = [self._shared(window, r) for r in range(comm.size)]
-        rows = np.concatenate([density[[at[int(g)] for g in planes]] for planes in send]) \
-            if window[1] else np.empty((0, n, n), np.complex128)
+        rows = np.concatenate([density[(planes - window[0]) % n] for planes in send])
         got = comm.alltoallv(rows, np.array([len(planes) for planes in send]))
         slab = np.zeros((self.ns, n, n), np.complex128)
         x0, k = self._x[comm.rank], 0
