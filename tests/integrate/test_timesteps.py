@@ -234,3 +234,37 @@ def test_settings_that_do_not_go_together_are_refused(tmp_path, sets, words):
     with pytest.raises(ConfigError, match=words):
         load_config(cfg, parse_overrides(sets))
 
+
+
+def test_table_kicks_are_the_same_bits_on_both_backends(runtime):
+    """kick_table (a periodic box's block steps: a kick factor per bin) on a host and a
+    device state: vel += table[bin] acc[part] for the bins >= kmin only, the same bits."""
+    if not runtime.has_fp64:
+        pytest.skip("the device state needs cl_khr_fp64")
+    import pyopencl as cl
+    from hybridtree.integrate.state import make_state
+    from hybridtree.integrate.timebins import NBINS, DeviceBins, HostBins
+    from hybridtree.particles import Particles
+    rng = np.random.default_rng(4)
+    n = 1000
+    p = Particles(rng.random((n, 3)), rng.normal(size=(n, 3)), np.full(n, 1.0 / n),
+                  np.arange(1, n + 1, dtype=np.uint64))
+    acc, bins = rng.normal(size=(n, 3)), rng.integers(0, 5, n).astype(np.int32)
+    table = rng.random(NBINS)
+    out = {}
+    for kind in ("host", "device"):
+        state = make_state(p, ("short", "long"), kind, runtime)
+        b = HostBins(state) if kind == "host" else DeviceBins(state)
+        if kind == "host":
+            state.acc["short"][:] = acc
+            b.bins[:] = bins
+        else:
+            cl.enqueue_copy(runtime.queue, state.acc["short"], acc)
+            cl.enqueue_copy(runtime.queue, b.bins, bins)
+        b.kick_table(2, table, "short")
+        out[kind] = state.download().vel
+    assert np.array_equal(out["host"], out["device"])
+    moved = bins >= 2
+    assert np.array_equal(out["host"][~moved], p.vel[~moved])
+    assert np.allclose(out["host"][moved], p.vel[moved] + table[bins[moved], None] * acc[moved],
+                       rtol=0, atol=1e-15)
