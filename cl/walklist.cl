@@ -57,9 +57,6 @@
 #ifndef LWG
 #define LWG 64
 #endif
-#ifndef SPLIT_VISITS
-#define SPLIT_VISITS 0
-#endif
 #if LBUF % 4
 #error "LBUF must be a multiple of 4"
 #endif
@@ -109,7 +106,7 @@
  * entries and pushes go comes from a scan over the work-group, so the walk is
  * deterministic; the list holds the serial walk's entries in another order (the forces
  * then differ by float32 summation order).  list_info and the room rule are those of the
- * serial walk; resume is not used (no pieces). */
+ * serial walk. */
 __kernel __attribute__((reqd_work_group_size(COOP, 1, 1)))
 void walk_lists(const int n_cells,
                 __global const float4 *cell_hi, __global const float4 *cell_lo,
@@ -122,8 +119,7 @@ void walk_lists(const int n_cells,
                 __global const float4 *group_half,
                 const int list_max,
                 __global int *lists,          /* n_batch x list_max */
-                __global int2 *list_info,     /* per group: entries, cells */
-                __global int4 *resume)        /* unused */
+                __global int2 *list_info)     /* per group: entries, cells */
 {
     __local int2 stack[COOP_STACK];
     __local int scan[COOP];
@@ -203,8 +199,7 @@ void walk_lists(const int n_cells,
                 __global const float4 *group_half,
                 const int list_max,
                 __global int *lists,          /* n_batch x list_max */
-                __global int2 *list_info,     /* per group: entries, cells */
-                __global int4 *resume)        /* SPLIT_VISITS: where the walk stopped */
+                __global int2 *list_info)     /* per group: entries, cells */
 {
     const int b = get_global_id(0);
 #if LBUF
@@ -220,12 +215,7 @@ void walk_lists(const int n_cells,
     __global int4 *vlist = (__global int4 *)list;
 #endif
     int n = 0, nc = 0, p = 0;
-#if SPLIT_VISITS
-    int visits = 0;
-    while (p < n_cells && visits++ < SPLIT_VISITS) {
-#else
     while (p < n_cells) {
-#endif
         const float4 lo = cell_lo[p];
         const float4 rel = REL(cell_hi[p], lo);
         const int4 link = cell_link[p];
@@ -248,136 +238,6 @@ void walk_lists(const int n_cells,
         list[k] = buf[(k % LBUF) * LWG + lid];
 #endif
     list_info[g] = (int2)(n, nc);
-#if SPLIT_VISITS
-    resume[b] = (int4)(p, n, nc, 0);      /* p = n_cells: this walk is complete */
-#endif
-}
-#endif
-
-#if SPLIT_VISITS && COOP
-#error "COOP walks take no pieces (SPLIT_VISITS)"
-#endif
-#if SPLIT_VISITS
-#ifndef PIECES
-#error "SPLIT_VISITS needs PIECES"
-#endif
-#if PIECES < 2 || PIECES % 2 || PIECES > 64
-#error "PIECES must be even, from 2 to 64"
-#endif
-/* Start of piece j of the cells [r, n) left to walk: the pieces are bounded at
- * distances 0, 1, 3, 7, ... (2^s - 1) after the group's own cell c and 1, 2, 4, ... before
- * it, in pre-order.  A group's list spends about as many visits on each octave of
- * distance from it (the cells near it are opened down to small sizes, far ones accepted
- * high up), so such pieces take similar shares; equal parts of [r, n) left the
- * neighbourhood of a core group in one or two pieces (measured, docs/benchmarks.md §12). */
-inline int piece_bound(const int j, const long c, const long r, const long n)
-{
-    if (j <= 0)
-        return (int)r;
-    if (j >= PIECES)
-        return (int)n;
-    const int s = j - PIECES / 2;
-    const long off = s < 0 ? -(1L << (-s - 1)) : (1L << s) - 1;
-    return (int)clamp(c + off, r, n);
-}
-
-/* The rest of a walk that stopped at cell r = resume.x, in PIECES work-items: piece j
- * takes the cells of pre-order range [a, e) (piece_bound).  A cell before a is only
- * passed through: skipped when its subtree ends by a, opened when it is an ancestor of r
- * (the first walk opened those, or it would not have reached r), else decided and then
- * skipped or opened as the whole walk would.  So the pieces' entries, in piece order
- * after the first walk's, are the whole walk's list, entry for entry.  Run twice:
- * count = 1 counts each piece's entries, count = 0 writes them after those of the pieces
- * before it and the last piece writes the list's size. */
-__kernel void walk_pieces(const int n_cells,
-                          __global const float4 *cell_hi, __global const float4 *cell_lo,
-                          __global const int4 *cell_link,
-#if PER_EPS
-                          __global const float4 *cell_eps,
-#endif
-                          const int g0, const int n_batch,
-                          __global const float4 *group_hi, __global const float4 *group_lo,
-                          __global const float4 *group_half,
-                          const int list_max, __global int *lists,
-                          __global int2 *list_info, __global const int4 *resume,
-                          __global int2 *piece_size,      /* n_batch x PIECES */
-                          __global const int2 *group_range, const int count)
-{
-    const int gid = get_global_id(0);
-    const int b = gid / PIECES, j = gid - b * PIECES;
-    if (b >= n_batch)
-        return;
-    const int4 rs = resume[b];
-    const int r = rs.x;
-    if (r >= n_cells)
-        return;                           /* the first walk was complete */
-    const int g = g0 + b;
-    /* the group's own cell: the last one starting at or before its first sink (cells
-       start at non-decreasing sources in pre-order); another tree's sinks just give a
-       less even split */
-    const int s0 = group_range[g].x;
-    int own = 0, top = n_cells - 1;
-    while (own < top) {
-        const int mid = own + (top - own + 1) / 2;
-        if (cell_link[mid].y <= s0)
-            own = mid;
-        else
-            top = mid - 1;
-    }
-    const int a = piece_bound(j, own, r, n_cells), e = piece_bound(j + 1, own, r, n_cells);
-    if (!count && j == PIECES - 1) {
-        int2 all = (int2)(rs.y, rs.z);
-        for (int i = 0; i < PIECES; i++)
-            all += piece_size[b * PIECES + i];
-        list_info[g] = all;
-    }
-    if (a >= e) {
-        if (count)
-            piece_size[b * PIECES + j] = (int2)(0, 0);
-        return;
-    }
-    const float4 gch = group_hi[g], gcl = group_lo[g], gh = group_half[g];
-    __global int *list = lists + (size_t)b * (size_t)list_max;
-    int at = rs.y;                        /* where this piece's entries go (count = 0) */
-    if (!count)
-        for (int i = 0; i < j; i++)
-            at += piece_size[b * PIECES + i].x;
-    int n = 0, nc = 0, p = 0;
-    while (p < e) {
-        const int4 link = cell_link[p];
-        if (link.x <= a) {                /* the whole subtree lies before the piece */
-            p = link.x;
-            continue;
-        }
-        if (p < r) {                      /* an ancestor of r: opened by the first walk */
-            p += 1;
-            continue;
-        }
-        const float4 lo = cell_lo[p];
-        const int d = decide(REL(cell_hi[p], lo), lo.w, link.z, gh,
-                             as_float(link.w) MIXED_GUARD(p));
-        if (d == 0) {
-            p += 1;
-            continue;
-        }
-        if (p >= a) {                     /* the piece's own cell: its entries */
-            if (d == 1) {
-                if (!count && at + n < list_max)
-                    list[at + n] = -1 - p;
-                n++;
-                nc++;
-            } else if (d == 2) {
-                for (int q = 0; q < link.z; q++) {
-                    if (!count && at + n < list_max)
-                        list[at + n] = link.y + q;
-                    n++;
-                }
-            }
-        }
-        p = link.x;
-    }
-    if (count)
-        piece_size[b * PIECES + j] = (int2)(n, nc);
 }
 #endif
 

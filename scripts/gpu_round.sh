@@ -4,14 +4,52 @@
 #   bash scripts/gpu_round.sh ROUND     -> $OUT/results.tgz (every log) and $OUT/index.txt
 set -u
 # (.device/wheels: ../shared/device/prepare.sh, then scripts/device_wheels.sh for reikna)
-R=${1:-1}
+R=${1:-1}; T0=$(date +%s)
 O=${OUT:-/tmp/out}; D=$(mktemp -d); mkdir -p "$O"
 export PYTHONPATH=$PWD
 py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        local t0=$(date +%s); timeout "$t" python "$@" > "$D/$name.txt" 2>&1
-       echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; }
+       echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; cp "$D/$name.txt" "$O/" 2>/dev/null; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+82) # issue 30, session 24, final code: per kernel at 2^22 and 2^24 (the relative walks with COOP), then the suite's GPU tests
+  py kernels 90 scripts/tune/kernels.py --device nvidia --n 4194304 16777216 --steps 8 --json "$D/kernels.json"
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 300 -m pytest -q -m gpu -p no:cacheprovider --tb=short
+  ;;
+81) # issue 30, session 24, the relative walks with COOP = 32: block against shared steps on the cusp at 2^22; a substep
+    # of 2 % active; groups of 128 against 256 at 2^24; the paper's cosmological sphere if time is left
+  py steps_4m 220 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
+      --shared-from 5 --refit-fraction 0 --json "$D/steps_4m.json"
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc 60 scripts/tune/substep.py 4194304 0.02
+  py groups 100 scripts/tune/relative.py --device nvidia --n 16777216 --models plummer --theta 0.5 --alpha 0.002 0.003 \
+      --n-group 128 256
+  [ $(( $(date +%s) - T0 )) -lt 320 ] && py cosmo_sphere 220 scripts/bench/cosmo.py configs/cosmo_sphere.toml \
+      --device nvidia --out /tmp/cs --json "$D/cosmo_sphere.json"
+  ;;
+80) # issue 30, session 24: the force errors at alpha 0.002..0.005 (monopoles on the H100, quadrupoles on the 16-core PoCL
+    # device at 10^5), then the walk's and the new code's tests on the GPU (round 78's)
+  py errors 200 -u scripts/bench/timesteps.py errors --device nvidia --n 4194304 16777216 --sample 1000 --theta 0.5 \
+      --alpha 0.002 0.003 0.004 0.005 --orders monopole --json "$D/errors.json"
+  py pocl_errors 100 -u scripts/bench/timesteps.py errors --device cpu --n 100000 --sample 1000 --theta 0.5 \
+      --alpha 0.002 0.003 0.004 0.005 --orders quadrupole --json "$D/pocl_errors.json"
+  HYBRIDTREE_DEVICE=nvidia py tests_gpu 250 -m pytest -q -x -p no:cacheprovider tests/gravity/test_treewalk.py \
+      tests/gravity/test_eps_tree.py tests/gravity/test_opening.py tests/gravity/test_pm_slabs.py \
+      tests/parallel/test_mpi_periodic.py tests/cosmo/test_box_block_steps.py
+  ;;
+79) # issue 30, session 24: the relative walks now COOP = 32 by default (the pieces gone): whole runs with jz-fmm at 2^22
+    # and 2^24, the force errors at alpha 0.002..0.005, runs at alpha 0.003 and 0.004, the serial walk as partner
+  python3 -m pip install -q --no-index --no-deps --root-user-action=ignore .device/jz/*.whl > /dev/null 2>&1
+  py runs_default 220 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+      --diag-every 8 --peer --json "$D/runs_default.json"
+  py errors 120 scripts/bench/timesteps.py errors --device nvidia --n 4194304 16777216 --sample 1000 --theta 0.5 \
+      --alpha 0.002 0.003 0.004 0.005 --json "$D/errors.json"
+  for al in 0.003 0.004; do [ $(( $(date +%s) - T0 )) -lt 420 ] || break
+    py runs_rel_$al 100 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+        --diag-every 8 --set gravity.alpha=$al --json "$D/runs_rel_$al.json"; done
+  [ $(( $(date +%s) - T0 )) -lt 480 ] && PYTHONPATH=scripts/tune/serial_walk:$PWD py runs_serial 100 \
+      scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 --diag-every 8 \
+      --json "$D/runs_serial.json"
+  ;;
 78) # issue 31, session 23 (not run yet): the new code's tests on the GPU (the mesh in slabs under mpiexec, block steps
     # in a periodic box, the cooperative walk), then block against shared steps of a 64^3 box and the slabs' call
   HYBRIDTREE_DEVICE=nvidia py tests_new 400 -m pytest -q -x tests/parallel/test_mpi_periodic.py tests/cosmo \
@@ -23,10 +61,16 @@ case $R in
   ;;
 77) # issue 30, session 23: the cooperative list walk (COOP work-items walk one group from a stack in local memory)
     # against the serial walk with pieces, both criteria, Plummer and cusp, 2^22 and 2^24; eval_lists tunings
-  py coop 400 scripts/tune/relative.py --device nvidia --n 4194304 16777216 --theta 0.5 --alpha 0.002 \
+  py coop 330 scripts/tune/relative.py --device nvidia --n 4194304 16777216 --theta 0.5 --alpha 0.002 \
       --variants "" COOP=32 COOP=64 COOP=16
-  py eval_tune 150 scripts/tune/relative.py --device nvidia --n 4194304 --models plummer --theta 0.5 --alpha 0.002 \
+  py eval_tune 110 scripts/tune/relative.py --device nvidia --n 4194304 --models plummer --theta 0.5 --alpha 0.002 \
       --variants TILE=128 SINKS=4 REPLICATE=2 REPLICATE=8 COOP=32,TILE=128
+  if [ $(( $(date +%s) - T0 )) -lt 300 ]; then    # whole runs at 2^22 with the cooperative walk and without
+    COOP=32 PYTHONPATH=scripts/tune/coop:$PWD py runs_coop32 120 scripts/bench/step.py runs --device nvidia --n 4194304 \
+        --schemes plain-mono --steps 32 --diag-every 8 --json "$D/runs_coop32.json"
+    py runs_default 120 scripts/bench/step.py runs --device nvidia --n 4194304 --schemes plain-mono --steps 32 \
+        --diag-every 8 --json "$D/runs_default.json"
+  fi
   ;;
 76) # issue 30, session 22, final code (7 trials per pass of the Lagrangian radii): whole runs with jz-fmm
   python3 -m pip install -q --no-index --no-deps --root-user-action=ignore .device/jz/*.whl > /dev/null 2>&1
@@ -401,7 +445,7 @@ device='nvidia'); print('no CompilerWarning escaped', f.device)"
   py pocl_errors 150 scripts/bench/timesteps.py errors --device cpu --n 100000 --sample 1000 --theta 0.5 0.6 \
       --alpha 0.002 0.003 0.005 --json "$D/pocl_errors.json"
   ;;
-45) # issue 30, session 15: whole runs with the relative walks split (the default now) against unsplit, 2^22 and 2^24; GPU tests of the walk
+45) # issue 30, session 15 (tune/no_split: since replaced by tune/serial_walk): whole runs with the relative walks split (the default then) against unsplit, 2^22 and 2^24; GPU tests of the walk
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 200 -m pytest -q -x -p no:cacheprovider tests/gravity/test_treewalk.py tests/gravity/test_opening.py
   for k in 1 2; do N="4194304 16777216"; [ $k = 2 ] && N=4194304
     py runs_split_$k 200 scripts/bench/step.py runs --device nvidia --n $N --schemes plain-mono --steps 32 \

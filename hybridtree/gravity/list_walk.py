@@ -1,6 +1,6 @@
 """The list walk's host side (cl/walklist.cl): ``walk_lists`` writes each sink group's
-interaction list (with ``walk_pieces`` finishing long walks in pieces), ``eval_lists``
-evaluates it.  Lists go into a room of fixed entries per group; the room that sufficed
+interaction list (one work-item per group, or COOP work-items walking it together),
+``eval_lists`` evaluates it.  Lists go into a room of fixed entries per group; the room that sufficed
 is kept per OpenCL context and grown (the walk done again) when a list outgrew it, so
 the results never depend on the room.  Tuning scripts and tests set the globals
 LIST_START, LIST_MEMORY_SHARE, PROFILE and _list_room."""
@@ -49,7 +49,6 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
     eps2, out, counts = args[14 + nx:]
     defines, wg, lwg = walk.defines, walk.wg, int(walk.defines.get("LWG", 64))
     lbuf, n_groups = int(defines.get("LBUF", 0)), int(n_groups)
-    pieces = int(defines["PIECES"]) if int(defines.get("SPLIT_VISITS", 0)) else 0
     coop = int(defines.get("COOP", 0))    # work-items walking one group together (0: one)
     per_eps = int(defines.get("PER_EPS", 0))      # the walk's opening takes cell_eps too
     info = scratch(rt, "walk_info", 8 * n_groups)
@@ -68,19 +67,13 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
     for _attempt in range(2):
         assert lbuf == 0 or room % lbuf == 0, "list room must hold whole LBUF blocks"
         batch = max(1, min(n_groups, budget // (4 * room)))
-        lists, resume, piece_sizes = (scratch(rt, "walk_lists", 4 * batch * room),
-                                      scratch(rt, "walk_resume", 16 * batch),
-                                      scratch(rt, "walk_pieces", 8 * batch * max(pieces, 1)))
+        lists = scratch(rt, "walk_lists", 4 * batch * room)
         for g0 in range(0, n_groups, batch):
             nb = min(batch, n_groups - g0)
             t = lap(None, 0.0)
-            walked = (n_cells, cell_hi, cell_lo, link, *extras[:per_eps], np.int32(g0),
-                      np.int32(nb), g_hi, g_lo, g_half, np.int32(room), lists, info, resume)
-            launch(rt, walk.file, LIST_WALK, nb * max(coop, 1), *walked, defines=defines,
-                   local=coop or lwg, fixed=True)
-            for count in (1, 0) if pieces else ():     # the walks that stopped, in pieces
-                launch(rt, walk.file, "walk_pieces", nb * pieces, *walked, piece_sizes, ranges,
-                       np.int32(count), defines=defines, local=lwg)
+            launch(rt, walk.file, LIST_WALK, nb * max(coop, 1), n_cells, cell_hi, cell_lo, link,
+                   *extras[:per_eps], np.int32(g0), np.int32(nb), g_hi, g_lo, g_half,
+                   np.int32(room), lists, info, defines=defines, local=coop or lwg, fixed=True)
             t = lap("list_walk", t)
             launch(rt, walk.file, walk.eval_name, nb * wg, cell_hi, cell_lo,
                    *extras, src_hi, src_lo, np.int32(g0), ranges, g_hi,

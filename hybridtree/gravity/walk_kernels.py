@@ -17,7 +17,7 @@ from .softening import check_softening
 from .splitting import CHANGEOVERS, Changeover
 from .tree.device_build import DeviceTree
 
-__all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "LIST_CAPACITY", "LIST_WALK", "RELATIVE_SPLIT",
+__all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "LIST_CAPACITY", "LIST_WALK", "RELATIVE_WALK",
            "WALK_AXES", "WALK_SETTINGS", "WalkKernel", "default_group", "tree_options",
            "walk_defines",
            "walk_kernel", "walk_option_sets"]
@@ -33,19 +33,16 @@ LIST_WALK = "walk_lists"
 WALK_SETTINGS = {"cpu": {"KERNEL": "tree_walk_simd", "VEC": 8},
                  "gpu": {"KERNEL": LIST_WALK, "SINKS": 2, "LBUF": 8, "REPLICATE": 4}}
 
-#: Relative-criterion walks per device kind: a group walk that has visited SPLIT_VISITS
-#: cells leaves the rest to PIECES work-items (cl/walklist.cl ``walk_pieces``; the lists
-#: are the same).  The few groups with near-zero |a_old| (a system's centre) walk up to
-#: 25 000 cells one after another and set walk_lists's time: H200, 2^22, alpha = 0.002,
-#: 10.5 -> 6.1 ms (Plummer) and 7.9 -> 8.2 (cusp), 2^24 16.3 -> 11.1 and 13.4 -> 10.1 ms.
-#: Geometric walks are even enough that the extra passes only cost (5 -> 8-20 ms).
-RELATIVE_SPLIT = {"gpu": {"SPLIT_VISITS": 4096, "PIECES": 64}}
-
-#: ``COOP`` (a define, not a default yet): walk_lists with a work-group of COOP work-items
-#: walking each group together from a stack in local memory (cl/walklist.cl; the same
-#: entries in another order, no pieces).  Written in session 23 against the serial
-#: walks' long chains of dependent loads; not measured on a GPU yet (the session had no
-#: device time left): ``scripts/gpu_round.sh 77`` compares it with the serial walk.
+#: Relative-criterion list walks per device kind: COOP work-items walk each group together
+#: from a stack in local memory (cl/walklist.cl; the serial walk's entries in another
+#: order).  The few groups with near-zero |a_old| (a system's centre) walk up to 25 000
+#: cells, which one work-item follows one dependent load after another.  H100, walk_lists
+#: ms, alpha = 0.002, serial walk with its long walks split in pieces (session 15) ->
+#: COOP = 32: Plummer 2^22 6.2 -> 4.0, cusp 2^22 8.0 -> 3.7, Plummer 2^24 13.2 -> 9.6,
+#: cusp 2^24 15.2 -> 8.5 (COOP = 16 and 64 within 5 %).  Geometric walks are even, and
+#: the serial walk is faster for them (2^22: 5.1 against 8.0 ms), so they keep it.
+#: docs/benchmarks.md §23.  Capped at the device's work-group limit.
+RELATIVE_WALK = {"gpu": {"COOP": 32}}
 
 #: Default group size (sinks per walk) per device kind.
 DEFAULT_GROUP = {"cpu": 128, "gpu": 128}
@@ -84,9 +81,10 @@ def walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: di
     if floor is not None:
         defines["INV_THETA_MIN"] = f"{float(np.float32(1.0 / floor[2]))!r}f"
         if defines.get("KERNEL") == LIST_WALK:
-            if not int(defines.get("COOP", 0)):       # a cooperative walk needs no pieces
-                for key, value in RELATIVE_SPLIT.get(rt.info.kind, {}).items():
-                    defines.setdefault(key, value)
+            for key, value in RELATIVE_WALK.get(rt.info.kind, {}).items():
+                defines.setdefault(key, value)
+            if "COOP" in defines:
+                defines["COOP"] = min(int(defines["COOP"]), rt.info.max_work_group_size)
     if periodic is not None:
         defines.update(periodic.defines())
     if part != "full":

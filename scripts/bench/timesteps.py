@@ -84,7 +84,7 @@ def errors(args) -> None:
                             "median": float(np.median(e)), "max": float(e.max())})
                 first = False
             old = None
-            for multipole in ("monopole", "quadrupole"):
+            for multipole in args.orders:
                 runs = [("geometric", th, None) for th in args.theta] + \
                        [("relative", al, tm) for al in args.alpha for tm in args.theta_min]
                 for opening, knob, tmin in runs:
@@ -216,6 +216,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--t-end", type=float, default=0.5)
     p.add_argument("--shared-from", type=int, default=2, help="smallest k of dt / 2^k")
     p.add_argument("--multipole", default="monopole")
+    p.add_argument("--orders", nargs="+", default=["monopole", "quadrupole"],
+                   choices=("monopole", "quadrupole"), help="errors: the multipole orders")
     p.add_argument("--refit-fraction", type=float, default=None,
                    help="steps: gravity.refit_fraction (0: build every tree; default: the "
                         "schema's)")

@@ -22,8 +22,8 @@ from hybridtree.ics import plummer
 
 KERNELS = [{"KERNEL": "tree_walk_simd", "VEC": 8}, {"KERNEL": "tree_walk"},
            {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 4},
-           # long walks finished in pieces (walk_pieces)
-           {"KERNEL": "walk_lists", "SPLIT_VISITS": 16, "PIECES": 8}]
+           # a work-group walking each group together (walk_lists with COOP)
+           {"KERNEL": "walk_lists", "COOP": 8}]
 SMALL, LARGE = 0.004, 0.08
 
 
@@ -66,7 +66,7 @@ def walk(pos, mass, eps, options, softening, multipole="monopole", theta=0.5):
                                                  ("plummer", "quadrupole"),
                                                  ("spline", "monopole")])
 @pytest.mark.parametrize("options", KERNELS,
-                         ids=lambda o: o["KERNEL"] + ("_pieces" if "PIECES" in o else ""))
+                         ids=lambda o: o["KERNEL"] + ("_coop" if "COOP" in o else ""))
 def test_every_walk_with_mixed_softenings_matches_the_float64_sum(options, softening,
                                                                    multipole):
     """Each component's error against what the same walk makes with one softening for

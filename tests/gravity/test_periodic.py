@@ -93,7 +93,7 @@ def test_the_short_range_walk_matches_a_float64_sum(runtime):
     tree = build_where(runtime, "device", pos, mass, 0.15, 16, "monopole")
     for options in ({"KERNEL": "tree_walk_simd", "VEC": 8}, {"KERNEL": "tree_walk"},
                     {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8},
-                    {"KERNEL": "walk_lists", "SPLIT_VISITS": 16, "PIECES": 8}):
+                    {"KERNEL": "walk_lists", "COOP": 8}):
         acc, pot, *_ = tree_forces(runtime, tree, 0.0, 64, options=options, periodic=p)
         err = _rel(acc[:200], ref)
         assert np.median(err) < 2e-4 and err.max() < 3e-3, (options, np.median(err), err.max())

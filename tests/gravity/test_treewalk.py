@@ -123,37 +123,6 @@ def test_buffered_list_writes_give_the_same_lists(runtime, monkeypatch):
         assert np.array_equal(r[2], runs[0][2]) and np.array_equal(r[3], runs[0][3])
 
 
-@pytest.mark.parametrize("opening", ["geometric", "relative"])
-def test_walks_continued_in_pieces_give_the_same_lists(runtime, opening, monkeypatch):
-    """SPLIT_VISITS: a walk that has visited that many cells stops and PIECES work-items
-    walk the rest of the tree, each a range of cells; their entries, in piece order, must
-    be the whole walk's list entry for entry, so the forces are bit for bit the same, also
-    with pieces that hold no cells (64: bounds far outside the tree), with buffered
-    writes, and when the first room is too small (each piece's part of the regrown list
-    lands where it should)."""
-    monkeypatch.setattr(list_walk, "LIST_START", 256)
-    monkeypatch.setattr(list_walk, "_list_room", {})
-    pos, _, mass = hernquist_satellite(6000, seed=3)
-    floor = None
-    if opening == "relative":
-        a_old = tree_forces(runtime, build_tree(pos, mass, 0.5, 16), EPS)[0]
-        floor = (0.002, a_old, 0.25)
-    opts = {"KERNEL": "walk_lists", "SINKS": 2, "REPLICATE": 1}
-    for build in ("host", "device"):
-        list_walk._list_room.clear()
-        tree = build_where(runtime, build, pos, mass, 1.0 if floor else 0.5, 8, "monopole")
-        whole = tree_forces(runtime, tree, EPS, 64, options=opts | {"LBUF": 0}, floor=floor)
-        assert int((whole[2] + whole[3]).max()) > 256     # the first room overflowed
-        for visits, pieces, lbuf in [(1, 4, 0), (40, 16, 8), (200, 6, 4), (3, 64, 0),
-                                     (10, 2, 0)]:
-            list_walk._list_room.clear()
-            split = tree_forces(runtime, tree, EPS, 64, floor=floor,
-                                options=opts | {"LBUF": lbuf, "SPLIT_VISITS": visits,
-                                                "PIECES": pieces})
-            for k in range(4):
-                assert np.array_equal(split[k], whole[k]), (build, visits, pieces, lbuf, k)
-
-
 def _walk_and_read_lists(runtime, tree, n, floor, options):
     """A list walk's forces, and each group's list (its entries sorted) and list_info,
     read back from the walk's scratch buffers (one batch: small trees).  The info buffer
@@ -179,9 +148,10 @@ def _walk_and_read_lists(runtime, tree, n, floor, options):
 def test_cooperative_walk_finds_the_same_entries(runtime, opening, monkeypatch):
     """COOP: a work-group walks one group together from a stack in local memory.  Each
     group's list must hold the serial walk's entries (another order), with the same
-    counts, also when the first room is too small (the walk is done again) and with
-    SPLIT_VISITS asked of the serial walk; the forces then agree to float32 summation
-    order.  COOP = 1 is a stack walked one cell at a time, 64 the largest."""
+    counts, also when the first room is too small (the walk is done again); the forces
+    then agree to float32 summation order.  COOP = 1 is a stack walked one cell at a
+    time, 64 the largest; COOP = 0 asks for the serial walk (a GPU's relative walks take
+    COOP by default)."""
     monkeypatch.setattr(list_walk, "LIST_START", 256)
     monkeypatch.setattr(list_walk, "_list_room", {})
     pos, _, mass = hernquist_satellite(6000, seed=3)
@@ -189,7 +159,7 @@ def test_cooperative_walk_finds_the_same_entries(runtime, opening, monkeypatch):
     if opening == "relative":
         a_old = tree_forces(runtime, build_tree(pos, mass, 0.5, 16), EPS)[0]
         floor = (0.002, a_old, 0.25)
-    opts = {"KERNEL": "walk_lists", "SINKS": 2, "REPLICATE": 1, "LBUF": 0}
+    opts = {"KERNEL": "walk_lists", "SINKS": 2, "REPLICATE": 1, "LBUF": 0, "COOP": 0}
     for build in ("host", "device"):
         tree = build_where(runtime, build, pos, mass, 1.0 if floor else 0.5, 8, "monopole")
         list_walk._list_room.clear()
