@@ -213,3 +213,28 @@ def test_auto_takes_quadrupoles_in_cosmological_runs():
     assert GravitySettings().settled("gpu", cosmological=True).multipole == "quadrupole"
     assert GravitySettings(multipole="monopole").settled(
         "gpu", cosmological=True).multipole == "monopole"
+
+
+def test_relative_walks_on_gpus_walk_each_group_cooperatively():
+    """walk_defines: a GPU's relative list walks take COOP work-items per group (capped at
+    the device's work-group limit), its geometric walks the serial walk, a CPU device
+    neither; an explicit COOP = 0 keeps the serial walk (benchmarks.md §23)."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from hybridtree.gravity.walk_kernels import RELATIVE_WALK, walk_defines
+    from tools.kernel_builds import PROFILES
+
+    floor = (0.002, None, 0.25)
+    coop = RELATIVE_WALK["gpu"]["COOP"]
+    assert coop > 1
+
+    def defines(profile, floor, options=None, **limits):
+        rt = SimpleNamespace(info=dataclasses.replace(PROFILES[profile], **limits))
+        return walk_defines(rt, 128, 16, False, options, None, "full", floor)
+
+    assert defines("nvidia-h100", floor)["COOP"] == coop
+    assert "COOP" not in defines("nvidia-h100", None)
+    assert "COOP" not in defines("pocl-cpu", floor)
+    assert defines("nvidia-h100", floor, {"COOP": 0})["COOP"] == 0
+    assert defines("small-gpu", floor, max_work_group_size=16)["COOP"] == 16
