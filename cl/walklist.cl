@@ -97,9 +97,9 @@
 #endif
 
 /* COOP > 0: a work-group of COOP work-items walks one group together (as Bonsai and
- * GOTHIC walk a group with a warp).  The serial walk above follows up to ~25 000 cells one
- * after another for a group at a system's centre (relative criterion, |a_old| -> 0) and so
- * waits a memory latency per cell; here the cells still to visit are a stack in local
+ * GOTHIC walk a group with a warp).  The serial walk (COOP = 0) follows up to ~25 000
+ * cells one after another for a group at a system's centre (relative criterion,
+ * |a_old| -> 0) and so waits a memory latency per cell; here the cells still to visit are a stack in local
  * memory of (cell, end) pairs, end being where the cell's parent's subtree ends, and each
  * round pops up to COOP of them, decides them at once and pushes for each its next sibling
  * (when that is before end) and, when opened, its first child.  Where each work-item's
@@ -107,7 +107,12 @@
  * deterministic; the list holds the serial walk's entries in another order (the forces
  * then differ by float32 summation order).  list_info and the room rule are those of the
  * serial walk. */
-__kernel __attribute__((reqd_work_group_size(COOP, 1, 1)))
+#define LISTS_WG COOP
+#else
+#define LISTS_WG LWG          /* one work-item per group */
+#endif
+
+__kernel __attribute__((reqd_work_group_size(LISTS_WG, 1, 1)))
 void walk_lists(const int n_cells,
                 __global const float4 *cell_hi, __global const float4 *cell_lo,
                 __global const int4 *cell_link,
@@ -121,6 +126,7 @@ void walk_lists(const int n_cells,
                 __global int *lists,          /* n_batch x list_max */
                 __global int2 *list_info)     /* per group: entries, cells */
 {
+#if COOP
     __local int2 stack[COOP_STACK];
     __local int scan[COOP];
     const int lid = get_local_id(0);
@@ -185,22 +191,7 @@ void walk_lists(const int n_cells,
             all += scan[i];
         list_info[g] = (int2)(n, all);
     }
-}
 #else
-__kernel __attribute__((reqd_work_group_size(LWG, 1, 1)))
-void walk_lists(const int n_cells,
-                __global const float4 *cell_hi, __global const float4 *cell_lo,
-                __global const int4 *cell_link,
-#if PER_EPS
-                __global const float4 *cell_eps,
-#endif
-                const int g0, const int n_batch,
-                __global const float4 *group_hi, __global const float4 *group_lo,
-                __global const float4 *group_half,
-                const int list_max,
-                __global int *lists,          /* n_batch x list_max */
-                __global int2 *list_info)     /* per group: entries, cells */
-{
     const int b = get_global_id(0);
 #if LBUF
     __local int buf[LBUF * LWG];      /* entry k of work-item i at k * LWG + i: no conflicts */
@@ -238,8 +229,8 @@ void walk_lists(const int n_cells,
         list[k] = buf[(k % LBUF) * LWG + lid];
 #endif
     list_info[g] = (int2)(n, nc);
-}
 #endif
+}
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
