@@ -16,7 +16,7 @@ from hybridtree.integrate.schedule import Cosmic
 from hybridtree.integrate.schemes import BlockSettings
 from hybridtree.integrate.state import make_state
 from hybridtree.particles import Particles
-from tests.cosmo.test_periodic_box import background, box_config
+from tests.cosmo.test_periodic_box import assert_restart_continues, background, box_config
 
 BOX = 142.85714285714286          # 100 Mpc/h
 
@@ -127,17 +127,7 @@ def test_a_box_with_block_steps_runs_and_restarts_bit_for_bit(device, tmp_path):
         rows = sim.timebins()
     assert rows and sum(r["substeps"] for r in rows) >= 4
     assert (tmp_path / "a" / "timebins.csv").exists()
-    with hybridtree.Simulation.from_config(cfg, {**common, "output.dir": str(tmp_path / "b"),
-                                                 "output.redshifts": "20"},
-                                           output=True, quiet=True) as sim:
-        sim.step(2)
-    with hybridtree.Simulation.from_restart(str(tmp_path / "b" / "snapshot_0001.hdf5"), {},
-                                            quiet=True) as sim:
-        sim.step(2)
-        again = sim.particles()
-    o1, o2 = np.argsort(whole.ids), np.argsort(again.ids)
-    assert np.array_equal(whole.pos[o1], again.pos[o2])
-    assert np.array_equal(whole.vel[o1], again.vel[o2])
+    assert_restart_continues(cfg, common, tmp_path / "b", "20", whole, 2, 2)
 
 
 def test_what_block_steps_in_a_box_do_not_take_is_refused(tmp_path):

@@ -114,6 +114,24 @@ def box_config(tmp_path: Path, **change) -> Path:
     return cfg
 
 
+def assert_restart_continues(cfg: Path, settings: dict, out: Path, redshift: str,
+                             whole, first: int, rest: int) -> None:
+    """A run of ``first`` steps with a snapshot at ``redshift`` (its second, the first
+    being the start's), restarted from that snapshot for ``rest`` more steps, ends where
+    ``whole`` (the particles of one uninterrupted run) ended, bit for bit."""
+    with hybridtree.Simulation.from_config(cfg, {**settings, "output.dir": str(out),
+                                                 "output.redshifts": redshift},
+                                           output=True, quiet=True) as sim:
+        sim.step(first)
+    with hybridtree.Simulation.from_restart(str(out / "snapshot_0001.hdf5"), {},
+                                            quiet=True) as sim:
+        sim.step(rest)
+        again = sim.particles()
+    o1, o2 = np.argsort(whole.ids), np.argsort(again.ids)
+    assert np.array_equal(whole.pos[o1], again.pos[o2])
+    assert np.array_equal(whole.vel[o1], again.vel[o2])
+
+
 def test_the_largest_scales_grow_as_d_squared(runtime, tmp_path):
     """A Gaussian field (2LPT) of 16³ particles in a 1000 Mpc/h box, z = 49 -> 9: the
     power of the fundamental shell grows as D(a)² within 1 % (measured 0.9951; the
@@ -345,17 +363,7 @@ def test_the_long_short_time_split(runtime, tmp_path):
         whole = sim.particles()
         counts = dict(sim._stepper.counts)
     assert counts["long_forces"] == 4 + 1 and counts["short_forces"] == 4 * 4 + 1
-    with hybridtree.Simulation.from_config(cfg, {**common, "output.dir": str(tmp_path / "b"),
-                                                 "output.redshifts": "40"},
-                                           output=True, quiet=True) as sim:
-        sim.step(2)
-    with hybridtree.Simulation.from_restart(str(tmp_path / "b" / "snapshot_0001.hdf5"), {},
-                                            quiet=True) as sim:
-        sim.step(2)
-        again = sim.particles()
-    o1, o2 = np.argsort(whole.ids), np.argsort(again.ids)
-    assert np.array_equal(whole.pos[o1], again.pos[o2])
-    assert np.array_equal(whole.vel[o1], again.vel[o2])
+    assert_restart_continues(cfg, common, tmp_path / "b", "40", whole, 2, 2)
 
 
 def test_a_plane_wave_with_the_time_split(runtime):
