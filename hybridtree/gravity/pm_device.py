@@ -70,17 +70,29 @@ def mesh_bytes(n_mesh: int) -> tuple[int, int]:
     return largest, _MESH_ARRAYS * one + scratch + 4 * (n ** 3 + 1)
 
 
-def _check_fits(rt: Runtime, n_mesh: int) -> None:
-    """Refuse, before allocating anything, a mesh the device cannot hold."""
-    one, total = mesh_bytes(n_mesh)
-    max_alloc = rt.info.max_mem_alloc_size or int(rt.device.max_mem_alloc_size)
-    global_mem = rt.info.global_mem_size or int(rt.device.global_mem_size)
+def device_memory(rt: Runtime) -> tuple[int, int]:
+    """(largest buffer, all global memory) in bytes that ``rt``'s device allows."""
+    return (rt.info.max_mem_alloc_size or int(rt.device.max_mem_alloc_size),
+            rt.info.global_mem_size or int(rt.device.global_mem_size))
+
+
+def refuse_unless_fits(rt: Runtime, one: int, total: int, what: str, remedy: str) -> None:
+    """Refuse, before allocating anything, mesh buffers the device cannot hold: ``one``
+    bytes the largest, ``total`` all of them; ``what`` says whose ("a 64^3 PM mesh
+    needs"), ``remedy`` what the user can do."""
+    max_alloc, global_mem = device_memory(rt)
     if one > max_alloc or total > global_mem:
         raise ValueError(
-            f"a {n_mesh}^3 PM mesh needs complex128 buffers of up to {one / 2**20:.0f} MiB "
+            f"{what} complex128 buffers of up to {one / 2**20:.0f} MiB "
             f"({total / 2**20:.0f} MiB in all) but {rt.info.name} allows "
             f"{max_alloc / 2**20:.0f} MiB per buffer ({global_mem / 2**20:.0f} MiB in "
-            f"all): take a smaller pm_grid")
+            f"all): {remedy}")
+
+
+def _check_fits(rt: Runtime, n_mesh: int) -> None:
+    """Refuse, before allocating anything, a mesh the device cannot hold."""
+    refuse_unless_fits(rt, *mesh_bytes(n_mesh), f"a {n_mesh}^3 PM mesh needs",
+                       "take a smaller pm_grid")
 
 
 def _reikna(rt: Runtime):

@@ -42,7 +42,7 @@ import pyopencl as cl
 from ..device.runtime import Runtime
 from .tree.device_build import device_extent
 from .periodic import Periodic
-from .pm_device import MeshKernels
+from .pm_device import MeshKernels, device_memory, refuse_unless_fits
 
 __all__ = ["SlabMesh", "slab_bounds", "y_planes"]
 
@@ -79,14 +79,14 @@ class SlabMesh(MeshKernels):
         if n < 2 * size:
             raise ValueError(f"a {n}^3 PM mesh in slabs needs pm_grid >= 2 x processes "
                              f"({2 * size}): every process owns x- and y-planes of it")
-        super().__init__(rt, p)
-        self.comm = comm
         self._x = slab_bounds(n, size)
         self._ys = y_planes(n, size)
         r = comm.rank
         self.ns, ys = int(self._x[r + 1] - self._x[r]), self._ys[r]
         self.ny = len(ys)
         _check_part_fits(rt, n, self.ns, self.ny)
+        super().__init__(rt, p)
+        self.comm = comm
         place = {int(j): i for i, j in enumerate(ys)}
         self._ky = rt.to_device(ys.astype(np.uint32))
         self._mirror = rt.to_device(np.array([place[(n - int(j)) % n] for j in ys], np.uint32))
@@ -195,8 +195,8 @@ class SlabMesh(MeshKernels):
         shifts = (0.0, 0.5) if p.interlace else (0.0,)
         window = self.window = self._window(pos_buf, int(n))
         plane = 16 * n_mesh * n_mesh
-        room = min(rt.info.max_mem_alloc_size or int(rt.device.max_mem_alloc_size),
-                   (rt.info.global_mem_size or int(rt.device.global_mem_size)) // 4)
+        max_alloc, global_mem = device_memory(rt)
+        room = min(max_alloc, global_mem // 4)
         fits = 2 * plane * window[1] <= room
         windows = self.comm.allgather((window, fits))
         if not all(f for _, f in windows):
@@ -250,11 +250,5 @@ def _check_part_fits(rt: Runtime, n_mesh: int, ns: int, ny: int) -> None:
     the largest)."""
     one = 16 * n_mesh * n_mesh * max(ns, ny)
     total = 16 * n_mesh * n_mesh * (2 * ns + 3 * ny) + one
-    max_alloc = rt.info.max_mem_alloc_size or int(rt.device.max_mem_alloc_size)
-    global_mem = rt.info.global_mem_size or int(rt.device.global_mem_size)
-    if one > max_alloc or total > global_mem:
-        raise ValueError(f"a {n_mesh}^3 PM mesh's slabs need complex128 buffers of up to "
-                         f"{one / 2**20:.0f} MiB ({total / 2**20:.0f} MiB in all) on this "
-                         f"process, but {rt.info.name} allows {max_alloc / 2**20:.0f} MiB "
-                         f"per buffer ({global_mem / 2**20:.0f} MiB in all): take a "
-                         f"smaller pm_grid or more processes")
+    refuse_unless_fits(rt, one, total, f"this process's slabs of a {n_mesh}^3 PM mesh need",
+                       "take a smaller pm_grid or more processes")

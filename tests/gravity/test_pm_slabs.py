@@ -28,3 +28,24 @@ class _Comm:
 def test_a_mesh_too_small_for_its_processes_is_refused(runtime):
     with pytest.raises(ValueError, match=r"pm_grid >= 2 x processes \(16\)"):
         SlabMesh(runtime, Periodic(1.0, 12, rcut=4.5), _Comm())
+
+
+def test_meshes_the_device_cannot_hold_are_refused_before_allocating(runtime):
+    """The whole mesh and one process's slabs are refused with the sizes they need and
+    what to do, from the device's limits alone (nothing is allocated)."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from hybridtree.gravity import pm_device, pm_slabs
+
+    small = SimpleNamespace(info=dataclasses.replace(runtime.info, max_mem_alloc_size=2**20,
+                                                     global_mem_size=2**30, name="tiny"),
+                            device=runtime.device)
+    with pytest.raises(ValueError, match=r"a 64\^3 PM mesh needs .* 4 MiB .* tiny allows 1 MiB"
+                                         r".*: take a smaller pm_grid$"):
+        pm_device._check_fits(small, 64)
+    pm_device._check_fits(small, 16)                 # 64 KiB a mesh array
+    with pytest.raises(ValueError, match=r"this process's slabs of a 64\^3 PM mesh need .* "
+                                         r"1 MiB per buffer.*more processes$"):
+        pm_slabs._check_part_fits(small, 64, 32, 32)
+    pm_slabs._check_part_fits(small, 64, 8, 8)      # 512 KiB the largest
