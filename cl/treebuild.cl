@@ -130,6 +130,20 @@ inline int lower_bound(__global const ulong *keys, int lo, int hi, const ulong v
     return lo;
 }
 
+/* First index j in [lo, hi) with keys[j] > v (hi when none), found by steps doubling
+   from lo and a binary search of the last step: O(log(j - lo)) reads near lo, where a
+   plain binary search over the whole array reads log2(n) scattered keys. */
+inline int gallop_upper(__global const ulong *keys, const int lo, const int hi, const ulong v)
+{
+    int a = lo, b = lo, step = 1;           /* keys[lo, a) <= v */
+    while (b < hi && keys[b] <= v) {
+        a = b + 1;
+        b += min(step, hi - b);
+        step <<= 1;
+    }
+    return upper_bound(keys, a, b, v);     /* b == hi or keys[b] > v */
+}
+
 /* The cells that start at particle i, for leaves of at most nmax particles.
    Returns how many; when write != 0 also stores them from cell index base on.
    *leaf_count gets the size of the leaf that ends the chain (0 if no cell starts at i). */
@@ -153,14 +167,18 @@ inline int cells_at(const int i, const int n, __global const ulong *keys, const 
         return 1;
     }
     if (d >= 0) {             /* the parent (level d, holding i - 1 too) must be split */
+        /* Only whether it holds more than nmax matters, so the searches stay within
+           nmax + 1 of i: a bound they hit already makes e - s > nmax, and most
+           particles (no cell starts there) end here after a few nearby reads. */
         const ulong first = (k >> (3 * (MAXL - d))) << (3 * (MAXL - d));
-        const int s = lower_bound(keys, 0, i, first);
-        const int e = upper_bound(keys, i, n, cell_last_key(k, d));
+        const int s = lower_bound(keys, i - min(i, nmax + 1), i, first);
+        const int e = upper_bound(keys, i, i + min(n - i, nmax + 1), cell_last_key(k, d));
         if (e - s <= nmax) return 0;
     }
-    int m = 0;
+    int m = 0, end = n;       /* a cell ends no later than its parent */
     for (int level = d + 1; level <= MAXL; ++level) {
-        const int c = upper_bound(keys, i, n, cell_last_key(k, level)) - i;
+        end = gallop_upper(keys, i, end, cell_last_key(k, level));
+        const int c = end - i;
         const int leaf = c <= nmax;
         if (write) {
             info[base + m] = (int4)(i, c, level, leaf);
@@ -173,7 +191,7 @@ inline int cells_at(const int i, const int n, __global const ulong *keys, const 
         }
     }
     /* a level-21 cell with more than nmax particles: its first pseudo-child starts here */
-    const int c = min(nmax, upper_bound(keys, i, n, k) - i);
+    const int c = min(nmax, gallop_upper(keys, i, end, k) - i);
     if (write) {
         info[base + m] = (int4)(i, c, MAXL + 1, 1);
         link[base + m] = (int4)((int)offset[i + c], i, c, 0);
@@ -250,6 +268,20 @@ inline void leaf_box(const int2 leaf, __global const ulong *keys, int4 *lo, int4
     }
 }
 
+/* box[2 i], box[2 i + 1]: the lower and upper corner of leaf i's key box (leaf_box), one
+   work-item per leaf, so that pack_leaves reads each box instead of a run's first leaf
+   computing all its siblings' boxes in turn. */
+__kernel void leaf_boxes(const int n_leaves, __global const int2 *leaves,
+                         __global const ulong *keys, __global int4 *box)
+{
+    const int i = get_global_id(0);
+    if (i >= n_leaves) return;
+    int4 lo, hi;
+    leaf_box(leaves[i], keys, &lo, &hi);
+    box[2 * i] = lo;
+    box[2 * i + 1] = hi;
+}
+
 /* Size of a box for packing: the sum of its three sides. */
 inline int box_side(const int4 lo, const int4 hi)
 {
@@ -260,10 +292,11 @@ inline int box_side(const int4 lo, const int4 hi)
    merged greedily while the group holds at most nmax particles and its key box (sum of
    sides) stays within spread.x / spread.y times that of its largest leaf box
    (hybridtree.tree.octree.packed_leaf_ranges does the same on the host).  The first leaf of every run of siblings (at most 8;
-   pseudo-children stand alone) sets group_flag for its run: 1 where a group starts. */
+   pseudo-children stand alone) sets group_flag for its run: 1 where a group starts.
+   box: the leaves' key boxes (leaf_boxes). */
 __kernel void pack_leaves(const int n_leaves, __global const int2 *leaves, const int n,
-                          __global const ulong *keys, const int nmax, const int2 spread,
-                          __global uint *group_flag)
+                          __global const ulong *keys, __global const int4 *box,
+                          const int nmax, const int2 spread, __global uint *group_flag)
 {
     const int i = get_global_id(0);
     if (i >= n_leaves) return;
@@ -276,13 +309,11 @@ __kernel void pack_leaves(const int n_leaves, __global const int2 *leaves, const
     }
     group_flag[i] = 1;
     int fill = leaf.y;
-    int4 glo, ghi;
-    leaf_box(leaf, keys, &glo, &ghi);
+    int4 glo = box[2 * i], ghi = box[2 * i + 1];
     int gside = box_side(glo, ghi);
     for (int j = i + 1; j < n_leaves && siblings(leaf, pl, leaves[j], n, keys); j++) {
         const int c = leaves[j].y;
-        int4 lo, hi;
-        leaf_box(leaves[j], keys, &lo, &hi);
+        const int4 lo = box[2 * j], hi = box[2 * j + 1];
         const int4 nlo = min(glo, lo), nhi = max(ghi, hi);
         const int nside = max(gside, box_side(lo, hi));
         const int start = fill + c > nmax || spread.y * box_side(nlo, nhi) > spread.x * nside;

@@ -337,8 +337,9 @@ def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGr
     _launch(rt, "fill_leaves", n, i32(n), size, offset, ranges)
     if pack:
         n_leaves, leaves = n_groups, ranges
-        gflag = alloc("g_pack", 4 * n_leaves)
-        _launch(rt, "pack_leaves", n_leaves, i32(n_leaves), leaves, i32(n), tree.keys,
+        gflag, box = alloc("g_pack", 4 * n_leaves), alloc("g_box", 32 * n_leaves)
+        _launch(rt, "leaf_boxes", n_leaves, i32(n_leaves), leaves, tree.keys, box)
+        _launch(rt, "pack_leaves", n_leaves, i32(n_leaves), leaves, i32(n), tree.keys, box,
                 i32(n_group), np.array(PACK_SPREAD, np.int32).view(cl.cltypes.int2)[0], gflag)
         offset, n_groups = exclusive_scan(rt, gflag, n_leaves, alloc=base, name="g_offset2")
         ranges = alloc("g_ranges", 8 * n_groups)
