@@ -148,7 +148,7 @@ SCHEMA: dict[str, dict[str, Option]] = {
                         "the hybrid tree; on many processes the state on the device and no "
                         "parallel.overlap), else geometric (docs/physics.md)",
                         choices=("auto", "geometric", "relative")),
-        "alpha": _opt(float, 0.002, "relative opening criterion: tolerance on the force "
+        "alpha": _opt(float, 0.003, "relative opening criterion: tolerance on the force "
                       "error of one cell relative to the sink's acceleration",
                       lambda v: 0 < v <= 1, "0 < alpha <= 1"),
         "theta_max": _opt(float, 1.0, "relative opening criterion: the largest opening "

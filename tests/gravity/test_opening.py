@@ -187,9 +187,10 @@ def test_a_run_with_the_defaults_meets_the_accuracy_targets(multipole):
     """Issue 30: a run's default forces (after the first step) on a 10^5-particle Plummer
     sphere against float64 direct sums.  CPU devices ("auto": quadrupole relative):
     median <= 3e-4 (measured 1.1e-4; the old default had 3.0e-4).  Monopole relative,
-    the GPUs' default, on any device: median <= 4e-4, p99 <= 2e-3 (measured 3.3e-4 and
-    1.54e-3 on the CPU device and on the H200 alike; at 2^22 and 2^24 particles its p99
-    is 7.7e-4 and 8.8e-4, issue 30's target 1.5e-3 there)."""
+    the GPUs' default (alpha = 0.003 since session 25), on any device: median <= 5e-4,
+    p99 <= 2.5e-3 (measured 4.3e-4 and 2.2e-3 on the 2-core CPU device, median 4.3e-4 on
+    the H100; alpha = 0.002 gave 3.3e-4 and 1.54e-3).  At 2^22 and 2^24 particles its p99 is
+    1.0e-3 and 1.24e-3, issue 30's target 1.5e-3 there (docs/physics.md)."""
     pos, vel, mass = plummer(100_000, seed=1)
     settings = {"gravity.eps": 0.01} | ({} if multipole == "auto" else
                                         {"gravity.multipole": multipole})
@@ -203,8 +204,8 @@ def test_a_run_with_the_defaults_meets_the_accuracy_targets(multipole):
     idx = np.random.default_rng(7).choice(len(mass), 1000, replace=False)
     exact = direct_reference(p.pos, p.mass, 0.01, sinks=p.pos[idx])[0]
     err = rel_err(p.acc[idx], exact)
-    assert np.median(err) <= (3e-4 if quad else 4e-4), np.median(err)
-    assert np.percentile(err, 99) <= (1e-3 if quad else 2e-3), np.percentile(err, 99)
+    assert np.median(err) <= (3e-4 if quad else 5e-4), np.median(err)
+    assert np.percentile(err, 99) <= (1e-3 if quad else 2.5e-3), np.percentile(err, 99)
 
 
 def test_auto_takes_quadrupoles_in_cosmological_runs():
