@@ -2,6 +2,9 @@
 the last tree against a build (a tuning aid, not a test; Plummer, θ = 0.5 monopole).
 
     PYTHONPATH=. python scripts/tune/substep.py N ACTIVE_FRACTION [REPEATS]
+
+Each variant starts from the first list room (list_walk._list_room cleared) and prints
+the room its walks left (a long list makes every later list walk's room large).
 """
 import sys, time
 import numpy as np
@@ -12,6 +15,7 @@ from hybridtree.gravity.engine import ForceEngine, GravitySettings
 from hybridtree.integrate.state import make_state
 from hybridtree.ics import plummer
 from hybridtree.particles import Particles
+from hybridtree.gravity import list_walk
 
 n, frac = int(sys.argv[1]), float(sys.argv[2])
 reps = int(sys.argv[3]) if len(sys.argv) > 3 else 5
@@ -20,6 +24,7 @@ pos, vel, mass = plummer(n, seed=1)
 bins_host = np.zeros(n, np.int32)
 bins_host[np.random.default_rng(0).random(n) < frac] = 1      # active: bin >= 1
 for f in (0.0, 1e9):   # 0: build every substep; huge: always refit
+    list_walk._list_room.clear()
     g = GravitySettings(eps=0.01, theta=0.5, refit_fraction=min(f, 100))
     clock = Clock(rt)
     eng = ForceEngine(g, rt, clock)
@@ -43,4 +48,4 @@ for f in (0.0, 1e9):   # 0: build every substep; huge: always refit
         full.append(time.perf_counter() - t0)
     snap = clock.snapshot()
     print(f"N={n} active={frac:.3f} {'refit' if f else 'build'}: substep {1e3*np.median(times):.1f} ms "
-          f"(full force {1e3*min(full):.1f} ms) counts {dict(eng.counts)} build/refit s {snap.get('build',0):.3f}/{snap.get('refit',0):.3f}", flush=True)
+          f"(full force {1e3*min(full):.1f} ms) room {max(list_walk._list_room.values(), default=list_walk.LIST_START)} counts {dict(eng.counts)} build/refit s {snap.get('build',0):.3f}/{snap.get('refit',0):.3f}", flush=True)
