@@ -12,6 +12,55 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; cp "$D/$name.txt" "$O/" 2>/dev/null; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+88) # issue 30, session 25, final code (no merging of active groups; every active group walked with its whole group's box):
+    # substeps of 2 % and 0.1 % active, block steps on the cusp, the suite's GPU tests
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc 60 scripts/tune/substep.py 4194304 0.02
+  HYBRIDTREE_DEVICE=nvidia py substep_01pc 60 scripts/tune/substep.py 4194304 0.001
+  py steps_4m_0 120 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 \
+      --t-end 1.0 --eta 0.2 --shared-from 5 --refit-fraction 0 --json "$D/steps_4m_0.json"
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 300 -m pytest -q -m gpu -p no:cacheprovider --tb=short
+  ;;
+87) # issue 30, session 25 (ACTIVE_MERGE and substep.py's "alone" removed since): merged active groups kept within their shallowest member's parent cell (round 86's 2 % substep
+    # left a list room that slowed every later walk 12 x); substeps merged and alone, block steps on the cusp, the tests
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc 60 scripts/tune/substep.py 4194304 0.02
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc_alone 60 scripts/tune/substep.py 4194304 0.02 5 alone
+  HYBRIDTREE_DEVICE=nvidia py substep_01pc 60 scripts/tune/substep.py 4194304 0.001
+  py steps_4m_0 120 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 \
+      --t-end 1.0 --eta 0.2 --shared-from 5 --refit-fraction 0 --json "$D/steps_4m_0.json"
+  HYBRIDTREE_DEVICE=nvidia py tests_gpu 200 -m pytest -q -x -p no:cacheprovider tests/gravity/test_treewalk.py \
+      tests/integrate/test_timesteps.py tests/cosmo/test_box_block_steps.py
+  ;;
+85|86) # issue 30, session 25 (86: the same again after merged groups were bounded by their boxes' spread and walked with
+    # their whole groups' boxes): sparse active groups walked together (ACTIVE_MERGE; removed after round 87, benchmarks.md §24): the walk's, opening, block-step tests on
+    # the GPU; substeps of 2 % and 0.1 % active; block against shared steps on the cusp, building and refitting (f = 0.1)
+  HYBRIDTREE_DEVICE=nvidia py tests_gpu 200 -m pytest -q -x -p no:cacheprovider tests/gravity/test_treewalk.py \
+      tests/gravity/test_opening.py tests/integrate/test_timesteps.py tests/cosmo/test_box_block_steps.py
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc 60 scripts/tune/substep.py 4194304 0.02
+  HYBRIDTREE_DEVICE=nvidia py substep_01pc 60 scripts/tune/substep.py 4194304 0.001
+  for f in 0 0.1; do py steps_4m_$f 120 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 \
+      --t-end 1.0 --eta 0.2 --shared-from 5 --refit-fraction $f --json "$D/steps_4m_$f.json"; done
+  ;;
+84) # issue 30, session 25 (round 83's code): the paper's cosmological sphere at alpha = 0.003; the relative walk's rate
+    # against the geometric one at alpha = 0.003; a substep of 2 % active (geometric, refitted and built)
+  py cosmo_sphere 220 scripts/bench/cosmo.py configs/cosmo_sphere.toml --device nvidia --out /tmp/cs \
+      --json "$D/cosmo_sphere.json"
+  py rate 150 scripts/tune/relative.py --device nvidia --n 4194304 16777216 --theta 0.5 --alpha 0.003
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc 60 scripts/tune/substep.py 4194304 0.02
+  ;;
+83) # issue 30, session 25: cells_at searching near i (count_cells, fill_cells), the leaves' boxes in parallel (pack_leaves),
+    # alpha = 0.003 the default: the build's GPU tests, per kernel, whole runs with jz-fmm, sort tunings on Morton keys,
+    # block against shared steps on the cusp at 2^22
+  HYBRIDTREE_DEVICE=nvidia py tests_build 150 -m pytest -q -x -p no:cacheprovider tests/gravity/test_device_build.py \
+      tests/gravity/test_refit.py tests/gravity/test_device_sort.py
+  python3 -m pip install -q --no-index --no-deps --root-user-action=ignore .device/jz/*.whl > /dev/null 2>&1
+  py kernels 90 scripts/tune/kernels.py --device nvidia --n 4194304 16777216 --steps 8 --json "$D/kernels.json"
+  py runs_default 200 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+      --diag-every 8 --peer --json "$D/runs_default.json"
+  py sort 60 scripts/tune/sort.py --device nvidia --n 4194304 16777216 --keys plummer --repeat 5 \
+      --tuning 256,16,8,4 256,16,8,5 256,8,8,5 256,8,8,6 128,16,8,6 128,32,8,6 128,16,8,7
+  [ $(( $(date +%s) - T0 )) -lt 420 ] && py steps_4m 170 scripts/bench/timesteps.py steps --device nvidia --n 4194304 \
+      --dt 0.5 --t-end 1.0 --eta 0.2 --shared-from 5 --refit-fraction 0 --json "$D/steps_4m.json"
+  ;;
 82) # issue 30, session 24, final code: per kernel at 2^22 and 2^24 (the relative walks with COOP), then the suite's GPU tests
   py kernels 90 scripts/tune/kernels.py --device nvidia --n 4194304 16777216 --steps 8 --json "$D/kernels.json"
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 300 -m pytest -q -m gpu -p no:cacheprovider --tb=short
