@@ -172,6 +172,24 @@ __kernel void pack_groups(const int n_groups, __global const int *gflag,
         out[goff[g]] = packed[g];
 }
 
+/* The flagged groups' boxes (centre hi and lo parts, half sides), packed as pack_groups
+   packs their ranges; the w of the half sides cleared, as group_boxes leaves it (a
+   relative walk's group_floor writes it). */
+__kernel void pack_boxes(const int n_groups, __global const int *gflag,
+                         __global const int *goff, __global const float4 *hi,
+                         __global const float4 *lo, __global const float4 *half_sides,
+                         __global float4 *out_hi, __global float4 *out_lo,
+                         __global float4 *out_half)
+{
+    const int g = get_global_id(0);
+    if (g >= n_groups || !gflag[g])
+        return;
+    const int j = goff[g];
+    out_hi[j] = hi[g];
+    out_lo[j] = lo[g];
+    out_half[j] = (float4)(half_sides[g].xyz, 0.0f);
+}
+
 /* alpha |a_old| of each group's weakest sink into the w of its half-sides (the relative
    opening criterion's bound, cl/walkcommon.cl); caller[j]: sink j's row of acc, which
    has rows below n_sinks only (the others: received LET entries, not sinks). */

@@ -235,17 +235,16 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
                   offset, gflag, cut)
     goff, n_groups = exclusive_scan(rt, gflag, whole.n_groups, alloc=tree.alloc,
                                     name="act_goff")
-    ranges, spans = alloc("act_ranges", 8 * most), alloc("act_spans", 8 * most)
-    for packed, out in ((cut, ranges), (whole.ranges, spans)):
-        launch(rt, "blocks.cl", "pack_groups", whole.n_groups, i32(whole.n_groups), gflag, goff,
-               packed, out)
+    ranges = alloc("act_ranges", 8 * most)
+    launch(rt, "blocks.cl", "pack_groups", whole.n_groups, i32(whole.n_groups), gflag, goff, cut,
+                  ranges)
     g_hi, g_lo, g_half = (alloc("act_g_hi", 16 * most), alloc("act_g_lo", 16 * most),
                           alloc("act_g_half", 16 * most))
-    # the whole groups' boxes (their particles as they are now), not the active sinks':
+    # the whole groups' boxes (device_groups keeps them current), not the active sinks':
     # the box of one or two active sinks accepts nearer cells (with 2 % active at
     # random a p99 error 1.5-2 x the full force's, tests/gravity/test_treewalk.py)
-    launch(rt, "treebuild.cl", "group_boxes", n_groups, i32(n_groups), spans, tree.src_hi,
-           tree.src_lo, g_hi, g_lo, g_half, local=spread_local(rt.info))
+    launch(rt, "blocks.cl", "pack_boxes", whole.n_groups, i32(whole.n_groups), gflag, goff,
+           whole.hi, whole.lo, whole.half, g_hi, g_lo, g_half)
     if floor is not None:
         _set_floor(rt, n_groups, ranges, caller, g_half, floor, keep)
     out = alloc("act_out", 16 * n)
