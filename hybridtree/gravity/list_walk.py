@@ -2,7 +2,13 @@
 interaction list (one work-item per group, or COOP work-items walking it together),
 ``eval_lists`` evaluates it.  Lists go into a room of fixed entries per group; the room that sufficed
 is kept per OpenCL context and grown (the walk done again) when a list outgrew it, so
-the results never depend on the room.  Tuning scripts and tests set the globals
+the results never depend on the room.  The groups walked at once (a batch) are as many as
+fit in a share of the device's memory, fewer as the room grows; where a room split a walk
+into batches and its longest list filled less than a quarter of it, the room shrinks
+again, so that one walk with a spike of long lists (a few groups of 10^6 entries) does not
+leave every later walk of the process in small batches.  A room that fits the whole walk
+is kept as it is: shrinking it then gains nothing, and lists that swing from walk to walk
+(a block step's substeps) would be walked twice each time they outgrew it again.  Tuning scripts and tests set the globals
 LIST_START, LIST_MEMORY_SHARE, PROFILE and _list_room."""
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from ..device.runtime import Runtime
 from ..device.transfer import read_small, scratch
 from .walk_kernels import LIST_WALK, WalkKernel
 
-__all__ = ["list_walk"]
+__all__ = ["list_walk", "shrunk_room"]
 
 #: First room per group list (entries); grown to the largest list seen on overflow.
 LIST_START = 8192
@@ -28,15 +34,20 @@ LIST_MEMORY_SHARE = 8
 
 _list_room: dict[int, int] = {}     # per context: list room that sufficed last time
 
+#: Walks and walks done again in a larger room, cumulative (tuning scripts read them).
+walks = {"walks": 0, "again": 0}
+
 #: Tuning aid (scripts/tune/walk.py): wait for each list-walk kernel and add its time
 #: to the walk's timings as "list_walk" and "list_eval" (slows the walk a little).
 PROFILE = False
 
 
 def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
-              then: Callable[[], None] | None = None) -> dict:
+              then: Callable[[], None] | None = None, copies: int | None = None) -> dict:
     """Enqueue walk_lists + eval_lists over batches of groups (arguments as for tree_walk;
     ``wg``: eval_lists's work-group size); returns kernel times when :data:`PROFILE` is set.
+    ``copies``: how many copies of a small group's sinks may share its work-group (with
+    REPLICATE > 1; default REPLICATE).
     ``then``: enqueues what follows the walk (results back to the caller's order); it is
     enqueued before the list sizes are read, so the device goes on with it while the host
     waits (and again after a walk redone in larger lists, which overwrites it)."""
@@ -51,6 +62,8 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
     lbuf, n_groups = int(defines.get("LBUF", 0)), int(n_groups)
     coop = int(defines.get("COOP", 0))    # work-items walking one group together (0: one)
     per_eps = int(defines.get("PER_EPS", 0))      # the walk's opening takes cell_eps too
+    replicate = int(defines.get("REPLICATE", 1))
+    copies = np.int32(max(1, replicate if copies is None else int(copies)))
     info = scratch(rt, "walk_info", 8 * n_groups)
     budget = min(rt.device.max_mem_alloc_size, rt.device.global_mem_size // LIST_MEMORY_SHARE)
     room, prof = _list_room.get(id(rt.context), LIST_START), {"list_walk": 0.0, "list_eval": 0.0}
@@ -78,15 +91,31 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
             launch(rt, walk.file, walk.eval_name, nb * wg, cell_hi, cell_lo,
                    *extras, src_hi, src_lo, np.int32(g0), ranges, g_hi,
                    g_lo, sink_hi, sink_lo, self_idx, np.int32(room), lists, info, eps2,
-                   out, counts, defines=defines, local=wg, fixed=True)
+                   copies, out, counts, defines=defines, local=wg, fixed=True)
             lap("list_eval", t)
         if then is not None:
             then()
         longest = _longest(rt, walk, n_groups, info)
+        walks["walks"] += 1
         if longest <= room:
+            if batch < n_groups and 4 * longest < room and room > LIST_START:
+                _list_room[id(rt.context)] = shrunk_room(longest)
             return prof if PROFILE else {}
-        room = _list_room[id(rt.context)] = max(64, 1 << (longest - 1).bit_length())   # again
+        walks["again"] += 1
+        room = _list_room[id(rt.context)] = max(64, _pow2(longest))   # again
     raise AssertionError("interaction lists outgrew the room made for them")
+
+
+def _pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (max(int(n), 1) - 1).bit_length()
+
+
+def shrunk_room(longest: int) -> int:
+    """The room kept after a walk in batches whose longest list (``longest`` entries)
+    filled less than a quarter of it: twice the longest list's power of two (a walk
+    overflows it only if its lists double), never below :data:`LIST_START`."""
+    return max(LIST_START, 2 * _pow2(longest))
 
 
 def _longest(rt: Runtime, walk: WalkKernel, n_groups: int, info: cl.Buffer) -> int:
