@@ -30,8 +30,10 @@
  *   instead of one scattered 4-byte store per entry (the lists of one warp lie
  *   list_max entries apart).  0: one store per entry.  The lists are the same.
  * - REPLICATE (eval_lists): a group with few sinks leaves work-items idle (packed
- *   groups are about half full).  Up to REPLICATE copies of the group's sinks are then
- *   spread over the work-group; copy r sums the list entries k = r, r + R, ... and the
+ *   groups are about half full).  Copies of the group's sinks are then spread over the
+ *   work-group, up to the argument ``copies`` (REPLICATE > 1 compiles the copies in;
+ *   a full walk passes REPLICATE, a block substep's walk of a few active sinks per
+ *   group passes more); copy r sums the list entries k = r, r + R, ... and the
  *   copies' partial sums are added in copy order at the end (deterministic).
  *
  * Defines: those of walkcommon.cl (WG, QUAD, SPLIT, ...), TILE (entries per staging
@@ -248,7 +250,7 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
                 __global const int *sink_self,
                 const int list_max,
                 __global const int *lists, __global const int2 *list_info,
-                const float eps2,
+                const float eps2, const int copies,
                 __global float4 *out, __global int2 *counts)
 {
     __local float4 tile[TILE];
@@ -273,7 +275,7 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
     /* w work-items hold one copy of the group's sinks (SINKS each); R copies fit. */
 #if REPLICATE > 1
     const int w = (gr.y + SINKS - 1) / SINKS;
-    const int R = clamp(WG / w, 1, REPLICATE);
+    const int R = clamp(WG / w, 1, copies);
     const int rep = lid / w, slot = lid - rep * w;
 #else
     const int w = WG, R = 1, rep = 0, slot = lid;

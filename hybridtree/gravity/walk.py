@@ -17,12 +17,12 @@ from .periodic import Periodic
 from .splitting import Changeover
 from .tree import Octree, integer_coords, leaf_ranges, morton_keys
 from .tree.octree import packed_leaf_ranges
-from ..device.transfer import allocator, download, scratch
+from ..device.transfer import allocator, download, read_small, scratch
 from .tree.device_build import DeviceGroups, DeviceTree, device_groups, inverse_order
 from .tree.device_sort import exclusive_scan
 from .list_walk import list_walk
 from .walk_sources import source_buffers
-from .walk_kernels import (DEFAULT_GROUP, LARGE_GROUP, LIST_WALK, WalkKernel,
+from .walk_kernels import (ACTIVE_COPIES, DEFAULT_GROUP, LARGE_GROUP, LIST_WALK, WalkKernel,
                            default_group, tree_options, walk_kernel)
 
 __all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "default_group", "sink_groups", "tree_forces",
@@ -114,11 +114,11 @@ def _set_floor(rt: Runtime, n_groups: int, ranges: cl.Buffer, caller: cl.Buffer,
 
 
 def _enqueue_walk(rt: Runtime, walk: WalkKernel, args: list, n_groups: int, quad: bool,
-                  then: Callable[[], None] | None = None) -> dict:
-    """Enqueue the walk kernel(s), then ``then`` (see :func:`.list_walk.list_walk`); the
-    list walk's kernel times with its PROFILE."""
+                  then: Callable[[], None] | None = None, copies: int | None = None) -> dict:
+    """Enqueue the walk kernel(s), then ``then`` (see :func:`.list_walk.list_walk`, and
+    there ``copies``); the list walk's kernel times with its PROFILE."""
     if walk.name == LIST_WALK:
-        return list_walk(rt, walk, args, quad, then)
+        return list_walk(rt, walk, args, quad, then, copies)
     # tree_walk_simd: private arrays, so work-groups of one group each
     per_group = 1 if walk.name == "tree_walk_simd" else walk.n_group
     launch(rt, walk.file, walk.name, n_groups * per_group, *args, defines=walk.defines,
@@ -199,9 +199,12 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     ``bins``, caller order) is at least ``kmin``.  They are packed in tree (Morton) order;
     each group of the whole walk with active sinks gives one group of them, walked with
     the whole group's box, so that the active sinks get a full walk's lists and forces
-    (on GPUs the list evaluation spreads a small group's list over idle work-items:
-    REPLICATE in cl/walklist.cl).  Their float64 results go into
-    their rows of ``acc`` and ``pot`` (the other rows are left as they were).  Returns
+    (on GPUs the list evaluation spreads a small group's list over idle work-items, up
+    to the whole work-group: ``copies`` in cl/walklist.cl, ACTIVE_COPIES; where every
+    sink is active, as a full walk does, so that the forces are :func:`walk_into`'s bits).  Their float64
+    results go into their rows of ``acc`` and ``pot`` (the other rows are left as they
+    were); one blocking read (how many sinks are active and how many groups they fill)
+    besides the list walk's.  Returns
     (interaction counts of the active sinks, int2 in packed order; how many are active;
     the number of groups walked).  ``floor`` as for :func:`walk_into`; ``n_sinks``:
     only particles of caller index below it have bins and are sinks (default all: a tree
@@ -214,11 +217,13 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     alloc = allocator(rt, tree.alloc)
     i32 = np.int32
     flag = alloc("act_flag", 4 * max(n, 1))
-    launch(rt, "blocks.cl", "active_flags", n, i32(n), i32(keep), i32(kmin), tree.order, bins, flag)
-    offset, m = exclusive_scan(rt, flag, n, alloc=tree.alloc, name="act_offset")
     counts = alloc("act_counts", 8 * max(n, 1))
-    if m == 0:
+    if n == 0:
         return counts, 0, 0
+    launch(rt, "blocks.cl", "active_flags", n, i32(n), i32(keep), i32(kmin), tree.order, bins, flag)
+    # how many are active is read together with how many groups they fill (one wait)
+    offset, _ = exclusive_scan(rt, flag, n, alloc=tree.alloc, name="act_offset",
+                               read_total=False)
     quad = tree.cell_quad is not None
     # the groups of the whole tree (as for all particles), each cut down to its active
     # sinks and walked with the whole group's box
@@ -233,8 +238,18 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     gflag, cut = alloc("act_gflag", 4 * most), alloc("act_cut", 8 * most)
     launch(rt, "blocks.cl", "active_groups", whole.n_groups, i32(whole.n_groups), whole.ranges,
                   offset, gflag, cut)
-    goff, n_groups = exclusive_scan(rt, gflag, whole.n_groups, alloc=tree.alloc,
-                                    name="act_goff")
+    goff, _ = exclusive_scan(rt, gflag, whole.n_groups, alloc=tree.alloc, name="act_goff",
+                             read_total=False)
+    m_host = np.empty(1, np.uint32)
+    cl.enqueue_copy(rt.queue, m_host, offset, src_offset=4 * n, is_blocking=False)
+    # the queue is in order: the wait for the groups' total covers the copy before it
+    n_groups = int(read_small(rt, np.empty(1, np.uint32), goff, 4 * whole.n_groups)[0])
+    m = int(m_host[0])
+    if m == 0:
+        return counts, 0, 0
+    # a small group's list spread over more copies of its sinks than a full walk's;
+    # all active: the full walk's, so that the forces are the full walk's bits
+    copies = ACTIVE_COPIES.get(rt.info.kind) if m < keep else None
     ranges = alloc("act_ranges", 8 * most)
     launch(rt, "blocks.cl", "pack_groups", whole.n_groups, i32(whole.n_groups), gflag, goff, cut,
                   ranges)
@@ -252,7 +267,7 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
                                         snk_lo, self_idx, np.float32(eps * eps), out, counts]
     cnt = alloc("act_cnt", 8 * n)
     _enqueue_walk(rt, walk, args, n_groups, quad,
-                  lambda: _unsort64(rt, m, keep, caller, out, counts, acc, pot, cnt))
+                  lambda: _unsort64(rt, m, keep, caller, out, counts, acc, pot, cnt), copies)
     return counts, m, n_groups
 
 

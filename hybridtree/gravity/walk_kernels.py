@@ -17,7 +17,7 @@ from .softening import check_softening
 from .splitting import CHANGEOVERS, Changeover
 from .tree.device_build import DeviceTree
 
-__all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "LIST_CAPACITY", "LIST_WALK", "RELATIVE_WALK",
+__all__ = ["ACTIVE_COPIES", "DEFAULT_GROUP", "LARGE_GROUP", "LIST_CAPACITY", "LIST_WALK", "RELATIVE_WALK",
            "WALK_AXES", "WALK_SETTINGS", "WalkKernel", "default_group", "tree_options",
            "walk_defines",
            "walk_kernel", "walk_option_sets"]
@@ -43,6 +43,15 @@ WALK_SETTINGS = {"cpu": {"KERNEL": "tree_walk_simd", "VEC": 8},
 #: the serial walk is faster for them (2^22: 5.1 against 8.0 ms), so they keep it.
 #: docs/benchmarks.md §23.  Capped at the device's work-group limit.
 RELATIVE_WALK = {"gpu": {"COOP": 32}}
+
+#: Copies of a small group's sinks in the list evaluation of an active walk (block
+#: substeps, :func:`hybridtree.gravity.walk.walk_active`) per device kind, where the list
+#: walk compiles copies in (REPLICATE > 1): its groups are the whole walk's cut down to
+#: the active sinks, often one or two of a group's 128, so eval_lists may spread such a
+#: group's list over every work-item instead of the REPLICATE = 4 copies that suit a
+#: full walk's half-full groups.  H200, 2 % of 2^22 active at random, refitted: substep
+#: 10.4 ms with 4 copies, 7.6 with 16, 7.3 with 64 (docs/benchmarks.md §25).
+ACTIVE_COPIES = {"gpu": 64}
 
 #: Default group size (sinks per walk) per device kind.
 DEFAULT_GROUP = {"cpu": 128, "gpu": 128}

@@ -7,6 +7,7 @@ from tests.helpers import rel_err, same_counts_but_at_the_border
 
 from hybridtree.gravity import list_walk
 from hybridtree.gravity import walk as treewalk
+from hybridtree.gravity import walk_kernels
 from hybridtree.gravity import accelerations, direct_reference
 from hybridtree.gravity.knobs import build_where
 from hybridtree.ics import hernquist_satellite, plummer
@@ -105,6 +106,46 @@ def test_list_walk_matches_the_simd_walk(runtime, multipole, eps, sinks_per_item
         assert np.percentile(e, 99) < 2e-6 and e.max() < 1e-4, (np.percentile(e, 99), e.max())
         assert np.allclose(p1, p2, rtol=1e-5)
     assert list_walk._list_room[id(runtime.context)] > 512      # the lists did outgrow it
+
+
+def test_the_list_room_shrinks_after_a_spike_of_long_lists(runtime, monkeypatch):
+    """A walk with long lists grows the room; a later walk that the room splits into
+    batches of groups and whose lists fill less than a quarter of it shrinks it again
+    (so that one spike does not leave every later walk of the process in small
+    batches); a room that fits the whole walk is kept.  The forces never depend on the
+    room nor on the batches: bit for bit those of walks that start from the first
+    room."""
+    monkeypatch.setattr(list_walk, "LIST_START", 64)
+    monkeypatch.setattr(list_walk, "_list_room", {})
+    opts = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 1}
+    pos, _, mass = plummer(5000, seed=4)
+    big, small = build_tree(pos, mass, 0.3, 16), build_tree(pos[:200], mass[:200], 0.5, 16)
+
+    def walk(tree, fresh: bool):
+        if fresh:
+            list_walk._list_room.clear()
+        return tree_forces(runtime, tree, EPS, 64, options=opts)
+
+    key = id(runtime.context)
+    ref_big, ref_small = walk(big, True), walk(small, True)
+    first = walk(big, True)
+    grown = list_walk._list_room[key]
+    longest_big = int((first[2] + first[3]).max())
+    assert grown >= longest_big > 1024, "the long lists grew the room"
+    kept = walk(small, False)           # the room holds the whole walk: kept
+    longest_small = int((kept[2] + kept[3]).max())
+    assert 4 * longest_small < grown and list_walk._list_room[key] == grown
+    # memory for two groups' lists in the grown room: the small tree's walk in batches
+    monkeypatch.setattr(list_walk, "LIST_MEMORY_SHARE",
+                        runtime.device.global_mem_size // (2 * 4 * grown))
+    again = walk(small, False)
+    assert list_walk._list_room[key] == list_walk.shrunk_room(longest_small) < grown
+    assert list_walk.shrunk_room(longest_small) >= 2 * longest_small
+    later = walk(big, False)        # outgrows the shrunk room: walked again, grown again
+    assert list_walk._list_room[key] == grown
+    for got, ref in ((kept, ref_small), (again, ref_small), (later, ref_big)):
+        for x, y in zip(got[:4], ref[:4]):
+            assert np.array_equal(x, y)
 
 
 def test_buffered_list_writes_give_the_same_lists(runtime, monkeypatch):
@@ -215,8 +256,14 @@ def test_default_group_grows_with_n_on_gpus_only():
     assert treewalk.default_group("gpu", n_large) == large > small
 
 
-@pytest.mark.parametrize("share", [0.02, 0.6])
-def test_an_active_walk_gives_the_active_sinks_the_full_walks_forces(runtime, share):
+@pytest.mark.parametrize("share, options", [
+    (0.02, None), (0.6, None),
+    # the GPUs' list walk, a small group's list spread over the whole work-group
+    # (ACTIVE_COPIES), on every device
+    (0.02, {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 4}),
+    (0.6, {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 4})])
+def test_an_active_walk_gives_the_active_sinks_the_full_walks_forces(runtime, share, options,
+                                                                     monkeypatch):
     """walk_active (block substeps) walks each group of the whole walk that has active
     sinks with the whole group's box, so its active sinks get the full walk's lists and
     forces (to float32 rounding: on GPUs a small group's list is spread over idle
@@ -225,6 +272,7 @@ def test_an_active_walk_gives_the_active_sinks_the_full_walks_forces(runtime, sh
     sphere, theta = 0.5): one or two sinks' box accepts nearer cells."""
     if not runtime.has_fp64:
         pytest.skip("walk_active writes float64 results: the device lacks cl_khr_fp64")
+    monkeypatch.setitem(walk_kernels.ACTIVE_COPIES, runtime.info.kind, 64)
     pos, _, mass = plummer(20_000, seed=11)
     n = len(pos)
     tree = build_device_tree(runtime, pos, mass, 0.5, 16)
@@ -233,7 +281,8 @@ def test_an_active_walk_gives_the_active_sinks_the_full_walks_forces(runtime, sh
     full, _, n_pp, n_pc, _ = tree_forces(runtime, tree, EPS, 64)
     acc, pot = runtime.to_device(np.zeros((n, 3))), runtime.to_device(np.zeros(n))
     counts, m, _ = treewalk.walk_active(runtime, tree, EPS, acc, pot,
-                                        runtime.to_device(active.astype(np.int32)), 1, 64)
+                                        runtime.to_device(active.astype(np.int32)), 1, 64,
+                                        options=options)
     got, cnt = np.empty((n, 3)), np.empty((m, 2), np.int32)
     cl.enqueue_copy(runtime.queue, got, acc)
     cl.enqueue_copy(runtime.queue, cnt, counts)
@@ -242,6 +291,41 @@ def test_an_active_walk_gives_the_active_sinks_the_full_walks_forces(runtime, sh
     assert cnt.sum() == (n_pp + n_pc)[rows].sum(), "the full walk's interactions"
     ref = direct_reference(pos, mass, EPS, sinks=pos[rows])[0]
     assert np.percentile(rel_err(got[rows], ref), 99) <= 2.5e-3
+
+
+def test_an_active_walk_of_every_sink_is_the_full_walk_bit_for_bit(runtime, monkeypatch):
+    """Where every sink is active (a block step's deepest bin holding them all), the
+    active walk evaluates its lists as a full walk does, without the extra copies of
+    small groups' sinks (ACTIVE_COPIES), so that block steps and the time split agree
+    to the bit (tests/cosmo/test_box_block_steps.py); with one sink inactive the
+    copies spread the small groups and the sums change only by rounding."""
+    if not runtime.has_fp64:
+        pytest.skip("walk_active writes float64 results: the device lacks cl_khr_fp64")
+    monkeypatch.setitem(walk_kernels.ACTIVE_COPIES, runtime.info.kind, 64)
+    opts = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 4}
+    pos, _, mass = hernquist_satellite(5000, seed=6)
+    n = len(pos)
+    tree = build_device_tree(runtime, pos, mass, 0.5, 16)
+
+    def forces(bins=None):
+        acc, pot = runtime.to_device(np.zeros((n, 3))), runtime.to_device(np.zeros(n))
+        if bins is None:
+            treewalk.walk_into(runtime, tree, EPS, acc, pot, 64, options=opts)
+        else:
+            treewalk.walk_active(runtime, tree, EPS, acc, pot, runtime.to_device(bins), 1, 64,
+                                 options=opts)
+        out = np.empty((n, 3))
+        cl.enqueue_copy(runtime.queue, out, acc)
+        return out
+
+    full = forces()
+    assert np.array_equal(forces(np.ones(n, np.int32)), full)
+    some = np.ones(n, np.int32)
+    some[0] = 0
+    part = forces(some)
+    assert not part[0].any()
+    e = rel_err(part[1:], full[1:])
+    assert e.max() < 1e-5 and e.max() > 0, "small groups' sums in another order"
 
 
 def test_results_enqueued_before_the_list_sizes_are_read_survive_a_regrown_room(
