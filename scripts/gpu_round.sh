@@ -12,6 +12,42 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; cp "$D/$name.txt" "$O/" 2>/dev/null; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+91) # issue 30, session 26: the list room shrinks only where it split a walk into batches (round 90's block run walked 13
+    # substeps twice: the room swung between 8192 and 32768); where a cusp block run's time goes; block runs twice and
+    # shared steps; substeps of 2 % and 0.1 %; whole runs at 2^22 and 2^24 with jz-fmm; per kernel
+  py block_profile 120 scripts/tune/block_profile.py --device nvidia --n 4194304
+  py steps_4m_0 150 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
+      --shared-from 5 --refit-fraction 0 --active-replicate 64 64 --json "$D/steps_4m_0.json"
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc 90 scripts/tune/substep.py 4194304 0.02 --profile
+  HYBRIDTREE_DEVICE=nvidia py substep_01pc 90 scripts/tune/substep.py 4194304 0.001
+  python3 -m pip install -q --no-index --no-deps --root-user-action=ignore .device/jz/*.whl > /dev/null 2>&1
+  py runs_default 200 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+      --diag-every 8 --peer --json "$D/runs_default.json"
+  py kernels 90 scripts/tune/kernels.py --device nvidia --n 4194304 16777216 --steps 8 --json "$D/kernels.json"
+  ;;
+90) # issue 30, session 26: copies of a small active group's sinks as a kernel argument (ACTIVE_COPIES; all active: the full
+    # walk's), the tests; where a cusp block run's time goes (per kernel, block against shared); block runs with 4 and 64
+    # copies alternating in one process; substeps of 2 % with 4 and 64 copies
+  HYBRIDTREE_DEVICE=nvidia py tests_gpu 200 -m pytest -q -p no:cacheprovider tests/gravity/test_treewalk.py \
+      tests/integrate/test_timesteps.py tests/cosmo/test_box_block_steps.py tests/gravity/test_refit.py
+  py block_profile 120 scripts/tune/block_profile.py --device nvidia --n 4194304
+  py steps_4m_0 150 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
+      --shared-from 5 --refit-fraction 0 --active-replicate 4 64 4 64 --json "$D/steps_4m_0.json"
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc 90 scripts/tune/substep.py 4194304 0.02 --replicate 4 64 --profile
+  ;;
+89) # issue 30, session 26: the active walk spreads a small group's list over the whole work-group (then REPLICATE 64 as a define; since round 90 ACTIVE_COPIES
+    # against 4), one blocking read less per substep, a list room that shrinks: the walk and block-step tests on the GPU;
+    # substeps of 2 % and 0.1 % active with a kernel profile; block against shared steps on the cusp (REPLICATE 4 and 64
+    # in one process, and refitting f = 0.1)
+  HYBRIDTREE_DEVICE=nvidia py tests_gpu 200 -m pytest -q -p no:cacheprovider tests/gravity/test_treewalk.py \
+      tests/integrate/test_timesteps.py tests/cosmo/test_box_block_steps.py tests/gravity/test_refit.py
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc 90 scripts/tune/substep.py 4194304 0.02 --replicate 4 16 64 --profile
+  HYBRIDTREE_DEVICE=nvidia py substep_01pc 60 scripts/tune/substep.py 4194304 0.001 --replicate 4 64 --profile
+  py steps_4m_0 150 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
+      --shared-from 5 --refit-fraction 0 --active-replicate 4 64 --json "$D/steps_4m_0.json"
+  py steps_4m_01 100 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
+      --shared-from 6 --refit-fraction 0.1 --json "$D/steps_4m_01.json"
+  ;;
 88) # issue 30, session 25, final code (no merging of active groups; every active group walked with its whole group's box):
     # substeps of 2 % and 0.1 % active, block steps on the cusp, the suite's GPU tests
   HYBRIDTREE_DEVICE=nvidia py substep_2pc 60 scripts/tune/substep.py 4194304 0.02

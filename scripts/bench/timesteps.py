@@ -37,7 +37,7 @@ import numpy as np
 from common import JsonLines, add_device, plummer, rel_errors, timed
 
 from hybridtree import Simulation
-from hybridtree.gravity import accelerations, direct_reference
+from hybridtree.gravity import accelerations, direct_reference, walk_kernels
 from hybridtree.ics import hernquist_satellite
 
 OUT = JsonLines(None)
@@ -123,6 +123,7 @@ def warm_up(args) -> None:
 
 
 def steps(args) -> None:
+    own = dict(walk_kernels.ACTIVE_COPIES)
     warm_up(args)
     for n in args.n:
         pos, vel, mass = hernquist_satellite(n, seed=1)
@@ -143,9 +144,13 @@ def steps(args) -> None:
                                 if isinstance(v, float)}}, sim
 
         blocks, deep = [], 0
-        for eta in args.eta:
+        for eta, rep in [(e, r) for e in args.eta for r in args.active_replicate]:
+            if rep is not None:         # the active walk's copies on GPUs (a tuning aid)
+                walk_kernels.ACTIVE_COPIES["gpu"] = rep
             row, sim = run({"time.stepping": "block", "time.dt": args.dt, "time.eta": eta,
                             "time.max_bin": args.max_bin})
+            walk_kernels.ACTIVE_COPIES.update(own)
+            row["active_replicate"] = rep
             bins = sim.timebins()
             deep = max(deep, max(r["bin"] for r in bins))
             # forces of the block run over those of shared steps of its deepest bin
@@ -162,9 +167,12 @@ def steps(args) -> None:
             del sim
             emit(args, {"what": "shared", **row, "dt": dt, "k": k,
                         "vs_block": [{"eta": eta, "speedup_of_block": row["wall_s"] / b["wall_s"],
+                                      "active_replicate": b["active_replicate"],
                                       "radii_vs_block": max(abs(x / y - 1) for x, y in
                                                             zip(row["radii"], b["radii"]))}
-                                     for eta, b in zip(args.eta, blocks)]})
+                                     for eta, b in zip([e for e in args.eta
+                                                        for _ in args.active_replicate],
+                                                       blocks)]})
 
 
 def openings(args) -> None:
@@ -221,6 +229,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--refit-fraction", type=float, default=None,
                    help="steps: gravity.refit_fraction (0: build every tree; default: the "
                         "schema's)")
+    p.add_argument("--active-replicate", type=int, nargs="+", default=[None],
+                   help="steps: one block run per value of the active walk's copies of a "
+                        "small group's sinks on GPUs (walk_kernels.ACTIVE_COPIES; default: "
+                        "the code's own)")
     p.add_argument("--quick", action="store_true", help="N = 20000, sample 300 (smoke)")
     p.add_argument("--json")
     args = p.parse_args(argv)

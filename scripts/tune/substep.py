@@ -2,36 +2,52 @@
 the last tree against a build (a tuning aid, not a test; Plummer, θ = 0.5 monopole).
 
     PYTHONPATH=. python scripts/tune/substep.py N ACTIVE_FRACTION [REPEATS]
+        [--replicate R ...] [--profile]
 
 Each variant starts from the first list room (list_walk._list_room cleared) and prints
 the room its walks left (a long list makes every later list walk's room large).
+``--replicate``: the active walk's copies of a small group's sinks
+(walk_kernels.ACTIVE_COPIES) to try, one run each (default: the device's own).
+``--profile``: each kernel's device time per substep
+(profiling events, summed by name) and the blocking reads per substep, by the caller's
+line (scripts/tune/kernels.py's hooks).
 """
-import sys, time
+import argparse
+import collections
+import os
+import sys
+import time
+
 import numpy as np
 import pyopencl as cl
+
 from hybridtree.device.choice import get_runtime
 from hybridtree.device.clock import Clock
+from hybridtree.gravity import list_walk, walk_kernels
 from hybridtree.gravity.engine import ForceEngine, GravitySettings
 from hybridtree.integrate.state import make_state
 from hybridtree.ics import plummer
 from hybridtree.particles import Particles
-from hybridtree.gravity import list_walk
 
-n, frac = int(sys.argv[1]), float(sys.argv[2])
-reps = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernels as hooks  # noqa: E402  (the kernel and blocking-read recorders)
+
+ap = argparse.ArgumentParser()
+ap.add_argument("n", type=int)
+ap.add_argument("frac", type=float)
+ap.add_argument("reps", type=int, nargs="?", default=5)
+ap.add_argument("--replicate", type=int, nargs="*", default=[None])
+ap.add_argument("--profile", action="store_true")
+args = ap.parse_args()
+n, frac, reps = args.n, args.frac, args.reps
 rt = get_runtime()
 pos, vel, mass = plummer(n, seed=1)
 bins_host = np.zeros(n, np.int32)
 bins_host[np.random.default_rng(0).random(n) < frac] = 1      # active: bin >= 1
-for f in (0.0, 1e9):   # 0: build every substep; huge: always refit
-    list_walk._list_room.clear()
-    g = GravitySettings(eps=0.01, theta=0.5, refit_fraction=min(f, 100))
-    clock = Clock(rt)
-    eng = ForceEngine(g, rt, clock)
-    s = make_state(Particles(pos, vel, mass, np.arange(1, n + 1, dtype=np.uint64)), ("full",),
-                   "device", rt, clock)
-    bins = rt.to_device(bins_host)
-    eng.compute(s, ("full",))                 # a full force: builds
+own = dict(walk_kernels.ACTIVE_COPIES)
+
+
+def substeps(eng, s, bins) -> list[float]:
     times = []
     for r in range(reps + 1):
         s.drift(1e-4)
@@ -41,11 +57,71 @@ for f in (0.0, 1e9):   # 0: build every substep; huge: always refit
         rt.queue.finish()
         if r:
             times.append(time.perf_counter() - t0)
-    full = []
-    for r in range(2):
-        rt.queue.finish(); t0 = time.perf_counter()
-        eng.compute(s, ("full",)); rt.queue.finish()
-        full.append(time.perf_counter() - t0)
-    snap = clock.snapshot()
-    print(f"N={n} active={frac:.3f} {'refit' if f else 'build'}: substep {1e3*np.median(times):.1f} ms "
-          f"(full force {1e3*min(full):.1f} ms) room {max(list_walk._list_room.values(), default=list_walk.LIST_START)} counts {dict(eng.counts)} build/refit s {snap.get('build',0):.3f}/{snap.get('refit',0):.3f}", flush=True)
+    return times
+
+
+def profiled(eng, s, bins) -> None:
+    """Kernel device time and blocking reads per substep (``reps`` substeps)."""
+    hooks._EVENTS.clear()
+    hooks._COPIES.clear()
+    undo = hooks._patch_host_calls()
+    cl.Kernel.__call__ = hooks._recording_call
+    cl.enqueue_copy = hooks._recording_copy
+    try:
+        for _ in range(reps):
+            s.drift(1e-4)
+            eng.compute(s, ("full",), active=(bins, 1))
+        rt.queue.finish()
+    finally:
+        cl.Kernel.__call__ = hooks._CALL
+        cl.enqueue_copy = hooks._COPY
+        for obj, attr, old in undo:
+            setattr(obj, attr, old)
+    per = collections.defaultdict(lambda: [0, 0.0])
+    for name, ev in hooks._EVENTS:
+        ev.wait()
+        per[name][0] += 1
+        per[name][1] += (ev.profile.end - ev.profile.start) * 1e-9
+    busy = sum(v[1] for v in per.values())
+    print(f"  profile: kernels {1e3 * busy / reps:.2f} ms per substep, "
+          f"{len(hooks._EVENTS) / reps:.0f} launches", flush=True)
+    for name, (c, t) in sorted(per.items(), key=lambda kv: -kv[1][1])[:16]:
+        print(f"    {name:28s} {c / reps:5.1f}x {1e3 * t / reps:8.3f} ms")
+    reads = collections.defaultdict(lambda: [0, 0.0])
+    for where, _ev, dt in hooks._COPIES:
+        reads[where][0] += 1
+        reads[where][1] += dt
+    for where, (c, t) in sorted(reads.items(), key=lambda kv: -kv[1][1]):
+        print(f"    read {where:40s} {c / reps:4.1f}x {1e3 * t / reps:8.3f} ms")
+
+
+for rep in args.replicate:
+    walk_kernels.ACTIVE_COPIES.update(own if rep is None else {rt.info.kind: rep})
+    label = "" if rep is None else f" copies={rep}"
+    for f in (0.0, 1e9):   # 0: build every substep; huge: always refit
+        list_walk._list_room.clear()
+        g = GravitySettings(eps=0.01, theta=0.5, refit_fraction=min(f, 100))
+        clock = Clock(rt)
+        eng = ForceEngine(g, rt, clock)
+        s = make_state(Particles(pos, vel, mass, np.arange(1, n + 1, dtype=np.uint64)),
+                       ("full",), "device", rt, clock)
+        bins = rt.to_device(bins_host)
+        eng.compute(s, ("full",))                 # a full force: builds
+        times = substeps(eng, s, bins)
+        full = []
+        for r in range(2):
+            rt.queue.finish()
+            t0 = time.perf_counter()
+            eng.compute(s, ("full",))
+            rt.queue.finish()
+            full.append(time.perf_counter() - t0)
+        snap = clock.snapshot()
+        room = max(list_walk._list_room.values(), default=list_walk.LIST_START)
+        print(f"N={n} active={frac:.3f}{label} {'refit' if f else 'build'}: substep "
+              f"{1e3 * np.median(times):.1f} ms (full force {1e3 * min(full):.1f} ms) room "
+              f"{room} counts {dict(eng.counts)} build/refit s "
+              f"{snap.get('build', 0):.3f}/{snap.get('refit', 0):.3f}", flush=True)
+        if args.profile:
+            eng.compute(s, ("full",))             # the next substeps refit this build
+            profiled(eng, s, bins)
+walk_kernels.ACTIVE_COPIES.update(own)
