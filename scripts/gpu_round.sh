@@ -12,6 +12,11 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; cp "$D/$name.txt" "$O/" 2>/dev/null; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+92) # issue 30, session 26: block runs on the cusp refitting between builds (refit_fraction 0.25 ... 2), now that the list
+    # room no longer swings; building every substep twice for the scatter
+  i=0; for f in 0 0.25 0.5 1 2 0; do i=$((i + 1)); py steps_4m_${i}_f$f 100 scripts/bench/timesteps.py steps --device nvidia \
+      --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 --shared-from 6 --refit-fraction $f --json "$D/steps_4m_${i}_f$f.json"; done
+  ;;
 91) # issue 30, session 26: the list room shrinks only where it split a walk into batches (round 90's block run walked 13
     # substeps twice: the room swung between 8192 and 32768); where a cusp block run's time goes; block runs twice and
     # shared steps; substeps of 2 % and 0.1 %; whole runs at 2^22 and 2^24 with jz-fmm; per kernel
