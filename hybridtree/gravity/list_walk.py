@@ -8,8 +8,8 @@ into batches and its longest list filled less than a quarter of it, the room shr
 again, so that one walk with a spike of long lists (a few groups of 10^6 entries) does not
 leave every later walk of the process in small batches.  A room that fits the whole walk
 is kept as it is: shrinking it then gains nothing, and lists that swing from walk to walk
-(a block step's substeps) would be walked twice each time they outgrew it again.  Tuning scripts and tests set the globals
-LIST_START, LIST_MEMORY_SHARE, PROFILE and _list_room."""
+(a block step's substeps) would be walked twice each time they outgrew it again.  Tuning
+scripts and tests set the globals LIST_START, LIST_MEMORY_SHARE, PROFILE and _list_room."""
 
 from __future__ import annotations
 

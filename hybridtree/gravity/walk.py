@@ -201,10 +201,10 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     the whole group's box, so that the active sinks get a full walk's lists and forces
     (on GPUs the list evaluation spreads a small group's list over idle work-items, up
     to the whole work-group: ``copies`` in cl/walklist.cl, ACTIVE_COPIES; where every
-    sink is active, as a full walk does, so that the forces are :func:`walk_into`'s bits).  Their float64
-    results go into their rows of ``acc`` and ``pot`` (the other rows are left as they
-    were); one blocking read (how many sinks are active and how many groups they fill)
-    besides the list walk's.  Returns
+    sink is active, as a full walk does, so that the forces are :func:`walk_into`'s
+    bits).  Their float64 results go into their rows of ``acc`` and ``pot`` (the other
+    rows are left as they were); one blocking read (how many sinks are active and how
+    many groups they fill) besides the list walk's.  Returns
     (interaction counts of the active sinks, int2 in packed order; how many are active;
     the number of groups walked).  ``floor`` as for :func:`walk_into`; ``n_sinks``:
     only particles of caller index below it have bins and are sinks (default all: a tree
