@@ -12,6 +12,9 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; cp "$D/$name.txt" "$O/" 2>/dev/null; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+93) # issue 30, session 26: the relative walk's rate against the geometric one at alpha = 0.003 on the H200 machine
+  py rate 200 scripts/tune/relative.py --device nvidia --n 4194304 16777216 --theta 0.5 --alpha 0.003
+  ;;
 92) # issue 30, session 26: block runs on the cusp refitting between builds (refit_fraction 0.25 ... 2), now that the list
     # room no longer swings; building every substep twice for the scatter
   i=0; for f in 0 0.25 0.5 1 2 0; do i=$((i + 1)); py steps_4m_${i}_f$f 100 scripts/bench/timesteps.py steps --device nvidia \
