@@ -12,6 +12,10 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; cp "$D/$name.txt" "$O/" 2>/dev/null; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+94) # issue 30, session 26: the relative list walk's cooperative width on the H200 (COOP 8, 16, 32 = the default, 64)
+  py rate_coop 300 scripts/tune/relative.py --device nvidia --n 4194304 16777216 --theta 0.5 --alpha 0.003 \
+      --variants "" COOP=8 COOP=16 COOP=64
+  ;;
 93) # issue 30, session 26: the relative walk's rate against the geometric one at alpha = 0.003 on the H200 machine
   py rate 200 scripts/tune/relative.py --device nvidia --n 4194304 16777216 --theta 0.5 --alpha 0.003
   ;;
