@@ -1,5 +1,7 @@
 """Group tree walk against float64 direct summation."""
 
+import functools
+
 import numpy as np
 import pyopencl as cl
 import pytest
@@ -289,8 +291,17 @@ def test_an_active_walk_gives_the_active_sinks_the_full_walks_forces(runtime, sh
     assert m == len(rows) and not got[~active].any(), "only the active rows are written"
     assert rel_err(got[rows], full[rows]).max() < 1e-5
     assert cnt.sum() == (n_pp + n_pc)[rows].sum(), "the full walk's interactions"
-    ref = direct_reference(pos, mass, EPS, sinks=pos[rows])[0]
+    ref = _active_reference(share)
     assert np.percentile(rel_err(got[rows], ref), 99) <= 2.5e-3
+
+
+@functools.lru_cache(maxsize=None)
+def _active_reference(share: float) -> np.ndarray:
+    """The float64 direct sums of the active sinks above (the same for every kernel;
+    12 s each for 60 % on the 2-core machine, so computed once per share)."""
+    pos, _, mass = plummer(20_000, seed=11)
+    active = np.random.default_rng(3).random(len(pos)) < share
+    return direct_reference(pos, mass, EPS, sinks=pos[active])[0]
 
 
 def test_an_active_walk_of_every_sink_is_the_full_walk_bit_for_bit(runtime, monkeypatch):
