@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
+import sys
 import time
 
 import numpy as np
 import pyopencl as cl
 
 from hybridtree import Simulation
-from hybridtree.device import transfer
 from hybridtree.gravity import list_walk
 from hybridtree.ics import hernquist_satellite
 
-_CALL, _EVENTS, _WAITS = cl.Kernel.__call__, [], []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernels as hooks  # noqa: E402  (the blocking-read recorder of scripts/tune/kernels.py)
+
+_CALL, _EVENTS = cl.Kernel.__call__, []
 
 
 def _recording(self, queue, global_size, *args, **kwargs):
@@ -32,22 +36,19 @@ def _recording(self, queue, global_size, *args, **kwargs):
 def profiled(settings: dict, pos, vel, mass, t_end: float) -> dict:
     sim = Simulation(pos, vel, mass, quiet=True, settings=settings)
     _EVENTS.clear()
-    _WAITS.clear()
-    wait = transfer._wait
-
-    def timed_wait(event):
-        t0 = time.perf_counter()
-        wait(event)
-        _WAITS.append(time.perf_counter() - t0)
-
-    cl.Kernel.__call__, transfer._wait = _recording, timed_wait
+    hooks._COPIES.clear()
+    undo = hooks._patch_host_calls()         # each blocking read's wait, in hooks._COPIES
+    cl.Kernel.__call__ = _recording
     before = dict(list_walk.walks)
     try:
         t0 = time.perf_counter()
         sim.evolve(t_end)
         wall = time.perf_counter() - t0
     finally:
-        cl.Kernel.__call__, transfer._wait = _CALL, wait
+        cl.Kernel.__call__ = _CALL
+        for obj, attr, old in undo:
+            setattr(obj, attr, old)
+    waits = [dt for _where, _ev, dt in hooks._COPIES]
     per = collections.defaultdict(lambda: [0, 0.0])
     walks = collections.defaultdict(lambda: [0, 0.0])
     for name, size, local, ev in _EVENTS:
@@ -60,7 +61,7 @@ def profiled(settings: dict, pos, vel, mass, t_end: float) -> dict:
             key = (name, "all" if groups > 20000 else "<=20000 groups")
             walks[key][0] += groups
             walks[key][1] += t
-    return {"wall": wall, "per": per, "walks": walks, "waits": (len(_WAITS), sum(_WAITS)),
+    return {"wall": wall, "per": per, "walks": walks, "waits": (len(waits), sum(waits)),
             "counts": dict(sim._stepper.counts), "steps": sim.steps,
             "list_walks": {k: v - before[k] for k, v in list_walk.walks.items()},
             "bins": sim.timebins() if settings.get("time.stepping") == "block" else []}
