@@ -194,7 +194,8 @@ def direct_reference(pos, mass, eps: float | np.ndarray = 0.0, sinks=None,
     Same conventions as :func:`accelerations` (self-interaction excluded when
     ``sinks`` is None; pairs at zero softened distance contribute nothing; ``softening``
     "plummer" or "spline", :func:`hybridtree.gravity.softening.pair_factors`).
-    ``chunk`` sinks are done at once; the default keeps the temporaries near 100 MB.
+    ``chunk`` sinks are done at once; the default keeps each temporary near 1 MB (in
+    cache: 2 x faster than one 100 MB temporary at 20 000 particles).
     ``eps`` one per source: a pair's softening is the larger of the sink's and the
     source's (GADGET-4's rule; sinks given apart have 0, so each source's applies).
     """
@@ -202,19 +203,26 @@ def direct_reference(pos, mass, eps: float | np.ndarray = 0.0, sinks=None,
     eps = particle_eps(eps, len(pos))
     self_sinks = sinks is None
     sinks = pos if self_sinks else np.asarray(sinks, dtype=np.float64)
-    chunk = int(chunk or max(1, (1 << 22) // max(len(pos), 1)))
+    chunk = int(chunk or max(1, (1 << 17) // max(len(pos), 1)))
     acc = np.zeros((len(sinks), 3))
     pot = np.zeros(len(sinks))
+    src = [np.ascontiguousarray(pos[:, k]) for k in range(3)]
     for i0 in range(0, len(sinks), chunk):
-        d = pos[None, :, :] - sinks[i0:i0 + chunk, None, :]
+        s = sinks[i0:i0 + chunk]
+        d = [src[k][None, :] - s[:, k, None] for k in range(3)]
+        r2 = d[0] * d[0]
+        r2 += d[1] * d[1]
+        r2 += d[2] * d[2]
         pair = eps
         if isinstance(eps, np.ndarray):
-            own = eps[i0:i0 + chunk] if self_sinks else np.zeros(len(d))
+            own = eps[i0:i0 + chunk] if self_sinks else np.zeros(len(s))
             pair = np.maximum(own[:, None], eps[None, :])
-        g, f = pair_factors(np.einsum("ijk,ijk->ij", d, d), pair, softening)
+        g, f = pair_factors(r2, pair, softening)
         if self_sinks:
-            rows = np.arange(i0, min(i0 + chunk, len(sinks)))
-            g[rows - i0, rows] = f[rows - i0, rows] = 0.0
-        acc[i0:i0 + chunk] = np.einsum("ij,ijk->ik", mass[None, :] * f, d)
-        pot[i0:i0 + chunk] = -(mass[None, :] * g).sum(axis=1)
+            rows = np.arange(len(s))
+            g[rows, rows + i0] = f[rows, rows + i0] = 0.0
+        f *= mass[None, :]
+        for k in range(3):
+            acc[i0:i0 + chunk, k] = np.einsum("ij,ij->i", f, d[k])
+        pot[i0:i0 + chunk] = -(g @ mass)
     return acc, pot

@@ -48,10 +48,15 @@ def pair_factors(r2: np.ndarray, eps: float | np.ndarray, softening: str = "plum
     one softening, or an array of the pairs' (broadcast against ``r2``)."""
     r2 = np.asarray(r2, np.float64)
     if softening == "plummer":
-        s2 = r2 + eps * eps
-        with np.errstate(divide="ignore"):
-            g = np.where(s2 > 0, 1.0 / np.sqrt(np.where(s2 > 0, s2, 1.0)), 0.0)
-        return g, g ** 3
+        g = r2 + eps * eps
+        zero = g == 0                   # only at r = 0 with eps = 0
+        np.sqrt(g, out=g)
+        g[zero] = 1.0
+        np.divide(1.0, g, out=g)
+        g[zero] = 0.0
+        f = g * g                       # products, not g ** 3: the reference's own cost
+        f *= g
+        return g, f
     if softening != "spline":
         raise ValueError(f"softening must be one of {SOFTENINGS}, got {softening!r}")
     if not np.all(np.asarray(eps) > 0):
