@@ -146,48 +146,135 @@ __kernel void pack_active(const int n, __global const int *flag, __global const 
     caller[j] = order[i];
 }
 
-/* The active sinks of each group of the whole tree (ranges: first sink, count, tree
-   order) form one group of the packed sinks where there is any: flag it, with its first
-   packed sink and count (offset: the exclusive scan of the active flags, n + 1 long). */
-__kernel void active_groups(const int n_groups, __global const int2 *ranges,
-                            __global const int *offset, __global int *gflag,
-                            __global int2 *packed)
+/* One active group's box (centre hi, lo, half sides) as the walk takes it: the w of the
+   half sides cleared, as group_boxes leaves it (a relative walk's group_floor writes it). */
+typedef struct {
+    int first, count, members;
+    double3 lo, hi;                    /* the union of the members' boxes */
+    float e_min;                       /* the members' smallest sink eps (PER_EPS walks) */
+    float h_min;                       /* the smallest largest half side of a member */
+    int g;                             /* the first member (kept as it is when alone) */
+} Run;
+
+inline void member_box(const int g, __global const float4 *c_hi, __global const float4 *c_lo,
+                       __global const float4 *half_sides, double3 *lo, double3 *hi)
 {
-    const int g = get_global_id(0);
-    if (g >= n_groups)
-        return;
-    const int2 r = ranges[g];
-    const int first = offset[r.x], count = offset[r.x + r.y] - first;
-    gflag[g] = count > 0;
-    packed[g] = (int2)(first, count);
+    const double3 c = convert_double3(c_hi[g].xyz) + convert_double3(c_lo[g].xyz);
+    const double3 h = convert_double3(half_sides[g].xyz);
+    *lo = c - h;
+    *hi = c + h;
 }
 
-/* The flagged groups, packed to the front (goff: the exclusive scan of gflag). */
-__kernel void pack_groups(const int n_groups, __global const int *gflag,
-                          __global const int *goff, __global const int2 *packed,
-                          __global int2 *out)
+inline void emit_run(const Run *r, const int slot, __global const float4 *c_hi,
+                     __global const float4 *c_lo, __global const float4 *half_sides,
+                     __global int2 *t_ranges, __global float4 *t_hi, __global float4 *t_lo,
+                     __global float4 *t_half)
 {
-    const int g = get_global_id(0);
-    if (g < n_groups && gflag[g])
-        out[goff[g]] = packed[g];
+    t_ranges[slot] = (int2)(r->first, r->count);
+    if (r->members == 1) {             /* a group alone keeps its box to the bit */
+        t_hi[slot] = c_hi[r->g];
+        t_lo[slot] = c_lo[r->g];
+        t_half[slot] = (float4)(half_sides[r->g].xyz, 0.0f);
+        return;
+    }
+    /* the union's centre as a float hi/lo pair; its half sides rounded outwards (the
+       members' boxes already hold their sinks with group_boxes' margin) */
+    const double3 c = 0.5 * (r->lo + r->hi);
+    const float3 ch = convert_float3(c);
+    const float3 cl = convert_float3(c - convert_double3(ch));
+    const float3 h = convert_float3(0.5 * (r->hi - r->lo)) * 1.000001f + 1e-30f;
+    t_hi[slot] = (float4)(ch, 0.0f);
+    t_lo[slot] = (float4)(cl, r->e_min);
+    t_half[slot] = (float4)(h, 0.0f);
 }
 
-/* The flagged groups' boxes (centre hi and lo parts, half sides), packed as pack_groups
-   packs their ranges; the w of the half sides cleared, as group_boxes leaves it (a
-   relative walk's group_floor writes it). */
-__kernel void pack_boxes(const int n_groups, __global const int *gflag,
-                         __global const int *goff, __global const float4 *hi,
-                         __global const float4 *lo, __global const float4 *half_sides,
-                         __global float4 *out_hi, __global float4 *out_lo,
-                         __global float4 *out_half)
+/* The groups of an active walk (block substeps) from the groups of the whole walk
+   (ranges: first sink, count, tree order; boxes c_hi, c_lo, half_sides), one work-item
+   per window of `window` consecutive groups (Morton order).  Each group's active sinks
+   (offset: the exclusive scan of the active flags, n + 1 long) are packed in tree order;
+   consecutive groups of a window with active sinks are walked as one while together they
+   hold at most `cap` active sinks and the union of their boxes has no half side longer
+   than `grow` times the largest half side of one of them (neighbours on the key curve,
+   not groups across a jump of it).  A merged walk is walked with that union: each sink's
+   box only grows, so every opening test is as strict as its own group's or stricter.
+   Where every sink is active (offset[n] = n_sinks, the sinks with bins) each group is
+   walked alone, as the whole walk walks it.  Writes the window's walk groups to slots
+   window * w ... of t_* and their number to wcount[w]; window = 1 walks every group with
+   active sinks alone. */
+__kernel void active_windows(const int n_groups, const int n, const int n_sinks,
+                             const int window, const int cap,
+                             const float grow, __global const int2 *ranges,
+                             __global const int *offset, __global const float4 *c_hi,
+                             __global const float4 *c_lo, __global const float4 *half_sides,
+                             __global int *wcount, __global int2 *t_ranges,
+                             __global float4 *t_hi, __global float4 *t_lo,
+                             __global float4 *t_half)
 {
-    const int g = get_global_id(0);
-    if (g >= n_groups || !gflag[g])
+    const int w = get_global_id(0);
+    const int g0 = w * window;
+    if (g0 >= n_groups)
         return;
-    const int j = goff[g];
-    out_hi[j] = hi[g];
-    out_lo[j] = lo[g];
-    out_half[j] = (float4)(half_sides[g].xyz, 0.0f);
+    const int g1 = min(g0 + window, n_groups);
+    /* every sink active: each group alone (the whole walk's groups and forces) */
+    const int most = offset[n] < n_sinks ? cap : 0;
+    Run run;
+    run.members = 0;
+    int k = 0;
+    for (int g = g0; g < g1; g++) {
+        const int2 r = ranges[g];
+        const int first = offset[r.x], count = offset[r.x + r.y] - first;
+        if (count == 0)
+            continue;
+        double3 lo, hi;
+        member_box(g, c_hi, c_lo, half_sides, &lo, &hi);
+        const float3 hs = half_sides[g].xyz;
+        const float h_g = fmax(hs.x, fmax(hs.y, hs.z));
+        if (run.members > 0 && run.count + count <= most) {
+            const double3 u = 0.5 * (fmax(run.hi, hi) - fmin(run.lo, lo));
+            if (fmax(u.x, fmax(u.y, u.z)) <= (double)grow * fmin(run.h_min, h_g)) {
+                run.count += count;
+                run.members++;
+                run.lo = fmin(run.lo, lo);
+                run.hi = fmax(run.hi, hi);
+                run.e_min = fmin(run.e_min, c_lo[g].w);
+                run.h_min = fmin(run.h_min, h_g);
+                continue;
+            }
+        }
+        if (run.members > 0)
+            emit_run(&run, g0 + k++, c_hi, c_lo, half_sides, t_ranges, t_hi, t_lo, t_half);
+        run.first = first;
+        run.count = count;
+        run.members = 1;
+        run.lo = lo;
+        run.hi = hi;
+        run.e_min = c_lo[g].w;
+        run.h_min = h_g;
+        run.g = g;
+    }
+    if (run.members > 0)
+        emit_run(&run, g0 + k++, c_hi, c_lo, half_sides, t_ranges, t_hi, t_lo, t_half);
+    wcount[w] = k;
+}
+
+/* The windows' walk groups packed to the front (woff: the exclusive scan of wcount). */
+__kernel void pack_windows(const int n_windows, const int window,
+                           __global const int *wcount, __global const int *woff,
+                           __global const int2 *t_ranges, __global const float4 *t_hi,
+                           __global const float4 *t_lo, __global const float4 *t_half,
+                           __global int2 *ranges, __global float4 *g_hi,
+                           __global float4 *g_lo, __global float4 *g_half)
+{
+    const int w = get_global_id(0);
+    if (w >= n_windows)
+        return;
+    for (int k = 0; k < wcount[w]; k++) {
+        const int s = w * window + k, j = woff[w] + k;
+        ranges[j] = t_ranges[s];
+        g_hi[j] = t_hi[s];
+        g_lo[j] = t_lo[s];
+        g_half[j] = t_half[s];
+    }
 }
 
 /* alpha |a_old| of each group's weakest sink into the w of its half-sides (the relative

@@ -22,8 +22,9 @@ from .tree.device_build import DeviceGroups, DeviceTree, device_groups, inverse_
 from .tree.device_sort import exclusive_scan
 from .list_walk import list_walk
 from .walk_sources import source_buffers
-from .walk_kernels import (ACTIVE_COPIES, DEFAULT_GROUP, LARGE_GROUP, LIST_WALK, WalkKernel,
-                           default_group, tree_options, walk_kernel)
+from .walk_kernels import (ACTIVE_COPIES, ACTIVE_MERGE, DEFAULT_GROUP, LARGE_GROUP, LIST_WALK,
+                           SPARSE_WALK, WalkKernel, default_group, tree_options,
+                           walk_kernel)
 
 __all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "default_group", "sink_groups", "tree_forces",
            "walk_active", "walk_into"]
@@ -195,21 +196,22 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
                 floor: tuple[float, cl.Buffer, float] | None = None, options: dict | None = None,
                 n_sinks: int | None = None,
                 periodic: Periodic | None = None) -> tuple[cl.Buffer, int, int]:
-    """Walk a device tree for the active particles only: those whose time bin (int32
-    ``bins``, caller order) is at least ``kmin``.  They are packed in tree (Morton) order;
-    each group of the whole walk with active sinks gives one group of them, walked with
-    the whole group's box, so that the active sinks get a full walk's lists and forces
-    (on GPUs the list evaluation spreads a small group's list over idle work-items, up
-    to the whole work-group: ``copies`` in cl/walklist.cl, ACTIVE_COPIES; where every
-    sink is active, as a full walk does, so that the forces are :func:`walk_into`'s
-    bits).  Their float64 results go into their rows of ``acc`` and ``pot`` (the other
-    rows are left as they were); one blocking read (how many sinks are active and how
-    many groups they fill) besides the list walk's.  Returns
-    (interaction counts of the active sinks, int2 in packed order; how many are active;
-    the number of groups walked).  ``floor`` as for :func:`walk_into`; ``n_sinks``:
-    only particles of caller index below it have bins and are sinks (default all: a tree
-    of local particles and received LET entries keeps the local ones first);
-    ``periodic``: TreePM's short range, as for :func:`walk_into`."""
+    """Walk a device tree for the active particles only: those whose time bin (int32 ``bins``,
+    caller order) is at least ``kmin``.  They are packed in tree (Morton) order; each group
+    of the whole walk with active sinks gives one group of them, walked with the whole
+    group's box, so that the active sinks get a full walk's lists and forces (on GPUs the
+    list evaluation spreads a small group's list over idle work-items, up to the whole
+    work-group: ``copies`` in cl/walklist.cl, ACTIVE_COPIES; where every sink is active, as a
+    full walk does, so that the forces are :func:`walk_into`'s bits).  Consecutive sparse
+    groups may be walked as one with the union of their boxes (ACTIVE_MERGE: CPUs), and a
+    walk of few groups shares each group's walk among several work-items (SPARSE_WALK:
+    GPUs).  Their float64 results go into their rows of ``acc`` and ``pot`` (the other rows
+    are left as they were); one blocking read (how many sinks are active and how many groups
+    they fill) besides the list walk's.  Returns (interaction counts of the active sinks,
+    int2 in packed order; how many are active; the number of groups walked).  ``floor`` as
+    for :func:`walk_into`; ``n_sinks``: only particles of caller index below it have bins
+    and are sinks (default all: a tree of local particles and received LET entries keeps the
+    local ones first); ``periodic``: TreePM's short range, as for :func:`walk_into`."""
     if not rt.has_fp64:
         raise ValueError("walk_active writes float64 results: the device needs cl_khr_fp64")
     n = tree.n
@@ -235,31 +237,38 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     self_idx, caller = alloc("act_self", 4 * n), alloc("act_caller", 4 * n)
     launch(rt, "blocks.cl", "pack_active", n, i32(n), flag, offset, tree.order, tree.src_hi,
                   tree.src_lo, snk_hi, snk_lo, self_idx, caller)
-    gflag, cut = alloc("act_gflag", 4 * most), alloc("act_cut", 8 * most)
-    launch(rt, "blocks.cl", "active_groups", whole.n_groups, i32(whole.n_groups), whole.ranges,
-                  offset, gflag, cut)
-    goff, _ = exclusive_scan(rt, gflag, whole.n_groups, alloc=tree.alloc, name="act_goff",
+    # consecutive sparse groups walked as one (ACTIVE_MERGE); where every sink is active
+    # the kernel keeps the whole walk's groups, so that the forces are walk_into's bits
+    window, cap, grow = ACTIVE_MERGE.get(rt.info.kind, (1, 0, 1.0))
+    cap = min(cap, walk.n_group)
+    n_windows = -(-whole.n_groups // window)
+    wcount = alloc("act_wcount", 4 * max(n_windows, 1))
+    t_ranges, t_hi, t_lo, t_half = (alloc("act_t_ranges", 8 * most), alloc("act_t_hi", 16 * most),
+                                    alloc("act_t_lo", 16 * most), alloc("act_t_half", 16 * most))
+    launch(rt, "blocks.cl", "active_windows", n_windows, i32(whole.n_groups), i32(n),
+           i32(keep), i32(window), i32(cap), np.float32(grow), whole.ranges, offset, whole.hi,
+           whole.lo, whole.half, wcount, t_ranges, t_hi, t_lo, t_half)
+    woff, _ = exclusive_scan(rt, wcount, n_windows, alloc=tree.alloc, name="act_woff",
                              read_total=False)
     m_host = np.empty(1, np.uint32)
     cl.enqueue_copy(rt.queue, m_host, offset, src_offset=4 * n, is_blocking=False)
     # the queue is in order: the wait for the groups' total covers the copy before it
-    n_groups = int(read_small(rt, np.empty(1, np.uint32), goff, 4 * whole.n_groups)[0])
+    n_groups = int(read_small(rt, np.empty(1, np.uint32), woff, 4 * n_windows)[0])
     m = int(m_host[0])
     if m == 0:
         return counts, 0, 0
     # a small group's list spread over more copies of its sinks than a full walk's;
     # all active: the full walk's, so that the forces are the full walk's bits
     copies = ACTIVE_COPIES.get(rt.info.kind) if m < keep else None
+    # few groups: the walk of each is shared by several work-items (SPARSE_WALK)
+    if m < keep and n_groups < SPARSE_WALK.get(rt.info.kind, ({}, 0.0))[1] * whole.n_groups:
+        walk = walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
+                           None, "full", floor, periodic, sparse=True)
     ranges = alloc("act_ranges", 8 * most)
-    launch(rt, "blocks.cl", "pack_groups", whole.n_groups, i32(whole.n_groups), gflag, goff, cut,
-                  ranges)
     g_hi, g_lo, g_half = (alloc("act_g_hi", 16 * most), alloc("act_g_lo", 16 * most),
                           alloc("act_g_half", 16 * most))
-    # the whole groups' boxes (device_groups keeps them current), not the active sinks':
-    # the box of one or two active sinks accepts nearer cells (with 2 % active at
-    # random a p99 error 1.5-2 x the full force's, tests/gravity/test_treewalk.py)
-    launch(rt, "blocks.cl", "pack_boxes", whole.n_groups, i32(whole.n_groups), gflag, goff,
-           whole.hi, whole.lo, whole.half, g_hi, g_lo, g_half)
+    launch(rt, "blocks.cl", "pack_windows", n_windows, i32(n_windows), i32(window), wcount,
+           woff, t_ranges, t_hi, t_lo, t_half, ranges, g_hi, g_lo, g_half)
     if floor is not None:
         _set_floor(rt, n_groups, ranges, caller, g_half, floor, keep)
     out = alloc("act_out", 16 * n)

@@ -17,7 +17,7 @@ from .softening import check_softening
 from .splitting import CHANGEOVERS, Changeover
 from .tree.device_build import DeviceTree
 
-__all__ = ["ACTIVE_COPIES", "DEFAULT_GROUP", "LARGE_GROUP", "LIST_CAPACITY", "LIST_WALK",
+__all__ = ["ACTIVE_COPIES", "ACTIVE_MERGE", "SPARSE_WALK", "DEFAULT_GROUP", "LARGE_GROUP", "LIST_CAPACITY", "LIST_WALK",
            "RELATIVE_WALK", "WALK_AXES", "WALK_SETTINGS", "WalkKernel", "default_group",
            "tree_options", "walk_defines", "walk_kernel", "walk_option_sets"]
 
@@ -43,6 +43,15 @@ WALK_SETTINGS = {"cpu": {"KERNEL": "tree_walk_simd", "VEC": 8},
 #: docs/benchmarks.md §23.  Capped at the device's work-group limit.
 RELATIVE_WALK = {"gpu": {"COOP": 32}}
 
+#: Sparse active walks per device kind: (defines, share): a block substep whose active
+#: sinks fill fewer than ``share`` of the whole walk's groups walks its list walk with
+#: ``defines`` (as RELATIVE_WALK, which relative walks have already).  Few groups
+#: leave most of a GPU idle, and the longest serial walks set walk_lists's time.  H200,
+#: geometric theta = 0.5, 2^22, refitted, random active (share of the groups walked:
+#: serial / COOP = 32): 0.1 % (6.5 %) 6.0 / 2.3 ms, 0.3 % (18 %) 6.4 / 3.5, 0.5 % (28 %)
+#: 6.2 / 4.7, 1 % (47 %) 7.1 / 6.6, 2 % (71 %) 8.1 / 9.8 (docs/benchmarks.md §26).
+SPARSE_WALK = {"gpu": ({"COOP": 32}, 0.5)}
+
 #: Copies of a small group's sinks in the list evaluation of an active walk (block
 #: substeps, :func:`hybridtree.gravity.walk.walk_active`) per device kind, where the list
 #: walk compiles copies in (REPLICATE > 1): its groups are the whole walk's cut down to
@@ -51,6 +60,20 @@ RELATIVE_WALK = {"gpu": {"COOP": 32}}
 #: full walk's half-full groups.  H200, 2 % of 2^22 active at random, refitted: substep
 #: 10.4 ms with 4 copies, 7.6 with 16, 7.3 with 64 (docs/benchmarks.md §25).
 ACTIVE_COPIES = {"gpu": 64}
+
+#: Consecutive sparse groups of an active walk walked as one, per device kind: (window,
+#: cap, grow): within each window of that many consecutive groups of the whole walk,
+#: neighbours with active sinks merge while they hold at most cap active sinks together
+#: and the union of their boxes has no half side over grow times the smallest of theirs
+#: (cl/blocks.cl active_windows; window 1 merges none).  A merged walk's box holds each
+#: member's box, so its forces are at least as accurate (more interactions).  Not
+#: merged: every sink active (the whole walk's bits).  The CPU device (2 cores, 2 x 10^5
+#: Plummer, 2 % active at random, refitted): geometric theta = 0.5 198 -> 120 ms, relative
+#: alpha = 0.003 100 -> 63-73 ms; a cusp's block run unchanged (its active sinks fill
+#: whole groups).  GPUs merge none: the longest walk sets a GPU's walk time, and a
+#: merged walk is longer (H200, 2^22, 2 %: 7.5 ms unmerged, 36-42 ms merged by 4-16;
+#: docs/benchmarks.md §26).
+ACTIVE_MERGE = {"gpu": (1, 0, 1.0), "cpu": (8, 32, 2.05)}
 
 #: Default group size (sinks per walk) per device kind.
 DEFAULT_GROUP = {"cpu": 128, "gpu": 128}
@@ -79,9 +102,10 @@ def tree_options(tree, options: dict | None) -> dict | None:
 
 def walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: dict | None,
                  split: Changeover | None, part: str, floor: tuple | None = None,
-                 periodic: Periodic | None = None) -> dict:
+                 periodic: Periodic | None = None, sparse: bool = False) -> dict:
     """The walk's defines; ``floor``: the relative criterion's (alpha, a_old, theta_min);
-    ``periodic``: the short-range force of TreePM in that box."""
+    ``periodic``: the short-range force of TreePM in that box; ``sparse``: an active walk
+    of few groups (:data:`SPARSE_WALK`)."""
     defines = {"WG": n_group, "CAP": max(LIST_CAPACITY, int(n_leaf)), "QUAD": int(quad),
                "OPENING": int(floor is not None),
                **WALK_SETTINGS.get(rt.info.kind, WALK_SETTINGS["gpu"]),
@@ -91,8 +115,11 @@ def walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: di
         if defines.get("KERNEL") == LIST_WALK:
             for key, value in RELATIVE_WALK.get(rt.info.kind, {}).items():
                 defines.setdefault(key, value)
-            if "COOP" in defines:
-                defines["COOP"] = min(int(defines["COOP"]), rt.info.max_work_group_size)
+    if sparse and part == "full" and defines.get("KERNEL") == LIST_WALK:
+        for key, value in SPARSE_WALK.get(rt.info.kind, ({}, 0.0))[0].items():
+            defines.setdefault(key, value)
+    if defines.get("KERNEL") == LIST_WALK and "COOP" in defines:
+        defines["COOP"] = min(int(defines["COOP"]), rt.info.max_work_group_size)
     if periodic is not None:
         defines.update(periodic.defines())
     if part != "full":
@@ -120,10 +147,12 @@ class WalkKernel:
 
 def walk_kernel(rt: Runtime, n_sinks: int, n_group: int | None, n_leaf: int, quad: bool,
                 eps: float, options: dict | None, split: Changeover | None, part: str,
-                floor: tuple | None = None, periodic: Periodic | None = None) -> WalkKernel:
+                floor: tuple | None = None, periodic: Periodic | None = None,
+                sparse: bool = False) -> WalkKernel:
     """Build the kernel of a walk (checked against the device's limits: ValueError where
     it cannot run); ``floor``: the relative opening criterion's (alpha, a_old, theta_min);
-    ``periodic``: the short-range force of TreePM (monopole cells, no force split)."""
+    ``periodic``: the short-range force of TreePM (monopole cells, no force split);
+    ``sparse``: an active walk of few groups (:data:`SPARSE_WALK`)."""
     if floor is not None and split is not None:
         raise ValueError("the relative opening criterion does not take a force split "
                          "(hybrid tree) yet")
@@ -133,7 +162,8 @@ def walk_kernel(rt: Runtime, n_sinks: int, n_group: int | None, n_leaf: int, qua
     if (options or {}).get("SOFTENING") == 2:
         check_softening("spline", eps, quad)
     n_group = int(n_group or default_group(rt.info.kind, n_sinks))
-    defines = walk_defines(rt, n_group, n_leaf, quad, options, split, part, floor, periodic)
+    defines = walk_defines(rt, n_group, n_leaf, quad, options, split, part, floor, periodic,
+                           sparse)
     name = defines.pop("KERNEL")
     wg = n_group
     if name == LIST_WALK:
@@ -180,6 +210,8 @@ WALK_AXES: dict[str, tuple] = {
     "floor": (None, (0.005, None, 0.5)),
     # TreePM's short range (PERIODIC and the box's defines; monopoles only)
     "periodic": (None, Periodic(1.0, 32)),
+    # a block substep's active walk of few groups (SPARSE_WALK: COOP on GPUs)
+    "sparse": (False, True),
     # the pair softening: Plummer, or GADGET's spline (SOFTENING 2: eps > 0, monopoles)
     "SOFTENING": (None, 2),
     # a softening per particle carried by the tree (cl/walkcommon.cl; walk.tree_options)

@@ -258,14 +258,18 @@ def test_default_group_grows_with_n_on_gpus_only():
     assert treewalk.default_group("gpu", n_large) == large > small
 
 
-@pytest.mark.parametrize("share, options", [
-    (0.02, None), (0.6, None),
+LISTS = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 4}
+
+
+@pytest.mark.parametrize("share, options, sparse", [
+    (0.02, None, None), (0.6, None, None),
     # the GPUs' list walk, a small group's list spread over the whole work-group
     # (ACTIVE_COPIES), on every device
-    (0.02, {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 4}),
-    (0.6, {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 4})])
+    (0.02, LISTS, None), (0.6, LISTS, None),
+    # ... and few groups' lists walked by 8 work-items each (SPARSE_WALK)
+    (0.02, LISTS, ({"COOP": 8}, 1.0))])
 def test_an_active_walk_gives_the_active_sinks_the_full_walks_forces(runtime, share, options,
-                                                                     monkeypatch):
+                                                                     sparse, monkeypatch):
     """walk_active (block substeps) walks each group of the whole walk that has active
     sinks with the whole group's box, so its active sinks get the full walk's lists and
     forces (to float32 rounding: on GPUs a small group's list is spread over idle
@@ -275,24 +279,66 @@ def test_an_active_walk_gives_the_active_sinks_the_full_walks_forces(runtime, sh
     if not runtime.has_fp64:
         pytest.skip("walk_active writes float64 results: the device lacks cl_khr_fp64")
     monkeypatch.setitem(walk_kernels.ACTIVE_COPIES, runtime.info.kind, 64)
+    monkeypatch.setitem(walk_kernels.ACTIVE_MERGE, runtime.info.kind, (1, 0, 1.0))
+    monkeypatch.setitem(walk_kernels.SPARSE_WALK, runtime.info.kind, sparse or ({}, 0.0))
+    kinds, build = [], treewalk.walk_kernel
+    monkeypatch.setattr(treewalk, "walk_kernel",
+                        lambda *a, **kw: kinds.append(kw.get("sparse", False)) or build(*a, **kw))
+    active, full, counts_full, got, cnt, _ = _active_walk(runtime, share, options)
+    assert any(kinds) == (sparse is not None), "the sparse walk where (only where) asked"
+    rows = np.flatnonzero(active)
+    assert len(cnt) == len(rows) and not got[~active].any(), "only the active rows are written"
+    assert rel_err(got[rows], full[rows]).max() < 1e-5
+    assert np.array_equal(cnt, counts_full), "the full walk's interactions, sink by sink"
+    ref = _active_reference(share)
+    assert np.percentile(rel_err(got[rows], ref), 99) <= 2.5e-3
+
+
+def _active_walk(runtime, share: float, options: dict | None):
+    """walk_active over the active share of a Plummer sphere of 20 000 (groups of 64):
+    (active flags, the full walk's forces, the full walk's interactions of the active
+    sinks in packed order, the active walk's forces in caller rows, its interactions in
+    packed order, the number of groups it walked)."""
     pos, _, mass = plummer(20_000, seed=11)
     n = len(pos)
     tree = build_device_tree(runtime, pos, mass, 0.5, 16)
     active = np.random.default_rng(3).random(n) < share
-    rows = np.flatnonzero(active)
     full, _, n_pp, n_pc, _ = tree_forces(runtime, tree, EPS, 64)
     acc, pot = runtime.to_device(np.zeros((n, 3))), runtime.to_device(np.zeros(n))
-    counts, m, _ = treewalk.walk_active(runtime, tree, EPS, acc, pot,
-                                        runtime.to_device(active.astype(np.int32)), 1, 64,
-                                        options=options)
-    got, cnt = np.empty((n, 3)), np.empty((m, 2), np.int32)
+    counts, m, n_groups = treewalk.walk_active(runtime, tree, EPS, acc, pot,
+                                               runtime.to_device(active.astype(np.int32)), 1,
+                                               64, options=options)
+    got, cnt, order = np.empty((n, 3)), np.empty((m, 2), np.int32), np.empty(n, np.uint32)
     cl.enqueue_copy(runtime.queue, got, acc)
     cl.enqueue_copy(runtime.queue, cnt, counts)
-    assert m == len(rows) and not got[~active].any(), "only the active rows are written"
-    assert rel_err(got[rows], full[rows]).max() < 1e-5
-    assert cnt.sum() == (n_pp + n_pc)[rows].sum(), "the full walk's interactions"
-    ref = _active_reference(share)
-    assert np.percentile(rel_err(got[rows], ref), 99) <= 2.5e-3
+    cl.enqueue_copy(runtime.queue, order, tree.order)
+    packed = order[active[order]]              # the caller row of each packed sink
+    return active, full, (n_pp + n_pc)[packed], got, cnt.sum(axis=1), n_groups
+
+
+@pytest.mark.parametrize("options", [None, LISTS])
+def test_merged_sparse_groups_walk_less_and_lose_no_accuracy(runtime, options, monkeypatch):
+    """Consecutive groups of the whole walk with few active sinks are walked as one
+    (ACTIVE_MERGE) with the union of their boxes: fewer walks, every active sink's box at
+    least its own group's, so each sink has at least the full walk's interactions and
+    forces at least as accurate (float64 direct sums); the union is bounded, so no list
+    runs away (at most 3 x the full walk's longest per sink)."""
+    if not runtime.has_fp64:
+        pytest.skip("walk_active writes float64 results: the device lacks cl_khr_fp64")
+    monkeypatch.setitem(walk_kernels.ACTIVE_COPIES, runtime.info.kind, 64)
+    monkeypatch.setitem(walk_kernels.ACTIVE_MERGE, runtime.info.kind, (1, 0, 1.0))
+    *_, alone = _active_walk(runtime, 0.02, options)
+    monkeypatch.setitem(walk_kernels.ACTIVE_MERGE, runtime.info.kind, (8, 32, 2.05))
+    active, full, counts_full, got, cnt, merged = _active_walk(runtime, 0.02, options)
+    rows = np.flatnonzero(active)
+    assert not got[~active].any(), "only the active rows are written"
+    assert merged < 0.7 * alone, f"{merged} walks against {alone} unmerged"
+    assert (cnt >= counts_full).all() and cnt.sum() > counts_full.sum()
+    assert cnt.max() <= 3 * counts_full.max()
+    ref = _active_reference(0.02)
+    err, err_full = rel_err(got[rows], ref), rel_err(full[rows], ref)
+    assert np.percentile(err, 99) <= np.percentile(err_full, 99)
+    assert np.median(err) <= np.median(err_full)
 
 
 @functools.lru_cache(maxsize=None)
@@ -313,6 +359,8 @@ def test_an_active_walk_of_every_sink_is_the_full_walk_bit_for_bit(runtime, monk
     if not runtime.has_fp64:
         pytest.skip("walk_active writes float64 results: the device lacks cl_khr_fp64")
     monkeypatch.setitem(walk_kernels.ACTIVE_COPIES, runtime.info.kind, 64)
+    # the copies alone: no merged groups, which would change the lists (tested above)
+    monkeypatch.setitem(walk_kernels.ACTIVE_MERGE, runtime.info.kind, (1, 0, 1.0))
     opts = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 4}
     pos, _, mass = hernquist_satellite(5000, seed=6)
     n = len(pos)
