@@ -12,6 +12,55 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; cp "$D/$name.txt" "$O/" 2>/dev/null; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+98) # issue 30, session 27: sparse active walks take COOP work-items per group (SPARSE_WALK, below 25 % of the groups):
+    # the GPU tests; the crossover in the share of groups walked (COOP = 32 against the serial walk, geometric); where the
+    # relative criterion's 2 % substep goes, and its active walk's COOP width
+  HYBRIDTREE_DEVICE=nvidia py tests_gpu 240 -m pytest -q -p no:cacheprovider tests/gravity/test_treewalk.py \
+      tests/gravity/test_opening.py tests/integrate/test_timesteps.py tests/cosmo/test_box_block_steps.py \
+      tests/gravity/test_refit.py
+  for f in 0.001 0.003 0.005 0.01 0.02; do for c in 0 32; do HYBRIDTREE_DEVICE=nvidia py substep_${f}_coop$c 60 \
+      scripts/tune/substep.py 4194304 $f --active-options COOP=$c; done; done
+  HYBRIDTREE_DEVICE=nvidia py substep_0.005_default 60 scripts/tune/substep.py 4194304 0.005
+  HYBRIDTREE_DEVICE=nvidia py substep_rel_prof 60 scripts/tune/substep.py 4194304 0.02 --alpha 0.003 --profile
+  for c in 16 64; do HYBRIDTREE_DEVICE=nvidia py substep_rel_coop$c 60 scripts/tune/substep.py 4194304 0.02 --alpha 0.003 \
+      --active-options COOP=$c; done
+  ;;
+97) # issue 30, session 27: round 96's windowed walk was 5-9 x slower; a sparse active walk is set by its longest walks:
+    # the cooperative list walk (COOP work-items per group, the relative walk's) for geometric active walks, merged and not;
+    # the relative criterion's substeps (COOP = 32 already), merged and not
+  for c in 32 16; do HYBRIDTREE_DEVICE=nvidia py substep_2pc_coop$c 150 scripts/tune/substep.py 4194304 0.02 \
+      --active-options COOP=$c --merge 1,0,1 8,32,2.05 8,64,2.05 16,64,2.05; done
+  HYBRIDTREE_DEVICE=nvidia py substep_01pc_coop32 90 scripts/tune/substep.py 4194304 0.001 --active-options COOP=32 \
+      --merge 1,0,1 8,64,2.05
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc_rel 150 scripts/tune/substep.py 4194304 0.02 --alpha 0.003 \
+      --merge 1,0,1 8,32,2.05 8,64,2.05 16,64,2.05
+  HYBRIDTREE_DEVICE=nvidia py substep_01pc_rel 90 scripts/tune/substep.py 4194304 0.001 --alpha 0.003 --merge 1,0,1 8,64,2.05
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc_coop32_prof 90 scripts/tune/substep.py 4194304 0.02 --active-options COOP=32 \
+      --merge 8,64,2.05 --profile
+  ;;
+96) # issue 30, session 27: round 95's merged list walks were 4-10 x slower (the longest walk sets walk_lists's time); the
+    # windowed group walk (KERNEL=tree_walk: walk and evaluation in one kernel, a work-group per group) for active walks,
+    # merged and not, against the list walk
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc_tw 200 scripts/tune/substep.py 4194304 0.02 --active-options KERNEL=tree_walk \
+      --merge 1,0,1 8,32,2.05 8,64,2.05 16,64,2.05 16,128,2.05
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc 60 scripts/tune/substep.py 4194304 0.02
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc_tw_prof 90 scripts/tune/substep.py 4194304 0.02 --active-options KERNEL=tree_walk \
+      --merge 8,64,2.05 --profile
+  HYBRIDTREE_DEVICE=nvidia py substep_01pc_tw 90 scripts/tune/substep.py 4194304 0.001 --active-options KERNEL=tree_walk \
+      --merge 1,0,1 8,64,2.05
+  ;;
+95) # issue 30, session 27: an active walk merges consecutive sparse groups (ACTIVE_MERGE: window, cap, grow): the walk and
+    # block-step tests on the GPU; substeps of 2 % (merge variants; the default profiled) and 0.1 %; cusp block runs merged
+    # and not, and shared steps
+  HYBRIDTREE_DEVICE=nvidia py tests_gpu 240 -m pytest -q -p no:cacheprovider tests/gravity/test_treewalk.py \
+      tests/integrate/test_timesteps.py tests/cosmo/test_box_block_steps.py tests/gravity/test_refit.py
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc 200 scripts/tune/substep.py 4194304 0.02 --merge 1,0,1 2,32,2.05 4,32,2.05 \
+      8,32,2.05 16,32,2.05 8,16,2.05 8,64,2.05 8,32,3 8,32,1.55
+  HYBRIDTREE_DEVICE=nvidia py substep_2pc_prof 90 scripts/tune/substep.py 4194304 0.02 --merge 1,0,1 --profile
+  HYBRIDTREE_DEVICE=nvidia py substep_01pc 90 scripts/tune/substep.py 4194304 0.001 --merge 1,0,1
+  py steps_4m_0 200 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
+      --shared-from 5 --refit-fraction 0 --active-merge 1,0,1 8,32,2.05 4,32,2.05 1,0,1 8,32,2.05 --json "$D/steps_4m_0.json"
+  ;;
 94) # issue 30, session 26: the relative list walk's cooperative width on the H200 (COOP 8, 16, 32 = the default, 64)
   py rate_coop 300 scripts/tune/relative.py --device nvidia --n 4194304 16777216 --theta 0.5 --alpha 0.003 \
       --variants "" COOP=8 COOP=16 COOP=64

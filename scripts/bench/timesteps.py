@@ -123,7 +123,9 @@ def warm_up(args) -> None:
 
 
 def steps(args) -> None:
-    own = dict(walk_kernels.ACTIVE_COPIES)
+    own, own_merge = dict(walk_kernels.ACTIVE_COPIES), dict(walk_kernels.ACTIVE_MERGE)
+    variants = [(e, r, m) for e in args.eta for r in args.active_replicate
+                for m in args.active_merge]
     warm_up(args)
     for n in args.n:
         pos, vel, mass = hernquist_satellite(n, seed=1)
@@ -144,13 +146,18 @@ def steps(args) -> None:
                                 if isinstance(v, float)}}, sim
 
         blocks, deep = [], 0
-        for eta, rep in [(e, r) for e in args.eta for r in args.active_replicate]:
+        for eta, rep, merge in variants:
             if rep is not None:         # the active walk's copies on GPUs (a tuning aid)
                 walk_kernels.ACTIVE_COPIES["gpu"] = rep
+            if merge is not None:       # its merging of sparse groups (a tuning aid)
+                w, cap, grow = merge.split(",")
+                for kind in walk_kernels.ACTIVE_MERGE:
+                    walk_kernels.ACTIVE_MERGE[kind] = (int(w), int(cap), float(grow))
             row, sim = run({"time.stepping": "block", "time.dt": args.dt, "time.eta": eta,
                             "time.max_bin": args.max_bin})
             walk_kernels.ACTIVE_COPIES.update(own)
-            row["active_replicate"] = rep
+            walk_kernels.ACTIVE_MERGE.update(own_merge)
+            row["active_replicate"], row["active_merge"] = rep, merge
             bins = sim.timebins()
             deep = max(deep, max(r["bin"] for r in bins))
             # forces of the block run over those of shared steps of its deepest bin
@@ -168,11 +175,10 @@ def steps(args) -> None:
             emit(args, {"what": "shared", **row, "dt": dt, "k": k,
                         "vs_block": [{"eta": eta, "speedup_of_block": row["wall_s"] / b["wall_s"],
                                       "active_replicate": b["active_replicate"],
+                                      "active_merge": b["active_merge"],
                                       "radii_vs_block": max(abs(x / y - 1) for x, y in
                                                             zip(row["radii"], b["radii"]))}
-                                     for eta, b in zip([e for e in args.eta
-                                                        for _ in args.active_replicate],
-                                                       blocks)]})
+                                     for (eta, _, _), b in zip(variants, blocks)]})
 
 
 def openings(args) -> None:
@@ -233,6 +239,10 @@ def main(argv: list[str] | None = None) -> None:
                    help="steps: one block run per value of the active walk's copies of a "
                         "small group's sinks on GPUs (walk_kernels.ACTIVE_COPIES; default: "
                         "the code's own)")
+    p.add_argument("--active-merge", nargs="+", default=[None],
+                   help="steps: one block run per W,CAP,GROW of the active walk's merging "
+                        "of sparse groups (walk_kernels.ACTIVE_MERGE; 1,0,1 merges none; "
+                        "default: the code's own)")
     p.add_argument("--quick", action="store_true", help="N = 20000, sample 300 (smoke)")
     p.add_argument("--json")
     args = p.parse_args(argv)

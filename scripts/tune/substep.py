@@ -2,12 +2,19 @@
 the last tree against a build (a tuning aid, not a test; Plummer, θ = 0.5 monopole).
 
     PYTHONPATH=. python scripts/tune/substep.py N ACTIVE_FRACTION [REPEATS]
-        [--replicate R ...] [--profile]
+        [--replicate R ...] [--merge W,CAP,GROW ...] [--active-options K=V,...]
+        [--alpha A] [--profile]
 
 Each variant starts from the first list room (list_walk._list_room cleared) and prints
 the room its walks left (a long list makes every later list walk's room large).
 ``--replicate``: the active walk's copies of a small group's sinks
 (walk_kernels.ACTIVE_COPIES) to try, one run each (default: the device's own).
+``--merge``: the active walk's merging of sparse consecutive groups
+(walk_kernels.ACTIVE_MERGE: window, cap, grow; 1,0,1 merges none) to try, one run each
+after the copies' runs (default: the device's own).
+``--active-options``: kernel options of the active walks only (e.g. KERNEL=tree_walk),
+over the engine's, for every run.
+``--alpha``: the relative opening criterion with that alpha instead of θ = 0.5.
 ``--profile``: each kernel's device time per substep
 (profiling events, summed by name) and the blocking reads per substep, by the caller's
 line (scripts/tune/kernels.py's hooks).
@@ -23,6 +30,7 @@ import pyopencl as cl
 
 from hybridtree.device.choice import get_runtime
 from hybridtree.device.clock import Clock
+from hybridtree.gravity import engine as engine_module
 from hybridtree.gravity import list_walk, walk_kernels
 from hybridtree.gravity.engine import ForceEngine, GravitySettings
 from hybridtree.integrate.state import make_state
@@ -37,6 +45,9 @@ ap.add_argument("n", type=int)
 ap.add_argument("frac", type=float)
 ap.add_argument("reps", type=int, nargs="?", default=5)
 ap.add_argument("--replicate", type=int, nargs="*", default=[None])
+ap.add_argument("--merge", nargs="*", default=[None])
+ap.add_argument("--active-options", default="")
+ap.add_argument("--alpha", type=float)
 ap.add_argument("--profile", action="store_true")
 args = ap.parse_args()
 n, frac, reps = args.n, args.frac, args.reps
@@ -45,6 +56,24 @@ pos, vel, mass = plummer(n, seed=1)
 bins_host = np.zeros(n, np.int32)
 bins_host[np.random.default_rng(0).random(n) < frac] = 1      # active: bin >= 1
 own = dict(walk_kernels.ACTIVE_COPIES)
+extra = {k: (int(v) if v.lstrip("-").isdigit() else v)
+         for k, v in (kv.split("=") for kv in args.active_options.split(",") if kv)}
+_walk_active = engine_module.walk_active
+walked: list[float] = []          # each active walk's groups over the whole walk's
+
+
+def walk_active(*a, **kw):
+    """The engine's walk_active with --active-options, recording the groups walked."""
+    a = list(a)
+    a[9] = {**(a[9] or {}), **extra} or None      # options, after n_group and floor
+    out = _walk_active(*a, **kw)
+    whole = max((g.n_groups for g in a[1].groups.values()), default=1)
+    walked.append(out[2] / whole)
+    return out
+
+
+engine_module.walk_active = walk_active
+own_merge = dict(walk_kernels.ACTIVE_MERGE)
 
 
 def substeps(eng, s, bins) -> list[float]:
@@ -95,18 +124,32 @@ def profiled(eng, s, bins) -> None:
         print(f"    read {where:40s} {c / reps:4.1f}x {1e3 * t / reps:8.3f} ms")
 
 
-for rep in args.replicate:
+def parse_merge(text: str | None) -> tuple[int, int, float] | None:
+    if text is None:
+        return None
+    w, cap, grow = text.split(",")
+    return int(w), int(cap), float(grow)
+
+
+variants = [(rep, None) for rep in args.replicate] + \
+    [(None, parse_merge(m)) for m in args.merge if m is not None]
+for rep, merge in variants:
     walk_kernels.ACTIVE_COPIES.update(own if rep is None else {rt.info.kind: rep})
-    label = "" if rep is None else f" copies={rep}"
+    walk_kernels.ACTIVE_MERGE.update(own_merge if merge is None else {rt.info.kind: merge})
+    label = ("" if rep is None else f" copies={rep}") + \
+        ("" if merge is None else " merge={},{},{}".format(*merge))
     for f in (0.0, 1e9):   # 0: build every substep; huge: always refit
         list_walk._list_room.clear()
-        g = GravitySettings(eps=0.01, theta=0.5, refit_fraction=min(f, 100))
+        crit = {"theta": 0.5} if args.alpha is None else {"opening": "relative",
+                                                          "alpha": args.alpha}
+        g = GravitySettings(eps=0.01, refit_fraction=min(f, 100), **crit)
         clock = Clock(rt)
         eng = ForceEngine(g, rt, clock)
         s = make_state(Particles(pos, vel, mass, np.arange(1, n + 1, dtype=np.uint64)),
                        ("full",), "device", rt, clock)
         bins = rt.to_device(bins_host)
         eng.compute(s, ("full",))                 # a full force: builds
+        walked.clear()
         times = substeps(eng, s, bins)
         full = []
         for r in range(2):
@@ -117,11 +160,14 @@ for rep in args.replicate:
             full.append(time.perf_counter() - t0)
         snap = clock.snapshot()
         room = max(list_walk._list_room.values(), default=list_walk.LIST_START)
-        print(f"N={n} active={frac:.3f}{label} {'refit' if f else 'build'}: substep "
+        crit_label = "" if args.alpha is None else f" alpha={args.alpha}"
+        print(f"N={n} active={frac:.3f}{label}{crit_label} {'refit' if f else 'build'}: substep "
               f"{1e3 * np.median(times):.1f} ms (full force {1e3 * min(full):.1f} ms) room "
-              f"{room} counts {dict(eng.counts)} build/refit s "
+              f"{room} groups walked {np.median(walked):.3f} counts {dict(eng.counts)} "
+              f"build/refit s "
               f"{snap.get('build', 0):.3f}/{snap.get('refit', 0):.3f}", flush=True)
         if args.profile:
             eng.compute(s, ("full",))             # the next substeps refit this build
             profiled(eng, s, bins)
 walk_kernels.ACTIVE_COPIES.update(own)
+walk_kernels.ACTIVE_MERGE.update(own_merge)
