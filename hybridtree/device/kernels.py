@@ -19,7 +19,6 @@ sets register them when imported (tools/kernel_builds.py imports them all).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -121,8 +120,7 @@ def _prepared(rt: Runtime, file: str, name: str, defines: dict | None, local: in
     it is given (buffers, None and local memory: no type), as pyopencl's
     ``set_scalar_arg_dtypes`` wants; every call site passes the same kinds per
     position."""
-    key = (file, name, tuple(defines.items()) if defines else (), local, fixed,
-           os.environ.get("HYBRIDTREE_CL_OPTIONS", ""))
+    key = (file, name, tuple(defines.items()) if defines else (), local, fixed)
     hit = rt.launches.get(key)
     if hit is None:
         knl = kernel(rt, file, name, defines)

@@ -204,8 +204,13 @@ class Runtime:
     context: cl.Context
     queue: cl.CommandQueue
     _programs: dict = field(default_factory=dict)
-    #: launch lookups (hybridtree.device.kernels.launch): call signature -> (kernel, wg)
+    #: launch lookups (hybridtree.device.kernels.launch: call signature -> (kernel, wg);
+    #: the sort's kernels per tuning, gravity.tree.device_sort)
     launches: dict = field(default_factory=dict)
+    #: HYBRIDTREE_CL_OPTIONS as it was when the runtime was made: added to every build of
+    #: this runtime (read once: a lookup in os.environ costs a launch ~10 % of its host time)
+    cl_options: tuple[str, ...] = field(
+        default_factory=lambda: tuple(os.environ.get("HYBRIDTREE_CL_OPTIONS", "").split()))
 
     @property
     def device(self) -> cl.Device:
@@ -218,11 +223,12 @@ class Runtime:
         ``fast_math`` adds ``-cl-fast-relaxed-math``; the accuracy tests decide where
         that is allowed (it is for the force kernels: errors stay < 1e-5).  The
         environment variable ``HYBRIDTREE_CL_OPTIONS`` adds compiler options to every
-        build (a tuning aid, e.g. ``-cl-denorms-are-zero``).  The build is quiet
+        build (a tuning aid, e.g. ``-cl-denorms-are-zero``; its value when the runtime
+        was made, :attr:`cl_options`).  The build is quiet
         (:func:`build_program`): compiler remarks go to the debug log.
         """
         defines = dict(defines or {})
-        extra = tuple(os.environ.get("HYBRIDTREE_CL_OPTIONS", "").split())
+        extra = self.cl_options
         key = (source_name, tuple(sorted(defines.items())), fast_math, extra)
         prg = self._programs.get(key)
         if prg is not None:

@@ -297,12 +297,11 @@ def device_moments(tree: DeviceTree, ext: cl.Buffer | None = None) -> None:
     i32, n_cells = np.int32, tree.n_cells
     quad = [tree.cell_quad] if tree.cell_quad is not None else []
     per_eps = [tree.cell_eps] if tree.cell_eps is not None else []
+    rest = [np.float32(tree.cube.side), np.float32(1.0 / tree.theta), tree.keys, tree.src_hi,
+            tree.src_lo, tree.info, tree.link, tree.cell_hi, tree.cell_lo, ext] + per_eps + quad
+    defines, count = moment_defines(tree.multipole, bool(per_eps)), i32(n_cells)
     for level in range(MAX_LEVEL + 1, -1, -1):
-        args = [i32(n_cells), i32(level), np.float32(tree.cube.side),
-                np.float32(1.0 / tree.theta), tree.keys, tree.src_hi, tree.src_lo, tree.info,
-                tree.link, tree.cell_hi, tree.cell_lo, ext] + per_eps + quad
-        _launch(tree.rt, "cell_moments", n_cells, *args,
-                defines=moment_defines(tree.multipole, bool(per_eps)))
+        _launch(tree.rt, "cell_moments", n_cells, count, i32(level), *rest, defines=defines)
 
 
 def inverse_order(tree: DeviceTree) -> cl.Buffer:
