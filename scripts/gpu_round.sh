@@ -12,6 +12,25 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; cp "$D/$name.txt" "$O/" 2>/dev/null; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+99) # issue 30, session 27, final code: the suite's GPU tests
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 560 -m pytest -q -m gpu -p no:cacheprovider --tb=short
+  ;;
+100) # issue 30, session 27, final code: the host's share of a launch (HYBRIDTREE_CL_OPTIONS read once per runtime, the
+    # sort's kernel checks once per tuning, cell_moments' arguments made once) against the code before it (build/old: git
+    # archive dada24b hybridtree cl), alternating: substeps (geometric 0.1 % and 2 %, relative 2 %, and 2 % of 2^16, where
+    # the host sets the pace), whole runs at 2^22, a cusp's block run against shared steps
+  for v in new old new old; do if [ $v = old ]; then export PYTHONPATH=$PWD/build/old; else export PYTHONPATH=$PWD; fi
+    for f in 0.001 0.02; do HYBRIDTREE_DEVICE=nvidia py substep_${f}_$v 60 scripts/tune/substep.py 4194304 $f; done
+    HYBRIDTREE_DEVICE=nvidia py substep_rel_0.02_$v 60 scripts/tune/substep.py 4194304 0.02 --alpha 0.003
+    HYBRIDTREE_DEVICE=nvidia py substep_small_$v 60 scripts/tune/substep.py 65536 0.02 20
+    py runs_$v 120 scripts/bench/step.py runs --device nvidia --n 4194304 --schemes plain-mono --steps 32 --diag-every 8
+  done
+  for v in new old; do if [ $v = old ]; then export PYTHONPATH=$PWD/build/old; else export PYTHONPATH=$PWD; fi
+    py steps_4m_$v 150 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
+        --shared-from 5 --refit-fraction 0 --json "$D/steps_4m_$v.json"
+  done
+  export PYTHONPATH=$PWD
+  ;;
 98) # issue 30, session 27: sparse active walks take COOP work-items per group (SPARSE_WALK, below 25 % of the groups):
     # the GPU tests; the crossover in the share of groups walked (COOP = 32 against the serial walk, geometric); where the
     # relative criterion's 2 % substep goes, and its active walk's COOP width
