@@ -146,8 +146,8 @@ __kernel void pack_active(const int n, __global const int *flag, __global const 
     caller[j] = order[i];
 }
 
-/* One active group's box (centre hi, lo, half sides) as the walk takes it: the w of the
-   half sides cleared, as group_boxes leaves it (a relative walk's group_floor writes it). */
+/* Consecutive groups of the whole walk walked as one (active_windows): their active
+   sinks' packed range and the union of their boxes. */
 typedef struct {
     int first, count, members;
     double3 lo, hi;                    /* the union of the members' boxes */
@@ -165,6 +165,9 @@ inline void member_box(const int g, __global const float4 *c_hi, __global const 
     *hi = c + h;
 }
 
+/* A run's walk group into slot: its range and box (centre hi, lo, half sides) as the walk
+   takes it, the w of the half sides cleared, as group_boxes leaves it (a relative walk's
+   group_floor writes it). */
 inline void emit_run(const Run *r, const int slot, __global const float4 *c_hi,
                      __global const float4 *c_lo, __global const float4 *half_sides,
                      __global int2 *t_ranges, __global float4 *t_hi, __global float4 *t_lo,
@@ -188,19 +191,20 @@ inline void emit_run(const Run *r, const int slot, __global const float4 *c_hi,
     t_half[slot] = (float4)(h, 0.0f);
 }
 
-/* The groups of an active walk (block substeps) from the groups of the whole walk
-   (ranges: first sink, count, tree order; boxes c_hi, c_lo, half_sides), one work-item
-   per window of `window` consecutive groups (Morton order).  Each group's active sinks
-   (offset: the exclusive scan of the active flags, n + 1 long) are packed in tree order;
-   consecutive groups of a window with active sinks are walked as one while together they
-   hold at most `cap` active sinks and the union of their boxes has no half side longer
-   than `grow` times the largest half side of one of them (neighbours on the key curve,
-   not groups across a jump of it).  A merged walk is walked with that union: each sink's
-   box only grows, so every opening test is as strict as its own group's or stricter.
-   Where every sink is active (offset[n] = n_sinks, the sinks with bins) each group is
-   walked alone, as the whole walk walks it.  Writes the window's walk groups to slots
-   window * w ... of t_* and their number to wcount[w]; window = 1 walks every group with
-   active sinks alone. */
+/* The groups of an active walk (block substeps) from the groups of the whole walk (ranges:
+   first sink, count, tree order; boxes c_hi, c_lo, half_sides), one work-item per window
+   of `window` consecutive groups (Morton order).  Each group's active sinks (offset: the
+   exclusive scan of the active flags, n + 1 long) are packed in tree order; consecutive
+   groups of a window with active sinks are walked as one while together they hold at most
+   `cap` active sinks and the union of their boxes has no half side longer than `grow`
+   times the smallest of the members' largest half sides (neighbours of like size on the
+   key curve, not groups across a jump of it, nor a small group beside a large outer one,
+   whose box would reach nearer the dense part).  A merged walk is walked with that union:
+   each sink's box only grows, so every opening test is as strict as its own group's or
+   stricter.  Where every sink is active (offset[n] = n_sinks, the sinks with bins) each
+   group is walked alone, as the whole walk walks it.  Writes the window's walk groups to
+   slots window * w ... of t_* and their number to wcount[w]; window = 1 walks every group
+   with active sinks alone. */
 __kernel void active_windows(const int n_groups, const int n, const int n_sinks,
                              const int window, const int cap,
                              const float grow, __global const int2 *ranges,

@@ -17,9 +17,10 @@ from .softening import check_softening
 from .splitting import CHANGEOVERS, Changeover
 from .tree.device_build import DeviceTree
 
-__all__ = ["ACTIVE_COPIES", "ACTIVE_MERGE", "SPARSE_WALK", "DEFAULT_GROUP", "LARGE_GROUP", "LIST_CAPACITY", "LIST_WALK",
-           "RELATIVE_WALK", "WALK_AXES", "WALK_SETTINGS", "WalkKernel", "default_group",
-           "tree_options", "walk_defines", "walk_kernel", "walk_option_sets"]
+__all__ = ["ACTIVE_COPIES", "ACTIVE_MERGE", "DEFAULT_GROUP", "LARGE_GROUP", "LIST_CAPACITY",
+           "LIST_WALK", "RELATIVE_WALK", "SPARSE_WALK", "WALK_AXES", "WALK_SETTINGS",
+           "WalkKernel", "default_group", "tree_options", "walk_defines", "walk_kernel",
+           "walk_option_sets"]
 
 #: Interaction-list capacity in local memory (entries).
 LIST_CAPACITY = 256

@@ -167,18 +167,17 @@ def _kernels(rt: Runtime, tuning: Tuning | None = None) -> _Kernels:
     run it (registers, a driver's own local memory) gets rebuilds with :func:`_shrink`.
     """
     t = tuning or preferred_tuning(rt.info)
-    hit = rt.launches.get(("sort.cl kernels", t))  # the checks query the driver: once each
-    if hit is not None:
-        return hit
-    start = t
+    key = ("sort.cl kernels", t)        # the checks below query the driver: once a tuning
+    if key in rt.launches:
+        return rt.launches[key]
     while True:
         knl = {name: kernel(rt, _SOURCE, name, sort_defines(t))
                for name in _KERNELS}
         wg_ok = all(t.wg <= rt.max_work_group_size(k) for k in knl.values())
         local_ok = all(_local_bytes(rt, k) <= int(rt.device.local_mem_size) for k in knl.values())
         if wg_ok and local_ok:
-            hit = rt.launches[("sort.cl kernels", start)] = _Kernels(t, knl)
-            return hit
+            rt.launches[key] = _Kernels(t, knl)
+            return rt.launches[key]
         t = _shrink(t, wg_ok, rt.info.label)
 
 
