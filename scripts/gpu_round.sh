@@ -12,6 +12,49 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; cp "$D/$name.txt" "$O/" 2>/dev/null; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+104) # issue 30, session 28, final code: the suite's GPU tests
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 560 -m pytest -q -m gpu -p no:cacheprovider --tb=short
+  ;;
+103) # issue 30, session 28, final code (relative walks in groups of 256 from 2^22 sinks): whole runs with jz-fmm at 2^22
+    # and 2^24; the walk's rate at the defaults (geometric theta = 0.5 against relative alpha = 0.003); 0.1 % and 2 %
+    # substeps; the cusp's block run against shared steps
+  python3 -m pip install -q --no-index --no-deps --root-user-action=ignore .device/jz/*.whl > /dev/null 2>&1
+  py runs 200 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+      --diag-every 8 --peer --json "$D/runs.json"
+  py relative 150 scripts/tune/relative.py --device nvidia --n 4194304 16777216 --theta 0.5 --alpha 0.003
+  for f in 0.001 0.02; do
+    HYBRIDTREE_DEVICE=nvidia py substep_rel_$f 60 scripts/tune/substep.py 4194304 $f --alpha 0.003
+    HYBRIDTREE_DEVICE=nvidia py substep_geo_$f 60 scripts/tune/substep.py 4194304 $f
+  done
+  py steps_4m 170 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
+      --shared-from 5 --refit-fraction 0 --json "$D/steps_4m.json"
+  ;;
+102) # issue 30, session 28: where groups of 256 start to pay for the relative criterion (2^20, 2^21: the walk's time and
+    # the force errors), and the cusp's block run and shared steps with groups of 128 (the default below 2^23) and 256
+  py relative 200 scripts/tune/relative.py --device nvidia --n 1048576 2097152 --theta 0.5 --alpha 0.003 --n-group 128 256
+  py errors 200 -u scripts/bench/timesteps.py errors --device nvidia --n 1048576 2097152 --sample 1000 --theta 0.5 \
+      --alpha 0.003 --orders monopole --n-group 0 256 --json "$D/errors.json"
+  for g in 0 256; do
+    py steps_4m_g$g 170 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
+        --shared-from 5 --refit-fraction 0 --set gravity.n_group=$g --json "$D/steps_4m_g$g.json"
+  done
+  ;;
+101) # issue 30, session 28: sinks per group for the relative criterion at 2^22 (128, the default below 2^23, against 256):
+    # force errors, the walk's rate, whole runs alternating, 2 % substeps; 2^24's 256 against 512
+  py errors 200 -u scripts/bench/timesteps.py errors --device nvidia --n 4194304 --sample 1000 --theta 0.5 \
+      --alpha 0.003 --orders monopole --n-group 0 256 --json "$D/errors.json"
+  py relative 200 scripts/tune/relative.py --device nvidia --n 4194304 --theta 0.5 --alpha 0.003 --n-group 128 256
+  for i in 1 2; do for g in 0 256; do
+    py runs_g${g}_$i 120 scripts/bench/step.py runs --device nvidia --n 4194304 --schemes plain-mono --steps 32 \
+        --diag-every 8 --set gravity.n_group=$g
+  done; done
+  for g in 0 256; do
+    HYBRIDTREE_DEVICE=nvidia py substep_rel_g$g 60 scripts/tune/substep.py 4194304 0.02 --alpha 0.003 --n-group $g
+    HYBRIDTREE_DEVICE=nvidia py substep_geo_g$g 60 scripts/tune/substep.py 4194304 0.02 --n-group $g
+  done
+  [ $(( $(date +%s) - T0 )) -lt 420 ] && py relative_24 150 scripts/tune/relative.py --device nvidia --n 16777216 \
+      --theta 0.5 --alpha 0.003 --n-group 256 512
+  ;;
 99) # issue 30, session 27, final code: the suite's GPU tests
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 560 -m pytest -q -m gpu -p no:cacheprovider --tb=short
   ;;

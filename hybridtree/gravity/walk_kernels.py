@@ -18,9 +18,9 @@ from .splitting import CHANGEOVERS, Changeover
 from .tree.device_build import DeviceTree
 
 __all__ = ["ACTIVE_COPIES", "ACTIVE_MERGE", "DEFAULT_GROUP", "LARGE_GROUP", "LIST_CAPACITY",
-           "LIST_WALK", "RELATIVE_WALK", "SPARSE_WALK", "WALK_AXES", "WALK_SETTINGS",
-           "WalkKernel", "default_group", "tree_options", "walk_defines", "walk_kernel",
-           "walk_option_sets"]
+           "LIST_WALK", "RELATIVE_LARGE_GROUP", "RELATIVE_WALK", "SPARSE_WALK", "WALK_AXES",
+           "WALK_SETTINGS", "WalkKernel", "default_group", "tree_options", "walk_defines",
+           "walk_kernel", "walk_option_sets"]
 
 #: Interaction-list capacity in local memory (entries).
 LIST_CAPACITY = 256
@@ -84,10 +84,18 @@ DEFAULT_GROUP = {"cpu": 128, "gpu": 128}
 #: groups of 128 (fewer lists to build), 2^22 as fast, 2^20 10 % slower.
 LARGE_GROUP = {"gpu": (1 << 23, 256)}
 
+#: The same for walks with the relative opening criterion, whose lists are shorter, so
+#: that the list walk (one per group) weighs more: H200, alpha = 0.003, 2^22 sinks,
+#: groups of 256 against 128: walk_lists 3.6 -> 2.4 ms, eval_lists 7.6 -> 8.4 ms,
+#: Plummer p99 1.00e-3 -> 0.90e-3, cusp 1.16e-3 -> 0.98e-3 (a group's floor is its
+#: smallest |a_old|, so larger groups open more; docs/benchmarks.md §27).
+RELATIVE_LARGE_GROUP = {"gpu": (1 << 22, 256)}
 
-def default_group(kind: str, n_sinks: int) -> int:
-    """Sinks per group when the caller gives none, for a device kind and sink count."""
-    large = LARGE_GROUP.get(kind)
+
+def default_group(kind: str, n_sinks: int, relative: bool = False) -> int:
+    """Sinks per group when the caller gives none, for a device kind, sink count and
+    opening criterion (``relative``: the relative criterion's walks)."""
+    large = (RELATIVE_LARGE_GROUP if relative else LARGE_GROUP).get(kind)
     if large is not None and n_sinks >= large[0]:
         return large[1]
     return DEFAULT_GROUP.get(kind, 64)
@@ -162,7 +170,7 @@ def walk_kernel(rt: Runtime, n_sinks: int, n_group: int | None, n_leaf: int, qua
                          "tree) yet")
     if (options or {}).get("SOFTENING") == 2:
         check_softening("spline", eps, quad)
-    n_group = int(n_group or default_group(rt.info.kind, n_sinks))
+    n_group = int(n_group or default_group(rt.info.kind, n_sinks, floor is not None))
     defines = walk_defines(rt, n_group, n_leaf, quad, options, split, part, floor, periodic,
                            sparse)
     name = defines.pop("KERNEL")

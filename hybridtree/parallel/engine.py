@@ -216,7 +216,7 @@ class ParallelEngine(ForceEngine):
         particles whose force was computed."""
         g, rt, clock = self.g, self.rt, self.clock
         n, m = s.n, len(recv)
-        n_group = g.n_group or default_group(rt.info.kind, n)
+        n_group = g.n_group or default_group(rt.info.kind, n, floor is not None)
         tree = local
         if m or floor is not None:
             tree = self._merged(s, recv, cube, g.theta_max if floor else g.theta)

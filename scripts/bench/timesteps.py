@@ -29,6 +29,7 @@ caller's seconds per ``step`` and interactions per particle per step.
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
@@ -87,19 +88,22 @@ def errors(args) -> None:
             for multipole in args.orders:
                 runs = [("geometric", th, None) for th in args.theta] + \
                        [("relative", al, tm) for al in args.alpha for tm in args.theta_min]
-                for opening, knob, tmin in runs:
+                for (opening, knob, tmin), ng in [(r, g) for r in runs for g in args.n_group]:
                     kw = {"theta": knob} if opening == "geometric" else \
                          {"opening": "relative", "alpha": knob, "acc_old": old,
                           "theta_min": tmin}
                     fresh_lists()
                     f, wall = timed(lambda: accelerations(pos, mass, eps, multipole=multipole,
-                                                          device=args.device, **kw))
-                    if opening == "geometric" and knob == 0.5 and multipole == "monopole":
+                                                          device=args.device, n_group=ng or None,
+                                                          **kw))
+                    if opening == "geometric" and knob == 0.5 and multipole == "monopole" \
+                            and not ng:
                         old = f.acc
                     e = rel_errors(f.acc[idx], ref)
                     emit(args, {"what": "error", "model": Path(name).name, "n": n,
                                 "multipole": multipole, "opening": opening, "knob": knob,
-                                "theta_min": tmin, "per_particle": f.interactions / n, "wall_s": wall,
+                                "theta_min": tmin, "n_group": ng,
+                                "per_particle": f.interactions / n, "wall_s": wall,
                                 "most_per_sink": int((f.n_pp + f.n_pc).max()),
                                 "median": float(np.median(e)),
                                 "p99": float(np.percentile(e, 99)), "max": float(e.max())})
@@ -132,7 +136,8 @@ def steps(args) -> None:
         common = {"gravity.eps": args.eps, "gravity.device": args.device,
                   "gravity.multipole": args.multipole, "output.diag_every": 10 ** 9,
                   **({} if args.refit_fraction is None else
-                     {"gravity.refit_fraction": args.refit_fraction})}
+                     {"gravity.refit_fraction": args.refit_fraction}),
+                  **{k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.set)}}
 
         def run(settings: dict) -> tuple[dict, Simulation]:
             sim = Simulation(pos, vel, mass, quiet=True, settings={**common, **settings})
@@ -232,9 +237,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--multipole", default="monopole")
     p.add_argument("--orders", nargs="+", default=["monopole", "quadrupole"],
                    choices=("monopole", "quadrupole"), help="errors: the multipole orders")
+    p.add_argument("--n-group", type=int, nargs="+", default=[0],
+                   help="errors: sinks per group to try (0: the device's default)")
     p.add_argument("--refit-fraction", type=float, default=None,
                    help="steps: gravity.refit_fraction (0: build every tree; default: the "
                         "schema's)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="steps: a setting of both runs, its value as JSON, e.g. "
+                        "gravity.n_group=256 (repeatable)")
     p.add_argument("--active-replicate", type=int, nargs="+", default=[None],
                    help="steps: one block run per value of the active walk's copies of a "
                         "small group's sinks on GPUs (walk_kernels.ACTIVE_COPIES; default: "

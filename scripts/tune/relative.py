@@ -97,7 +97,7 @@ def main() -> None:
             ref_tree = build_device_tree(rt, pos, mass, 0.5, 16, "monopole")
             a_old = tree_forces(rt, ref_tree, args.eps)[0]
             olds = {m: shaped_a_old(rt, pos, mass, a_old, m, treewalk.default_group(
-                rt.info.kind, n), theta_max) for m in args.floor_mode}
+                rt.info.kind, n, relative=True), theta_max) for m in args.floor_mode}
             rows = [("geo", t, None) for t in args.theta] + \
                    [("rel", a, (a, olds[m], args.theta_min), m) for a in args.alpha
                     for m in args.floor_mode]
@@ -120,7 +120,8 @@ def main() -> None:
                     if best is None or t["total"] < best["total"]:
                         best = t
                 ints = float(np.sum(n_pp, dtype=np.int64) + np.sum(n_pc, dtype=np.int64))
-                lens = group_lists(tree, ng or treewalk.default_group(rt.info.kind, n), n_pp, n_pc).astype(np.float64)
+                size = ng or treewalk.default_group(rt.info.kind, n, floor is not None)
+                lens = group_lists(tree, size, n_pp, n_pc).astype(np.float64)
                 w = len(lens) // 32 * 32
                 warp = lens[:w].reshape(-1, 32)
                 warp_ratio = float(np.mean(warp.max(axis=1)) / max(np.mean(warp), 1.0))

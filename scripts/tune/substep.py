@@ -3,7 +3,7 @@ the last tree against a build (a tuning aid, not a test; Plummer, θ = 0.5 monop
 
     PYTHONPATH=. python scripts/tune/substep.py N ACTIVE_FRACTION [REPEATS]
         [--replicate R ...] [--merge W,CAP,GROW ...] [--active-options K=V,...]
-        [--alpha A] [--profile]
+        [--alpha A] [--n-group G] [--profile]
 
 Each variant starts from the first list room (list_walk._list_room cleared) and prints
 the room its walks left (a long list makes every later list walk's room large).
@@ -48,6 +48,7 @@ ap.add_argument("--replicate", type=int, nargs="*", default=[None])
 ap.add_argument("--merge", nargs="*", default=[None])
 ap.add_argument("--active-options", default="")
 ap.add_argument("--alpha", type=float)
+ap.add_argument("--n-group", type=int, default=0, help="sinks per group (0: the device's)")
 ap.add_argument("--profile", action="store_true")
 args = ap.parse_args()
 n, frac, reps = args.n, args.frac, args.reps
@@ -142,7 +143,7 @@ for rep, merge in variants:
         list_walk._list_room.clear()
         crit = {"theta": 0.5} if args.alpha is None else {"opening": "relative",
                                                           "alpha": args.alpha}
-        g = GravitySettings(eps=0.01, refit_fraction=min(f, 100), **crit)
+        g = GravitySettings(eps=0.01, refit_fraction=min(f, 100), n_group=args.n_group, **crit)
         clock = Clock(rt)
         eng = ForceEngine(g, rt, clock)
         s = make_state(Particles(pos, vel, mass, np.arange(1, n + 1, dtype=np.uint64)),
@@ -160,7 +161,8 @@ for rep, merge in variants:
             full.append(time.perf_counter() - t0)
         snap = clock.snapshot()
         room = max(list_walk._list_room.values(), default=list_walk.LIST_START)
-        crit_label = "" if args.alpha is None else f" alpha={args.alpha}"
+        crit_label = ("" if args.alpha is None else f" alpha={args.alpha}") + \
+            (f" n_group={args.n_group}" if args.n_group else "")
         print(f"N={n} active={frac:.3f}{label}{crit_label} {'refit' if f else 'build'}: substep "
               f"{1e3 * np.median(times):.1f} ms (full force {1e3 * min(full):.1f} ms) room "
               f"{room} groups walked {np.median(walked):.3f} counts {dict(eng.counts)} "

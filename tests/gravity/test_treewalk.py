@@ -256,6 +256,13 @@ def test_default_group_grows_with_n_on_gpus_only():
     small, (n_large, large) = treewalk.DEFAULT_GROUP["gpu"], treewalk.LARGE_GROUP["gpu"]
     assert treewalk.default_group("gpu", n_large - 1) == small
     assert treewalk.default_group("gpu", n_large) == large > small
+    # relative walks: larger groups from fewer sinks (walk_kernels.RELATIVE_LARGE_GROUP)
+    n_rel, rel = walk_kernels.RELATIVE_LARGE_GROUP["gpu"]
+    assert n_rel < n_large
+    assert treewalk.default_group("gpu", n_rel - 1, relative=True) == small
+    assert treewalk.default_group("gpu", n_rel, relative=True) == rel > small
+    assert treewalk.default_group("gpu", n_rel) == small
+    assert treewalk.default_group("cpu", 1 << 26, relative=True) == treewalk.DEFAULT_GROUP["cpu"]
 
 
 LISTS = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 4}
