@@ -290,13 +290,16 @@ inline int box_side(const int4 lo, const int4 hi)
 
 /* Sink groups from the leaves of a split with at most nmax per leaf: consecutive siblings
    merged greedily while the group holds at most nmax particles and its key box (sum of
-   sides) stays within spread.x / spread.y times that of its largest leaf box
-   (hybridtree.tree.octree.packed_leaf_ranges does the same on the host).  The first leaf of every run of siblings (at most 8;
-   pseudo-children stand alone) sets group_flag for its run: 1 where a group starts.
+   sides) stays within spread.x / spread.y times that of its largest leaf box and within
+   spread.z / spread.w times the sum of its leaves' (siblings diagonally opposite in their
+   parent would hold the cells between them: PACK_UNION; hybridtree.tree.octree's
+   packed_leaf_ranges does the same on the host).  The first leaf of every run of siblings
+   (at most 8; pseudo-children stand alone) sets group_flag for its run: 1 where a group
+   starts.
    box: the leaves' key boxes (leaf_boxes). */
 __kernel void pack_leaves(const int n_leaves, __global const int2 *leaves, const int n,
                           __global const ulong *keys, __global const int4 *box,
-                          const int nmax, const int2 spread, __global uint *group_flag)
+                          const int nmax, const int4 spread, __global uint *group_flag)
 {
     const int i = get_global_id(0);
     if (i >= n_leaves) return;
@@ -311,17 +314,22 @@ __kernel void pack_leaves(const int n_leaves, __global const int2 *leaves, const
     int fill = leaf.y;
     int4 glo = box[2 * i], ghi = box[2 * i + 1];
     int gside = box_side(glo, ghi);
+    long gsum = gside;                  /* the sum of the group's leaves' sums */
     for (int j = i + 1; j < n_leaves && siblings(leaf, pl, leaves[j], n, keys); j++) {
         const int c = leaves[j].y;
         const int4 lo = box[2 * j], hi = box[2 * j + 1];
         const int4 nlo = min(glo, lo), nhi = max(ghi, hi);
-        const int nside = max(gside, box_side(lo, hi));
-        const int start = fill + c > nmax || spread.y * box_side(nlo, nhi) > spread.x * nside;
+        const int side = box_side(lo, hi);
+        const int nside = max(gside, side);
+        const long u = box_side(nlo, nhi);
+        const int start = fill + c > nmax || spread.y * u > spread.x * (long)nside
+                          || spread.w * u > spread.z * (gsum + side);
         group_flag[j] = start;
         fill = start ? c : fill + c;
         glo = start ? lo : nlo;
         ghi = start ? hi : nhi;
-        gside = start ? box_side(lo, hi) : nside;
+        gside = start ? side : nside;
+        gsum = start ? side : gsum + side;
     }
 }
 

@@ -12,6 +12,23 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; cp "$D/$name.txt" "$O/" 2>/dev/null; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+106) # issue 30, session 28: with PACK_UNION, where relative walks in groups of 256 start to pay: the walk at 2^18 .. 2^21,
+    # whole runs at 2^20 and 2^21 in groups of 128 (the default there) and 256, alternating
+  py relative 150 scripts/tune/relative.py --device nvidia --n 262144 524288 2097152 --theta 0.5 --alpha 0.003 \
+      --n-group 128 256
+  for i in 1 2; do for g in 0 256; do
+    py runs_g${g}_$i 120 scripts/bench/step.py runs --device nvidia --n 1048576 2097152 --schemes plain-mono --steps 32 \
+        --diag-every 8 --set gravity.n_group=$g
+  done; done
+  ;;
+105) # issue 30, session 28: groups packed with PACK_UNION (no box around a dense sibling): the cusp's 2^20 walk in groups of
+    # 128 and 256 (round 102: one group of 256 had a list of 173 000 entries), whole runs at 2^22 and 2^24, the build's tests
+  py relative 120 scripts/tune/relative.py --device nvidia --n 1048576 4194304 --theta 0.5 --alpha 0.003 --n-group 128 256
+  HYBRIDTREE_DEVICE=nvidia py tests_gpu 200 -m pytest -q -p no:cacheprovider tests/gravity/test_device_build.py \
+      tests/gravity/test_treewalk.py tests/gravity/test_opening.py tests/gravity/test_refit.py
+  py runs 200 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+      --diag-every 8 --json "$D/runs.json"
+  ;;
 104) # issue 30, session 28, final code: the suite's GPU tests
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 560 -m pytest -q -m gpu -p no:cacheprovider --tb=short
   ;;

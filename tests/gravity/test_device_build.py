@@ -35,6 +35,23 @@ def _far_clumps():
     return pos, np.full(400, 1.0 / 400)
 
 
+CLUMP_CENTRE = np.array([0.05, 0.5, 0.5])
+
+
+def _diagonal():
+    """The root's children 3 (x < 0, y > 0, z > 0: 60 sparse particles) and 4 (x > 0,
+    y < 0, z < 0: 2 particles near the centre) are Morton-consecutive leaves of groups of
+    64, diagonally opposite; a box around both holds the dense clump of child 7 between
+    them (the cusp's satellite in docs/benchmarks.md §27); the corners fix the cube."""
+    rng = np.random.default_rng(6)
+    sparse = rng.uniform([-0.5, 0.0, 0.0], [0.0, 1.0, 1.0], size=(60, 3))
+    near = np.array([[0.1, -0.05, -0.1], [0.05, -0.1, -0.05]])
+    clump = CLUMP_CENTRE + 0.01 * rng.normal(size=(2000, 3))
+    corners = np.array([[-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]])
+    pos = np.concatenate([sparse, near, clump, corners])
+    return pos, np.full(len(pos), 1.0 / len(pos))
+
+
 def _plummer(n):
     pos, _, mass = plummer(n, seed=5)
     return pos, mass
@@ -48,6 +65,7 @@ CASES = {
     "far_clumps": (_far_clumps, 4, "monopole"),
     "one": (lambda: (np.array([[0.3, -2.0, 5.0]]), np.array([2.0])), 16, "monopole"),
     "three": (lambda: _plummer(3), 1, "quadrupole"),
+    "diagonal": (_diagonal, 16, "monopole"),
 }
 
 
@@ -76,7 +94,7 @@ def test_device_tree_equals_host_tree(runtime, case):
         assert np.all(np.abs(d["quad"] - h.quad) <= 1e-4 * size + 1e-30)
 
 
-@pytest.mark.parametrize("case", ["plummer", "clump", "grid", "far_clumps", "one"])
+@pytest.mark.parametrize("case", ["plummer", "clump", "grid", "far_clumps", "one", "diagonal"])
 @pytest.mark.parametrize("pack", [True, False])
 def test_device_groups_equal_host_groups(runtime, case, pack, monkeypatch):
     monkeypatch.setattr(treewalk, "PACK_GROUPS", pack)
@@ -118,6 +136,30 @@ def test_packed_groups_are_runs_of_sibling_leaves():
     pos, mass = _plummer(50_000)
     keys = build_tree(pos, mass).keys
     assert packed_leaf_ranges(keys, 64)[1].mean() > 1.5 * leaf_ranges(keys, 64)[1].mean()
+
+
+def _groups_holding(pos, mass, point):
+    """Packed groups of 64 (host) whose particles' box holds ``point``, and whether each
+    holds particles within 0.1 of it."""
+    h = build_tree(pos, mass)
+    gs, gc = packed_leaf_ranges(h.keys, 64)
+    out = []
+    for s, c in zip(gs, gc):
+        p = h.pos[s:s + c]
+        if np.all(p.min(axis=0) <= point) and np.all(point <= p.max(axis=0)):
+            out.append(bool(np.any(np.linalg.norm(p - point, axis=1) < 0.1)))
+    return out
+
+
+def test_packed_groups_do_not_reach_across_a_dense_sibling(monkeypatch):
+    """A group's box may not exceed its leaves' boxes together (PACK_UNION): the two
+    sparse leaves either side of the clump stay apart, so no group but the clump's own
+    holds the clump in its box (without the rule, one of them did)."""
+    from hybridtree.gravity.tree import octree
+    pos, mass = _diagonal()
+    assert all(_groups_holding(pos, mass, CLUMP_CENTRE))
+    monkeypatch.setattr(octree, "PACK_UNION", (100, 1))
+    assert not all(_groups_holding(pos, mass, CLUMP_CENTRE))
 
 
 def test_device_cube_is_a_power_of_two_that_holds_everything():

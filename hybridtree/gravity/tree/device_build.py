@@ -22,7 +22,7 @@ from ...device.runtime import DeviceInfo, Runtime, fit_work_group, pack4, split_
 from ...device.transfer import allocator, read_small, upload
 from .device_sort import exclusive_scan, radix_sort
 from .morton import BITS, MAX_LEVEL, Cube, bounding_cube, extent_cube
-from .octree import MULTIPOLES, PACK_SPREAD, check_build_args
+from .octree import MULTIPOLES, PACK_SPREAD, PACK_UNION, check_build_args
 
 __all__ = ["DeviceGroups", "DeviceTree", "build_device_tree", "device_cube", "device_moments",
            "device_extent", "device_groups", "group_boxes"]
@@ -339,7 +339,8 @@ def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGr
         gflag, box = alloc("g_pack", 4 * n_leaves), alloc("g_box", 32 * n_leaves)
         _launch(rt, "leaf_boxes", n_leaves, i32(n_leaves), leaves, tree.keys, box)
         _launch(rt, "pack_leaves", n_leaves, i32(n_leaves), leaves, i32(n), tree.keys, box,
-                i32(n_group), np.array(PACK_SPREAD, np.int32).view(cl.cltypes.int2)[0], gflag)
+                i32(n_group), np.array(PACK_SPREAD + PACK_UNION, np.int32).view(cl.cltypes.int4)[0],
+                gflag)
         offset, n_groups = exclusive_scan(rt, gflag, n_leaves, alloc=base, name="g_offset2")
         ranges = alloc("g_ranges", 8 * n_groups)
         _launch(rt, "fill_groups", n_leaves, i32(n_leaves), leaves, gflag, offset, ranges)

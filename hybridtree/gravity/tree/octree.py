@@ -147,12 +147,23 @@ def leaf_ranges(keys: np.ndarray, n_max: int) -> tuple[np.ndarray, np.ndarray]:
 #: instead of 28 % and the lists 37 % shorter in sum.
 PACK_SPREAD = (3, 2)
 
+#: A merged sink group's box (sum of sides) may also be at most this ratio (numerator,
+#: denominator) times the sum of its leaves' boxes' sums: Morton-consecutive siblings can
+#: lie diagonally opposite in their parent (children 3 and 4), and a box around both
+#: then holds the siblings between them, which the group's walk opens down to their
+#: particles.  Cusp with a satellite, 2^20 particles, groups of 256: a leaf of 241 sparse
+#: particles joined with one of 2 across their parent passed PACK_SPREAD (233 against
+#: 1.5 x 160) with a box around the dense core and the satellite, a list of 173 000
+#: entries (the next longest 19 000).  The rule closes 8 more groups of 8 000 (Plummer).
+PACK_UNION = (1, 1)
+
 
 def packed_leaf_ranges(keys: np.ndarray, n_max: int) -> tuple[np.ndarray, np.ndarray]:
     """(start, count) of groups of at most ``n_max`` particles: the leaves of a split with
     at most ``n_max`` per leaf, with consecutive sibling leaves (same parent cell) merged
     greedily in key order (a group is closed when the next sibling does not fit, or would
-    stretch the group's box beyond :data:`PACK_SPREAD` times its largest leaf box).  A
+    stretch the group's box beyond :data:`PACK_SPREAD` times its largest leaf box, or beyond
+    :data:`PACK_UNION` times its leaves' boxes together).  A
     plain split leaves groups about 30 % full (a parent of n_max + 1 particles has eight
     small children).  Pseudo-children (clumps of equal keys) are not merged.  Boxes are
     integer key-coordinate boxes, so the device build's ``pack_leaves`` kernel gives
@@ -168,18 +179,22 @@ def packed_leaf_ranges(keys: np.ndarray, n_max: int) -> tuple[np.ndarray, np.nda
     side = (hi - lo).sum(axis=1)
     starts = first.copy()
     fill, glo, ghi, gside = c[run].astype(np.int64), lo[run], hi[run], side[run]
+    gsum = side[run].astype(np.int64)           # the sum of the group's leaves' sums
+    (num, den), (unum, uden) = PACK_SPREAD, PACK_UNION
     for k in range(1, int(run_len.max()) if m else 0):   # runs of at most 8 leaves
         live = np.flatnonzero(run_len > k)
         i = run[live] + k
         nlo, nhi = np.minimum(glo[live], lo[i]), np.maximum(ghi[live], hi[i])
         nside = np.maximum(gside[live], side[i])
-        num, den = PACK_SPREAD
-        new = (fill[live] + c[i] > n_max) | (den * (nhi - nlo).sum(axis=1) > num * nside)
+        union = (nhi - nlo).sum(axis=1)
+        new = (fill[live] + c[i] > n_max) | (den * union > num * nside) | \
+            (uden * union > unum * (gsum[live] + side[i]))
         starts[i] = new
         fill[live] = np.where(new, c[i], fill[live] + c[i])
         glo[live] = np.where(new[:, None], lo[i], nlo)
         ghi[live] = np.where(new[:, None], hi[i], nhi)
         gside[live] = np.where(new, side[i], nside)
+        gsum[live] = np.where(new, side[i], gsum[live] + side[i])
     g = np.flatnonzero(starts)
     return s[g], np.add.reduceat(c, g) if m else c
 
