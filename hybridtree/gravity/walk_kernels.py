@@ -85,11 +85,13 @@ DEFAULT_GROUP = {"cpu": 128, "gpu": 128}
 LARGE_GROUP = {"gpu": (1 << 23, 256)}
 
 #: The same for walks with the relative opening criterion, whose lists are shorter, so
-#: that the list walk (one per group) weighs more: H200, alpha = 0.003, 2^22 sinks,
-#: groups of 256 against 128: walk_lists 3.6 -> 2.4 ms, eval_lists 7.6 -> 8.4 ms,
-#: Plummer p99 1.00e-3 -> 0.90e-3, cusp 1.16e-3 -> 0.98e-3 (a group's floor is its
-#: smallest |a_old|, so larger groups open more; docs/benchmarks.md §27).
-RELATIVE_LARGE_GROUP = {"gpu": (1 << 22, 256)}
+#: that the list walk (one per group) weighs more.  H200, alpha = 0.003, groups of 256
+#: against 128: 2^22 Plummer walk_lists 3.6 -> 2.4 ms, eval_lists 7.6 -> 8.4 ms, p99
+#: 1.00e-3 -> 0.90e-3 (cusp 1.16e-3 -> 0.98e-3; a group's floor is its smallest |a_old|,
+#: so larger groups open more); whole steps at 2^21 0.0106-0.0108 -> 0.0102-0.0103 s, at
+#: 2^20 as fast (0.0076-0.0077 against 0.0075-0.0083 s), at 2^19 the walk 25 % slower
+#: (docs/benchmarks.md §27).
+RELATIVE_LARGE_GROUP = {"gpu": (1 << 21, 256)}
 
 
 def default_group(kind: str, n_sinks: int, relative: bool = False) -> int:

@@ -64,7 +64,7 @@ def test_relative_beats_geometric_at_the_same_cost(model):
 
 
 def test_larger_groups_open_more_and_lose_no_accuracy(model):
-    """Groups of 256 sinks against 128 (GPUs take 256 for relative walks from 2^22 sinks,
+    """Groups of 256 sinks against 128 (GPUs take 256 for relative walks from 2^21 sinks,
     walk_kernels.RELATIVE_LARGE_GROUP): a group opens by its smallest |a_old| and its box,
     both of which a larger group can only lower or grow, so it makes more interactions
     and its errors are no larger (measured here on the CPU device: p99 and median 0.73-0.80 x)."""
