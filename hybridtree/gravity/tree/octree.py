@@ -154,7 +154,8 @@ PACK_SPREAD = (3, 2)
 #: particles.  Cusp with a satellite, 2^20 particles, groups of 256: a leaf of 241 sparse
 #: particles joined with one of 2 across their parent passed PACK_SPREAD (233 against
 #: 1.5 x 160) with a box around the dense core and the satellite, a list of 173 000
-#: entries (the next longest 19 000).  The rule closes 8 more groups of 8 000 (Plummer).
+#: entries (at most 15 295 in groups of 128).  The rule closes 8 more groups of 8 000
+#: (Plummer).
 PACK_UNION = (1, 1)
 
 
