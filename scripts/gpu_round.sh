@@ -12,6 +12,11 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; cp "$D/$name.txt" "$O/" 2>/dev/null; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+107) # issue 30, session 28: the cusp's inner 14 % / 51 % (about bins >= 5 / >= 4 of the block run) as a block substep
+    # (tree of all N, built or refitted) and as a force of a tree of those particles alone (hierarchical time steps)
+  HYBRIDTREE_DEVICE=nvidia py subset 200 scripts/tune/subset.py 4194304 0.14 0.51
+  HYBRIDTREE_DEVICE=nvidia py subset_rel 200 scripts/tune/subset.py 4194304 0.14 0.51 --alpha 0.003
+  ;;
 106) # issue 30, session 28: with PACK_UNION, where relative walks in groups of 256 start to pay: the walk at 2^18 .. 2^21,
     # whole runs at 2^20 and 2^21 in groups of 128 (the default there) and 256, alternating
   py relative 150 scripts/tune/relative.py --device nvidia --n 262144 524288 2097152 --theta 0.5 --alpha 0.003 \
