@@ -64,7 +64,8 @@ def main() -> None:
         inner = r <= np.quantile(r, frac)
         bins_host = inner.astype(np.int32)            # active: bin >= 1
         for refit in (0.0, 100.0):
-            eng = ForceEngine(GravitySettings(eps=0.01, refit_fraction=refit, **crit), rt, Clock(rt))
+            g = GravitySettings(eps=0.01, refit_fraction=refit, **crit)
+            eng = ForceEngine(g, rt, Clock(rt))
             s = make_state(Particles(pos, vel, mass, ids), ("full",), "device", rt, eng.clock)
             eng.compute(s, ("full",))                 # a full force first (a_old)
             bins = rt.to_device(bins_host)
