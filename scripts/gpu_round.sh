@@ -18,10 +18,10 @@ case $R in
   HYBRIDTREE_DEVICE=nvidia py subset_rel 200 scripts/tune/subset.py 4194304 0.14 0.51 --alpha 0.003
   ;;
 106) # issue 30, session 28: with PACK_UNION, where relative walks in groups of 256 start to pay: the walk at 2^18 .. 2^21,
-    # whole runs at 2^20 and 2^21 in groups of 128 (the default there) and 256, alternating
+    # whole runs at 2^20 and 2^21 in groups of 128 (the default there then) and 256, alternating
   py relative 150 scripts/tune/relative.py --device nvidia --n 262144 524288 2097152 --theta 0.5 --alpha 0.003 \
       --n-group 128 256
-  for i in 1 2; do for g in 0 256; do
+  for i in 1 2; do for g in 128 256; do
     py runs_g${g}_$i 120 scripts/bench/step.py runs --device nvidia --n 1048576 2097152 --schemes plain-mono --steps 32 \
         --diag-every 8 --set gravity.n_group=$g
   done; done
@@ -55,8 +55,8 @@ case $R in
     # the force errors), and the cusp's block run and shared steps with groups of 128 (the default below 2^23) and 256
   py relative 200 scripts/tune/relative.py --device nvidia --n 1048576 2097152 --theta 0.5 --alpha 0.003 --n-group 128 256
   py errors 200 -u scripts/bench/timesteps.py errors --device nvidia --n 1048576 2097152 --sample 1000 --theta 0.5 \
-      --alpha 0.003 --orders monopole --n-group 0 256 --json "$D/errors.json"
-  for g in 0 256; do
+      --alpha 0.003 --orders monopole --n-group 128 256 --json "$D/errors.json"
+  for g in 128 256; do
     py steps_4m_g$g 170 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
         --shared-from 5 --refit-fraction 0 --set gravity.n_group=$g --json "$D/steps_4m_g$g.json"
   done
@@ -64,13 +64,13 @@ case $R in
 101) # issue 30, session 28: sinks per group for the relative criterion at 2^22 (128, the default below 2^23, against 256):
     # force errors, the walk's rate, whole runs alternating, 2 % substeps; 2^24's 256 against 512
   py errors 200 -u scripts/bench/timesteps.py errors --device nvidia --n 4194304 --sample 1000 --theta 0.5 \
-      --alpha 0.003 --orders monopole --n-group 0 256 --json "$D/errors.json"
+      --alpha 0.003 --orders monopole --n-group 128 256 --json "$D/errors.json"
   py relative 200 scripts/tune/relative.py --device nvidia --n 4194304 --theta 0.5 --alpha 0.003 --n-group 128 256
-  for i in 1 2; do for g in 0 256; do
+  for i in 1 2; do for g in 128 256; do
     py runs_g${g}_$i 120 scripts/bench/step.py runs --device nvidia --n 4194304 --schemes plain-mono --steps 32 \
         --diag-every 8 --set gravity.n_group=$g
   done; done
-  for g in 0 256; do
+  for g in 128 256; do
     HYBRIDTREE_DEVICE=nvidia py substep_rel_g$g 60 scripts/tune/substep.py 4194304 0.02 --alpha 0.003 --n-group $g
     HYBRIDTREE_DEVICE=nvidia py substep_geo_g$g 60 scripts/tune/substep.py 4194304 0.02 --n-group $g
   done

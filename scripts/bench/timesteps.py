@@ -97,7 +97,7 @@ def errors(args) -> None:
                                                           device=args.device, n_group=ng or None,
                                                           **kw))
                     if opening == "geometric" and knob == 0.5 and multipole == "monopole" \
-                            and not ng:
+                            and old is None:
                         old = f.acc
                     e = rel_errors(f.acc[idx], ref)
                     emit(args, {"what": "error", "model": Path(name).name, "n": n,

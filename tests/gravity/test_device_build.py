@@ -42,7 +42,7 @@ def _diagonal():
     """The root's children 3 (x < 0, y > 0, z > 0: 60 sparse particles) and 4 (x > 0,
     y < 0, z < 0: 2 particles near the centre) are Morton-consecutive leaves of groups of
     64, diagonally opposite; a box around both holds the dense clump of child 7 between
-    them (the cusp's satellite in docs/benchmarks.md §27); the corners fix the cube."""
+    them (the cusp's inner halo in docs/benchmarks.md §27); the corners fix the cube."""
     rng = np.random.default_rng(6)
     sparse = rng.uniform([-0.5, 0.0, 0.0], [0.0, 1.0, 1.0], size=(60, 3))
     near = np.array([[0.1, -0.05, -0.1], [0.05, -0.1, -0.05]])
@@ -139,8 +139,8 @@ def test_packed_groups_are_runs_of_sibling_leaves():
 
 
 def _groups_holding(pos, mass, point):
-    """Packed groups of 64 (host) whose particles' box holds ``point``, and whether each
-    holds particles within 0.1 of it."""
+    """For each packed group of 64 (host) whose particles' box holds ``point``: whether
+    the group has particles within 0.1 of it."""
     h = build_tree(pos, mass)
     gs, gc = packed_leaf_ranges(h.keys, 64)
     out = []
@@ -153,8 +153,8 @@ def _groups_holding(pos, mass, point):
 
 def test_packed_groups_do_not_reach_across_a_dense_sibling(monkeypatch):
     """A group's box may not exceed its leaves' boxes together (PACK_UNION): the two
-    sparse leaves either side of the clump stay apart, so no group but the clump's own
-    holds the clump in its box (without the rule, one of them did)."""
+    sparse leaves either side of the clump stay apart, so no group without clump
+    particles holds the clump's centre in its box (without the rule, one of them did)."""
     from hybridtree.gravity.tree import octree
     pos, mass = _diagonal()
     assert all(_groups_holding(pos, mass, CLUMP_CENTRE))

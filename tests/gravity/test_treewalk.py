@@ -265,6 +265,27 @@ def test_default_group_grows_with_n_on_gpus_only():
     assert treewalk.default_group("cpu", 1 << 26, relative=True) == treewalk.DEFAULT_GROUP["cpu"]
 
 
+def test_relative_walks_ask_for_their_own_group_size(runtime, monkeypatch):
+    """The engine's walk takes the relative criterion's group size
+    (walk_kernels.RELATIVE_LARGE_GROUP) for relative walks only: with that switch moved
+    down to 1000 sinks on this device kind, a relative walk of 5000 sinks has about half
+    the groups of the geometric walk, which keeps the small ones; without it, the same."""
+    pos, _, mass = plummer(5000, seed=12)
+    ref = accelerations(pos, mass, EPS, theta=0.5).acc
+
+    def groups() -> tuple[int, int]:
+        geo = accelerations(pos, mass, EPS, theta=0.5)
+        rel = accelerations(pos, mass, EPS, opening="relative", alpha=0.003, acc_old=ref)
+        return geo.timings["n_groups"], rel.timings["n_groups"]
+
+    geo, rel = groups()
+    assert rel == geo
+    small = treewalk.default_group(runtime.info.kind, 5000)
+    monkeypatch.setitem(walk_kernels.RELATIVE_LARGE_GROUP, runtime.info.kind, (1000, 2 * small))
+    geo_large, rel_large = groups()
+    assert geo_large == geo and rel_large < 0.7 * geo, (geo, rel_large)
+
+
 LISTS = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 4}
 
 

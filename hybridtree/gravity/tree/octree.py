@@ -153,9 +153,9 @@ PACK_SPREAD = (3, 2)
 #: then holds the siblings between them, which the group's walk opens down to their
 #: particles.  Cusp with a satellite, 2^20 particles, groups of 256: a leaf of 241 sparse
 #: particles joined with one of 2 across their parent passed PACK_SPREAD (233 against
-#: 1.5 x 160) with a box around the dense core and the satellite, a list of 173 000
-#: entries (at most 15 295 in groups of 128).  The rule closes 8 more groups of 8 000
-#: (Plummer).
+#: 1.5 x 160) with a box around 63 768 particles of the halo's inner part, a list of
+#: 173 000 entries (at most 15 295 in groups of 128).  The rule closes 9 more groups of
+#: 7 846 (Plummer, 2^20).
 PACK_UNION = (1, 1)
 
 
