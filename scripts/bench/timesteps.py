@@ -29,7 +29,6 @@ caller's seconds per ``step`` and interactions per particle per step.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -38,6 +37,7 @@ import numpy as np
 from common import JsonLines, add_device, plummer, rel_errors, timed
 
 from hybridtree import Simulation
+from hybridtree.config import parse_overrides
 from hybridtree.gravity import accelerations, direct_reference, walk_kernels
 from hybridtree.ics import hernquist_satellite
 
@@ -137,7 +137,7 @@ def steps(args) -> None:
                   "gravity.multipole": args.multipole, "output.diag_every": 10 ** 9,
                   **({} if args.refit_fraction is None else
                      {"gravity.refit_fraction": args.refit_fraction}),
-                  **{k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.set)}}
+                  **parse_overrides(args.set)}
 
         def run(settings: dict) -> tuple[dict, Simulation]:
             sim = Simulation(pos, vel, mass, quiet=True, settings={**common, **settings})
@@ -243,8 +243,8 @@ def main(argv: list[str] | None = None) -> None:
                    help="steps: gravity.refit_fraction (0: build every tree; default: the "
                         "schema's)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="steps: a setting of both runs, its value as JSON, e.g. "
-                        "gravity.n_group=256 (repeatable)")
+                   help="steps: a setting of both runs, as `hybridtree run --set` takes it, "
+                        "e.g. gravity.n_group=256 (repeatable)")
     p.add_argument("--active-replicate", type=int, nargs="+", default=[None],
                    help="steps: one block run per value of the active walk's copies of a "
                         "small group's sinks on GPUs (walk_kernels.ACTIVE_COPIES; default: "
