@@ -238,10 +238,11 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     launch(rt, "blocks.cl", "pack_active", n, i32(n), flag, offset, tree.order, tree.src_hi,
                   tree.src_lo, snk_hi, snk_lo, self_idx, caller)
     # the active groups take the whole groups' boxes (device_groups keeps them current),
-    # not the active sinks': the box of one or two active sinks accepts nearer cells (with 2 % active at
-    # random a p99 error 1.5-2 x the full force's, tests/gravity/test_treewalk.py);
-    # consecutive sparse groups walked as one (ACTIVE_MERGE); where every sink is active
-    # the kernel keeps the whole walk's groups, so that the forces are walk_into's bits
+    # not the active sinks': the box of one or two active sinks accepts nearer cells
+    # (with 2 % active at random a p99 error 1.5-2 x the full force's,
+    # tests/gravity/test_treewalk.py); consecutive sparse groups walked as one
+    # (ACTIVE_MERGE); where every sink is active the kernel keeps the whole walk's
+    # groups, so that the forces are walk_into's bits
     window, cap, grow = ACTIVE_MERGE.get(rt.info.kind, (1, 0, 1.0))
     cap = min(cap, walk.n_group)
     n_windows = -(-whole.n_groups // window)
