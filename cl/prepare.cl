@@ -62,27 +62,48 @@ void extent(const int n, const int w, const int off, __global const double *in,
 #ifndef PER_EPS
 #define PER_EPS 0
 #endif
-__kernel void split_sources(const int n, __global const double *pos, __global const double *mass,
-                            const double cx, const double cy, const double cz,
 #if PER_EPS
-                            __global const float *eps,
+#define EPS_ARG , __global const float *eps
+#define EPS_OF(j) eps[j]
+#else
+#define EPS_ARG
+#define EPS_OF(j) 0.0f
 #endif
+
+/* Particle j's split into slot i. */
+inline void split_one(const int i, const size_t j, __global const double *pos,
+                      __global const double *mass, const double cx, const double cy,
+                      const double cz, const float e, __global float4 *hi, __global float4 *lo)
+{
+    const double x = pos[3 * j] - cx;
+    const double y = pos[3 * j + 1] - cy;
+    const double z = pos[3 * j + 2] - cz;
+    const float hx = (float)x, hy = (float)y, hz = (float)z;
+    hi[i] = (float4)(hx, hy, hz, (float)mass[j]);
+    lo[i] = (float4)((float)(x - (double)hx), (float)(y - (double)hy), (float)(z - (double)hz), e);
+}
+
+__kernel void split_sources(const int n, __global const double *pos, __global const double *mass,
+                            const double cx, const double cy, const double cz EPS_ARG,
                             __global float4 *hi, __global float4 *lo)
 {
     const int i = get_global_id(0);
     if (i >= n)
         return;
-    const double x = pos[3 * (size_t)i] - cx;
-    const double y = pos[3 * (size_t)i + 1] - cy;
-    const double z = pos[3 * (size_t)i + 2] - cz;
-    const float hx = (float)x, hy = (float)y, hz = (float)z;
-    hi[i] = (float4)(hx, hy, hz, (float)mass[i]);
-#if PER_EPS
-    const float e = eps[i];
-#else
-    const float e = 0.0f;
-#endif
-    lo[i] = (float4)((float)(x - (double)hx), (float)(y - (double)hy), (float)(z - (double)hz), e);
+    split_one(i, (size_t)i, pos, mass, cx, cy, cz, EPS_OF(i), hi, lo);
+}
+
+/* split_sources straight into tree order, slot i from particle order[i] (a refit: the
+   bits of split_sources then treebuild.cl's gather, one pass instead of two). */
+__kernel void split_gather(const int n, __global const uint *order, __global const double *pos,
+                           __global const double *mass, const double cx, const double cy,
+                           const double cz EPS_ARG, __global float4 *hi, __global float4 *lo)
+{
+    const int i = get_global_id(0);
+    if (i >= n)
+        return;
+    const uint j = order[i];
+    split_one(i, (size_t)j, pos, mass, cx, cy, cz, EPS_OF(j), hi, lo);
 }
 
 /* One sink's walk result widened into row j of the caller's float64 arrays. */

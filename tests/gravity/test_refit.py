@@ -3,10 +3,12 @@ unmoved particles, a build's accuracy for moved ones (the cells' sides grown to 
 them), and the engine's rule of when to refit."""
 
 import numpy as np
+import pyopencl as cl
 import pytest
 from tests.helpers import rel_err
 
 from hybridtree.device.clock import Clock
+from hybridtree.device.runtime import pack4, split_hi_lo
 from hybridtree.device.transfer import upload
 from hybridtree.gravity import direct_reference
 from hybridtree.gravity.engine import ForceEngine, GravitySettings
@@ -46,6 +48,31 @@ def test_a_refit_of_unmoved_particles_gives_the_builds_cells(runtime, multipole)
     side = tree.cube.side / 2.0 ** np.minimum(again["level"], MAX_LEVEL)
     assert (2 * again["half_extent"] <= side * (1 + 1e-6)).all()
     assert looseness(tree) == 1.0
+
+
+@pytest.mark.parametrize("per_eps", [False, True])
+def test_a_refit_splits_the_moved_particles_into_tree_order(runtime, per_eps):
+    """The refit's one pass (split_gather) against the host's split of the moved
+    positions taken in tree order, bit for bit (the build's split_sources then gather
+    give these bits: test_device_build.py)."""
+    pos, _, mass = plummer(N, seed=1)
+    eps = np.linspace(0.01, 0.02, N).astype(np.float32) if per_eps else None
+    d_eps = upload(runtime, [eps], ["refit_eps"])[0] if per_eps else None
+    arrays = _particles(runtime, pos, mass)
+    tree = build_device_tree(runtime, DeviceArrays(arrays.pos, arrays.mass, N, d_eps), None,
+                             theta=THETA, n_leaf=8)
+    moved = _moved(pos, 0.3)
+    m = _particles(runtime, moved, 2 * mass)
+    refit_device_tree(tree, DeviceArrays(m.pos, m.mass, N, d_eps))
+    order = tree.to_host()["order"]
+    hi, lo = split_hi_lo(moved[order] - tree.cube.centre)
+    want_hi = pack4(hi, 2 * mass[order])
+    want_lo = pack4(lo, eps[order] if per_eps else 0.0)
+    got = [np.empty((N, 4), np.float32) for _ in range(2)]
+    for out, buf in zip(got, (tree.src_hi, tree.src_lo)):
+        cl.enqueue_copy(runtime.queue, out, buf)
+    np.testing.assert_array_equal(got[0], want_hi)
+    np.testing.assert_array_equal(got[1], want_lo)
 
 
 def _cells(tree, pos):

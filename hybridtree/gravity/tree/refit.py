@@ -4,9 +4,10 @@ GADGET-2's dynamic tree update.  A block-step substep forces only its active par
 (:mod:`hybridtree.integrate.timebins`), but a build sorts and splits all N of them
 again; a refit keeps the last build's topology (sort order, keys, cells, links, cube)
 and redoes only what depends on the positions: the float32 hi/lo pairs of the current
-float64 positions relative to the same cube centre (cl/prepare.cl ``split_sources``,
-then ``gather`` into tree order) and every cell's mass, centre of mass, quadrupole,
-S_eff and bounding radius, bottom-up (cl/treebuild.cl ``cell_moments`` with ``ext``).
+float64 positions relative to the same cube centre, in tree order (cl/prepare.cl
+``split_gather``: ``split_sources`` then ``gather``, in one pass) and every cell's mass,
+centre of mass, quadrupole, S_eff and bounding radius, bottom-up (cl/treebuild.cl
+``cell_moments`` with ``ext``).
 
 Particles that left their cells: a build's cell holds its particles in its cube of
 side l about its geometric centre, and the opening tests rely on that alone (S_eff =
@@ -27,7 +28,7 @@ import pyopencl as cl
 
 from ...device.kernels import launch, spread_local
 from ...device.transfer import allocator
-from .device_build import DeviceArrays, DeviceTree, device_moments, group_boxes, upload_sources
+from .device_build import DeviceArrays, DeviceTree, device_moments, group_boxes
 
 __all__ = ["KeptTree", "looseness", "refit_device_tree"]
 
@@ -48,9 +49,15 @@ def refit_device_tree(tree: DeviceTree, particles: DeviceArrays) -> DeviceTree:
     if n == 0:
         return tree
     alloc = allocator(rt, tree.alloc)
-    _, in_hi, in_lo = upload_sources(rt, particles, None, tree.cube, True, tree.alloc)
-    launch(rt, "treebuild.cl", "gather", n, np.int32(n), tree.order, in_hi, in_lo,
-           tree.src_hi, tree.src_lo, local=spread_local(rt.info))
+    if not rt.has_fp64:         # prepare.cl is float64 throughout
+        raise ValueError("a refit needs double precision (cl_khr_fp64), which "
+                         f"{rt.info.label} lacks")
+    # split_sources then gather in one pass: the same bits (upload_sources, build_device_tree)
+    c = [np.float64(x) for x in tree.cube.centre]
+    per_eps = [particles.eps] if particles.eps is not None else []
+    launch(rt, "prepare.cl", "split_gather", n, np.int32(n), tree.order, particles.pos,
+           particles.mass, *c, *per_eps, tree.src_hi, tree.src_lo, local=spread_local(rt.info),
+           defines={"PER_EPS": 1} if per_eps else None)
     ext = alloc("cell_ext", 4 * tree.n_cells)
     device_moments(tree, ext)
     tree.cell_ext = ext
