@@ -12,6 +12,48 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; cp "$D/$name.txt" "$O/" 2>/dev/null; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+110) # issue 30, session 29: substeps of the particles block steps make active (the largest |a|: the shortest time steps)
+    # on a Plummer sphere and the cusp, 1-3 %, against random ones; the refit's split_gather against split_sources +
+    # gather (build/old: a87a3fd), profiled, alternating
+  for c in "--alpha 0.003" ""; do t=$([ -n "$c" ] && echo rel || echo geo)
+    for m in plummer cusp; do
+      HYBRIDTREE_DEVICE=nvidia py subset_${m}_$t 150 scripts/tune/subset.py 4194304 0.01 0.02 0.03 --by acc --model $m \
+          --no-alone $c
+    done
+  done
+  for v in new1 old1 new2 old2; do if [ ${v%?} = old ]; then export PYTHONPATH=$PWD/build/old; else export PYTHONPATH=$PWD; fi
+    HYBRIDTREE_DEVICE=nvidia py substep_rel_prof_$v 60 scripts/tune/substep.py 4194304 0.02 --alpha 0.003 --profile
+  done
+  export PYTHONPATH=$PWD
+  for i in 1 2; do HYBRIDTREE_DEVICE=nvidia py substep_rel_$i 60 scripts/tune/substep.py 4194304 0.02 --alpha 0.003; done
+  ;;
+109) # issue 30, session 29: cell_moments over each level's own cells (level_cells: ran uncommitted, then reverted, see
+    # docs/benchmarks.md §28), the refit's split and gather in one pass (split_gather), against the code before
+    # (build/old: git archive a87a3fd hybridtree cl), alternating:
+    # the build's GPU tests, per-kernel profile, substeps (relative 2 % and 0.1 %, geometric 2 %), whole runs at 2^22 and
+    # 2^24, the cusp's block run against shared steps
+  HYBRIDTREE_DEVICE=nvidia py tests_gpu 200 -m pytest -q -p no:cacheprovider tests/gravity/test_device_build.py \
+      tests/gravity/test_refit.py
+  py kernels 120 scripts/tune/kernels.py --device nvidia --n 4194304 --steps 8 --sequence cell_moments
+  for v in new old new old; do if [ $v = old ]; then export PYTHONPATH=$PWD/build/old; else export PYTHONPATH=$PWD; fi
+    HYBRIDTREE_DEVICE=nvidia py substep_rel_0.02_$v 60 scripts/tune/substep.py 4194304 0.02 --alpha 0.003
+    HYBRIDTREE_DEVICE=nvidia py substep_rel_0.001_$v 60 scripts/tune/substep.py 4194304 0.001 --alpha 0.003
+    HYBRIDTREE_DEVICE=nvidia py substep_0.02_$v 60 scripts/tune/substep.py 4194304 0.02
+    py runs_$v 100 scripts/bench/step.py runs --device nvidia --n 4194304 --schemes plain-mono --steps 32 --diag-every 8
+  done
+  for v in new old; do if [ $v = old ]; then export PYTHONPATH=$PWD/build/old; else export PYTHONPATH=$PWD; fi
+    py runs_24_$v 100 scripts/bench/step.py runs --device nvidia --n 16777216 --schemes plain-mono --steps 32 \
+        --diag-every 8
+    py steps_4m_$v 150 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
+        --shared-from 5 --refit-fraction 0 --json "$D/steps_4m_$v.json"
+  done
+  export PYTHONPATH=$PWD
+  ;;
+108) # issue 30, session 29: where a 2 % relative substep's time goes now (profile), and each cell_moments launch's time
+  py kernels 200 scripts/tune/kernels.py --device nvidia --n 4194304 --steps 8 --sequence cell_moments
+  HYBRIDTREE_DEVICE=nvidia py substep_rel 200 scripts/tune/substep.py 4194304 0.02 5 --alpha 0.003 --profile
+  HYBRIDTREE_DEVICE=nvidia py substep_rel_01 200 scripts/tune/substep.py 4194304 0.001 5 --alpha 0.003 --profile
+  ;;
 107) # issue 30, session 28: the cusp's inner 14 % / 51 % (about bins >= 5 / >= 4 of the block run) as a block substep
     # (tree of all N, built or refitted) and as a force of a tree of those particles alone (hierarchical time steps)
   HYBRIDTREE_DEVICE=nvidia py subset 200 scripts/tune/subset.py 4194304 0.14 0.51

@@ -157,7 +157,7 @@ def host_profile(n: int, steps: int, device: str, extra: dict, top: int = 40) ->
     st.sort_stats("cumulative").print_stats("hybridtree", top)
 
 
-def profile(n: int, steps: int, device: str, extra: dict) -> dict:
+def profile(n: int, steps: int, device: str, extra: dict, sequence: str = "") -> dict:
     import hybridtree
     pos, vel, mass = plummer(n, seed=1)
     sim = hybridtree.Simulation(pos, vel, mass, dt=1 / 512, eps=0.01, device=device,
@@ -211,6 +211,9 @@ def profile(n: int, steps: int, device: str, extra: dict) -> dict:
             "after_reads": [{"where": k, "median_ms": float(np.median(v)), "count": len(v)}
                             for k, v in sorted(_group(_AFTER).items())],
             "gc": [{"generation": g, "ms": (b - a) * 1e3} for a, b, g in _GC],
+            # the device time of each launch of kernel ``sequence`` in the first step
+            "sequence": [(ev.profile.end - ev.profile.start) * 1e-3
+                         for name, ev in _EVENTS[:len(_EVENTS) // steps] if name == sequence],
             "kernels": [{"name": k, "per_step": c, "s": t} for k, c, t in rows]}
 
 
@@ -256,6 +259,8 @@ def main() -> None:
                    help="a setting, e.g. gravity.opening='\"geometric\"'")
     p.add_argument("--json", default=None)
     p.add_argument("--cprofile", action="store_true", help="cProfile the steps instead")
+    p.add_argument("--sequence", default="", metavar="KERNEL",
+                   help="print the device time of each launch of KERNEL in the first step")
     args = p.parse_args()
     extra = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.set)}
     if args.cprofile:
@@ -266,13 +271,16 @@ def main() -> None:
     print("host us per launch: " + ", ".join(f"{k} {v:.1f}" for k, v in cost.items()))
     out = [cost]
     for n in args.n:
-        r = profile(n, args.steps, args.device, extra)
+        r = profile(n, args.steps, args.device, extra, args.sequence)
         out.append(r)
         print(f"N = {n}: wall {1e3 * r['wall_s']:.2f} ms/step, kernels {1e3 * r['kernel_s']:.2f}"
               f" ms, first start → last end {1e3 * r['span_s']:.2f} ms, "
               f"{r['launches']:.0f} launches/step", flush=True)
         for k in r["kernels"]:
             print(f"  {k['name']:28s} {k['per_step']:7.1f}x {1e3 * k['s']:8.3f} ms")
+        if args.sequence:
+            print(f"  {args.sequence} launches of the first step (us): "
+                  + " ".join(f"{us:.1f}" for us in r["sequence"]))
         print("  blocking reads (host wait per step):")
         for b in r["blocking_reads"]:
             print(f"    {b['where']:40s} {b['per_step']:5.2f}x {1e3 * b['host_s']:8.3f} ms")
