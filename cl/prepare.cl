@@ -57,6 +57,38 @@ void extent(const int n, const int w, const int off, __global const double *in,
         }
 }
 
+/* The tree's cube from extent's first row (min x, y, z, max x, y, z), as
+   hybridtree/gravity/tree/morton.py extent_cube(power_of_two=True) computes it, bit for bit:
+   side = the smallest power of two >= (1 + 1e-6) times the largest extent (frexp: exact;
+   1 for a zero extent), corner = centre of the extent - side / 2, centre = corner + side
+   / 2 (the host's Cube(corner, side).centre).  cube = corner x, y, z, side, centre x, y,
+   z; cube_f = side and the key scale 2^21 / side as floats (exact: powers of two), for
+   the float-only kernels of treebuild.cl.  One work-item: the build reads nothing back
+   (the read of the extent left the device idle about 0.28 ms per build at 2^22 on the
+   H200, docs/benchmarks.md §28). */
+__kernel void extent_cube(__global const double *ext, __global double *cube,
+                          __global float *cube_f)
+{
+    if (get_global_id(0) != 0)
+        return;
+    double side = fmax(fmax(ext[3] - ext[0], ext[4] - ext[1]), ext[5] - ext[2]);
+    if (side > 0.0) {
+        int e;
+        const double m = frexp(side * (1.0 + 1e-6), &e);
+        side = ldexp(1.0, m == 0.5 ? e - 1 : e);
+    } else {
+        side = 1.0;
+    }
+    for (int k = 0; k < 3; k++) {
+        const double corner = 0.5 * (ext[k] + ext[3 + k]) - 0.5 * side;
+        cube[k] = corner;
+        cube[4 + k] = corner + 0.5 * side;
+    }
+    cube[3] = side;
+    cube_f[0] = (float)side;
+    cube_f[1] = (float)(2097152.0 / side);
+}
+
 /* hi = float(x - c), lo = float((x - c) - hi): the host's split_hi_lo; w = float(mass)
    and, with PER_EPS, lo.w = the particle's softening eps (else 0). */
 #ifndef PER_EPS
@@ -70,40 +102,41 @@ void extent(const int n, const int w, const int off, __global const double *in,
 #define EPS_OF(j) 0.0f
 #endif
 
-/* Particle j's split into slot i. */
+/* Particle j's split into slot i, relative to the cube's centre (cube[4 .. 6]:
+   extent_cube's layout). */
 inline void split_one(const int i, const size_t j, __global const double *pos,
-                      __global const double *mass, const double cx, const double cy,
-                      const double cz, const float e, __global float4 *hi, __global float4 *lo)
+                      __global const double *mass, __global const double *cube, const float e,
+                      __global float4 *hi, __global float4 *lo)
 {
-    const double x = pos[3 * j] - cx;
-    const double y = pos[3 * j + 1] - cy;
-    const double z = pos[3 * j + 2] - cz;
+    const double x = pos[3 * j] - cube[4];
+    const double y = pos[3 * j + 1] - cube[5];
+    const double z = pos[3 * j + 2] - cube[6];
     const float hx = (float)x, hy = (float)y, hz = (float)z;
     hi[i] = (float4)(hx, hy, hz, (float)mass[j]);
     lo[i] = (float4)((float)(x - (double)hx), (float)(y - (double)hy), (float)(z - (double)hz), e);
 }
 
 __kernel void split_sources(const int n, __global const double *pos, __global const double *mass,
-                            const double cx, const double cy, const double cz EPS_ARG,
-                            __global float4 *hi, __global float4 *lo)
+                            __global const double *cube EPS_ARG, __global float4 *hi,
+                            __global float4 *lo)
 {
     const int i = get_global_id(0);
     if (i >= n)
         return;
-    split_one(i, (size_t)i, pos, mass, cx, cy, cz, EPS_OF(i), hi, lo);
+    split_one(i, (size_t)i, pos, mass, cube, EPS_OF(i), hi, lo);
 }
 
 /* split_sources straight into tree order, slot i from particle order[i] (a refit: the
    bits of split_sources then treebuild.cl's gather, one pass instead of two). */
 __kernel void split_gather(const int n, __global const uint *order, __global const double *pos,
-                           __global const double *mass, const double cx, const double cy,
-                           const double cz EPS_ARG, __global float4 *hi, __global float4 *lo)
+                           __global const double *mass, __global const double *cube EPS_ARG,
+                           __global float4 *hi, __global float4 *lo)
 {
     const int i = get_global_id(0);
     if (i >= n)
         return;
     const uint j = order[i];
-    split_one(i, (size_t)j, pos, mass, cx, cy, cz, EPS_OF(j), hi, lo);
+    split_one(i, (size_t)j, pos, mass, cube, EPS_OF(j), hi, lo);
 }
 
 /* One sink's walk result widened into row j of the caller's float64 arrays. */

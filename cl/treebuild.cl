@@ -72,12 +72,15 @@ inline ulong grid_coord(const float hi, const float lo, const float scale)
     return (ulong)u;
 }
 
+/* cube_f: the cube's side and the key scale 2^21 / side (cl/prepare.cl extent_cube, or
+   the host's cube). */
 __kernel void morton_keys(const int n, __global const float4 *pos_hi,
-                          __global const float4 *pos_lo, const float scale,
+                          __global const float4 *pos_lo, __global const float *cube_f,
                           __global ulong *keys)
 {
     const int i = get_global_id(0);
     if (i >= n) return;
+    const float scale = cube_f[1];
     const float4 h = pos_hi[i], l = pos_lo[i];
     keys[i] = (spread3(grid_coord(h.x, l.x, scale)) << 2)
             | (spread3(grid_coord(h.y, l.y, scale)) << 1)
@@ -389,7 +392,7 @@ inline float3 cell_centre(const ulong k, const int level, const float side, floa
    centre| + h_child), and the side l_eff = max(l, 2 h) takes l's place in S_eff and in
    the bounding radius, so that every particle lies in the cube of side l_eff about the
    centre, which is all the opening tests assume (a build's guarantee, kept). */
-__kernel void cell_moments(const int n_cells, const int level, const float side,
+__kernel void cell_moments(const int n_cells, const int level, __global const float *cube_f,
                            const float inv_theta, __global const ulong *keys,
                            __global const float4 *src_hi, __global const float4 *src_lo,
                            __global const int4 *info, __global int4 *link,
@@ -407,6 +410,7 @@ __kernel void cell_moments(const int n_cells, const int level, const float side,
     if (c >= n_cells) return;
     const int4 ci = info[c];
     if (ci.z != level) return;
+    const float side = cube_f[0];
     float side_l;
     const float3 centre = cell_centre(keys[ci.x], level, side, &side_l);
     const int end = link[c].x;

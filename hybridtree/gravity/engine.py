@@ -2,28 +2,26 @@
 
 One engine per run (or per runtime for :func:`hybridtree.gravity.accelerations`).  For a
 :class:`hybridtree.integrate.state.DeviceState` it builds the tree on the device from the device
-positions, walks it for each force part into the state's buffers, removes the net force
-and sums the interaction counts on the device; nothing is allocated (a
-:class:`hybridtree.device.transfer.Workspace` keeps the tree's buffers between calls), nothing
-is validated (the state was checked when it was made) and the host reads back only a
-few numbers; a force of some particles (block steps) may refit the last tree instead
-(``refit_fraction``, :mod:`hybridtree.gravity.tree.refit`).  For a
-:class:`hybridtree.integrate.state.HostState` it does the same from numpy arrays (upload,
-build, walk, download).  Units: G = 1, the state's units.
+positions, walks it for each force part into the state's buffers, removes the net force and sums
+the interaction counts on the device; nothing is allocated (a
+:class:`hybridtree.device.transfer.Workspace` keeps the tree's buffers between calls), nothing is
+validated (the state was checked when it was made) and the host reads back only a few numbers; a
+force of some particles (block steps) may refit the last tree instead (``refit_fraction``,
+:mod:`hybridtree.gravity.tree.refit`).  For a :class:`hybridtree.integrate.state.HostState` it
+does the same from numpy arrays (upload, build, walk, download).  Units: G = 1, the state's units.
 
-One interface, backends chosen once: ``compute(state, parts, active)`` picks the backend
-by where the state lives (``_on_device``, ``_on_host``); how many processes is the
-engine's class (this one; many: :class:`hybridtree.parallel.engine.ParallelEngine`, which
-replaces the two backends and keeps the rest).  Sinks given as arrays (the public
-:func:`hybridtree.gravity.accelerations`): :meth:`ForceEngine.sink_forces`, the same
-device backend on buffers of its own (values checked on the device, net force kept).
+One interface, backends chosen once: ``compute(state, parts, active)`` picks the backend by where
+the state lives (``_on_device``, ``_on_host``); how many processes is the engine's class (this
+one; many: :class:`hybridtree.parallel.engine.ParallelEngine`, which replaces the two backends and
+keeps the rest).  Sinks given as arrays (the public :func:`hybridtree.gravity.accelerations`):
+:meth:`ForceEngine.sink_forces`, the same device backend on buffers of its own (values checked on
+the device, net force kept).
 
-Net force: a tree force violates Newton's third law by the size of its error, so an
-isolated system picks up a spurious net force (measured ~7e-5 at N = 1e4, θ = 0.5,
-monopole) and its centre of mass drifts.  ``remove_net_force`` subtracts the
-mass-weighted mean acceleration of each part (summed in the fixed order of
-:mod:`hybridtree.device.reduce`, so both backends subtract the same bits).
-"""
+Net force: a tree force violates Newton's third law by the size of its error, so an isolated
+system picks up a spurious net force (measured ~7e-5 at N = 1e4, θ = 0.5, monopole) and its centre
+of mass drifts.  ``remove_net_force`` subtracts the mass-weighted mean acceleration of each part
+(summed in the fixed order of :mod:`hybridtree.device.reduce`, so both backends subtract the same
+bits)."""
 
 from __future__ import annotations
 
@@ -49,7 +47,7 @@ from .settings import GravitySettings, opening_floor
 from .tree import build_tree
 from .tree.device_build import DeviceArrays, DeviceTree, build_device_tree
 from .tree.refit import KeptTree, refit_device_tree
-from .walk import tree_forces, walk_active, walk_into
+from .walk import default_group, tree_forces, walk_active, walk_into
 
 __all__ = ["ForceEngine", "Forces", "GravitySettings", "opening_floor"]
 
@@ -87,16 +85,18 @@ class ForceEngine:
 
     def _tree(self, s: DeviceState, active) -> DeviceTree:
         """The kept tree refitted (forces of some particles, if it may), else a new one."""
-        kept = self.kept
-        arrays = DeviceArrays(s.pos, s.mass, s.n, self.softenings.device(s, self.g, self.work))
-        theta = self.g.theta_max if opening_floor(self.g, self._known, None) else self.g.theta
+        kept, g, kind = self.kept, self.g, self.rt.info.kind
+        arrays = DeviceArrays(s.pos, s.mass, s.n, self.softenings.device(s, g, self.work))
+        relative = opening_floor(g, self._known, None) is not None
+        theta = g.theta_max if relative else g.theta
         if active is not None and kept.reusable(s, s.n, theta):
             self.tally.add("refits", 1)
             with self.clock.device("build", "refit"):
                 return refit_device_tree(kept.tree, arrays)
-        with self.clock.device("build"):
-            tree = build_device_tree(self.rt, arrays, None, theta=theta, n_leaf=self.g.n_leaf,
-                                     multipole=self.g.multipole, alloc=self.work, timed=False)
+        with self.clock.device("build"):        # the walk's first split counted with the cells
+            tree = build_device_tree(self.rt, arrays, None, theta=theta, n_leaf=g.n_leaf,
+                                     multipole=g.multipole, alloc=self.work, timed=False,
+                                     group_sizes=(g.n_group or default_group(kind, s.n, relative),))
         kept.built(s, tree)
         return tree
 

@@ -10,6 +10,7 @@ from hybridtree.ics import plummer
 from hybridtree.gravity import walk as treewalk
 from hybridtree.gravity.tree import MAX_LEVEL, build_tree, leaf_ranges, split_cells
 from hybridtree.device.kernels import launch
+from hybridtree.gravity.tree import device_build, device_sources
 from hybridtree.gravity.tree.device_build import (build_device_tree, device_cube, device_groups,
                                                   extent_work_group)
 from hybridtree.gravity.tree.octree import packed_leaf_ranges
@@ -96,14 +97,23 @@ def test_device_tree_equals_host_tree(runtime, case):
 
 @pytest.mark.parametrize("case", ["plummer", "clump", "grid", "far_clumps", "one", "diagonal"])
 @pytest.mark.parametrize("pack", [True, False])
-def test_device_groups_equal_host_groups(runtime, case, pack, monkeypatch):
+@pytest.mark.parametrize("early", [False, True], ids=["late", "early"])
+def test_device_groups_equal_host_groups(runtime, case, pack, early, monkeypatch):
+    """``early``: the build counts the groups' first split with its cells (group_sizes),
+    and device_groups reads no count of it back."""
     monkeypatch.setattr(treewalk, "PACK_GROUPS", pack)
     pos, mass = CASES[case][0]()
     cube = device_cube(pos)
-    tree = build_device_tree(runtime, pos, mass, cube=cube)
+    tree = build_device_tree(runtime, pos, mass, cube=cube,
+                             group_sizes=(1, 7, 64) if early else ())
     h = build_tree(pos, mass, cube=cube)
-    for n_group in (1, 7, 64):
+    reads = []
+    read_small = device_build.read_small
+    monkeypatch.setattr(device_build, "read_small",
+                        lambda *a, **k: reads.append(1) or read_small(*a, **k))
+    for i, n_group in enumerate((1, 7, 64)):
         g = device_groups(tree, n_group, pack)
+        assert len(reads) == (0 if early else i + 1), reads
         ranges = np.empty((g.n_groups, 2), np.int32)
         cl.enqueue_copy(runtime.queue, ranges, g.ranges)
         start, count = sink_groups(h.keys, n_group)
@@ -206,6 +216,41 @@ def test_upload_on_device_gives_the_host_bits(runtime, make):
         cl.enqueue_copy(runtime.queue, a, getattr(host, name))
         cl.enqueue_copy(runtime.queue, b, getattr(dev, name))
         assert np.array_equal(a.view(np.uint32), b.view(np.uint32)), name
+
+
+def _point(n=50):
+    return np.tile([[3.0, -1.0, 2.5]], (n, 1)), np.full(n, 1.0 / n)
+
+
+def _power_extent():
+    """An extent whose (1 + 1e-6)-fold is a power of two up to rounding."""
+    pos, mass = _plummer(300)
+    pos = np.clip(pos, 0.0, 4.0 / (1.0 + 1e-6))
+    pos[0, 0], pos[1, 0] = 0.0, 4.0 / (1.0 + 1e-6)
+    return pos, mass
+
+
+@pytest.mark.parametrize("make", [_far_clumps, lambda: _plummer(5000), _point,
+                                  lambda: _point(1), _power_extent],
+                         ids=["far", "plummer", "point", "one", "power"])
+def test_the_cube_found_on_the_device_is_the_hosts(runtime, make, monkeypatch):
+    """cl/prepare.cl extent_cube gives device_cube's corner and side bit for bit, and the
+    build reads nothing of it back until the cube is asked for."""
+    if not runtime.has_fp64:
+        pytest.skip("the device has no double precision: the host path is the only one")
+    pos, mass = make()
+    reads = []                          # the extent's (device_extent), none
+    read_small = device_sources.read_small
+    monkeypatch.setattr(device_sources, "read_small",
+                        lambda *a, **k: reads.append(1) or read_small(*a, **k))
+    tree = build_device_tree(runtime, pos, mass, prepare_on_device=True)
+    assert tree.host_cube is None and not reads         # nor the cube's
+    want = device_cube(pos)
+    assert np.array_equal(tree.cube.corner, want.corner) and tree.cube.side == want.side
+    assert np.array_equal(tree.cube.centre, want.centre)
+    host = build_device_tree(runtime, pos, mass, prepare_on_device=False).to_host()
+    for name, value in tree.to_host().items():
+        np.testing.assert_array_equal(value, host[name], err_msg=name)
 
 
 @pytest.mark.parametrize("m", [1, 7, 300, 1000])

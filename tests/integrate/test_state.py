@@ -52,18 +52,20 @@ def test_device_state_steps_the_host_state_bit_for_bit(name):
 
 def test_a_device_force_reads_back_only_what_the_build_needs(monkeypatch):
     """A force of a device state waits for the host only where the tree build needs a
-    number (the extent, 48 bytes; the cells' and the groups' counts) and, in a list walk
-    (the GPU default), to learn the longest list (4 bytes): the interaction counts add up
-    on the device and the net force is removed there (one read each per force before
-    session 21, each draining the device's queue).  The counts still come out right when
-    read."""
+    number, the cells' count with the walk's first group split (one wait for both) and
+    the packed groups' count, and, in a list walk (the GPU default), to learn the longest
+    list (4 bytes each): the cube stays on the device (a 48-byte read of the extent
+    before session 29), the interaction counts add up on the device and the net force is
+    removed there (one read each per force before session 21, each draining the device's
+    queue).  The counts still come out right when read."""
     import pyopencl as cl
+    from hybridtree.device import transfer
     g = SETTINGS["plain"]
     pos, vel, m = plummer(3000, seed=22)
     state, scheme = stepping(pos, vel, m, g, "device")
     engine = scheme.engine
     before = engine.counts["interactions"]
-    reads, copy = [], cl.enqueue_copy
+    reads, waits, copy, wait = [], [], cl.enqueue_copy, transfer._wait
 
     def counting(queue, dest, src, **kwargs):
         if isinstance(dest, np.ndarray) and isinstance(src, cl.MemoryObjectHolder):
@@ -71,10 +73,13 @@ def test_a_device_force_reads_back_only_what_the_build_needs(monkeypatch):
         return copy(queue, dest, src, **kwargs)
 
     monkeypatch.setattr(cl, "enqueue_copy", counting)
+    monkeypatch.setattr(transfer, "_wait", lambda event: waits.append(1) or wait(event))
     engine.compute(state, ("full",))
     monkeypatch.setattr(cl, "enqueue_copy", copy)
+    monkeypatch.setattr(transfer, "_wait", wait)
     lists = int(WALK_SETTINGS[get_runtime().info.kind]["KERNEL"] == LIST_WALK)
-    assert sorted(reads) == [4] * (3 + lists) + [48], reads    # no per-group, no per-particle
+    assert sorted(reads) == [4] * (3 + lists), reads    # no per-group, no per-particle
+    assert len(waits) == 2 + lists, waits
     host_state, host_scheme = stepping(pos, vel, m, g, "host")
     host_scheme.engine.compute(host_state, ("full",))
     added = engine.counts["interactions"] - before

@@ -5,8 +5,8 @@ sort, cells, links and moments are computed on the device and stay there for the
 so that large N is not limited by numpy.  Given the same cube, the cells (first particle,
 count, level, next, leaf) are those of :func:`hybridtree.gravity.tree.build_tree`; moments agree
 to float32 rounding.  The cube's side is a power of two so that the key scaling and every
-cell centre are exact in float32 (:func:`device_cube`).  Lengths and masses: the caller's
-units.
+cell centre are exact in float32 (:func:`.device_sources.device_cube`; the cube and the
+hi/lo pairs come from :mod:`.device_sources`).  Lengths and masses: the caller's units.
 """
 
 from __future__ import annotations
@@ -18,19 +18,19 @@ import numpy as np
 import pyopencl as cl
 
 from ...device.kernels import launch, option_sets, spread_local
-from ...device.runtime import DeviceInfo, Runtime, fit_work_group, pack4, split_hi_lo
-from ...device.transfer import allocator, read_small, upload
+from ...device.runtime import DeviceInfo, Runtime
+from ...device.transfer import allocator, read_small
 from .device_sort import exclusive_scan, radix_sort
-from .morton import BITS, MAX_LEVEL, Cube, bounding_cube, extent_cube
+from .device_sources import (DeviceArrays, cube_buffers, device_cube, device_extent,
+                             extent_work_group, upload_sources)
+from .morton import BITS, MAX_LEVEL, Cube
 from .octree import MULTIPOLES, PACK_SPREAD, PACK_UNION, check_build_args
 
-__all__ = ["DeviceGroups", "DeviceTree", "build_device_tree", "device_cube", "device_moments",
-           "device_extent", "device_groups", "group_boxes"]
-
-
-def device_cube(pos: np.ndarray) -> Cube:
-    """Bounding cube with a power-of-two side, centred on the particles' extent."""
-    return bounding_cube(pos, power_of_two=True)
+# DeviceArrays, cube_buffers, device_cube, device_extent and extent_work_group live in
+# .device_sources; they are named here too for the modules that import them from here
+__all__ = ["DeviceArrays", "DeviceGroups", "DeviceTree", "build_device_tree", "cube_buffers",
+           "device_cube", "device_extent", "device_groups", "device_moments",
+           "extent_work_group", "group_boxes"]
 
 
 @dataclass
@@ -38,7 +38,7 @@ class DeviceTree:
     """A tree on the device.  Buffers over cells are in pre-order (as :class:`Octree`)."""
 
     rt: Runtime
-    cube: Cube
+    host_cube: Cube | None      # the cube, where the host has it (else read on first use)
     theta: float
     n_leaf: int
     multipole: str
@@ -63,9 +63,24 @@ class DeviceTree:
     #: then max(l, 2 h).  None for a build, where h <= l / 2.
     cell_ext: cl.Buffer | None = None
     groups: dict = field(default_factory=dict)   # (n_group, pack) -> DeviceGroups
+    #: n_group -> the first step of :func:`device_groups` (:class:`LeafSplit`), done
+    leaf_splits: dict = field(default_factory=dict)
     #: uint32 (N,): the tree position of each caller index (:func:`inverse_order`)
     inverse: cl.Buffer | None = None
     alloc: object = None        # where this tree's buffers came from (its groups' too)
+    #: the cube on the device (:func:`cube_buffers`): float64 corner, side, centre (None
+    #: without double precision) and float32 side, key scale
+    cube_d: cl.Buffer | None = None
+    cube_f: cl.Buffer | None = None
+
+    @property
+    def cube(self) -> Cube:
+        """The tree's cube; where the build found it on the device, read from there the
+        first time it is asked for (a run's steps never ask)."""
+        if self.host_cube is None:
+            c = read_small(self.rt, np.empty(8), self.cube_d)
+            self.host_cube = Cube(corner=c[:3].copy(), side=float(c[3]))
+        return self.host_cube
 
     def to_host(self) -> dict[str, np.ndarray]:
         """Copies of the device arrays (tests and debugging); positions relative to the cube
@@ -119,90 +134,6 @@ def _launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) 
     launch(rt, "treebuild.cl", name, n, *args, defines=defines, local=spread_local(rt.info))
 
 
-def extent_work_group(info: DeviceInfo) -> int:
-    """Work-group size of prepare.cl's ``extent`` (its WG define): 256 on GPUs, 64 on CPUs,
-    within the device's work-group limit and local memory (48 bytes per work-item), a
-    power of two (its tree reduction halves it)."""
-    return fit_work_group(256 if info.kind == "gpu" else 64, info.work_group_limit(),
-                          info.local_mem_limit() // 48)
-
-
-def device_extent(rt: Runtime, pos: cl.Buffer, n: int, alloc=None
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """(lower, upper) corner of the box around n float64 positions on the device (the
-    work-groups' boxes reduced on the device, 48 bytes read back); n = 0 gives (inf, -inf)."""
-    if n == 0:
-        return np.full(3, np.inf), np.full(3, -np.inf)
-    alloc = allocator(rt, alloc)
-    wg = extent_work_group(rt.info)
-    n_wg = max(1, min(-(-n // wg), 4 * rt.info.compute_units))
-    part = alloc("extent", 48 * n_wg)
-    i32 = np.int32
-    launch(rt, "prepare.cl", "extent", n_wg * wg, i32(n), i32(3), i32(0), pos, part,
-           defines={"WG": wg}, local=wg, fixed=True)
-    launch(rt, "prepare.cl", "extent", wg, i32(n_wg), i32(6), i32(3), part, part,
-           defines={"WG": wg}, local=wg, fixed=True)        # the groups' rows, in place
-    ext = read_small(rt, np.empty(6), part)
-    return ext[:3], ext[3:]
-
-
-@dataclass
-class DeviceArrays:
-    """Particles already on the device (hybridtree.integrate.state): float64 positions (n x 3)
-    and masses (n), in the caller's order; ``eps``: float32 softenings (n), one per
-    particle (None: one softening for all, given to the walk)."""
-
-    pos: cl.Buffer
-    mass: cl.Buffer
-    n: int
-    eps: cl.Buffer | None = None
-
-
-def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray | None,
-                   cube: Cube | None, on_device: bool | None = None, alloc=None,
-                   eps: np.ndarray | None = None) -> tuple[Cube, cl.Buffer, cl.Buffer]:
-    """(cube, hi, lo): float4 hi/lo positions relative to the cube centre, w = mass (hi)
-    and the softening (lo: ``eps``, one per particle, or the :class:`DeviceArrays`'
-    ``eps``; else 0).
-
-    ``on_device`` (default: where the device has double precision): upload the
-    float64 arrays as they are and find the extent and split on the device
-    (cl/prepare.cl); otherwise on the host.  Both give the same bits.
-    :class:`DeviceArrays` are used where they are (double precision needed).
-    ``alloc``: a :class:`hybridtree.device.transfer.Workspace` for the device buffers.
-    """
-    alloc = allocator(rt, alloc)
-    resident = isinstance(pos, DeviceArrays)
-    n = pos.n if resident else len(pos)
-    if on_device is None:
-        on_device = rt.has_fp64
-    if not resident and (not on_device or n == 0):
-        cube = cube or device_cube(pos)
-        hi, lo = split_hi_lo(pos - cube.centre)
-        return (cube, rt.to_device(pack4(hi, mass)),
-                rt.to_device(pack4(lo, 0.0 if eps is None else eps)))
-    if not rt.has_fp64:         # prepare.cl is float64 throughout
-        raise ValueError("particles kept or prepared on the device need double precision "
-                         f"(cl_khr_fp64), which {rt.info.label} lacks")
-    if resident:
-        d_pos, d_mass, d_eps = pos.pos, pos.mass, pos.eps
-    else:
-        d_pos, d_mass = upload(rt, [np.asarray(pos, np.float64), np.asarray(mass, np.float64)],
-                               ["upload_pos", "upload_mass"])
-        d_eps = None if eps is None else upload(rt, [np.asarray(eps, np.float32)],
-                                                ["upload_eps"])[0]
-    if cube is None:
-        lo, hi = device_extent(rt, d_pos, n, alloc)
-        cube = extent_cube(lo, hi, power_of_two=True)
-    hi, lo = alloc("in_hi", 16 * n), alloc("in_lo", 16 * n)
-    c = cube.centre
-    per_eps = [d_eps] if d_eps is not None else []
-    launch(rt, "prepare.cl", "split_sources", n, np.int32(n), d_pos, d_mass, np.float64(c[0]),
-           np.float64(c[1]), np.float64(c[2]), *per_eps, hi, lo, local=spread_local(rt.info),
-           defines={"PER_EPS": 1} if per_eps else None)
-    return cube, hi, lo
-
-
 def moment_defines(multipole: str, per_eps: bool = False) -> dict:
     """Build-time defines of cl/treebuild.cl's ``cell_moments`` for a multipole order and
     a softening per particle or not (its other kernels are built without defines)."""
@@ -223,7 +154,7 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
                       n_leaf: int = 16, multipole: str = "monopole",
                       cube: Cube | None = None, prepare_on_device: bool | None = None,
                       alloc=None, eps: np.ndarray | None = None,
-                      timed: bool = True) -> DeviceTree:
+                      timed: bool = True, group_sizes: tuple[int, ...] = ()) -> DeviceTree:
     """Build the octree of ``pos`` (N, 3) float64 with masses ``mass`` (N,) on ``rt``'s device.
 
     ``cube`` defaults to :func:`device_cube`; its side must be a power of two.
@@ -235,7 +166,9 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     the tree then carries them for a walk with PER_EPS (``cell_eps``).  ``timed``: wait
     for each phase and keep its seconds in ``timings`` (upload, sort, cells, moments);
     false: enqueue all and wait only where a count is read (a run's steps, timed by
-    device markers).
+    device markers).  ``group_sizes``: sink-group sizes the walks will ask for
+    (:func:`device_groups`): their first split is counted with the cells', so that one
+    wait reads both.
     """
     work = alloc
     alloc = allocator(rt, alloc)
@@ -257,12 +190,13 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     if cube is not None and not np.log2(cube.side).is_integer():
         raise ValueError(f"the device build needs a power-of-two cube side, got {cube.side}")
     per_eps = (pos.eps if isinstance(pos, DeviceArrays) else eps) is not None
-    cube, in_hi, in_lo = upload_sources(rt, pos, mass, cube, prepare_on_device, work, eps)
+    cube, (cube_d, cube_f), in_hi, in_lo = upload_sources(rt, pos, mass, cube, prepare_on_device,
+                                                          work, eps)
     t1 = phase("upload", t0)
 
     i32 = np.int32
     keys = alloc("keys", 8 * n)
-    _launch(rt, "morton_keys", n, i32(n), in_hi, in_lo, np.float32(2.0**BITS / cube.side), keys)
+    _launch(rt, "morton_keys", n, i32(n), in_hi, in_lo, cube_f, keys)
     skeys, order = radix_sort(rt, keys, n, key_bits=3 * BITS, alloc=work)
     src_hi, src_lo = alloc("src_hi", 16 * n), alloc("src_lo", 16 * n)
     _launch(rt, "gather", n, i32(n), order, in_hi, in_lo, src_hi, src_lo)
@@ -270,7 +204,12 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
 
     n_start = alloc("n_start", 4 * n)
     _launch(rt, "count_cells", n, i32(n), skeys, i32(n_leaf), n_start, None, None)
-    offset, n_cells = exclusive_scan(rt, n_start, n, alloc=work, name="cell_offset")
+    offset, _ = exclusive_scan(rt, n_start, n, alloc=work, name="cell_offset", read_total=False)
+    splits = {int(g): _leaf_split(rt, n, skeys, int(g), allocator(rt, work)) for g in group_sizes}
+    for split in splits.values():       # the queue is in order: the wait below covers these
+        cl.enqueue_copy(rt.queue, split.n_leaves, split.offset, src_offset=4 * n,
+                        is_blocking=False)
+    n_cells = int(read_small(rt, np.empty(1, np.uint32), offset, 4 * n)[0])
     info, link = alloc("cell_info", 16 * n_cells), alloc("cell_link", 16 * n_cells)
     _launch(rt, "fill_cells", n, i32(n), skeys, i32(n_leaf), offset, info, link)
     t3 = phase("cells", t2)
@@ -279,11 +218,11 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     cell_hi, cell_lo = alloc("cell_hi", 16 * n_cells), alloc("cell_lo", 16 * n_cells)
     cell_quad = alloc("cell_quad", 32 * n_cells) if quad else None
     cell_eps = alloc("cell_eps", 16 * n_cells) if per_eps else None
-    tree = DeviceTree(rt=rt, cube=cube, theta=float(theta), n_leaf=int(n_leaf),
+    tree = DeviceTree(rt=rt, host_cube=cube, theta=float(theta), n_leaf=int(n_leaf),
                       multipole=multipole, n=n, n_cells=int(n_cells), order=order, keys=skeys,
                       src_hi=src_hi, src_lo=src_lo, info=info, link=link, cell_hi=cell_hi,
                       cell_lo=cell_lo, cell_quad=cell_quad, cell_eps=cell_eps, timings=t,
-                      alloc=work)
+                      alloc=work, cube_d=cube_d, cube_f=cube_f, leaf_splits=splits)
     device_moments(tree)
     phase("moments", t3)
     return tree
@@ -297,7 +236,7 @@ def device_moments(tree: DeviceTree, ext: cl.Buffer | None = None) -> None:
     i32, n_cells = np.int32, tree.n_cells
     quad = [tree.cell_quad] if tree.cell_quad is not None else []
     per_eps = [tree.cell_eps] if tree.cell_eps is not None else []
-    rest = [np.float32(tree.cube.side), np.float32(1.0 / tree.theta), tree.keys, tree.src_hi,
+    rest = [tree.cube_f, np.float32(1.0 / tree.theta), tree.keys, tree.src_hi,
             tree.src_lo, tree.info, tree.link, tree.cell_hi, tree.cell_lo, ext] + per_eps + quad
     defines, count = moment_defines(tree.multipole, bool(per_eps)), i32(n_cells)
     for level in range(MAX_LEVEL + 1, -1, -1):
@@ -312,6 +251,32 @@ def inverse_order(tree: DeviceTree) -> cl.Buffer:
         launch(tree.rt, "prepare.cl", "invert_order", tree.n, np.int32(tree.n), tree.order,
                tree.inverse, local=spread_local(tree.rt.info))
     return tree.inverse
+
+
+@dataclass
+class LeafSplit:
+    """The leaves of a split with at most n_group per leaf (cl/treebuild.cl count_cells):
+    per particle whether one starts there and its size, their exclusive scan, and their
+    count (read from the scan's end into ``n_leaves``)."""
+
+    flag: cl.Buffer
+    size: cl.Buffer
+    offset: cl.Buffer
+    n_leaves: np.ndarray = field(default_factory=lambda: np.zeros(1, np.uint32))
+
+
+def _leaf_split(rt: Runtime, n: int, keys: cl.Buffer, n_group: int, alloc) -> LeafSplit:
+    """Enqueue the split of n >= 0 sorted keys into leaves of at most n_group (nothing
+    read back: ``n_leaves`` is the caller's to fill)."""
+    def name(base: str) -> str:         # splits of other sizes stay valid
+        return f"{base}_{n_group}"
+
+    n_start, flag, size = alloc(name("g_start"), 4 * n), alloc(name("g_flag"), 4 * n), \
+        alloc(name("g_size"), 4 * n)
+    _launch(rt, "count_cells", n, np.int32(n), keys, np.int32(n_group), n_start, flag, size)
+    offset, _ = exclusive_scan(rt, flag, n, alloc=alloc, name=name("g_offset"),
+                               read_total=False)
+    return LeafSplit(flag, size, offset)
 
 
 def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGroups:
@@ -329,11 +294,13 @@ def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGr
     def alloc(name: str, nbytes: int) -> cl.Buffer:   # groups of other sizes stay valid
         return base(f"{name}_{n_group}_{int(pack)}", nbytes)
 
-    n_start, flag, size = alloc("g_start", 4 * n), alloc("g_flag", 4 * n), alloc("g_size", 4 * n)
-    _launch(rt, "count_cells", n, i32(n), tree.keys, i32(n_group), n_start, flag, size)
-    offset, n_groups = exclusive_scan(rt, flag, n, alloc=base, name="g_offset")
+    split = tree.leaf_splits.get(n_group)
+    if split is None:                   # not counted with the build's cells
+        split = tree.leaf_splits[n_group] = _leaf_split(rt, n, tree.keys, n_group, base)
+        read_small(rt, split.n_leaves, split.offset, 4 * n)
+    n_groups = int(split.n_leaves[0])
     ranges = alloc("g_leaves", 8 * n_groups)
-    _launch(rt, "fill_leaves", n, i32(n), size, offset, ranges)
+    _launch(rt, "fill_leaves", n, i32(n), split.size, split.offset, ranges)
     if pack:
         n_leaves, leaves = n_groups, ranges
         gflag, box = alloc("g_pack", 4 * n_leaves), alloc("g_box", 32 * n_leaves)

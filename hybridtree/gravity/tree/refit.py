@@ -53,11 +53,11 @@ def refit_device_tree(tree: DeviceTree, particles: DeviceArrays) -> DeviceTree:
         raise ValueError("a refit needs double precision (cl_khr_fp64), which "
                          f"{rt.info.label} lacks")
     # split_sources then gather in one pass: the same bits (upload_sources, build_device_tree)
-    c = [np.float64(x) for x in tree.cube.centre]
+    assert tree.cube_d is not None, "a tree built with double precision has its cube there"
     per_eps = [particles.eps] if particles.eps is not None else []
     launch(rt, "prepare.cl", "split_gather", n, np.int32(n), tree.order, particles.pos,
-           particles.mass, *c, *per_eps, tree.src_hi, tree.src_lo, local=spread_local(rt.info),
-           defines={"PER_EPS": 1} if per_eps else None)
+           particles.mass, tree.cube_d, *per_eps, tree.src_hi, tree.src_lo,
+           local=spread_local(rt.info), defines={"PER_EPS": 1} if per_eps else None)
     ext = alloc("cell_ext", 4 * tree.n_cells)
     device_moments(tree, ext)
     tree.cell_ext = ext
