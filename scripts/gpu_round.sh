@@ -12,6 +12,10 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; cp "$D/$name.txt" "$O/" 2>/dev/null; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+114) # issue 30, session 29, final code: the reads-and-waits test round 113 failed (mended), the build's and state's tests
+  HYBRIDTREE_DEVICE=nvidia py tests_gpu 300 -m pytest -q -p no:cacheprovider --tb=short tests/integrate/test_state.py \
+      tests/gravity/test_device_build.py tests/gravity/test_refit.py tests/parallel/test_engine_groups.py
+  ;;
 113) # issue 30, session 29, final code: the suite's GPU tests, whole runs with jz-fmm at 2^22 and 2^24
   HYBRIDTREE_DEVICE=nvidia py pytest_gpu 400 -m pytest -q -m gpu -p no:cacheprovider --tb=short
   python3 -m pip install -q --no-index --no-deps --root-user-action=ignore .device/jz/*.whl > /dev/null 2>&1
