@@ -58,7 +58,8 @@ void extent(const int n, const int w, const int off, __global const double *in,
 }
 
 /* The tree's cube from extent's first row (min x, y, z, max x, y, z), as
-   hybridtree/gravity/tree/morton.py extent_cube(power_of_two=True) computes it, bit for bit:
+   hybridtree/gravity/tree/morton.py extent_cube(power_of_two=True) computes it, bit for bit
+   for finite positions (non-finite ones: fmax skips a NaN, numpy's max does not):
    side = the smallest power of two >= (1 + 1e-6) times the largest extent (frexp: exact;
    1 for a zero extent), corner = centre of the extent - side / 2, centre = corner + side
    / 2 (the host's Cube(corner, side).centre).  cube = corner x, y, z, side, centre x, y,

@@ -6,7 +6,7 @@
  *   morton_keys -> radix sort (sort.cl) -> gather -> count_cells -> scan -> fill_cells
  *   -> cell_moments once per level, deepest first.
  * A refit (hybridtree/gravity/tree/refit.py) keeps the cells and redoes only the last
- * step for moved particles: split (prepare.cl) -> gather -> cell_moments with ext.
+ * step for moved particles: split_gather (prepare.cl) -> cell_moments with ext.
  *
  * Why per particle: cells are stored in pre-order, i.e. sorted by (first particle, level).
  * Every cell that starts at particle i has a level above D(i), the number of leading

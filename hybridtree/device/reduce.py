@@ -274,7 +274,9 @@ class Reducer:
         self._radii_init = np.zeros(2 + nf)         # kept until the copy has run
         self._radii_init[0] = 0.0 if total_mass is None else total_mass
         self._radii_init[2:] = fractions
-        cl.enqueue_copy(rt.queue, st, self._radii_init, is_blocking=False)
+        # its event kept too: pyopencl's event of a copy from host memory waits for the
+        # copy when dropped, which would drain the queue here
+        self._radii_copy = cl.enqueue_copy(rt.queue, st, self._radii_init, is_blocking=False)
         if total_mass is None:
             total = self._levels_on_device("reduce_rows", n, 1, np.int32(1), mass)
             cl.enqueue_copy(rt.queue, st, total, byte_count=8)

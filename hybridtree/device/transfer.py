@@ -23,8 +23,8 @@ import pyopencl as cl
 from ..errors import UserInputError
 from .runtime import Runtime
 
-__all__ = ["STAGING", "Workspace", "allocator", "download", "read_small", "release",
-           "scratch", "upload", "use_staging"]
+__all__ = ["STAGING", "Workspace", "allocator", "download", "read_counts", "read_small",
+           "release", "scratch", "upload", "use_staging"]
 
 #: Bytes per pipelined chunk (H100 machine, docs/benchmarks.md: 4 MB moved 29.6 GB/s up
 #: at N = 2^22 against 21.1 GB/s for 16 MB, and the same at 2^24).
@@ -245,6 +245,18 @@ def read_small(rt: Runtime, out: np.ndarray, buf: cl.Buffer, offset: int = 0) ->
     after a 0.068 ms kernel, scripts/tune/readlat.py, docs/benchmarks.md §21.)"""
     _wait(cl.enqueue_copy(rt.queue, out, buf, src_offset=offset, is_blocking=False))
     return out
+
+
+def read_counts(rt: Runtime, places: list[tuple[cl.Buffer, int]]) -> np.ndarray:
+    """uint32 values at (buffer, byte offset) ``places``, read in one wait: copied on the
+    device into one small buffer first.  (A non-blocking copy straight to the host would
+    not do: pyopencl's event of a copy to or from host memory waits for the copy when it
+    is dropped, so each would be a wait of its own; session 29's review found three.)"""
+    k = len(places)
+    out = scratch(rt, "read_counts", 4 * max(k, 1))
+    for i, (buf, offset) in enumerate(places):
+        cl.enqueue_copy(rt.queue, out, buf, src_offset=offset, dst_offset=4 * i, byte_count=4)
+    return read_small(rt, np.empty(k, np.uint32), out)
 
 
 def _wait(event: cl.Event) -> None:

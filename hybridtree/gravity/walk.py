@@ -17,7 +17,7 @@ from .periodic import Periodic
 from .splitting import Changeover
 from .tree import Octree, integer_coords, leaf_ranges, morton_keys
 from .tree.octree import packed_leaf_ranges
-from ..device.transfer import allocator, download, read_small, scratch
+from ..device.transfer import allocator, download, read_counts, scratch
 from .tree.device_build import DeviceGroups, DeviceTree, device_groups, inverse_order
 from .tree.device_sort import exclusive_scan
 from .list_walk import list_walk
@@ -254,11 +254,7 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
            whole.lo, whole.half, wcount, t_ranges, t_hi, t_lo, t_half)
     woff, _ = exclusive_scan(rt, wcount, n_windows, alloc=tree.alloc, name="act_woff",
                              read_total=False)
-    m_host = np.empty(1, np.uint32)
-    cl.enqueue_copy(rt.queue, m_host, offset, src_offset=4 * n, is_blocking=False)
-    # the queue is in order: the wait for the groups' total covers the copy before it
-    n_groups = int(read_small(rt, np.empty(1, np.uint32), woff, 4 * n_windows)[0])
-    m = int(m_host[0])
+    m, n_groups = (int(c) for c in read_counts(rt, [(offset, 4 * n), (woff, 4 * n_windows)]))
     if m == 0:
         return counts, 0, 0
     # a small group's list spread over more copies of its sinks than a full walk's;

@@ -20,7 +20,7 @@ import pyopencl as cl
 
 from ..device.kernels import launch
 from ..device.runtime import Runtime
-from ..device.transfer import upload
+from ..device.transfer import read_small, upload
 from .state import DeviceState, HostState, State
 
 __all__ = ["DeviceBins", "HostBins", "NBINS", "bins_for", "lowest_active", "next_tick"]
@@ -142,12 +142,12 @@ class DeviceBins:
                    np.int32(kmin), buf, s.acc[part], s.vel, self.bins)
 
     def counts(self) -> np.ndarray:
-        out = np.zeros(NBINS, np.int32)
-        cl.enqueue_copy(self.rt.queue, self._counts, out)
+        """Particles per bin (NBINS,): one wait (the counts zeroed on the device, not by a
+        copy from the host, which waited too)."""
+        cl.enqueue_fill_buffer(self.rt.queue, self._counts, np.int32(0), 0, 4 * NBINS)
         launch(self.rt, "blocks.cl", "bin_counts", self.n, np.int32(self.n), self.bins,
                self._counts)
-        cl.enqueue_copy(self.rt.queue, out, self._counts)
-        return out.astype(np.int64)
+        return read_small(self.rt, np.empty(NBINS, np.int32), self._counts).astype(np.int64)
 
 
 def bins_for(state: State) -> HostBins | DeviceBins:

@@ -98,3 +98,17 @@ def test_read_small_waits_for_the_work_enqueued_before_it(runtime):
     got = read_small(runtime, np.empty(2, np.uint32), out, 4 * (n - 1))
     expect = np.concatenate([[0], np.cumsum(np.arange(n, dtype=np.uint64) % 7)])
     assert total is None and np.array_equal(got, expect[n - 1:n + 1])
+
+
+def test_read_counts_reads_values_of_several_buffers_in_one_wait(runtime, monkeypatch):
+    """read_counts: uint32 values at byte offsets of several buffers (the totals of scans
+    still running), copied together on the device and read in one wait."""
+    values = [np.arange(1, 100_001, dtype=np.uint32), np.full(5000, 3, np.uint32)]
+    scans = [exclusive_scan(runtime, runtime.to_device(v), len(v), read_total=False)[0]
+             for v in values]
+    waits, wait = [], transfer._wait
+    monkeypatch.setattr(transfer, "_wait", lambda event: waits.append(1) or wait(event))
+    got = transfer.read_counts(runtime, [(scans[0], 4 * len(values[0])), (scans[1], 4 * 10),
+                                         (scans[1], 4 * len(values[1]))])
+    want = [int(values[0].sum(dtype=np.uint64) % 2**32), 30, 15000]
+    assert got.tolist() == want and len(waits) == 1

@@ -19,7 +19,7 @@ import pyopencl as cl
 
 from ...device.kernels import launch, option_sets, spread_local
 from ...device.runtime import DeviceInfo, Runtime
-from ...device.transfer import allocator, read_small
+from ...device.transfer import allocator, read_counts, read_small
 from .device_sort import exclusive_scan, radix_sort
 from .device_sources import (DeviceArrays, cube_buffers, device_cube, device_extent,
                              extent_work_group, upload_sources)
@@ -206,10 +206,10 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     _launch(rt, "count_cells", n, i32(n), skeys, i32(n_leaf), n_start, None, None)
     offset, _ = exclusive_scan(rt, n_start, n, alloc=work, name="cell_offset", read_total=False)
     splits = {int(g): _leaf_split(rt, n, skeys, int(g), allocator(rt, work)) for g in group_sizes}
-    for split in splits.values():       # the queue is in order: the wait below covers these
-        cl.enqueue_copy(rt.queue, split.n_leaves, split.offset, src_offset=4 * n,
-                        is_blocking=False)
-    n_cells = int(read_small(rt, np.empty(1, np.uint32), offset, 4 * n)[0])
+    counts = read_counts(rt, [(offset, 4 * n)] + [(sp.offset, 4 * n) for sp in splits.values()])
+    n_cells = int(counts[0])
+    for split, count in zip(splits.values(), counts[1:]):
+        split.n_leaves[0] = count
     info, link = alloc("cell_info", 16 * n_cells), alloc("cell_link", 16 * n_cells)
     _launch(rt, "fill_cells", n, i32(n), skeys, i32(n_leaf), offset, info, link)
     t3 = phase("cells", t2)

@@ -128,7 +128,7 @@ def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray
         d_eps = None if eps is None else upload(rt, [np.asarray(eps, np.float32)],
                                                 ["upload_eps"])[0]
     if n == 0 and cube is None:
-        cube = Cube(corner=np.full(3, -0.5), side=1.0)     # as device_cube of nothing
+        cube = Cube(corner=np.full(3, -0.5), side=1.0)     # no extent: side 1, any centre
     buffers = cube_buffers(rt, cube, d_pos, n, alloc)
     hi, lo = alloc("in_hi", 16 * n), alloc("in_lo", 16 * n)
     per_eps = [d_eps] if d_eps is not None else []
