@@ -12,6 +12,10 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; cp "$D/$name.txt" "$O/" 2>/dev/null; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+116) # issue 30, session 29, final code: the oct-tree paper's cosmological sphere end to end (energy error at z = 0, time)
+  py cosmo_sphere 300 scripts/bench/cosmo.py configs/cosmo_sphere.toml --device nvidia --out /tmp/cs \
+      --json "$D/cosmo_sphere.json"
+  ;;
 115) # issue 30, session 29: the build's two counts really read in one wait (read_counts: a dropped pyopencl event of a
     # copy to the host waited too), walk_active's two counts likewise, the bins' counts in one wait; against 632e9b1
     # (build/old), alternating, and the GPU tests of what changed
