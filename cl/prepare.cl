@@ -60,7 +60,8 @@ void extent(const int n, const int w, const int off, __global const double *in,
 /* The tree's cube from extent's first row (min x, y, z, max x, y, z), as
    hybridtree/gravity/tree/morton.py extent_cube(power_of_two=True) computes it, bit for bit
    for finite positions (non-finite ones: fmax skips a NaN, numpy's max does not):
-   side = the smallest power of two >= (1 + 1e-6) times the largest extent (frexp: exact;
+   side = the smallest power of two >= (1 + 1e-6) times the largest extent (exact; the
+   host finds it by frexp;
    1 for a zero extent), corner = centre of the extent - side / 2, centre = corner + side
    / 2 (the host's Cube(corner, side).centre).  cube = corner x, y, z, side, centre x, y,
    z; cube_f = side and the key scale 2^21 / side as floats (exact: powers of two), for
@@ -73,10 +74,10 @@ __kernel void extent_cube(__global const double *ext, __global double *cube,
     if (get_global_id(0) != 0)
         return;
     double side = fmax(fmax(ext[3] - ext[0], ext[4] - ext[1]), ext[5] - ext[2]);
-    if (side > 0.0) {
-        int e;
-        const double m = frexp(side * (1.0 + 1e-6), &e);
-        side = ldexp(1.0, m == 0.5 ? e - 1 : e);
+    if (side > 0.0) {           /* ilogb, not frexp: Oclgrind cannot follow frexp's pointer */
+        const double x = side * (1.0 + 1e-6);
+        const double p = ldexp(1.0, ilogb(x));     /* the largest power of two <= x, exact */
+        side = p < x ? 2.0 * p : p;
     } else {
         side = 1.0;
     }

@@ -38,7 +38,7 @@ def extent_cube(lo: np.ndarray, hi: np.ndarray, power_of_two: bool = False) -> C
     lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
     side = float(np.max(hi - lo))
     centre = 0.5 * (lo + hi)
-    if power_of_two:        # frexp, exact: cl/prepare.cl extent_cube takes the same steps
+    if power_of_two:        # exact, as cl/prepare.cl extent_cube (by ilogb there)
         m, e = np.frexp(side * (1.0 + 1e-6))
         side = float(np.ldexp(1.0, int(e) - 1 if m == 0.5 else int(e))) if side > 0.0 else 1.0
     else:
