@@ -209,7 +209,7 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     counts = read_counts(rt, [(offset, 4 * n)] + [(sp.offset, 4 * n) for sp in splits.values()])
     n_cells = int(counts[0])
     for split, count in zip(splits.values(), counts[1:]):
-        split.n_leaves[0] = count
+        split.n_leaves = int(count)
     info, link = alloc("cell_info", 16 * n_cells), alloc("cell_link", 16 * n_cells)
     _launch(rt, "fill_cells", n, i32(n), skeys, i32(n_leaf), offset, info, link)
     t3 = phase("cells", t2)
@@ -256,13 +256,12 @@ def inverse_order(tree: DeviceTree) -> cl.Buffer:
 @dataclass
 class LeafSplit:
     """The leaves of a split with at most n_group per leaf (cl/treebuild.cl count_cells):
-    per particle whether one starts there and its size, their exclusive scan, and their
-    count (read from the scan's end into ``n_leaves``)."""
+    per particle the size of the leaf that starts there (0: none), the exclusive scan of
+    where leaves start, and their count (the scan's end, set once read)."""
 
-    flag: cl.Buffer
     size: cl.Buffer
     offset: cl.Buffer
-    n_leaves: np.ndarray = field(default_factory=lambda: np.zeros(1, np.uint32))
+    n_leaves: int = 0
 
 
 def _leaf_split(rt: Runtime, n: int, keys: cl.Buffer, n_group: int, alloc) -> LeafSplit:
@@ -276,7 +275,7 @@ def _leaf_split(rt: Runtime, n: int, keys: cl.Buffer, n_group: int, alloc) -> Le
     _launch(rt, "count_cells", n, np.int32(n), keys, np.int32(n_group), n_start, flag, size)
     offset, _ = exclusive_scan(rt, flag, n, alloc=alloc, name=name("g_offset"),
                                read_total=False)
-    return LeafSplit(flag, size, offset)
+    return LeafSplit(size, offset)
 
 
 def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGroups:
@@ -297,8 +296,8 @@ def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGr
     split = tree.leaf_splits.get(n_group)
     if split is None:                   # not counted with the build's cells
         split = tree.leaf_splits[n_group] = _leaf_split(rt, n, tree.keys, n_group, base)
-        read_small(rt, split.n_leaves, split.offset, 4 * n)
-    n_groups = int(split.n_leaves[0])
+        split.n_leaves = int(read_small(rt, np.empty(1, np.uint32), split.offset, 4 * n)[0])
+    n_groups = split.n_leaves
     ranges = alloc("g_leaves", 8 * n_groups)
     _launch(rt, "fill_leaves", n, i32(n), split.size, split.offset, ranges)
     if pack:
