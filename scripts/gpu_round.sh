@@ -10,6 +10,8 @@ export PYTHONPATH=$PWD
 py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        local t0=$(date +%s); timeout "$t" python "$@" > "$D/$name.txt" 2>&1
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; cp "$D/$name.txt" "$O/" 2>/dev/null; }
+# code V: run the code before a change (build/old) for V = old, old1, ..., else the working tree
+code() { case $1 in old*) export PYTHONPATH=$PWD/build/old;; *) export PYTHONPATH=$PWD;; esac; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
 116) # issue 30, session 29, final code: the oct-tree paper's cosmological sphere end to end (energy error at z = 0, time)
@@ -22,12 +24,12 @@ case $R in
   HYBRIDTREE_DEVICE=nvidia py tests_gpu 200 -m pytest -q -p no:cacheprovider --tb=short tests/integrate/test_state.py \
       tests/gravity/test_device_build.py tests/device/test_transfer.py tests/integrate/test_timesteps.py
   py kernels 120 scripts/tune/kernels.py --device nvidia --n 4194304 --steps 8
-  for v in new1 old1 new2 old2; do if [ ${v%?} = old ]; then export PYTHONPATH=$PWD/build/old; else export PYTHONPATH=$PWD; fi
+  for v in new1 old1 new2 old2; do code $v
     HYBRIDTREE_DEVICE=nvidia py substep_rel_$v 60 scripts/tune/substep.py 4194304 0.02 --alpha 0.003
     py runs_$v 100 scripts/bench/step.py runs --device nvidia --n 1048576 4194304 --schemes plain-mono --steps 32 \
         --diag-every 8
   done
-  for v in new old; do if [ $v = old ]; then export PYTHONPATH=$PWD/build/old; else export PYTHONPATH=$PWD; fi
+  for v in new old; do code $v
     py steps_4m_$v 150 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
         --shared-from 5 --refit-fraction 0 --json "$D/steps_4m_$v.json"
   done
@@ -49,14 +51,14 @@ case $R in
   HYBRIDTREE_DEVICE=nvidia py tests_gpu 200 -m pytest -q -p no:cacheprovider tests/gravity/test_device_build.py \
       tests/gravity/test_refit.py tests/gravity/test_treewalk.py tests/parallel/test_engine_groups.py
   py kernels 120 scripts/tune/kernels.py --device nvidia --n 4194304 --steps 8
-  for v in new1 old1 new2 old2; do if [ ${v%?} = old ]; then export PYTHONPATH=$PWD/build/old; else export PYTHONPATH=$PWD; fi
+  for v in new1 old1 new2 old2; do code $v
     HYBRIDTREE_DEVICE=nvidia py subset_$v 60 scripts/tune/subset.py 4194304 0.02 --by acc --model plummer --no-alone \
         --alpha 0.003
     HYBRIDTREE_DEVICE=nvidia py substep_rel_$v 60 scripts/tune/substep.py 4194304 0.02 --alpha 0.003
     py runs_$v 100 scripts/bench/step.py runs --device nvidia --n 1048576 4194304 --schemes plain-mono --steps 32 \
         --diag-every 8
   done
-  for v in new old; do if [ $v = old ]; then export PYTHONPATH=$PWD/build/old; else export PYTHONPATH=$PWD; fi
+  for v in new old; do code $v
     py runs_24_$v 100 scripts/bench/step.py runs --device nvidia --n 16777216 --schemes plain-mono --steps 32 \
         --diag-every 8
     py steps_4m_$v 150 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
@@ -70,12 +72,12 @@ case $R in
   HYBRIDTREE_DEVICE=nvidia py tests_gpu 200 -m pytest -q -p no:cacheprovider tests/gravity/test_device_build.py \
       tests/gravity/test_refit.py tests/gravity/test_treewalk.py
   py kernels 120 scripts/tune/kernels.py --device nvidia --n 4194304 --steps 8
-  for v in new1 old1 new2 old2; do if [ ${v%?} = old ]; then export PYTHONPATH=$PWD/build/old; else export PYTHONPATH=$PWD; fi
+  for v in new1 old1 new2 old2; do code $v
     HYBRIDTREE_DEVICE=nvidia py substep_rel_$v 60 scripts/tune/substep.py 4194304 0.02 --alpha 0.003
     py runs_$v 100 scripts/bench/step.py runs --device nvidia --n 1048576 4194304 --schemes plain-mono --steps 32 \
         --diag-every 8
   done
-  for v in new old; do if [ $v = old ]; then export PYTHONPATH=$PWD/build/old; else export PYTHONPATH=$PWD; fi
+  for v in new old; do code $v
     py steps_4m_$v 150 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
         --shared-from 5 --refit-fraction 0 --json "$D/steps_4m_$v.json"
   done
@@ -90,7 +92,7 @@ case $R in
           --no-alone $c
     done
   done
-  for v in new1 old1 new2 old2; do if [ ${v%?} = old ]; then export PYTHONPATH=$PWD/build/old; else export PYTHONPATH=$PWD; fi
+  for v in new1 old1 new2 old2; do code $v
     HYBRIDTREE_DEVICE=nvidia py substep_rel_prof_$v 60 scripts/tune/substep.py 4194304 0.02 --alpha 0.003 --profile
   done
   export PYTHONPATH=$PWD
@@ -104,13 +106,13 @@ case $R in
   HYBRIDTREE_DEVICE=nvidia py tests_gpu 200 -m pytest -q -p no:cacheprovider tests/gravity/test_device_build.py \
       tests/gravity/test_refit.py
   py kernels 120 scripts/tune/kernels.py --device nvidia --n 4194304 --steps 8 --sequence cell_moments
-  for v in new old new old; do if [ $v = old ]; then export PYTHONPATH=$PWD/build/old; else export PYTHONPATH=$PWD; fi
+  for v in new old new old; do code $v
     HYBRIDTREE_DEVICE=nvidia py substep_rel_0.02_$v 60 scripts/tune/substep.py 4194304 0.02 --alpha 0.003
     HYBRIDTREE_DEVICE=nvidia py substep_rel_0.001_$v 60 scripts/tune/substep.py 4194304 0.001 --alpha 0.003
     HYBRIDTREE_DEVICE=nvidia py substep_0.02_$v 60 scripts/tune/substep.py 4194304 0.02
     py runs_$v 100 scripts/bench/step.py runs --device nvidia --n 4194304 --schemes plain-mono --steps 32 --diag-every 8
   done
-  for v in new old; do if [ $v = old ]; then export PYTHONPATH=$PWD/build/old; else export PYTHONPATH=$PWD; fi
+  for v in new old; do code $v
     py runs_24_$v 100 scripts/bench/step.py runs --device nvidia --n 16777216 --schemes plain-mono --steps 32 \
         --diag-every 8
     py steps_4m_$v 150 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
@@ -195,13 +197,13 @@ case $R in
     # sort's kernel checks once per tuning, cell_moments' arguments made once) against the code before it (build/old: git
     # archive dada24b hybridtree cl), alternating: substeps (geometric 0.1 % and 2 %, relative 2 %, and 2 % of 2^16, where
     # the host sets the pace), whole runs at 2^22, a cusp's block run against shared steps
-  for v in new old new old; do if [ $v = old ]; then export PYTHONPATH=$PWD/build/old; else export PYTHONPATH=$PWD; fi
+  for v in new old new old; do code $v
     for f in 0.001 0.02; do HYBRIDTREE_DEVICE=nvidia py substep_${f}_$v 60 scripts/tune/substep.py 4194304 $f; done
     HYBRIDTREE_DEVICE=nvidia py substep_rel_0.02_$v 60 scripts/tune/substep.py 4194304 0.02 --alpha 0.003
     HYBRIDTREE_DEVICE=nvidia py substep_small_$v 60 scripts/tune/substep.py 65536 0.02 20
     py runs_$v 120 scripts/bench/step.py runs --device nvidia --n 4194304 --schemes plain-mono --steps 32 --diag-every 8
   done
-  for v in new old; do if [ $v = old ]; then export PYTHONPATH=$PWD/build/old; else export PYTHONPATH=$PWD; fi
+  for v in new old; do code $v
     py steps_4m_$v 150 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
         --shared-from 5 --refit-fraction 0 --json "$D/steps_4m_$v.json"
   done
