@@ -14,6 +14,33 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
 code() { case $1 in old*) export PYTHONPATH=$PWD/build/old;; *) export PYTHONPATH=$PWD;; esac; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+119) # issue 30, session 30: the refit rule's energy cost (round 118: M31 2^23, dE/E 8.9e-5 building every force,
+    # 1.25e-4 with f = 0.05): M31 at 2^22 with f = 0 and 0.05, and at 2^23 with alpha = 0.002 (f = 0.05 and 0)
+  for f in 0.05 0; do
+    py m31_22_f$f 120 scripts/bench/galaxy.py configs/galaxy_m31.toml --n 4194304 --t-end 10.5 --device nvidia \
+        --set gravity.refit_fraction=$f --out /tmp/m31_22r --json "$D/m31_22_f$f.json"
+  done
+  for f in 0.05 0; do
+    py m31_23_a002_f$f 200 scripts/bench/galaxy.py configs/galaxy_m31.toml --n 8388608 --t-end 10.5 --device nvidia \
+        --set gravity.refit_fraction=$f --set gravity.alpha=0.002 --out /tmp/m31_23r --json "$D/m31_23_a002_f$f.json"
+  done
+  ;;
+118) # issue 30, session 30: GOTHIC's M31 at 2^23 for 49.5 Myr (round 63's run) with the new refit rule (a force of
+    # some refits while the forces on refits since the build, its own included, stay within f N) at f = 0, 0.05
+    # (the new default), 0.1; the cusp's block run at 2^22 with f = 0 and the default (its deepest bin holds 14 %)
+  for f in 0.05 0 0.1; do
+    py m31_23_f$f 200 scripts/bench/galaxy.py configs/galaxy_m31.toml --n 8388608 --t-end 10.5 --device nvidia \
+        --set gravity.refit_fraction=$f --out /tmp/m31_23r --json "$D/m31_23_f$f.json"
+  done
+  for f in 0 0.05; do
+    py steps_4m_f$f 150 scripts/bench/timesteps.py steps --device nvidia --n 4194304 --dt 0.5 --t-end 1.0 --eta 0.2 \
+        --shared-from 99 --refit-fraction $f --json "$D/steps_4m_f$f.json"
+  done
+  ;;
+117) # issue 30, session 30: the suite's GPU tests (nothing ran on the GPU after 9ade647, ilogb in extent_cube; the new
+    # refit rule and default)
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 500 -m pytest -q -m gpu -p no:cacheprovider --tb=short
+  ;;
 116) # issue 30, session 29, final code: the oct-tree paper's cosmological sphere end to end (energy error at z = 0, time)
   py cosmo_sphere 300 scripts/bench/cosmo.py configs/cosmo_sphere.toml --device nvidia --out /tmp/cs \
       --json "$D/cosmo_sphere.json"

@@ -174,15 +174,15 @@ SCHEMA: dict[str, dict[str, Option]] = {
         "remove_net_force": _opt(bool, True, "subtract the mass-weighted mean acceleration "
                                  "(the tree's spurious net force) so that total momentum is "
                                  "conserved"),
-        "refit_fraction": _opt(float, 0.0, "block steps: a force of the active particles "
+        "refit_fraction": _opt(float, 0.05, "block steps: a force of the active particles "
                                "refits the last tree (its cells kept, their moments and "
                                "sides redone for the moved particles) instead of building "
-                               "one, until the forces since the last build reach "
-                               "refit_fraction × N (GADGET-2's TreeDomainUpdateFrequency); "
-                               "a force of all particles always builds; 0 = build for every "
-                               "force (the default: on a 2^22 cusp the refits cost more walk "
-                               "than they saved build, docs/benchmarks.md §12).  One "
-                               "process, device state (else: always builds)",
+                               "one, while the forces on refits since the last build, its "
+                               "own included, stay within refit_fraction × N: a force of "
+                               "more particles, and every force of all, builds; 0 = build "
+                               "for every force.  The default refits the small substeps "
+                               "of the deepest bins (docs/physics.md).  One process, "
+                               "device state (else: always builds)",
                                lambda v: 0 <= v <= 100, "0 <= refit_fraction <= 100"),
         "pm_grid": _opt(int, 0, "periodic boxes: mesh points per side of the long-range "
                         "(PM) mesh (GADGET's PMGRID); 0 = the smallest power of two >= "

@@ -3,12 +3,12 @@
 One engine per run (or per runtime for :func:`hybridtree.gravity.accelerations`).  For a
 :class:`hybridtree.integrate.state.DeviceState` it builds the tree on the device from the device
 positions, walks it for each force part into the state's buffers, removes the net force and sums
-the interaction counts on the device; nothing is allocated (a
-:class:`hybridtree.device.transfer.Workspace` keeps the tree's buffers between calls), nothing is
-validated (the state was checked when it was made) and the host reads back only a few numbers; a
-force of some particles (block steps) may refit the last tree instead (``refit_fraction``,
-:mod:`hybridtree.gravity.tree.refit`).  For a :class:`hybridtree.integrate.state.HostState` it
-does the same from numpy arrays (upload, build, walk, download).  Units: G = 1, the state's units.
+the interaction counts on the device; nothing is allocated (a ``Workspace`` keeps the tree's
+buffers between calls), nothing is validated (the state was checked when it was made) and the
+host reads back only a few numbers; a force of some particles (block steps) may refit the last
+tree instead (``refit_fraction``, :mod:`hybridtree.gravity.tree.refit`).  For a
+:class:`hybridtree.integrate.state.HostState` it does the same from numpy arrays (upload, build,
+walk, download).  Units: G = 1, the state's units.
 
 One interface, backends chosen once: ``compute(state, parts, active)`` picks the backend by where
 the state lives (``_on_device``, ``_on_host``); how many processes is the engine's class (this
@@ -39,14 +39,14 @@ from ..particles import shaped_particles, validate_particles
 from .counts import Tally
 from .direct import direct_forces
 from .eps_types import TypeSoftenings
-from .forces import Forces
+from .forces import Active, Forces
 from .knobs import build_where
 from .long_range import LongRange
 from .periodic import wrap
 from .settings import GravitySettings, opening_floor
 from .tree import build_tree
 from .tree.device_build import DeviceArrays, DeviceTree, build_device_tree
-from .tree.refit import KeptTree, refit_device_tree
+from .tree.refit import KeptTree
 from .walk import default_group, tree_forces, walk_active, walk_into
 
 __all__ = ["ForceEngine", "Forces", "GravitySettings", "opening_floor"]
@@ -67,8 +67,7 @@ class ForceEngine:
         # a run settles "auto" knowing what it can take (run.assemble.make_stepper); an
         # engine made any other way has not been told, so "auto" walks geometric there
         self.g = g.settled(rt.info.kind, relative_ok=False)
-        self.rt, self.clock = rt, clock or Clock(rt)
-        self.work = work or Workspace(rt)
+        self.rt, self.clock, self.work = rt, clock or Clock(rt), work or Workspace(rt)
         self.tally = Tally(rt)
         self._known = False       # the state holds forces of its current particles
         self.kept = KeptTree(g.refit_fraction if self.refits else 0.0)
@@ -89,10 +88,10 @@ class ForceEngine:
         arrays = DeviceArrays(s.pos, s.mass, s.n, self.softenings.device(s, g, self.work))
         relative = opening_floor(g, self._known, None) is not None
         theta = g.theta_max if relative else g.theta
-        if active is not None and kept.reusable(s, s.n, theta):
+        if active is not None and kept.reusable(s, s.n, theta, active.count):
             self.tally.add("refits", 1)
             with self.clock.device("build", "refit"):
-                return refit_device_tree(kept.tree, arrays)
+                return kept.refit(arrays)
         with self.clock.device("build"):        # the walk's first split counted with the cells
             tree = build_device_tree(self.rt, arrays, None, theta=theta, n_leaf=g.n_leaf,
                                      multipole=g.multipole, alloc=self.work, timed=False,
@@ -103,9 +102,10 @@ class ForceEngine:
     def compute(self, state: State, parts: tuple[str, ...], active=None) -> int:
         """Forces of ``parts`` at the state's positions, into ``state.acc[part]`` (net force
         removed) and ``state.pot`` (from the full or soft part).  One tree serves all parts.
-        ``active`` = (time bins, kmin): forces only of the particles of bin >= kmin (the
-        whole force, a box's short range; no net force removed; :mod:`.integrate.timebins`);
-        None: all.  Returns the number of particles whose force was computed."""
+        ``active``: an :class:`.forces.Active` or (time bins, kmin): forces only of bins >=
+        kmin (the whole force, a box's short range; no net force removed); None: all.
+        Returns the number of particles whose force was computed."""
+        active = None if active is None else Active(*active)
         if active is not None and parts != ("short" if self.g.periodic else "full",):
             raise ValueError(f"forces of the active particles: one part only, got {parts}")
         if isinstance(state, DeviceState):
@@ -147,9 +147,9 @@ class ForceEngine:
         tree = self._tree(s, active)
         if active is not None:      # parts: the whole force, or a box's short range
             with clock.device("walk", f"walk_{parts[0]}"):
-                counts, m, _ = walk_active(rt, tree, g.walk_eps, s.acc[parts[0]], s.pot, *active,
-                                           g.n_group or None, floor, g.kernel_options,
-                                           periodic=g.periodic)
+                counts, m, _ = walk_active(rt, tree, g.walk_eps, s.acc[parts[0]], s.pot,
+                                           *active[:2], g.n_group or None, floor,
+                                           g.kernel_options, periodic=g.periodic)
             self.kept.forced(m)
             with clock.device("reduce"):
                 self.tally.add_device(parts[0], m, counts)

@@ -1,13 +1,26 @@
 """What :func:`hybridtree.gravity.accelerations` returns: :class:`Forces`, the forces of
-sinks given as arrays (float64, caller's order, G = 1)."""
+sinks given as arrays (float64, caller's order, G = 1); and :class:`Active`, which particles a
+force of some (a block substep) computes."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["Forces"]
+__all__ = ["Active", "Forces"]
+
+
+class Active(NamedTuple):
+    """The particles a force of some computes: those whose time bin (int32 ``bins``, one
+    per particle in the caller's order: a device buffer or a numpy array) is at least
+    ``kmin``.  ``count``: how many they are, where the caller knows (the block schemes
+    count their bins): the engine's refit rule weighs it; None: not known."""
+
+    bins: Any
+    kmin: int
+    count: int | None = None
 
 
 @dataclass

@@ -31,6 +31,7 @@ import time
 
 import numpy as np
 
+from ..gravity.forces import Active
 from .comoving import drift_factor, kick_factor
 from .schemes import BinStats, BlockSettings, first_forces
 from .state import DeviceState
@@ -137,7 +138,8 @@ class ComovingBlock:
             kmin = lowest_active(ti, deep)
             before = engine.counts["interactions"]
             if kmin:
-                n_forces = engine.compute(state, ("short",), active=(bins.bins, kmin))
+                n_forces = engine.compute(state, ("short",), active=Active(
+                    bins.bins, kmin, int(occupied[kmin:].sum())))
             else:                                             # the step's end: all, both
                 n_forces = engine.compute(state, self.parts)
             bins.kick_table(kmin, self._table(line, ti, kmin, occupied, False), "short")

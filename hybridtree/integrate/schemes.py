@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..gravity.engine import GravitySettings
+from ..gravity.forces import Active
 from .timebins import NBINS, bin_scale, bins_for, lowest_active, next_tick
 
 __all__ = ["BlockLeapfrog", "BlockSettings", "NestedLeapfrog", "scheme_for"]
@@ -195,8 +196,9 @@ class BlockLeapfrog:
             ti = ti_next
             kmin = lowest_active(ti, deep)
             before = self.engine.counts["interactions"]
-            n_forces = self.engine.compute(state, self.parts,
-                                           active=(bins.bins, kmin) if kmin else None)
+            # how many are active: the engine's refit rule weighs it (Active.count)
+            n_forces = self.engine.compute(state, self.parts, active=Active(
+                bins.bins, kmin, int(occupied[kmin:].sum())) if kmin else None)
             bins.kick(kmin, half, lam)
             if ti < ticks:
                 bins.assign(kmin, deep, q0, lam, scale)

@@ -223,7 +223,7 @@ class ParallelEngine(ForceEngine):
         red = reduce.reducer(rt)
         if active is not None:
             with clock.device("walk", "walk_full"):
-                cnt, done, _ = walk_active(rt, tree, g.walk_eps, s.acc["full"], s.pot, *active,
+                cnt, done, _ = walk_active(rt, tree, g.walk_eps, s.acc["full"], s.pot, *active[:2],
                                            n_group, floor, g.kernel_options, n_sinks=n)
             with clock.device("reduce"):
                 self._count("full", sum(red.count_sum(done, cnt)))

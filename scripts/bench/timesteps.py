@@ -132,7 +132,7 @@ def steps(args) -> None:
                 for m in args.active_merge]
     warm_up(args)
     for n in args.n:
-        pos, vel, mass = hernquist_satellite(n, seed=1)
+        pos, vel, mass = model(args.model, n)
         common = {"gravity.eps": args.eps, "gravity.device": args.device,
                   "gravity.multipole": args.multipole, "output.diag_every": 10 ** 9,
                   **({} if args.refit_fraction is None else
@@ -239,6 +239,8 @@ def main(argv: list[str] | None = None) -> None:
                    choices=("monopole", "quadrupole"), help="errors: the multipole orders")
     p.add_argument("--n-group", type=int, nargs="+", default=[0],
                    help="errors: sinks per group to try (0: the device's default)")
+    p.add_argument("--model", default="cusp",
+                   help="steps: plummer, cusp (a Hernquist cusp with a satellite) or a snapshot")
     p.add_argument("--refit-fraction", type=float, default=None,
                    help="steps: gravity.refit_fraction (0: build every tree; default: the "
                         "schema's)")

@@ -12,6 +12,7 @@ from hybridtree.device.runtime import pack4, split_hi_lo
 from hybridtree.device.transfer import upload
 from hybridtree.gravity import direct_reference
 from hybridtree.gravity.engine import ForceEngine, GravitySettings
+from hybridtree.gravity.forces import Active
 from hybridtree.gravity.tree.device_build import DeviceArrays, build_device_tree, device_moments
 from hybridtree.gravity.tree.morton import MAX_LEVEL, key_coords
 from hybridtree.gravity.tree.refit import looseness, refit_device_tree
@@ -146,11 +147,13 @@ def test_refits_without_grown_sides_are_not_as_accurate(runtime):
     assert np.percentile(stale, 99) > 1.5 * np.percentile(fresh, 99)   # measured 2.2 x
 
 
-def test_the_engine_refits_until_the_forces_since_the_build_reach_the_fraction(runtime):
+def test_the_engine_refits_while_the_forces_since_the_build_stay_within_the_fraction(runtime):
+    """KeptTree's rule: a force of some particles refits while the forces since the last
+    build, its own included, stay within fraction x N; a force of all builds."""
     pos, vel, mass = plummer(2000, seed=3)
     active = (np.arange(2000) % 10 < 3).astype(np.int32)      # 30 % in bin 1
     out = {}
-    for fraction in (0.0, 0.5):
+    for fraction in (0.0, 0.2, 0.5, 0.7):
         # geometric: a relative run's first tree (built for theta) is never refitted
         g = GravitySettings(eps=EPS, refit_fraction=fraction, opening="geometric")
         clock = Clock(runtime)
@@ -162,13 +165,23 @@ def test_the_engine_refits_until_the_forces_since_the_build_reach_the_fraction(r
         refits = []
         for k in range(5):
             state.drift(1e-3)
-            assert engine.compute(state, ("full",), active=(bins, 1)) == 600
+            assert engine.compute(state, ("full",), active=Active(bins, 1, 600)) == 600
             refits.append(engine.counts["refits"])
         engine.compute(state, ("full",))                        # builds, count anew
         state.drift(1e-3)
+        engine.compute(state, ("full",), active=Active(bins, 1, 600))
+        refits.append(engine.counts["refits"])
+        state.drift(1e-3)            # not told how many: counted as none, so it refits
         engine.compute(state, ("full",), active=(bins, 1))
         refits.append(engine.counts["refits"])
         out[fraction] = refits
-    # 0.5 N: refit after 0 and 0.3 N forces, build after 0.6 N, refit, build, ...
-    assert out[0.5] == [1, 2, 2, 3, 3, 4]
-    assert out[0.0] == [0] * 6
+    # 0.7 N (1400 forces), 600 a force: refit (600), refit (1200), build at 1800, refit
+    # (600: the build's own force not counted), refit (1200); after the force of all,
+    # refit (600), and the untold force refits too (600 + 0)
+    assert out[0.7] == [1, 2, 2, 3, 4, 5, 6]
+    # 0.5 N: refit (600), build (1200 > 1000), refit, build, refit; refit, refit
+    assert out[0.5] == [1, 1, 2, 2, 3, 4, 5]
+    # 0.2 N: a force of 0.3 N never refits (GADGET-2's rule would refit the first after
+    # a build); the untold force, after a build, counts as none: it refits
+    assert out[0.2] == [0] * 6 + [1]
+    assert out[0.0] == [0] * 7

@@ -163,20 +163,23 @@ def test_restart_with_bins_is_bit_for_bit(tmp_path, refit):
 def test_block_steps_with_refits_follow_those_that_build_every_tree():
     """gravity.refit_fraction: the substeps refit the last tree (cells kept, moments and
     sides redone) instead of building one; the run stays that of builds to the force
-    error (0: every force builds; 100: every force of some particles refits)."""
+    error (0: every force builds; 100: every force of some particles refits; None: the
+    default, 0.05, which refits the substeps of the deepest bin, 7 of 2000 particles)."""
     pos, vel, mass = _cusp(2000)
-    runs = {}
-    for refit in (0.0, 0.5, 100.0):
+    runs, refits = {}, {}
+    for refit in (0.0, 0.5, 100.0, None):
         sim = hybridtree.Simulation(pos, vel, mass, quiet=True, settings=block(
-            **{"time.dt": 1 / 8, "gravity.eps": 0.01, "time.max_bin": 10,
-               "gravity.refit_fraction": refit}))
+            **{"time.dt": 1 / 8, "gravity.eps": 0.01, "time.max_bin": 10},
+            **({} if refit is None else {"gravity.refit_fraction": refit})))
         sim.evolve(0.5)
         rows = sim.timebins()
         runs[refit] = (sim.pos, sim.energy_error, sum(r["interactions"] for r in rows),
                        sum(r["forces"] for r in rows))
+        refits[refit] = sim._stepper.counts.get("refits", 0)
     pos0, e0, inter0, forces0 = runs[0.0]
     assert abs(e0) < 3e-4, e0                                    # measured -1.20e-4
-    for refit in (0.5, 100.0):
+    assert refits[0.0] == 0 and refits[None] > 0, refits         # measured 31 (default)
+    for refit in (0.5, 100.0, None):
         x, e, inter, forces = runs[refit]
         assert not np.array_equal(x, pos0)                       # it refitted
         # measured: energy errors -1.22e-4 and -1.23e-4, positions 2.8e-5 and 5.0e-5 apart

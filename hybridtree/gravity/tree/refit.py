@@ -78,11 +78,18 @@ def looseness(tree: DeviceTree) -> float:
 
 class KeptTree:
     """The last tree a force engine built for a device state, and whether a force of
-    some particles may refit it instead of building anew: GADGET-2's rule
-    (TreeDomainUpdateFrequency), refit until the forces computed since the last build
-    reach ``fraction`` × N (0: build for every force).  Every force of all particles
-    builds (and so starts the count again), so the choice depends only on what happened
-    since the last such force: a restart at a step's end makes the same choices
+    some particles may refit it instead of building anew: while the forces computed on
+    refits of it, this one included, stay within ``fraction`` × N (0: build for every
+    force).  GADGET-2's rule (TreeDomainUpdateFrequency) counts the forces since the
+    build without this one, the build's own among them: after a substep that built, the
+    next small one builds too, and the first force past the budget still refits,
+    however many particles it has: the large substeps that follow a deep bin's small
+    ones, where a refit costs the most walk (docs/benchmarks.md §25).  Here a force of
+    more than ``fraction`` × N particles always builds, and the refits are the small
+    substeps', whose walks are short.  Where the caller does not say how many particles
+    are active the force counts as none.  Every force of all particles builds and starts
+    the count at 0, so the choice depends only on what happened since the last such
+    force: a restart at a step's end makes the same choices
     (:meth:`hybridtree.gravity.engine.ForceEngine.forces_known` builds the tree a
     restart's substeps refit)."""
 
@@ -90,21 +97,29 @@ class KeptTree:
         self.fraction = float(fraction)
         self.tree: DeviceTree | None = None
         self.owner = None           # the state whose particles the tree holds
-        self.since = 0              # forces computed since the tree was built
+        self.since = 0              # forces computed on refits since the tree was built
+        self.fresh = True           # the last force used the tree as built
 
-    def reusable(self, owner, n: int, theta: float) -> bool:
-        """Whether a force of some of ``owner``'s ``n`` particles may refit the tree
-        (built for them with opening angle ``theta``)."""
+    def reusable(self, owner, n: int, theta: float, count: int | None = None) -> bool:
+        """Whether a force of ``count`` of ``owner``'s ``n`` particles (None: not known)
+        may refit the tree (built for them with opening angle ``theta``)."""
         t = self.tree
         return (self.fraction > 0 and t is not None and self.owner is owner and t.n == n
-                and t.theta == float(theta) and self.since < self.fraction * n)
+                and t.theta == float(theta)
+                and self.since + (count or 0) <= self.fraction * n)
+
+    def refit(self, particles: DeviceArrays) -> DeviceTree:
+        """The tree refitted to ``particles`` (:func:`refit_device_tree`)."""
+        self.fresh = False
+        return refit_device_tree(self.tree, particles)
 
     def built(self, owner, tree: DeviceTree) -> None:
-        self.tree, self.owner, self.since = tree, owner, 0
+        self.tree, self.owner, self.since, self.fresh = tree, owner, 0, True
 
     def forced(self, m: int) -> None:
-        """``m`` more forces computed on the tree."""
-        self.since += int(m)
+        """``m`` more forces computed on the tree (counted where it was refitted)."""
+        if not self.fresh:
+            self.since += int(m)
 
     def forget(self) -> None:
         """The tree's buffers are about to be reused for another tree."""
