@@ -134,7 +134,7 @@ def breakdown_record(comm, now: dict[str, float], prev: dict[str, float]) -> dic
 
 
 #: Columns of ``diagnostics_types.csv``: one row per particle type and report, where a run
-#: holds several types (:func:`hybridtree.integrate.quantities.type_sums`)
+#: holds several types (:meth:`hybridtree.integrate.stepper.Stepper.type_sums`)
 TYPE_COLUMNS = ("step", "time", "type", "particles", "mass", "kinetic", "potential", "lx",
                 "ly", "lz", "r10", "r50", "r90")
 

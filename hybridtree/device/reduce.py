@@ -301,6 +301,14 @@ class Reducer:
         self._run("radius_mass", n, np.int32(n), pos, mass, *c, rm)
         return rm
 
+    def type_mass(self, n: int, types: cl.Buffer, t: int, mass: cl.Buffer) -> cl.Buffer:
+        """The masses (float64) of the particles whose GADGET type (uint64 ``types``) is
+        ``t``, 0 for the others: a scratch buffer, valid until the next call."""
+        out = scratch(self.rt, "reduce.type_mass", 8 * max(n, 1))
+        if n:
+            self._run("type_mass", n, np.int32(n), types, np.uint64(t), mass, out)
+        return out
+
     def all_finite(self, n: int, *arrays: tuple[cl.Buffer, int]) -> bool:
         """Whether every value of each (buffer, count of float64) is finite.  ``n``
         (particles) only keeps the signature of the other reductions."""

@@ -59,28 +59,6 @@ def lagrangian_radii_across(comm, pos: np.ndarray, mass: np.ndarray,
     return [float(h) for h in hi]
 
 
-def type_sums(comm, types: np.ndarray, pos: np.ndarray, vel: np.ndarray, mass: np.ndarray,
-              pot: np.ndarray, wanted: list[int]) -> list[dict]:
-    """Collective: per GADGET type in ``wanted`` (every process passes the same list), over
-    all processes' particles: ``particles``, ``mass``, ``kinetic`` ½ Σ m v², ``potential``
-    ½ Σ m φ (φ: the whole system's potential at the particle, so the types' potentials add
-    up to the system's), angular momentum ``lx``, ``ly``, ``lz`` Σ m r × v about the origin,
-    and the 10/50/90 % Lagrangian radii ``r10``, ``r50``, ``r90`` about the type's own
-    centre of mass.  Internal units."""
-    out = []
-    for t in wanted:
-        rows = types == t
-        m, x, v = mass[rows], pos[rows], vel[rows]
-        local = np.concatenate([[rows.sum(), m.sum(), 0.5 * m @ (v * v).sum(axis=1),
-                                 0.5 * m @ pot[rows]], m @ np.cross(x, v) if len(m) else np.zeros(3)])
-        tot = comm.allreduce(local)
-        radii = lagrangian_radii_across(comm, x, m)
-        out.append({"type": t, "particles": int(round(tot[0])), "mass": tot[1],
-                    "kinetic": tot[2], "potential": tot[3], "lx": tot[4], "ly": tot[5],
-                    "lz": tot[6], "r10": radii[0], "r50": radii[1], "r90": radii[2]})
-    return out
-
-
 def with_lambda_potential(mom: dict, lam: float) -> dict:
     """``mom`` (a stepper's sums, changed in place and returned) with the potential energy
     -½ λ Σ m r² of an external acceleration λ r (the Λ term of a cosmological sphere in

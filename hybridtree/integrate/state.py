@@ -114,15 +114,23 @@ class HostState:
         """Particles of each GADGET type 0..5 (int64)."""
         return np.bincount(self.types, minlength=N_TYPES)
 
-    def moments(self) -> dict:
-        """Sums over the particles (:func:`hybridtree.device.reduce.host_moments`)."""
+    def type_mass(self, t: int) -> np.ndarray:
+        """The masses of the particles of GADGET type ``t``, 0 for the others."""
+        return np.where(self.types == t, self.mass, 0.0)
+
+    def moments(self, mass: np.ndarray | None = None) -> dict:
+        """Sums over the particles (:func:`hybridtree.device.reduce.host_moments`), weighted
+        by ``mass`` (default the particles' own)."""
         with self.clock.host("reduce"):
-            return reduce.host_moments(self.pos, self.vel, self.mass, self.pot)
+            return reduce.host_moments(self.pos, self.vel, self.mass if mass is None else mass,
+                                       self.pot)
 
     def lagrangian_radii(self, centre: np.ndarray, fractions=(0.1, 0.5, 0.9),
-                         total_mass: float | None = None) -> list[float]:
+                         total_mass: float | None = None,
+                         mass: np.ndarray | None = None) -> list[float]:
         with self.clock.host("reduce"):
-            return lagrangian_radii(self.pos, self.mass, fractions, centre=centre)
+            return lagrangian_radii(self.pos, self.mass if mass is None else mass, fractions,
+                                    centre=centre)
 
     def finite(self) -> bool:
         with self.clock.host("reduce"):
@@ -261,17 +269,28 @@ class DeviceState:
                 download(self.rt, [(self.types, types)])
         return np.bincount(types.astype(np.int64), minlength=N_TYPES)
 
-    def moments(self) -> dict:
+    def type_mass(self, t: int) -> cl.Buffer:
+        """The masses of the particles of GADGET type ``t``, 0 for the others (on the device:
+        a scratch buffer, valid until the next call)."""
         with self.clock.device("reduce"):
-            return reduce.reducer(self.rt).moments(self.n, self.pos, self.vel, self.mass,
-                                                   self.pot)
+            return reduce.reducer(self.rt).type_mass(self.n, self.types, t, self.mass)
+
+    def moments(self, mass: cl.Buffer | None = None) -> dict:
+        """:meth:`hybridtree.device.reduce.Reducer.moments`, weighted by ``mass`` (default
+        the particles' own)."""
+        with self.clock.device("reduce"):
+            return reduce.reducer(self.rt).moments(self.n, self.pos, self.vel,
+                                                   self.mass if mass is None else mass, self.pot)
 
     def lagrangian_radii(self, centre: np.ndarray, fractions=(0.1, 0.5, 0.9),
-                         total_mass: float | None = None, combine=None) -> list[float]:
-        """:meth:`hybridtree.device.reduce.Reducer.lagrangian_radii` (``combine``: over processes)."""
+                         total_mass: float | None = None, combine=None,
+                         mass: cl.Buffer | None = None) -> list[float]:
+        """:meth:`hybridtree.device.reduce.Reducer.lagrangian_radii` (``combine``: over
+        processes; ``mass``: as for :meth:`moments`)."""
         with self.clock.device("reduce"):
-            return reduce.reducer(self.rt).lagrangian_radii(self.n, self.pos, self.mass, centre,
-                                                            fractions, total_mass, combine)
+            return reduce.reducer(self.rt).lagrangian_radii(
+                self.n, self.pos, self.mass if mass is None else mass, centre, fractions,
+                total_mass, combine)
 
     def columns(self) -> list[tuple[str, int, cl.Buffer]]:
         """Every per-particle buffer as (name, 8-byte words per particle, buffer), in a

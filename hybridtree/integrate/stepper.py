@@ -60,13 +60,38 @@ class Stepper:
         """This process's particles of each GADGET type 0..5."""
         return self.state.type_counts()
 
-    def moments(self) -> dict:
-        """Sums over all processes' particles (:func:`hybridtree.device.reduce.host_moments`)."""
-        return self.state.moments()
+    def moments(self, mass: Any = None) -> dict:
+        """Sums over all processes' particles (:func:`hybridtree.device.reduce.host_moments`),
+        weighted by ``mass`` (the state's :meth:`type_mass`; default the particles' own)."""
+        return self.state.moments(mass)
 
-    def lagrangian_radii(self, centre: np.ndarray, total_mass: float) -> list[float]:
-        """10/50/90 % Lagrangian radii of all processes' particles around ``centre``."""
-        return self.state.lagrangian_radii(centre, total_mass=total_mass)
+    def lagrangian_radii(self, centre: np.ndarray, total_mass: float,
+                         mass: Any = None) -> list[float]:
+        """10/50/90 % Lagrangian radii of all processes' particles around ``centre``
+        (``mass`` as for :meth:`moments`)."""
+        return self.state.lagrangian_radii(centre, total_mass=total_mass, mass=mass)
+
+    def type_sums(self, wanted: list[int], counts: np.ndarray) -> list[dict]:
+        """Collective: per GADGET type in ``wanted`` (every process passes the same list),
+        over all processes' particles: ``particles`` (``counts[t]``: a run keeps its
+        particles), ``mass``, ``kinetic`` ½ Σ m v², ``potential`` ½ Σ m φ (φ: the whole
+        system's potential at the particle, so the types' potentials add up to the
+        system's), angular momentum ``lx``, ``ly``, ``lz`` Σ m r × v about the origin, and
+        the 10/50/90 % Lagrangian radii ``r10``, ``r50``, ``r90`` about the type's own
+        centre of mass.  Each is the whole set's sum with the type's masses and 0 for the
+        other particles, where the state lives (nothing is downloaded).  Internal units."""
+        out = []
+        for t in wanted:
+            m = self.state.type_mass(t)
+            mom = self.moments(m)
+            radii = self.lagrangian_radii(mom["com"], mom["mass"], m) if mom["mass"] > 0 \
+                else [float("nan")] * 3
+            lx, ly, lz = (float(v) for v in mom["angular_momentum"])
+            out.append({"type": t, "particles": int(counts[t]), "mass": mom["mass"],
+                        "kinetic": mom["kinetic"], "potential": mom["potential"],
+                        "lx": lx, "ly": ly, "lz": lz, "r10": radii[0], "r50": radii[1],
+                        "r90": radii[2]})
+        return out
 
     def bad_ids(self) -> list[int] | None:
         """None if every value is finite, else the IDs of this process's bad particles."""

@@ -16,6 +16,7 @@ domains.  Units: G = 1, the caller's units.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 import numpy as np
 
@@ -127,8 +128,8 @@ class ParallelStepper(Stepper):
         self.totals["steps"] += 1
         self._redistribute(work if work > 0 else float(self.state.n))
 
-    def moments(self) -> dict:
-        m = self.state.moments()
+    def moments(self, mass: Any = None) -> dict:
+        m = self.state.moments(mass)
         local = np.concatenate([[m["mass"]], m["mass"] * m["com"], [m["kinetic"], m["potential"]],
                                 m["momentum"], m["angular_momentum"], [m["inertia"]]])
         tot = self.comm.allreduce(local)
@@ -137,13 +138,15 @@ class ParallelStepper(Stepper):
                 "potential": float(tot[5]), "momentum": tot[6:9], "angular_momentum": tot[9:12],
                 "inertia": float(tot[12])}
 
-    def lagrangian_radii(self, centre: np.ndarray, total_mass: float) -> list[float]:
+    def lagrangian_radii(self, centre: np.ndarray, total_mass: float,
+                         mass: Any = None) -> list[float]:
         s = self.state
         if isinstance(s, DeviceState):
             return s.lagrangian_radii(centre, total_mass=total_mass,
-                                      combine=self.comm.allreduce)
+                                      combine=self.comm.allreduce, mass=mass)
         with self.clock.host("reduce"):
-            return lagrangian_radii_across(self.comm, s.pos, s.mass)
+            # about the centre of mass of ``mass``, which ``centre`` is
+            return lagrangian_radii_across(self.comm, s.pos, s.mass if mass is None else mass)
 
     def breakdown(self) -> dict[str, float]:
         return dict(self.totals)

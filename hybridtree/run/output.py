@@ -18,7 +18,7 @@ from ..analysis.diagnostics import (TYPE_COLUMNS, DiagnosticsFile, Reporter, bre
                                     write_timebins)
 from ..config.settings import Settings
 from ..config.units import Units
-from ..integrate.quantities import type_sums, with_lambda_potential
+from ..integrate.quantities import with_lambda_potential
 from ..particles import N_TYPES
 from ..integrate.schedule import Cosmic, Uniform
 from ..io.background import BackgroundWriter
@@ -56,6 +56,7 @@ class RunOutput:
         self.diag: DiagnosticsFile | None = None
         self.type_diag: DiagnosticsFile | None = None      # diagnostics_types.csv
         self.types: list[int] = []          # the GADGET types of a run of several
+        self.type_totals = np.zeros(N_TYPES, np.int64)     # their particles, all processes
         self.reporter: Reporter | None = None
         self.stepper: Any = None
         self.e0: float | None = None     # the energy the errors are measured against
@@ -104,7 +105,7 @@ class RunOutput:
         present = [t for t in range(N_TYPES) if counts[t] > 0]
         if len(present) < 2 or self.sched.cosmological:
             return
-        self.types = present
+        self.types, self.type_totals = present, np.rint(counts).astype(np.int64)
         if self.diag is not None:
             path = self.folder / "diagnostics_types.csv"
             if not self._in_place:
@@ -113,9 +114,9 @@ class RunOutput:
                                              TYPE_COLUMNS)
 
     def _report_types(self, step: int) -> None:
-        """Collective: one row per type (:func:`hybridtree.integrate.quantities.type_sums`)."""
-        p = self.stepper.particles()              # timed as "transfer"
-        rows = type_sums(self.comm, p.types, p.pos, p.vel, p.mass, p.pot, self.types)
+        """Collective: one row per type (:meth:`hybridtree.integrate.stepper.Stepper.type_sums`,
+        where the particles are: nothing is downloaded)."""
+        rows = self.stepper.type_sums(self.types, self.type_totals)
         if self.type_diag is not None:
             with self.stepper.clock.host("output"):
                 for row in rows:

@@ -254,9 +254,13 @@ def main(argv: list[str]) -> dict:
             sys.exit(f"run.log of {out}: {len(ends) - n_ends} new end lines, not 1")
         steps, stepping = int(ends[-1].group(1)), float(ends[-1].group(2))
         substeps = sum(int(b["substeps"]) for b in bins) or steps
+    # the end line's phases (build_s, walk_s, transfer_s, reduce_s, output_s, ...)
+    phases = {} if stopped else {k: float(v) for k, v in re.findall(
+        r" (\w+_s)=([\d.]+)", ends[-1].string[ends[-1].start():].split("\n")[0])
+        if k != "wall_s"}
     state["slices"].append({"t_from": t_from, "t_to": t_to, "step_to": step_to, "wall_s": wall,
                             "stepping_s": stepping, "steps": steps, "substeps": substeps,
-                            "interrupted": stopped,
+                            "interrupted": stopped, "phases": phases,
                             "bins": [{k: b[k] for k in BIN_KEYS} for b in bins]})
     state_path.write_text(json.dumps(state, indent=1))
     if t_to < args.t_end:
