@@ -14,6 +14,19 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
 code() { case $1 in old*) export PYTHONPATH=$PWD/build/old;; *) export PYTHONPATH=$PWD;; esac; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+120) # issue 30, session 30: per-type diagnostics summed on the device (cl/reduce.cl type_mass) against 5428bf2
+    # (build/old: every report downloaded the particles and sorted each type on the host), M31 at 2^23 with the
+    # defaults (a report every 8 steps), new / old / new; the GPU tests of what changed
+  HYBRIDTREE_DEVICE=nvidia py tests_gpu 250 -m pytest -q -p no:cacheprovider --tb=short tests/integrate/test_type_sums.py \
+      tests/gravity/test_refit.py tests/integrate/test_timesteps.py tests/run/test_particle_types.py
+  # from /tmp: galaxy.py's `python -m hybridtree run` takes the package of its working directory before PYTHONPATH's
+  REPO=$PWD
+  for v in new1 old new2; do code $v
+    (cd /tmp && py m31_23_$v 200 "$REPO/scripts/bench/galaxy.py" "$REPO/configs/galaxy_m31.toml" --n 8388608 \
+        --t-end 10.5 --device nvidia --out /tmp/m31_23_$v --json "$D/m31_23_$v.json")
+  done
+  export PYTHONPATH=$PWD
+  ;;
 119) # issue 30, session 30: the refit rule's energy cost (round 118: M31 2^23, dE/E 8.9e-5 building every force,
     # 1.25e-4 with f = 0.05): M31 at 2^22 with f = 0 and 0.05, and at 2^23 with alpha = 0.002 (f = 0.05 and 0)
   for f in 0.05 0; do
