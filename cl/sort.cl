@@ -11,7 +11,8 @@
  *                    stable;
  *   radix_scatter    every work-group ranks the elements of its tile stably (rank =
  *                    number of earlier elements of the tile with the same digit)
- *                    and writes key and payload to offset + rank.
+ *                    and writes key and payload to offset + rank (in the tile's
+ *                    sorted order with SORTED_STORES: coalesced stores on GPUs).
  *
  * Ranking within a tile: keys are loaded striped (element j * WG + lid goes to
  * work-item lid, so global loads coalesce) and their digits parked in local
@@ -28,8 +29,10 @@
  *
  * Build-time defines: WG (work-group size, every kernel must be launched with
  * exactly WG work-items per group), ITEMS (keys per work-item and sort tile),
- * SCAN_ITEMS (values per work-item and scan block), RADIX_BITS (1..8).
- * Local memory of radix_scatter: about 4 * TILE + 2 * 2^RADIX_BITS * WG bytes.
+ * SCAN_ITEMS (values per work-item and scan block), RADIX_BITS (1..8), SORTED_STORES
+ * (0 or 1, radix_scatter's order of stores).
+ * Local memory of radix_scatter: about (4 or 8 with SORTED_STORES) * TILE
+ * + 2 * 2^RADIX_BITS * WG bytes.
  * Counts and offsets are uint: n must stay below 2^31.
  */
 #ifndef WG
@@ -43,6 +46,9 @@
 #endif
 #ifndef RADIX_BITS
 #define RADIX_BITS 4
+#endif
+#ifndef SORTED_STORES
+#define SORTED_STORES 1
 #endif
 
 #define RADIX (1 << RADIX_BITS)
@@ -152,13 +158,24 @@ static void scan_counters(local ushort *cnt, local uint *buf)
 
 /* Stable scatter of one tile: element p of the tile goes to
    offsets[d * n_tiles + tile] + (number of tile elements before p with digit d).
-   With first != 0 the payload is the element's input index (vals_in is not read). */
+   With first != 0 the payload is the element's input index (vals_in is not read).
+   The ranks give each element its place q in the tile's sorted order.  SORTED_STORES = 1
+   (GPUs): the writes go in that order (work-item lid writes places lid, lid + WG, ...),
+   so that a digit's run of consecutive places lands in consecutive addresses and the
+   stores coalesce (in input order a warp's 32 stores fall into up to RADIX runs);
+   inv[q] is the input position of place q, whose key and payload are read from global
+   memory again (the tile was just read: from the cache).  SORTED_STORES = 0 (CPUs,
+   where the second read costs more than the scattered stores): each work-item writes
+   the keys it loaded, in input order. */
 REQD_WG kernel void radix_scatter(global const ulong *keys_in, global const uint *vals_in,
                                   uint first, uint n, uint shift, uint mask, uint n_tiles,
                                   global const uint *offsets,
                                   global ulong *keys_out, global uint *vals_out)
 {
-    local uint slot[PADDED(TILE)];   /* digit of each tile position, then its destination */
+    local uint slot[PADDED(TILE)];   /* digit of each tile position (0: then its place) */
+#if SORTED_STORES
+    local uint inv[PADDED(TILE)];    /* input position of each place */
+#endif
     local ushort cnt[RADIX * WG];
     local uint buf[WG];
     local uint base[RADIX];
@@ -167,11 +184,17 @@ REQD_WG kernel void radix_scatter(global const ulong *keys_in, global const uint
     const uint start = tile * TILE;
     const uint count = min((uint)TILE, n - start);
 
+#if !SORTED_STORES
     ulong key[ITEMS];
+#endif
     for (uint j = 0; j < ITEMS; ++j) {
         const uint p = j * WG + lid;
+#if SORTED_STORES
+        slot[PADDED(p)] = p < count ? digit_of(keys_in[start + p], shift, mask) : 0u;
+#else
         key[j] = p < count ? keys_in[start + p] : 0UL;
         slot[PADDED(p)] = digit_of(key[j], shift, mask);
+#endif
     }
     zero_counters(cnt);
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -187,30 +210,45 @@ REQD_WG kernel void radix_scatter(global const ulong *keys_in, global const uint
     scan_counters(cnt, buf);
 
     /* Global start of digit d's elements minus their start within the tile
-       (uint arithmetic wraps but base[d] + CNT(d, w) is exact). */
+       (uint arithmetic wraps but base[d] + place is exact). */
     for (uint d = lid; d <= mask; d += WG)
         base[d] = offsets[d * n_tiles + tile] - CNT(d, 0);
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CLK_LOCAL_MEM_FENCE);     /* CNT(d, 0) is work-item 0's to count on below */
 
-    /* Only this work-item touches its run's slots and its counter column. */
+    /* Only this work-item touches its run's slots and its counter column; the places
+       of all runs together are 0 .. count - 1, each once. */
     for (uint t = 0; t < ITEMS; ++t) {
         const uint p = run + t;
         if (p < count) {
             const uint d = slot[PADDED(p)];
             const uint r = CNT(d, lid);
             CNT(d, lid) = (ushort)(r + 1);
+#if SORTED_STORES
+            inv[PADDED(r)] = p;
+#else
             slot[PADDED(p)] = base[d] + r;
+#endif
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
     for (uint j = 0; j < ITEMS; ++j) {
+#if SORTED_STORES
+        const uint q = j * WG + lid;
+        if (q < count) {
+            const uint p = inv[PADDED(q)];
+            const uint dst = base[slot[PADDED(p)]] + q;
+            keys_out[dst] = keys_in[start + p];
+            vals_out[dst] = first ? start + p : vals_in[start + p];
+        }
+#else
         const uint p = j * WG + lid;
         if (p < count) {
             const uint dst = slot[PADDED(p)];
             keys_out[dst] = key[j];
             vals_out[dst] = first ? start + p : vals_in[start + p];
         }
+#endif
     }
 }
 

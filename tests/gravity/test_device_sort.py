@@ -15,6 +15,11 @@ GPU_TUNING = TUNING["gpu"]
 #: Tiny tiles and scan blocks: many tiles per digit, many chunks in the one-group
 #: scan of block sums, and 3-bit digits that leave a narrower last pass.
 TINY = Tuning(wg=4, items=8, scan_items=4, radix_bits=3)
+#: The same with the other order of radix_scatter's stores than the device's default
+#: (GPUs store in the tile's sorted order, CPUs in input order): both orders run here.
+TINY_OTHER = Tuning(wg=4, items=8, scan_items=4, radix_bits=3, sorted_stores=0)
+GPU_OTHER = Tuning(wg=256, items=8, scan_items=8, radix_bits=4, sorted_stores=0)
+CPU_OTHER = Tuning(wg=4, items=1024, scan_items=256, radix_bits=8, sorted_stores=1)
 
 
 def _read(rt, buf: cl.Buffer, n: int, dtype) -> np.ndarray:
@@ -78,7 +83,9 @@ def test_sort_full_64_bit_keys(runtime):
     _check_sort(runtime, keys, key_bits=64)
 
 
-@pytest.mark.parametrize("tuning", [GPU_TUNING, TINY], ids=["gpu-tuning", "tiny"])
+@pytest.mark.parametrize("tuning", [GPU_TUNING, TINY, TINY_OTHER, GPU_OTHER, CPU_OTHER],
+                         ids=["gpu-tuning", "tiny", "tiny-other-stores", "gpu-other-stores",
+                              "cpu-other-stores"])
 def test_sort_other_tunings(runtime, tuning):
     rng = np.random.default_rng(6)
     _check_sort(runtime, _random63(rng, 20_011), tuning=tuning)

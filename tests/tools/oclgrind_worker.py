@@ -114,9 +114,9 @@ def build() -> None:
     want[d["order"]] = res
     assert np.array_equal(_get(rt, out, 4 * N, np.float32).reshape(N, 4), want)
     rng = np.random.default_rng(3)
-    # the GPU tuning (one tile of 4096 keys, 16 passes), and a small one with several
-    # tiles and scan blocks
-    for tuning, n in ((TUNING["gpu"], 300), (Tuning(16, 4, 4, 4), 1000)):
+    # the GPU tuning (one tile of 2048 keys, 16 passes, stores in sorted order), and a
+    # small one with several tiles and scan blocks and stores in input order (the CPUs')
+    for tuning, n in ((TUNING["gpu"], 300), (Tuning(16, 4, 4, 4, sorted_stores=0), 1000)):
         keys = rng.integers(0, 2**63, n, dtype=np.uint64) >> rng.integers(0, 60, n,
                                                                          dtype=np.uint64)
         skeys, order = radix_sort(rt, _buffer(rt, keys), n, tuning=tuning)
@@ -442,7 +442,7 @@ SPECIAL = {f.__name__: f for f in (small_limits, planted)}
 if __name__ == "__main__":
     # hybridtree looks these up in pyopencl at each call
     cl.Buffer, cl.enqueue_copy, cl.enqueue_fill_buffer = _KeptBuffer, _copy, _fill
-    # the GPU sort tuning sorts 16 passes of 4096-key tiles, however few the keys: tested
+    # the GPU sort tuning sorts 16 passes of 2048-key tiles, however few the keys: tested
     # once in build(); elsewhere a small tuning (8 passes of 256) saves simulated time
     os.environ["HYBRIDTREE_SORT_TUNING"] = "32,8,8,8"
     for name in sys.argv[1:]:

@@ -36,6 +36,7 @@ class Tuning:
     items: int        # keys per work-item; a sort tile is wg * items (< 2^16) keys
     scan_items: int   # values per work-item; a scan block is wg * scan_items values
     radix_bits: int   # bits per sort pass (1..8); local memory grows as 2^bits * wg
+    sorted_stores: int = 1   # radix_scatter stores in the tile's sorted order (1) or not
 
     def __post_init__(self) -> None:
         if self.wg < 1 or self.wg & (self.wg - 1):
@@ -44,20 +45,27 @@ class Tuning:
             raise ValueError(f"need items, scan_items >= 1 and wg * items < 65536: {self}")
         if not 1 <= self.radix_bits <= 8:
             raise ValueError(f"radix_bits must be 1..8, got {self.radix_bits}")
+        if self.sorted_stores not in (0, 1):
+            raise ValueError(f"sorted_stores must be 0 or 1, got {self.sorted_stores}")
 
 
 #: Per device kind.  CPU: measured with PoCL 3.0 on 2 cores, 10^6 random 63-bit
 #: keys: work-groups of 1..8 items sort in ~35 ms, 16 or more take 2-3x longer
 #: (PoCL's work-item loops around barriers); 8-bit digits (8 passes) beat 4-bit
 #: digits (16 passes) by ~1.6x.  GPU: 4-bit digits keep the per-work-item digit
-#: counters (2^bits * wg ushorts) within 32 KiB of local memory; sizes not yet
-#: measured on a GPU.
-TUNING = {"gpu": Tuning(wg=256, items=16, scan_items=8, radix_bits=4),
-          "cpu": Tuning(wg=4, items=1024, scan_items=256, radix_bits=8)}
+#: counters (2^bits * wg ushorts) small in local memory (wider digits were slower:
+#: docs/benchmarks.md §24); tiles of 2048 keys (8 a work-item) against 4096, H200, a
+#: Plummer sphere's Morton keys, the scatter writing in sorted order: 1.36-1.38 /
+#: 1.40-1.41 ms at 2^20, 1.76-1.77 / 1.90-1.92 ms at 2^22, 5.23-5.34 / 5.42-5.47 ms
+#: at 2^24; in input order 1.82-2.02, 1.94-2.03 and 5.91-6.08 ms with tiles of 4096
+#: (docs/benchmarks.md §29).  Stores in sorted order cost the 2-core machine's PoCL
+#: 15-25 % more (2^20: 57-64 ms against 50-51), so CPUs store in input order.
+TUNING = {"gpu": Tuning(wg=256, items=8, scan_items=8, radix_bits=4, sorted_stores=1),
+          "cpu": Tuning(wg=4, items=1024, scan_items=256, radix_bits=8, sorted_stores=0)}
 
 def _env_tuning() -> Tuning | None:
-    """HYBRIDTREE_SORT_TUNING="wg,items,scan_items,radix_bits" (a tuning aid: it
-    overrides ``TUNING`` for every device)."""
+    """HYBRIDTREE_SORT_TUNING="wg,items,scan_items,radix_bits[,sorted_stores]" (a tuning
+    aid: it overrides ``TUNING`` for every device)."""
     spec = os.environ.get("HYBRIDTREE_SORT_TUNING")
     if not spec:
         return None
@@ -107,10 +115,11 @@ def _local_bytes(rt: Runtime, knl: cl.Kernel) -> int:
 
 def local_bytes(t: Tuning) -> int:
     """Static local memory (bytes) of the largest kernel of cl/sort.cl built with ``t``:
-    radix_scatter (slot, counters, scan buffer, digit bases), a scan (block tile and
-    buffer) or radix_histogram (counters)."""
+    radix_scatter (digits and places, counters, scan buffer, digit bases), a scan (block
+    tile and buffer) or radix_histogram (counters)."""
     radix, tile, block = 1 << t.radix_bits, t.wg * t.items, t.wg * t.scan_items
-    scatter = 4 * (tile + (tile >> 5)) + 2 * radix * t.wg + 4 * t.wg + 4 * radix
+    scatter = 4 * (1 + t.sorted_stores) * (tile + (tile >> 5)) + 2 * radix * t.wg + 4 * t.wg \
+        + 4 * radix
     scan = 4 * (block + (block >> 5)) + 4 * t.wg
     return max(scatter, scan, 2 * radix * t.wg)
 
@@ -149,7 +158,7 @@ def preferred_tuning(info: DeviceInfo) -> Tuning:
 def sort_defines(t: Tuning) -> dict:
     """Build-time defines of cl/sort.cl for a tuning."""
     return {"WG": t.wg, "ITEMS": t.items, "SCAN_ITEMS": t.scan_items,
-            "RADIX_BITS": t.radix_bits}
+            "RADIX_BITS": t.radix_bits, "SORTED_STORES": t.sorted_stores}
 
 
 @option_sets
