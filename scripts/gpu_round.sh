@@ -14,6 +14,43 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
 code() { case $1 in old*) export PYTHONPATH=$PWD/build/old;; *) export PYTHONPATH=$PWD;; esac; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+123) # issue 30, session 30, final code: radix_scatter's store order a define (SORTED_STORES: GPUs 1, CPUs 0, where the
+    # sorted order cost PoCL 15-25 %): the sort's and build's GPU tests (both orders), the sort at the defaults
+  HYBRIDTREE_DEVICE=nvidia py tests_gpu 150 -m pytest -q -p no:cacheprovider --tb=short tests/gravity/test_device_sort.py \
+      tests/gravity/test_device_build.py tests/integrate/test_state.py
+  py sort 60 scripts/tune/sort.py --device nvidia --n 1048576 4194304 16777216 --keys plummer --repeat 5 \
+      --tuning 256,8,8,4,1 256,8,8,4,0
+  ;;
+122) # issue 30, session 30, final code: the sort's GPU tuning in tiles of 2048 keys (256,8,8,4) with the scatter in
+    # sorted order, against 8d4d9e2 (build/old), alternating: the sort alone, whole runs at 2^22 and 2^24; M31 at 2^23
+    # with the defaults; the suite's GPU tests
+  for v in new1 old1 new2 old2; do code $v
+    py sort_$v 60 scripts/tune/sort.py --device nvidia --n 1048576 4194304 16777216 --keys plummer --repeat 5
+    py runs_$v 100 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+        --diag-every 8
+  done
+  export PYTHONPATH=$PWD
+  REPO=$PWD
+  (cd /tmp && py m31_23 200 "$REPO/scripts/bench/galaxy.py" "$REPO/configs/galaxy_m31.toml" --n 8388608 --t-end 10.5 \
+      --device nvidia --out /tmp/m31_23 --json "$D/m31_23.json")
+  HYBRIDTREE_DEVICE=nvidia py pytest_gpu 300 -m pytest -q -m gpu -p no:cacheprovider --tb=short
+  ;;
+121) # issue 30, session 30: radix_scatter writes in the tile's sorted order (coalesced stores; inverse places in local
+    # memory, keys read again from the cache) against 8d4d9e2's scatter in input order (build/old), alternating: the
+    # sort alone (Plummer keys; the GPU tuning and 256,8,8,4 with half the tile), whole runs at 2^22 and 2^24, the
+    # sort's and build's GPU tests
+  HYBRIDTREE_DEVICE=nvidia py tests_gpu 150 -m pytest -q -p no:cacheprovider --tb=short tests/gravity/test_device_sort.py \
+      tests/gravity/test_device_build.py
+  for v in new1 old1 new2 old2; do code $v
+    py sort_$v 90 scripts/tune/sort.py --device nvidia --n 1048576 4194304 16777216 --keys plummer --repeat 5 \
+        --tuning 256,16,8,4 256,8,8,4
+  done
+  for v in new old; do code $v
+    py runs_$v 130 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+        --diag-every 8
+  done
+  export PYTHONPATH=$PWD
+  ;;
 120) # issue 30, session 30: per-type diagnostics summed on the device (cl/reduce.cl type_mass) against 5428bf2
     # (build/old: every report downloaded the particles and sorted each type on the host), M31 at 2^23 with the
     # defaults (a report every 8 steps), new / old / new; the GPU tests of what changed
