@@ -182,7 +182,7 @@ SCHEMA: dict[str, dict[str, Option]] = {
                                "more particles, and every force of all, builds; 0 = build "
                                "for every force.  The default refits the small substeps "
                                "of the deepest bins (docs/physics.md).  One process, "
-                               "device state (else: always builds)",
+                               "device state, no periodic box (else: always builds)",
                                lambda v: 0 <= v <= 100, "0 <= refit_fraction <= 100"),
         "pm_grid": _opt(int, 0, "periodic boxes: mesh points per side of the long-range "
                         "(PM) mesh (GADGET's PMGRID); 0 = the smallest power of two >= "

@@ -68,11 +68,11 @@ class ForceEngine:
         # engine made any other way has not been told, so "auto" walks geometric there
         self.g = g.settled(rt.info.kind, relative_ok=False)
         self.rt, self.clock, self.work = rt, clock or Clock(rt), work or Workspace(rt)
-        self.tally = Tally(rt)
+        self.tally, self.softenings = Tally(rt), TypeSoftenings(rt)
         self._known = False       # the state holds forces of its current particles
-        self.kept = KeptTree(g.refit_fraction if self.refits else 0.0)
+        # periodic boxes build every tree (a wrapped particle leaves its cell by a box length)
+        self.kept = KeptTree(g.refit_fraction if self.refits and g.periodic is None else 0.0)
         self._long: LongRange | None = None
-        self.softenings = TypeSoftenings(rt)
 
     def forces_known(self, state: State | None = None) -> None:
         """The state already holds forces (a restart): the relative opening criterion may

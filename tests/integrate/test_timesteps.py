@@ -142,7 +142,7 @@ def test_block_steps_cost_less_than_shared_steps_of_the_same_accuracy():
     assert forces < shared_forces / 2, (forces, shared_forces)
 
 
-@pytest.mark.parametrize("refit", [0.0, 0.5, 100.0])
+@pytest.mark.parametrize("refit", [0.0, 0.05, 0.5, 100.0])
 def test_restart_with_bins_is_bit_for_bit(tmp_path, refit):
     """With refits too: the restarted run builds the tree its substeps refit."""
     pos, vel, mass = _cusp(1500)
