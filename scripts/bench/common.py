@@ -17,10 +17,12 @@ import argparse
 import datetime
 import json
 import math
+import os
 import platform
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -29,8 +31,30 @@ from typing import Any, Callable, Iterable, TypeVar
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
+#: PYTHONPATH's entries: they come before the checkout, so that a copy of an older commit
+#: put there (scripts/gpu_round.sh's ``code old``: build/old) is the hybridtree imported
+_PATH = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+
+
+def _after_pythonpath() -> int:
+    """Where the checkout goes in ``sys.path``: after PYTHONPATH's last entry, else after
+    the script's folder (before site-packages either way)."""
+    ours = {os.path.abspath(p) for p in _PATH}
+    at = [i for i, p in enumerate(sys.path) if p and os.path.abspath(p) in ours]
+    return max(at) + 1 if at else min(1, len(sys.path))
+
+
 if str(ROOT) not in sys.path:                     # run from a checkout without installing
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(_after_pythonpath(), str(ROOT))
+#: Where ``python -m hybridtree`` children run: not the checkout, whose package ``-m``
+#: would take before PYTHONPATH's (pass them absolute paths)
+CHILD_CWD = tempfile.gettempdir()
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment of a child process that imports hybridtree: PYTHONPATH's entries
+    first, then the checkout (as this process's ``sys.path``), plus ``extra``."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(_PATH + [str(ROOT)]), **extra}
 
 T = TypeVar("T")
 PLUMMER_SEED, SAMPLE_SEED = 1, 2

@@ -21,7 +21,6 @@ import argparse
 import csv
 import datetime
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -29,12 +28,12 @@ import sys
 import time
 from pathlib import Path
 
-from common import FLOPS_PER_INTERACTION, ROOT, add_device
+from common import CHILD_CWD, FLOPS_PER_INTERACTION, add_device, child_env
 
 
 def timed(cmd: list[str], env: dict) -> tuple[float, str]:
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=CHILD_CWD)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
@@ -84,18 +83,20 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], help="more --set for the run")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = child_env()
     py = [sys.executable, "-m", "hybridtree"]
     sets = [x for s in args.set for x in ("--set", s)]
     if args.out:
-        sets += ["--set", f"output.dir={args.out}"]
-        out = Path(args.out)
+        out = Path(args.out).resolve()
     else:
         from hybridtree.config import load_config
-        out = Path(load_config(args.config).output.dir)
+        out = Path(load_config(args.config).output.dir).resolve()
+    # absolute paths: the child runs outside the checkout (common.CHILD_CWD)
+    sets += ["--set", f"output.dir={out}"]
     shutil.rmtree(out, ignore_errors=True)
     dev = ["--device", args.device] if args.device else []
-    run_s, log = timed(py + ["run", args.config, "--quiet", *dev, *sets], env)
+    run_s, log = timed(py + ["run", str(Path(args.config).resolve()), "--quiet", *dev, *sets],
+                       env)
     end = (out / "run.log").read_text().splitlines()[-1]
     fields = dict(re.findall(r"(\w+)=(\S+)", end))
     rows = list(csv.DictReader(open(out / "diagnostics.csv")))[1:]

@@ -50,6 +50,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from common import CHILD_CWD, child_env
+
 ANNULI = (2.0, 3.0)          # in R_d
 HALF_WIDTH = 0.25            # of an annulus, in R_d
 STATE = "galaxy_slices.json"
@@ -109,7 +111,8 @@ def run_slice(cmd: list[str], wall_limit: float) -> tuple[float, int, bool, str]
     """Run ``cmd``; after ``wall_limit`` s (0: none) SIGTERM (hybridtree writes its restart
     point and stops).  Returns (wall, returncode, stopped by the limit, stderr)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=child_env(), cwd=CHILD_CWD)
     stopped = False
     try:
         _, err = proc.communicate(timeout=wall_limit or None)
@@ -204,7 +207,7 @@ def main(argv: list[str]) -> dict:
     from hybridtree.ics.galaxy import galaxy_params
     settings = load_config(args.config)
     r_d = galaxy_params({"model": settings.ics.model}).disk.r_d
-    out = Path(args.out)
+    out = Path(args.out).resolve()       # the child runs elsewhere (common.CHILD_CWD)
     to = min(args.slice_to or args.t_end, args.t_end)
     state_path = out / STATE
     if args.resume:
@@ -227,9 +230,9 @@ def main(argv: list[str]) -> dict:
         state = {"config": args.config, "n": args.n, "t_end": args.t_end, "device": args.device,
                  "sets": args.set, "snapshot_dt": snap_dt, "slices": []}
         t_from = 0.0
-        cmd = [sys.executable, "-m", "hybridtree", "run", args.config, "--overwrite", "--quiet",
-               "--set", f"ics.n={args.n}", "--set", f"time.t_end={to}",
-               "--set", f"output.dir={args.out}", "--set", f"output.snapshot_dt={snap_dt}"]
+        cmd = [sys.executable, "-m", "hybridtree", "run", str(Path(args.config).resolve()),
+               "--overwrite", "--quiet", "--set", f"ics.n={args.n}", "--set", f"time.t_end={to}",
+               "--set", f"output.dir={out}", "--set", f"output.snapshot_dt={snap_dt}"]
         for s in args.set:
             cmd += ["--set", s]
         state_path.unlink(missing_ok=True)
@@ -256,7 +259,7 @@ def main(argv: list[str]) -> dict:
         substeps = sum(int(b["substeps"]) for b in bins) or steps
     # the end line's phases (build_s, walk_s, transfer_s, reduce_s, output_s, ...)
     phases = {} if stopped else {k: float(v) for k, v in re.findall(
-        r" (\w+_s)=([\d.]+)", ends[-1].string[ends[-1].start():].split("\n")[0])
+        r" (\w+_s)=([-+\d.eE]+)", ends[-1].string[ends[-1].start():].split("\n")[0])
         if k != "wall_s"}
     state["slices"].append({"t_from": t_from, "t_to": t_to, "step_to": step_to, "wall_s": wall,
                             "stepping_s": stepping, "steps": steps, "substeps": substeps,

@@ -65,7 +65,8 @@ from pathlib import Path
 
 import numpy as np
 
-from common import ROOT, JsonLines, Sampler, add_device, commit, core_spacing, fmt, plummer
+from common import (CHILD_CWD, ROOT, JsonLines, Sampler, add_device, child_env, commit,
+                    core_spacing, fmt, plummer)
 
 DT = 1 / 512
 SCHEMES = {"plain-mono": (False, "monopole"), "plain-quad": (False, "quadrupole"),
@@ -90,15 +91,14 @@ def median(values) -> float | None:
 
 
 def child(cmd: list[str], timeout: float, sample: bool) -> dict:
-    """Run ``cmd`` (repository on PYTHONPATH), timing its wall clock and, with ``sample``,
-    the peak device memory over the baseline just before it (MiB)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    """Run ``cmd`` (:func:`common.child_env`, outside the checkout), timing its wall clock
+    and, with ``sample``, the peak device memory over the baseline just before it (MiB)."""
     base = Sampler.used() if sample else None
     t0 = time.perf_counter()
     with Sampler() if base is not None else nullcontext() as s:
         try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                               env=child_env(), cwd=CHILD_CWD)
             rc, out, err = r.returncode, r.stdout, r.stderr.strip().splitlines()[-3:]
         except subprocess.TimeoutExpired:
             rc, out, err = -1, "", [f"over {timeout:.0f} s"]
@@ -304,7 +304,7 @@ def main_runs(argv: list[str]) -> None:
     emit(head)
     if args.tmp:
         Path(args.tmp).mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="bench_step_", dir=args.tmp))
+    tmp = Path(tempfile.mkdtemp(prefix="bench_step_", dir=args.tmp)).resolve()
     try:
         for n in args.n:
             ic, rec = write_ic(n, args.seed, tmp)

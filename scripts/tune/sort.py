@@ -36,7 +36,7 @@ def main() -> None:
     p.add_argument("--device", default=None)
     p.add_argument("--n", type=int, nargs="+", default=[1 << 20])
     p.add_argument("--tuning", nargs="+", default=["256,16,8,4"],
-                   metavar="WG,ITEMS,SCAN_ITEMS,BITS")
+                   metavar="WG,ITEMS,SCAN_ITEMS,BITS[,SORTED_STORES]")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--keys", choices=("random", "plummer"), default="random")
     args = p.parse_args()

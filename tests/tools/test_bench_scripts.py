@@ -146,3 +146,38 @@ def test_bench_transfer_moves_what_a_force_moves(capsys, monkeypatch):
     text = capsys.readouterr().out
     for way in ("pageable", "staged 1 MB", "dma (pinned)", "numpy copy"):
         assert f"N=     4096 {way}" in text
+
+
+def _older_copy(tmp_path: Path) -> Path:
+    """A stand-in for scripts/gpu_round.sh's build/old: a hybridtree package that says so."""
+    pkg = tmp_path / "old" / "hybridtree"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("WHERE = 'old'\n")
+    (pkg / "__main__.py").write_text("import hybridtree\nprint(hybridtree.WHERE)\n")
+    return pkg.parent
+
+
+def test_children_and_scripts_take_the_hybridtree_of_pythonpath(tmp_path, monkeypatch):
+    """A round's `code old` puts an older copy on PYTHONPATH: `python -m hybridtree`
+    children (step.py, galaxy.py, cosmo.py) and the scripts themselves must import it,
+    not the checkout (rounds 100-122 compared the checkout with itself)."""
+    import subprocess
+
+    import common
+    old = _older_copy(tmp_path)
+    monkeypatch.setattr(common, "_PATH", [str(old)])
+    run = [sys.executable, "-m", "hybridtree"]
+    child = subprocess.run(run, env=common.child_env(), cwd=common.CHILD_CWD,
+                           capture_output=True, text=True)
+    assert child.stdout.strip() == "old", child.stderr
+    # in the checkout `-m` takes the checkout's package first, whatever PYTHONPATH says
+    here = subprocess.run(run, env=common.child_env(), cwd=common.ROOT, capture_output=True,
+                          text=True)
+    assert here.stdout.strip() != "old"
+    # a script importing common, then hybridtree
+    code = (f"import sys; sys.path.insert(0, {str(SCRIPTS / 'bench')!r}); import common; "
+            "import hybridtree; print(hybridtree.WHERE)")
+    script = subprocess.run([sys.executable, "-c", code], env={**common.child_env(),
+                            "PYTHONPATH": str(old)}, cwd=tmp_path, capture_output=True,
+                            text=True)
+    assert script.stdout.strip() == "old", script.stderr
