@@ -14,6 +14,14 @@ py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
 code() { case $1 in old*) export PYTHONPATH=$PWD/build/old;; *) export PYTHONPATH=$PWD;; esac; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$D/gpu.txt" 2>&1
 case $R in
+124) # issue 30, session 30: whole runs of the final code against 8d4d9e2 (build/old), the comparison of rounds 121/122
+    # done again now that step.py's children import build/old (before 1e9b515 the 'old' runs ran the checkout)
+  for v in new old; do code $v
+    py runs_$v 80 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono --steps 32 \
+        --diag-every 8
+  done
+  export PYTHONPATH=$PWD
+  ;;
 123) # issue 30, session 30, final code: radix_scatter's store order a define (SORTED_STORES: GPUs 1, CPUs 0, where the
     # sorted order cost PoCL 15-25 %): the sort's and build's GPU tests (both orders), the sort at the defaults
   HYBRIDTREE_DEVICE=nvidia py tests_gpu 150 -m pytest -q -p no:cacheprovider --tb=short tests/gravity/test_device_sort.py \
