@@ -21,6 +21,16 @@ def energies(vel: np.ndarray, mass: np.ndarray, pot: np.ndarray | None = None
     return kin, (0.5 * float(mass @ pot) if pot is not None else 0.0)
 
 
+def _massive(pos: np.ndarray, mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The particles of nonzero mass: a massless one never is where the enclosed mass
+    first reaches a fraction (a type's sums weigh the other types with 0), so the radii
+    sort only the rest."""
+    if mass.all():
+        return pos, mass
+    keep = mass != 0
+    return pos[keep], mass[keep]
+
+
 def lagrangian_radii(pos: np.ndarray, mass: np.ndarray, fractions=(0.1, 0.5, 0.9),
                      centre: np.ndarray | None = None) -> list[float]:
     """Radii around ``centre`` (default: the centre of mass) that enclose the given mass
@@ -30,6 +40,7 @@ def lagrangian_radii(pos: np.ndarray, mass: np.ndarray, fractions=(0.1, 0.5, 0.9
     if len(mass) == 0 or m_tot <= 0:
         return [float("nan")] * len(fractions)
     com = mass @ pos / m_tot if centre is None else np.asarray(centre)
+    pos, mass = _massive(pos, mass)
     r = np.linalg.norm(pos - com, axis=1)
     order = np.argsort(r)
     cum = np.cumsum(mass[order]) / m_tot
@@ -45,6 +56,7 @@ def lagrangian_radii_across(comm, pos: np.ndarray, mass: np.ndarray,
     tot = comm.allreduce(np.concatenate([[mass.sum()], mass @ pos if len(mass) else np.zeros(3)]))
     if tot[0] <= 0:
         return [float("nan")] * len(fractions)
+    pos, mass = _massive(pos, mass)
     r = np.linalg.norm(pos - tot[1:] / tot[0], axis=1)
     order = np.argsort(r)
     r, below_r = r[order], np.concatenate([[0.0], np.cumsum(mass[order])])  # mass within r[:i]

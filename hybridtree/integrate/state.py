@@ -129,10 +129,8 @@ class HostState:
                          total_mass: float | None = None,
                          mass: np.ndarray | None = None) -> list[float]:
         with self.clock.host("reduce"):
-            if mass is None:
-                return lagrangian_radii(self.pos, self.mass, fractions, centre=centre)
-            rows = mass > 0            # a type's: the others' zero masses change nothing
-            return lagrangian_radii(self.pos[rows], mass[rows], fractions, centre=centre)
+            return lagrangian_radii(self.pos, self.mass if mass is None else mass, fractions,
+                                    centre=centre)
 
     def finite(self) -> bool:
         with self.clock.host("reduce"):
