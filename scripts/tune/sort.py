@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import astuple
 
 import numpy as np
 import pyopencl as cl
 
 from hybridtree.device.choice import get_runtime
 from hybridtree.device.transfer import Workspace
-from hybridtree.gravity.tree.device_sort import Tuning, radix_sort
+from hybridtree.gravity.tree.device_sort import Tuning, preferred_tuning, radix_sort
 from hybridtree.gravity.tree.morton import bounding_cube, integer_coords, morton_keys
 from hybridtree.ics import plummer
 
@@ -35,13 +36,16 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--device", default=None)
     p.add_argument("--n", type=int, nargs="+", default=[1 << 20])
-    p.add_argument("--tuning", nargs="+", default=["256,16,8,4"],
-                   metavar="WG,ITEMS,SCAN_ITEMS,BITS[,SORTED_STORES]")
+    p.add_argument("--tuning", nargs="+", default=None,
+                   metavar="WG,ITEMS,SCAN_ITEMS,BITS[,SORTED_STORES]",
+                   help="default: the device's own tuning (device_sort.preferred_tuning)")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--keys", choices=("random", "plummer"), default="random")
     args = p.parse_args()
     rt = get_runtime(args.device)
     print(f"# {rt.info.label}")
+    if args.tuning is None:
+        args.tuning = [",".join(str(v) for v in astuple(preferred_tuning(rt.info)))]
     for n in args.n:
         keys = _keys(args.keys, n)
         want = np.argsort(keys, kind="stable")
