@@ -1,0 +1,2 @@
+# round 62: the commands of round 61 (see there)
+. "$ROUNDS/061.sh"

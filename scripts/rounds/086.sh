@@ -1,0 +1,2 @@
+# round 86: the commands of round 85 (see there)
+. "$ROUNDS/085.sh"
