@@ -67,7 +67,7 @@ void extent(const int n, const int w, const int off, __global const double *in,
    z; cube_f = side and the key scale 2^21 / side as floats (exact: powers of two), for
    the float-only kernels of treebuild.cl.  One work-item: the build reads nothing back
    (the read of the extent left the device idle about 0.28 ms per build at 2^22 on the
-   H200, docs/benchmarks.md §28). */
+   H200, docs/history.md §28). */
 __kernel void extent_cube(__global const double *ext, __global double *cube,
                           __global float *cube_f)
 {

@@ -17,7 +17,7 @@ __all__ = ["PASSES", "TRIALS", "checked_fractions", "multisect"]
 
 #: Trial radii per fraction and pass: 7 (22 passes) took 4.8 and 10.0 ms for three radii
 #: at 2^22 and 2^24 on the H100, 15 (16 passes) 5.7 and 17.9 ms, 3 (32 passes) 4.8 and
-#: 11.0 ms (scripts/tune/radii.py, docs/benchmarks.md §21).
+#: 11.0 ms (scripts/tune/radii.py, docs/history.md §21).
 TRIALS = 7
 
 

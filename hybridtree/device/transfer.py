@@ -242,7 +242,7 @@ def read_small(rt: Runtime, out: np.ndarray, buf: cl.Buffer, offset: int = 0) ->
     list).  Every such wait of a run goes through here, so that scripts/tune/kernels.py
     times them all.  (Polling the copy's status instead of the driver's wait gained
     nothing on the H100: 0.084 ms blocking against 0.110 ms polled for a 4-byte read
-    after a 0.068 ms kernel, scripts/tune/readlat.py, docs/benchmarks.md §21.)"""
+    after a 0.068 ms kernel, scripts/tune/readlat.py, docs/history.md §21.)"""
     _wait(cl.enqueue_copy(rt.queue, out, buf, src_offset=offset, is_blocking=False))
     return out
 

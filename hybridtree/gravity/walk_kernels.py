@@ -41,7 +41,7 @@ WALK_SETTINGS = {"cpu": {"KERNEL": "tree_walk_simd", "VEC": 8},
 #: COOP = 32: Plummer 2^22 6.2 -> 4.0, cusp 2^22 8.0 -> 3.7, Plummer 2^24 13.2 -> 9.6,
 #: cusp 2^24 15.2 -> 8.5 (COOP = 16 and 64 within 5 %).  Geometric walks are even, and
 #: the serial walk is faster for them (2^22: 5.1 against 8.0 ms), so they keep it.
-#: docs/benchmarks.md §23.  Capped at the device's work-group limit.
+#: docs/history.md §23.  Capped at the device's work-group limit.
 RELATIVE_WALK = {"gpu": {"COOP": 32}}
 
 #: Sparse active walks per device kind: (defines, share): a block substep whose active
@@ -50,7 +50,7 @@ RELATIVE_WALK = {"gpu": {"COOP": 32}}
 #: leave most of a GPU idle, and the longest serial walks set walk_lists's time.  H200,
 #: geometric theta = 0.5, 2^22, refitted, random active (share of the groups walked:
 #: serial / COOP = 32): 0.1 % (6.5 %) 6.0 / 2.3 ms, 0.3 % (18 %) 6.4 / 3.5, 0.5 % (28 %)
-#: 6.2 / 4.7, 1 % (47 %) 7.1 / 6.6, 2 % (71 %) 8.1 / 9.8 (docs/benchmarks.md §26).
+#: 6.2 / 4.7, 1 % (47 %) 7.1 / 6.6, 2 % (71 %) 8.1 / 9.8 (docs/history.md §26).
 SPARSE_WALK = {"gpu": ({"COOP": 32}, 0.5)}
 
 #: Copies of a small group's sinks in the list evaluation of an active walk (block
@@ -59,7 +59,7 @@ SPARSE_WALK = {"gpu": ({"COOP": 32}, 0.5)}
 #: the active sinks, often one or two of a group's 128, so eval_lists may spread such a
 #: group's list over every work-item instead of the REPLICATE = 4 copies that suit a
 #: full walk's half-full groups.  H200, 2 % of 2^22 active at random, refitted: substep
-#: 10.4 ms with 4 copies, 7.6 with 16, 7.3 with 64 (docs/benchmarks.md §25).
+#: 10.4 ms with 4 copies, 7.6 with 16, 7.3 with 64 (docs/history.md §25).
 ACTIVE_COPIES = {"gpu": 64}
 
 #: Consecutive sparse groups of an active walk walked as one, per device kind: (window,
@@ -73,7 +73,7 @@ ACTIVE_COPIES = {"gpu": 64}
 #: alpha = 0.003 100 -> 63-73 ms; a cusp's block run unchanged (its active sinks fill
 #: whole groups).  GPUs merge none: the longest walk sets a GPU's walk time, and a
 #: merged walk is longer (H200, 2^22, 2 %: 7.5 ms unmerged, 36-42 ms merged by 4-16;
-#: docs/benchmarks.md §26).
+#: docs/history.md §26).
 ACTIVE_MERGE = {"gpu": (1, 0, 1.0), "cpu": (8, 32, 2.05)}
 
 #: Default group size (sinks per walk) per device kind.
@@ -90,7 +90,7 @@ LARGE_GROUP = {"gpu": (1 << 23, 256)}
 #: 1.00e-3 -> 0.90e-3 (cusp 1.16e-3 -> 0.98e-3; a group's floor is its smallest |a_old|,
 #: so larger groups open more); whole steps at 2^21 0.0106-0.0108 -> 0.0102-0.0103 s, at
 #: 2^20 as fast (0.0076-0.0077 against 0.0075-0.0083 s), at 2^19 the walk 25 % slower
-#: (docs/benchmarks.md §27).
+#: (docs/history.md §27).
 RELATIVE_LARGE_GROUP = {"gpu": (1 << 21, 256)}
 
 

@@ -35,7 +35,7 @@ def first_forces(engine, state, parts: tuple[str, ...]) -> None:
     relative one (as GADGET-4 does), so that the run starts on the forces and the
     potential (its E0) of the walk it steps with; the geometric potential's error
     differs from the relative walk's by ~2e-5 of W on a Plummer sphere, which showed up
-    as a jump of the energy error at the first step (docs/benchmarks.md §12)."""
+    as a jump of the energy error at the first step (docs/history.md §12)."""
     engine.compute(state, parts)
     if engine.g.opening == "relative":
         engine.compute(state, parts)

@@ -1,5 +1,5 @@
 # round 85 (and round 86, same commands): issue 30, session 25 (86: the same again after merged groups were bounded by their boxes' spread and walked with
-# their whole groups' boxes): sparse active groups walked together (ACTIVE_MERGE; removed after round 87, benchmarks.md §24): the walk's, opening, block-step tests on
+# their whole groups' boxes): sparse active groups walked together (ACTIVE_MERGE; removed after round 87, history.md §24): the walk's, opening, block-step tests on
 # the GPU; substeps of 2 % and 0.1 % active; block against shared steps on the cusp, building and refitting (f = 0.1)
 HYBRIDTREE_DEVICE=nvidia py tests_gpu 200 -m pytest -q -x -p no:cacheprovider tests/gravity/test_treewalk.py \
     tests/gravity/test_opening.py tests/integrate/test_timesteps.py tests/cosmo/test_box_block_steps.py

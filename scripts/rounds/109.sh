@@ -1,5 +1,5 @@
 # round 109: issue 30, session 29: cell_moments over each level's own cells (level_cells: ran uncommitted, then reverted, see
-# docs/benchmarks.md §28), the refit's split and gather in one pass (split_gather), against the code before
+# docs/history.md §28), the refit's split and gather in one pass (split_gather), against the code before
 # (build/old: git archive a87a3fd hybridtree cl), alternating:
 # the build's GPU tests, per-kernel profile, substeps (relative 2 % and 0.1 %, geometric 2 %), whole runs at 2^22 and
 # 2^24, the cusp's block run against shared steps

@@ -8,7 +8,7 @@ every ``--diag-every``) by the caller's clock and gives the energy error and the
 force's error against float64 direct sums on ``--sinks`` particles.
 
 What stops it from being an option: a restart would build where the run refitted, so
-it would not continue bit for bit (docs/benchmarks.md §21).
+it would not continue bit for bit (docs/history.md §21).
 
     PYTHONPATH=. python scripts/tune/refit_shared.py --device nvidia --n 4194304 --k 1 2 4 8
 """

@@ -43,7 +43,7 @@ def _diagonal():
     """The root's children 3 (x < 0, y > 0, z > 0: 60 sparse particles) and 4 (x > 0,
     y < 0, z < 0: 2 particles near the centre) are Morton-consecutive leaves of groups of
     64, diagonally opposite; a box around both holds the dense clump of child 7 between
-    them (the cusp's inner halo in docs/benchmarks.md §27); the corners fix the cube."""
+    them (the cusp's inner halo in docs/history.md §27); the corners fix the cube."""
     rng = np.random.default_rng(6)
     sparse = rng.uniform([-0.5, 0.0, 0.0], [0.0, 1.0, 1.0], size=(60, 3))
     near = np.array([[0.1, -0.05, -0.1], [0.05, -0.1, -0.05]])

@@ -235,7 +235,7 @@ def test_auto_takes_quadrupoles_in_cosmological_runs():
 def test_relative_walks_on_gpus_walk_each_group_cooperatively():
     """walk_defines: a GPU's relative list walks take COOP work-items per group (capped at
     the device's work-group limit), its geometric walks the serial walk, a CPU device
-    neither; an explicit COOP = 0 keeps the serial walk (benchmarks.md §23)."""
+    neither; an explicit COOP = 0 keeps the serial walk (history.md §23)."""
     import dataclasses
     from types import SimpleNamespace
 

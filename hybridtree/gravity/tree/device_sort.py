@@ -54,11 +54,11 @@ class Tuning:
 #: (PoCL's work-item loops around barriers); 8-bit digits (8 passes) beat 4-bit
 #: digits (16 passes) by ~1.6x.  GPU: 4-bit digits keep the per-work-item digit
 #: counters (2^bits * wg ushorts) small in local memory (wider digits were slower:
-#: docs/benchmarks.md §24); tiles of 2048 keys (8 a work-item) against 4096, H200, a
+#: docs/history.md §24); tiles of 2048 keys (8 a work-item) against 4096, H200, a
 #: Plummer sphere's Morton keys, the scatter writing in sorted order: 1.36-1.38 /
 #: 1.40-1.41 ms at 2^20, 1.76-1.77 / 1.90-1.92 ms at 2^22, 5.23-5.34 / 5.42-5.47 ms
 #: at 2^24; in input order 1.82-2.02, 1.94-2.03 and 5.91-6.08 ms with tiles of 4096
-#: (docs/benchmarks.md §29).  Stores in sorted order cost the 2-core machine's PoCL
+#: (docs/history.md §29).  Stores in sorted order cost the 2-core machine's PoCL
 #: 15-25 % more (2^20: 57-64 ms against 50-51), so CPUs store in input order.
 TUNING = {"gpu": Tuning(wg=256, items=8, scan_items=8, radix_bits=4, sorted_stores=1),
           "cpu": Tuning(wg=4, items=1024, scan_items=256, radix_bits=8, sorted_stores=0)}

@@ -84,7 +84,7 @@ class KeptTree:
     build without this one, the build's own among them: after a substep that built, the
     next small one builds too, and the first force past the budget still refits,
     however many particles it has: the large substeps that follow a deep bin's small
-    ones, where a refit costs the most walk (docs/benchmarks.md §25).  Here a force of
+    ones, where a refit costs the most walk (docs/history.md §25).  Here a force of
     more than ``fraction`` × N particles always builds, and the refits are the small
     substeps', whose walks are short.  Where the caller does not say how many particles
     are active the force counts as none.  Every force of all particles builds and starts
