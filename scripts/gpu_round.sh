@@ -25,7 +25,10 @@ jz_wheels() { python3 -m pip install -q --no-index --no-deps --root-user-action=
 if [ -n "${DRY:-}" ]; then
   # print what would run: every command a round starts is one of these (cp, rm, mkdir and
   # the like act only on the temporary folder $D or on what a real run would have made)
-  py() { local name=$1 t=$2; shift 2; echo "py $name ${t}s: ${PYTHONPATH:+PYTHONPATH=$PYTHONPATH }python $*"; }
+  py() { local name=$1 t=$2 v e=; shift 2
+         for v in HYBRIDTREE_DEVICE HYBRIDTREE_CL_OPTIONS HYBRIDTREE_READ_WAIT HYBRIDTREE_SORT_TUNING COOP PYTHONPATH; do
+           [ -n "${!v:-}" ] && e="$e$v=${!v} "; done
+         echo "py $name ${t}s: ${e}python $*"; }
   for c in python python3 mpiexec bash timeout nvidia-smi pkill lscpu sleep jz_wheels; do
     eval "$c() { echo \"$c \$*\"; }"
   done
