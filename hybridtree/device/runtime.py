@@ -28,6 +28,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..errors import HybridtreeError
+from .memory import Ledger, TrackedBuffer
 
 __all__ = [
     "DeviceError",
@@ -211,6 +212,8 @@ class Runtime:
     #: this runtime (read once, not at every launch: 1.8 us a lookup on the 2-core machine)
     cl_options: tuple[str, ...] = field(
         default_factory=lambda: tuple(os.environ.get("HYBRIDTREE_CL_OPTIONS", "").split()))
+    #: every buffer made here, by owner, with the peak (hybridtree.device.memory)
+    memory: Ledger = field(default_factory=Ledger)
 
     @property
     def device(self) -> cl.Device:
@@ -278,10 +281,13 @@ class Runtime:
         array = np.ascontiguousarray(array)
         if array.nbytes == 0:
             array = np.zeros(4, dtype=np.uint8)
-        return cl.Buffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=array)
+        buf = TrackedBuffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=array)
+        return self.memory.enter(buf, array.nbytes)
 
     def empty(self, nbytes: int) -> cl.Buffer:
-        return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, size=max(int(nbytes), 4))
+        size = max(int(nbytes), 4)
+        return self.memory.enter(TrackedBuffer(self.context, cl.mem_flags.READ_WRITE, size=size),
+                                 size)
 
 
 def split_hi_lo(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -120,6 +120,10 @@ def scratch(rt: Runtime, name: str, nbytes: int) -> cl.Buffer:
     buf, held = _scratch.get(key, (None, 0))
     if buf is None or held < nbytes:       # sizes kept here: no driver query per call
         held = _grown(rt, held, nbytes)
+        # the old buffer let go before the new is made: OpenCL frees it once the commands
+        # enqueued on it are done, and the two are never held together
+        buf = None
+        _scratch.pop(key, None)
         buf = rt.empty(held)
         _scratch[key] = buf, held
     return buf
@@ -139,6 +143,7 @@ class Workspace:
         held = self._held.get(name, 0)
         if name not in self._held or held < nbytes:   # sizes kept here, as in scratch
             held = self._held[name] = _grown(self.rt, held, nbytes)
+            self.buffers.pop(name, None)     # let go first, as in scratch
             self.buffers[name] = self.rt.empty(held)
         return self.buffers[name]
 

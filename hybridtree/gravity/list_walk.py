@@ -9,7 +9,8 @@ again, so that one walk with a spike of long lists (a few groups of 10^6 entries
 leave every later walk of the process in small batches.  A room that fits the whole walk
 is kept as it is: shrinking it then gains nothing, and lists that swing from walk to walk
 (a block step's substeps) would be walked twice each time they outgrew it again.  Tuning
-scripts and tests set the globals LIST_START, LIST_MEMORY_SHARE, PROFILE and _list_room."""
+scripts and tests set the globals LIST_START, LIST_MEMORY_SHARE, LIST_BATCH_BYTES, PROFILE and
+_list_room."""
 
 from __future__ import annotations
 
@@ -31,6 +32,12 @@ LIST_START = 8192
 
 #: Share of the device's global memory that the lists of one batch of groups may use.
 LIST_MEMORY_SHARE = 8
+
+#: Bytes the lists of one batch of groups may use at most, whatever the device's memory:
+#: a batch of 2 GiB holds 65 536 groups' lists in the first room (32 KiB each), far more
+#: than a GPU runs at once, so more batches cost a few launches and no speed, while the
+#: lists' share of a run no longer grows with the device (17.9 GB on an H200 at 1/8)
+LIST_BATCH_BYTES = 1 << 31
 
 _list_room: dict[int, int] = {}     # per context: list room that sufficed last time
 
@@ -65,7 +72,8 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
     replicate = int(defines.get("REPLICATE", 1))
     copies = np.int32(max(1, replicate if copies is None else int(copies)))
     info = scratch(rt, "walk_info", 8 * n_groups)
-    budget = min(rt.device.max_mem_alloc_size, rt.device.global_mem_size // LIST_MEMORY_SHARE)
+    budget = min(rt.device.max_mem_alloc_size, rt.device.global_mem_size // LIST_MEMORY_SHARE,
+                 LIST_BATCH_BYTES)
     room, prof = _list_room.get(id(rt.context), LIST_START), {"list_walk": 0.0, "list_eval": 0.0}
 
     def lap(key: str | None, since: float) -> float:     # PROFILE: time since ``since``

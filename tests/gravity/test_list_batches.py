@@ -1,0 +1,36 @@
+"""The list walk's batches are bounded by list_walk.LIST_BATCH_BYTES whatever the
+device's memory, and the forces do not depend on the batches: bit for bit those of one
+batch."""
+
+import numpy as np
+
+from hybridtree.gravity import list_walk
+from hybridtree.gravity.tree import build_tree
+from hybridtree.gravity.walk import tree_forces
+from hybridtree.ics import plummer
+
+
+def test_list_batches_are_bounded_and_change_no_force(runtime, monkeypatch):
+    monkeypatch.setattr(list_walk, "_list_room", {})
+    opts = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 1}
+    pos, _, mass = plummer(5000, seed=4)
+    tree = build_tree(pos, mass, 0.5, 16)
+    whole = tree_forces(runtime, tree, 0.01, 64, options=opts)
+    room = list_walk._list_room.get(id(runtime.context), list_walk.LIST_START)
+    # room for three groups' lists in a batch: the walk in many batches
+    budget = 3 * 4 * room
+    monkeypatch.setattr(list_walk, "LIST_BATCH_BYTES", budget)
+    led = runtime.memory
+    from hybridtree.device import transfer
+    transfer.release(runtime)            # the kept list buffer made anew at the new size
+    led.reset_peak()
+    base = led.total
+    split = tree_forces(runtime, tree, 0.01, 64, options=opts)
+    assert list_walk._list_room.get(id(runtime.context), list_walk.LIST_START) == room
+    for x, y in zip(split[:4], whole[:4]):
+        assert np.array_equal(x, y)
+    # the lists' buffer: the budget, not the device's share (the walk's other buffers
+    # are a few bytes per sink)
+    lists = led.owner_peak["lists"]
+    assert lists <= budget * (1 + transfer.GROWTH) + 8 * 5000, (lists, budget)
+    assert runtime.device.global_mem_size // list_walk.LIST_MEMORY_SHARE > 10 * budget
