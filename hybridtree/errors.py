@@ -15,7 +15,11 @@ that catch ``ValueError``, ``OSError`` or ``RuntimeError`` keep working.
 
 from __future__ import annotations
 
-__all__ = ["HybridtreeError", "UserInputError"]
+import math
+import numbers
+from typing import Any
+
+__all__ = ["HybridtreeError", "UserInputError", "UserTypeError", "real_argument"]
 
 
 class HybridtreeError(Exception):
@@ -28,3 +32,22 @@ class UserInputError(HybridtreeError, ValueError):
     """A user's input (a command's arguments, a config, a snapshot) that a lower layer
     rejected with a plain ValueError; the command line raises it at the boundary where it
     hands the user's input over, so that the mistake is reported as one."""
+
+
+class UserTypeError(UserInputError, TypeError):
+    """A user's argument of the wrong type (text where a number belongs, an unknown
+    keyword); a TypeError too, as Python's own would be."""
+
+
+def real_argument(what: str, value: Any) -> float:
+    """``value`` as a float: a real number (not a bool) and finite, else UserTypeError /
+    UserInputError naming ``what`` (``"evolve(t)"``) and the value."""
+    if getattr(value, "shape", None) == () and hasattr(value, "item"):
+        value = value.item()            # a numpy scalar or 0-d array: its Python number
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        raise UserTypeError(f"{what} must be a number, got {value!r} "
+                            f"({type(value).__name__})")
+    x = float(value)
+    if not math.isfinite(x):
+        raise UserInputError(f"{what} must be a finite number, got {x!r}")
+    return x

@@ -65,7 +65,9 @@ def shaped_particles(pos, mass, name: str = "positions") -> tuple[np.ndarray, np
     if mass.ndim == 0:
         mass = np.full(len(pos), float(mass))
     if mass.shape != (len(pos),):
-        raise ValueError(f"masses must have shape ({len(pos)},), got {mass.shape}")
+        raise ValueError(f"masses have shape {mass.shape} but there are {len(pos)} {name} "
+                         f"(rows): give one mass per particle, shape ({len(pos)},), or one "
+                         f"number")
     return pos, mass
 
 

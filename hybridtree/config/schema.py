@@ -8,6 +8,7 @@ in cgs.  Rules that relate settings to each other are in :mod:`hybridtree.config
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -63,7 +64,7 @@ def redshift_list(text: str) -> list[float]:
 def _numbers_as_text(value: Any) -> Any:
     """A number or a list of numbers as the text '8.9, 2.5'; anything else unchanged."""
     items = value if isinstance(value, list) else [value]
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
+    if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in items):
         return value
     return ", ".join(repr(float(v)) for v in items)
 

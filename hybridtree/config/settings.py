@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import numbers
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,13 +104,16 @@ def _coerce(key: str, opt: Option, value: Any) -> Any:
     an option's ``convert`` may take other spellings first)."""
     if opt.convert is not None:
         value = opt.convert(value)
+    # numpy's scalars (np.float32, np.int64) are numbers too; bools never are
     ok = {bool: isinstance(value, bool),
-          int: isinstance(value, int) and not isinstance(value, bool),
-          float: isinstance(value, (int, float)) and not isinstance(value, bool),
+          int: isinstance(value, numbers.Integral) and not isinstance(value, bool),
+          float: isinstance(value, numbers.Real) and not isinstance(value, bool),
           str: isinstance(value, str)}[opt.kind]
     if not ok:
         names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
         raise ConfigError(f"{key} must be {names[opt.kind]}, got {value!r}", (key,))
+    if opt.kind is int:
+        value = int(value)
     if opt.kind is float:
         value = float(value)
         if not math.isfinite(value):

@@ -18,6 +18,7 @@ import numpy as np
 from ..device.choice import get_runtime, memory_needed
 from ..device.clock import Clock
 from ..device.transfer import Workspace
+from ..errors import real_argument
 from ..particles import validate_particles
 from .engine import Forces, ForceEngine, GravitySettings
 from .knobs import (BUILDS, METHODS, OPENINGS, check_eps, check_tree_knobs, default,
@@ -97,6 +98,8 @@ def accelerations(pos, mass, eps: float | np.ndarray = 0.0, method: str = defaul
     r_s = ``asmth`` L / pm_grid (GADGET's ASMTH); monopole cells; the potential in
     Ewald's convention (zero mean, a particle's own images included).
     """
+    _check_numbers("accelerations", eps=eps, theta=theta, alpha=alpha, theta_max=theta_max,
+                   theta_min=theta_min, box=box, asmth=asmth, rcut=rcut)
     eps = particle_eps(eps, len(np.asarray(pos)))
     check_softening(softening, float(np.min(eps, initial=np.inf)) if np.ndim(eps) else eps,
                     multipole == "quadrupole")
@@ -148,6 +151,14 @@ def _forces(pos, mass, eps: float, method: str, theta: float, sinks, n_leaf: int
     return engine.sink_forces(pos, mass, sinks, floor)["full"]
 
 
+def _check_numbers(call: str, **args: Any) -> None:
+    """UserTypeError / UserInputError for an argument that is not a finite real number
+    (None passes; so does an array ``eps``, checked by :func:`particle_eps`)."""
+    for name, value in args.items():
+        if value is not None and not (name == "eps" and np.ndim(value) > 0):
+            real_argument(f"{call}({name})", value)
+
+
 def particle_eps(eps: Any, n: int) -> float | np.ndarray:
     """``eps`` as one float, or as (n,) float64 softenings of the sources (an array of one
     value is that value); ValueError for a wrong shape or a value not finite and >= 0."""
@@ -178,6 +189,7 @@ def split_accelerations(pos, mass, eps: float, changeover: Changeover,
     (:mod:`hybridtree.gravity.splitting`).  The tree's build time is in the first part's
     timings.
     """
+    _check_numbers("split_accelerations", eps=eps, theta=theta)
     check_tree_knobs(n_leaf, n_group, multipole, theta, build)
     eps = check_eps(eps)
     rt = get_runtime(device, memory_needed(len(np.asarray(pos)), state=False))
@@ -199,6 +211,7 @@ def direct_reference(pos, mass, eps: float | np.ndarray = 0.0, sinks=None,
     ``eps`` one per source: a pair's softening is the larger of the sink's and the
     source's (GADGET-4's rule; sinks given apart have 0, so each source's applies).
     """
+    _check_numbers("direct_reference", eps=eps)
     pos, mass = validate_particles(pos, mass)
     eps = particle_eps(eps, len(pos))
     self_sinks = sinks is None

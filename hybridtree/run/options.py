@@ -5,11 +5,14 @@ them are gravity's.  Units: internal (G = 1)."""
 from __future__ import annotations
 
 import difflib
+import math
+import numbers
 from pathlib import Path
 from typing import Any
 
-from ..config.settings import SCHEMA, Settings
+from ..config.settings import SCHEMA, ConfigError, Settings
 from ..config.units import Units
+from ..errors import UserTypeError
 
 __all__ = ["SHORT_NAMES", "api_settings", "background_of", "box_of", "settings_units",
            "gravity_keys"]
@@ -33,22 +36,34 @@ def api_settings(settings: dict[str, Any] | None, options: dict[str, Any],
         if name not in SHORT_NAMES:
             near = difflib.get_close_matches(name, list(SHORT_NAMES), 1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise TypeError(f"Simulation: unknown setting {name!r}{hint}; any setting can be "
-                            f"given as settings={{'section.name': value}}")
+            raise UserTypeError(f"Simulation: unknown setting {name!r}{hint}; any setting "
+                                f"can be given as settings={{'section.name': value}}")
         flat[SHORT_NAMES[name]] = value
     if units is not None:
-        length, mass = ((units.length_cm, units.mass_g) if isinstance(units, Units)
-                        else units)
-        flat["units.length_cm"], flat["units.mass_g"] = float(length), float(mass)
+        if isinstance(units, Units):
+            units = (units.length_cm, units.mass_g)
+        if not isinstance(units, (tuple, list)) or len(units) != 2:
+            raise ConfigError(f"Simulation: units must be (length_cm, mass_g) or a "
+                              f"hybridtree.config.units.Units, got {units!r}")
+        # the values are checked (numbers, finite, > 0) with the other settings
+        flat["units.length_cm"], flat["units.mass_g"] = units
     if output is not None:
         flat["output.dir"] = str(output)
-    if fill and "time.dt" in flat:
+    dt = flat.get("time.dt")
+    if fill and _positive(dt):       # a bad dt is reported by the settings' validation
         # defaults that are whole numbers of steps of any dt the caller picks
-        dt = float(flat["time.dt"])
         flat.setdefault("time.t_end", 0.0)
-        default = SCHEMA["output"]["snapshot_dt"].default
-        flat.setdefault("output.snapshot_dt", dt * max(1, round(default / dt)))
+        dt = float(dt)
+        ratio = SCHEMA["output"]["snapshot_dt"].default / dt
+        flat.setdefault("output.snapshot_dt",
+                        dt * max(1, round(ratio)) if math.isfinite(ratio) else dt)
     return flat
+
+
+def _positive(value: Any) -> bool:
+    """A finite number > 0 (a float setting's value as the validation will take it)."""
+    return (isinstance(value, numbers.Real) and not isinstance(value, bool)
+            and math.isfinite(value) and value > 0)
 
 
 def background_of(settings: Settings) -> Any:

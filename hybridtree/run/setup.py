@@ -224,34 +224,62 @@ def check_particles(p: Particles, what: str, comm: Comm | None = None) -> None:
 
 def particles_from_arrays(pos: Any, vel: Any, mass: Any, ids: Any, types: Any = None
                           ) -> Particles:
-    """Checked float64 copies of the caller's arrays (ValueError naming the problem)."""
+    """Checked float64 copies of the caller's arrays (RunError naming the problem: for
+    arrays of different lengths, each one's length)."""
     arrays = {}
-    for name, a, shape in (("pos", pos, 2), ("vel", vel, 2), ("mass", mass, 1)):
+    for name, a in (("pos", pos), ("vel", vel), ("mass", mass)):
         a = np.asarray(a)
         if np.iscomplexobj(a) or a.dtype.kind not in "fiu":
-            raise ValueError(f"Simulation: {name} must be real numbers, got dtype {a.dtype}")
+            raise RunError(f"Simulation: {name} must be real numbers, got dtype {a.dtype}")
         arrays[name] = np.array(a, dtype=np.float64)
-    n = len(arrays["mass"]) if arrays["mass"].ndim == 1 else -1
-    for name, want in (("pos", (n, 3)), ("vel", (n, 3)), ("mass", (n,))):
-        if arrays[name].shape != want or n < 0:
-            raise ValueError(f"Simulation: {name} has shape {arrays[name].shape}, expected "
-                             f"{'(N, 3)' if len(want) == 2 else '(N,)'} with N = len(mass)")
-    if ids is None:
-        ids = np.arange(1, n + 1, dtype=np.uint64)
-    else:
-        ids = np.asarray(ids)
-        if ids.shape != (n,) or ids.dtype.kind not in "iu" or (ids.dtype.kind == "i"
-                                                              and (ids < 0).any()):
-            raise ValueError(f"Simulation: ids must be N = {n} integers >= 0")
-        ids = ids.astype(np.uint64)
-        if len(np.unique(ids)) != n:
-            raise ValueError("Simulation: ids must be unique")
+    for name in ("pos", "vel"):
+        if arrays[name].ndim != 2 or arrays[name].shape[1] != 3:
+            raise RunError(f"Simulation: {name} has shape {arrays[name].shape}, expected "
+                           f"(N, 3)")
+    if arrays["mass"].ndim != 1:
+        raise RunError(f"Simulation: mass has shape {arrays['mass'].shape}, expected (N,): "
+                       f"one mass per particle")
+    n = len(arrays["pos"])
+    if len(arrays["vel"]) != n:
+        raise RunError(f"Simulation: vel has shape {arrays['vel'].shape} but pos has shape "
+                       f"{arrays['pos'].shape}: one velocity per particle")
+    if len(arrays["mass"]) != n:
+        raise RunError(f"Simulation: mass has {len(arrays['mass'])} entries but pos has {n} "
+                       f"rows: one mass per particle")
+    ids = np.arange(1, n + 1, dtype=np.uint64) if ids is None else _ids(ids, n)
     if types is not None:
-        types = np.asarray(types)
-        if types.shape != (n,) or types.dtype.kind not in "iu":
-            raise ValueError(f"Simulation: types must be N = {n} integers 0 .. {N_TYPES - 1} "
-                             f"(GADGET's PartType0 .. PartType5)")
-    return Particles(arrays["pos"], arrays["vel"], arrays["mass"], ids, types=types)
+        types = _per_particle("types", types, n)
+        if types.dtype.kind not in "iu":
+            raise RunError(f"Simulation: types must be integers 0 .. {N_TYPES - 1} "
+                           f"(GADGET's PartType0 .. PartType5), got dtype {types.dtype}")
+    try:
+        return Particles(arrays["pos"], arrays["vel"], arrays["mass"], ids, types=types)
+    except ValueError as exc:           # types out of range
+        raise RunError(f"Simulation: {exc}") from None
+
+
+def _per_particle(name: str, a: Any, n: int) -> np.ndarray:
+    """``a`` as an array of one entry per particle (RunError naming both lengths)."""
+    a = np.asarray(a)
+    if a.shape != (n,):
+        raise RunError(f"Simulation: {name} has "
+                       + (f"{len(a)} entries" if a.ndim == 1 else f"shape {a.shape}")
+                       + f" but pos has {n} rows: one entry per particle")
+    return a
+
+
+def _ids(ids: Any, n: int) -> np.ndarray:
+    """The caller's IDs as uint64 (RunError unless n unique integers >= 0)."""
+    ids = _per_particle("ids", ids, n)
+    if ids.dtype.kind not in "iu" or (ids.dtype.kind == "i" and (ids < 0).any()):
+        raise RunError(f"Simulation: ids must be integers >= 0, got "
+                       + (f"dtype {ids.dtype}" if ids.dtype.kind not in "iu" else
+                          f"ids[{int(np.flatnonzero(ids < 0)[0])}] = "
+                          f"{int(ids[ids < 0][0])}"))
+    ids = ids.astype(np.uint64)
+    if len(np.unique(ids)) != n:
+        raise RunError("Simulation: ids must be unique")
+    return ids
 
 
 def check_end(settings: Settings, t0: float) -> None:

@@ -30,6 +30,7 @@ import numpy as np
 from ..config.settings import ConfigError, Settings, load_config, settings_from_flat
 from ..config.units import Units
 from ..analysis.diagnostics import COLUMNS
+from ..errors import UserInputError, UserTypeError, real_argument
 from ..faults import inject
 from ..parallel.comm import Comm
 from ..particles import Particles
@@ -79,6 +80,7 @@ class Simulation(ParticleViews):
                  settings: dict[str, Any] | None = None, output: str | Path | None = None,
                  overwrite: bool = False, quiet: bool = False, progress: bool | None = None,
                  **options: Any):
+        time = real_argument("Simulation(time)", time)
         flat = api_settings(settings, options, units, output, fill=True)
         try:
             cfg = settings_from_flat(flat, "Simulation")
@@ -86,7 +88,7 @@ class Simulation(ParticleViews):
             raise ConfigError(f"Simulation: {exc}", exc.keys) from None
         comm = run_comm()
         p = caller_particles(cfg, comm, pos, vel, mass, ids, types)
-        self._setup(cfg, comm, Start(p, float(time), 0, 0, None, None),
+        self._setup(cfg, comm, Start(p, time, 0, 0, None, None),
                     output=output is not None, overwrite=overwrite, quiet=quiet,
                     progress=progress, caller_ids=p.ids.copy() if comm.size == 1 else None)
 
@@ -243,27 +245,33 @@ class Simulation(ParticleViews):
 
     def step(self, n: int = 1) -> None:
         """``n`` (soft) steps of ``dt``."""
-        if int(n) != n or n < 0:
-            raise ValueError(f"step(n): n must be a whole number >= 0, got {n!r}")
+        if real_argument("step(n)", n) % 1 or n < 0:
+            raise UserInputError(f"step(n): n must be a whole number >= 0, got {n!r}")
         self._advance(int(n))
 
     def evolve(self, t: float | None = None, *, z: float | None = None) -> None:
         """Step to time ``t`` (internal units), a whole number of steps from now; or, in a
         cosmological run, to the step closest to redshift ``z``."""
         if (t is None) == (z is None):
-            raise ValueError("evolve: give a time t or (cosmological runs) a redshift z")
+            raise UserTypeError("evolve: give a time t or (cosmological runs) a redshift z")
         if z is None:
+            t = real_argument("evolve(t)", t)
             now = self.t
             if t < now - 1e-9 * max(abs(now), self.dt):
-                raise ValueError(f"evolve({t}): t = {t} is in the past: the simulation is at "
-                                 f"t = {now:.10g} already and only steps forward")
-            n = self._sched.steps_to(t, self._step)
-        elif not self._sched.cosmological:
-            raise ValueError("evolve(z=...): this is not a cosmological run")
+                raise UserInputError(f"evolve({t}): t = {t} is in the past: the simulation "
+                                     f"is at t = {now:.10g} already and only steps forward")
+            try:
+                n = self._sched.steps_to(t, self._step)
+            except ValueError as exc:       # not a whole number of steps away
+                raise UserInputError(str(exc)) from None
         else:
+            z = real_argument("evolve(z)", z)
+            if not self._sched.cosmological:
+                raise UserInputError("evolve(z=...): this is not a cosmological run")
             n = self._sched.step_of_redshift(z) - self._step
             if n < 0:
-                raise ValueError(f"evolve(z={z}): the run is at z = {self.redshift:.4g} already")
+                raise UserInputError(f"evolve(z={z}): the run is at z = {self.redshift:.4g} "
+                                     f"already")
         self._advance(n)
 
     def _advance(self, n: int) -> None:
@@ -336,17 +344,25 @@ class Simulation(ParticleViews):
         interactions and forces charged to it); empty for shared steps."""
         return self._output.timebins()
 
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path, overwrite: bool = False) -> Path:
         """Collective: write the current state as one snapshot file ``path`` (all
         processes' particles, gathered on process 0) that ``hybridtree run --restart
-        PATH --set time.t_end=T`` or :meth:`from_snapshot` continues; returns the path."""
+        PATH --set time.t_end=T`` or :meth:`from_snapshot` continues; returns the path.
+        An existing file is refused unless ``overwrite=True``."""
         self._check_open()
         path = Path(path)
         if path.suffix != ".hdf5":
-            raise ValueError(f"save({str(path)!r}): the name must end in .hdf5")
+            raise UserInputError(f"save({str(path)!r}): the name must end in .hdf5")
         if not path.parent.is_dir():
             raise FileNotFoundError(f"save({str(path)!r}): folder {str(path.parent)!r} "
                                     f"does not exist")
+        # process 0 writes the file: its view decides (others may see it being written)
+        there = self._comm.bcast(("folder" if path.is_dir() else "file" if path.exists()
+                                  else None) if self._comm.rank == 0 else None)
+        if there == "folder" or (there and not overwrite):
+            raise RunError(f"save({str(path)!r}): {str(path)!r} exists already"
+                           + (" and is a folder" if there == "folder" else
+                              "; save(..., overwrite=True) replaces it"))
         self._output.save(path, self._step)
         return path
 
