@@ -172,3 +172,13 @@ def test_the_command_line_reads_ntypes_2_and_refuses_type_6(here, capsys):
     gadget4_file(here / "ics.hdf5", 7, {1: 64, 6: 0})
     assert main(box + ["--set", "output.dir=b7z"]) == 0
     assert main(["info", "ics.hdf5"]) == 0
+
+
+def test_load_yt_refuses_type_6_in_one_line(tmp_path):
+    """yt's GADGET frontend knows six types: a file with particles of type 6 is told as
+    such, not yt's IndexError."""
+    pytest.importorskip("yt")
+    from hybridtree.io import load_yt
+    gadget4_file(tmp_path / "n7.hdf5", 7, {1: 64, 6: 5})
+    with pytest.raises(SnapshotError, match=r"NumPart_ThisFile\[6\] = 5"):
+        load_yt(tmp_path / "n7.hdf5")
