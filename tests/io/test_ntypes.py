@@ -52,7 +52,7 @@ def gadget4_file(path: Path, ntypes: int, counts: dict[int, int], *, seed: int =
         if high_word is not None:
             h["NumPart_Total_HighWord"] = np.zeros(high_word, np.uint32)
         table = np.zeros(ntypes)
-        table[1] = DM_MASS
+        table[1:2] = DM_MASS
         h["MassTable"] = table
         h["Time"], h["Redshift"], h["BoxSize"] = A, 1 / A - 1, BOX
         h["NumFilesPerSnapshot"] = n_files
@@ -75,7 +75,7 @@ def same(a, b) -> None:
         assert np.array_equal(getattr(a, key), getattr(b, key)), key
 
 
-@pytest.mark.parametrize("ntypes, counts", [(2, {1: 64}), (2, {0: 5, 1: 64}),
+@pytest.mark.parametrize("ntypes, counts", [(1, {0: 20}), (2, {1: 64}), (2, {0: 5, 1: 64}),
                                             (7, {1: 64}), (7, {0: 5, 1: 64, 6: 0})])
 def test_a_file_of_any_ntypes_reads_as_its_six_type_twin(tmp_path, ntypes, counts):
     gadget4_file(tmp_path / "odd.hdf5", ntypes, counts)
@@ -83,6 +83,7 @@ def test_a_file_of_any_ntypes_reads_as_its_six_type_twin(tmp_path, ntypes, count
     odd, six = (read_box_ics(tmp_path / f"{k}.hdf5", UNITS) for k in ("odd", "six"))
     same(odd, six)
     n = sum(counts.values())
+    assert len(six.ids) == n
     assert len(odd.ids) == n and box_ics_count(tmp_path / "odd.hdf5") == n
     # the dark matter's mass from MassTable[1]: m M / h, worked out here
     dm = odd.types == 1
