@@ -76,6 +76,8 @@ def _integers(path: Path | str, header: Any, key: str) -> np.ndarray:
         raise SnapshotError(f"{path}: Header/{key} = {attr_value(header[key])!r} is not a list "
                             f"of particle numbers (one integer per type)")
     values = raw.reshape(-1)
+    if key == "NumPart_Total" and "NumPart_Total_HighWord" in header and raw.dtype == np.int32:
+        values = values.view(np.uint32)     # a low word written as a signed int
     if (values < 0).any():
         raise SnapshotError(f"{path}: Header/{key} = {values.tolist()} holds a negative "
                             f"particle number")

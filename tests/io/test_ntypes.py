@@ -117,6 +117,10 @@ def test_the_high_word_adds_the_upper_32_bits_whatever_its_length():
                                                                      0, 0]
     header["NumPart_Total_HighWord"] = np.array([1], np.uint32)
     assert header_counts("f", header, "NumPart_Total")[:2].tolist() == [2 ** 32 + 3, 5]
+    # a low word written as a signed 32-bit int: 2^31 + 1 particles read back as -2^31 + 1
+    header["NumPart_Total"] = np.array([3, 2 ** 31 + 1], np.uint32).view(np.int32)
+    assert header_counts("f", header, "NumPart_Total")[:2].tolist() == [2 ** 32 + 3,
+                                                                        2 ** 31 + 1]
     # GADGET-4's 64-bit totals: a high word repeating their upper half adds nothing
     header = {"NumPart_Total": np.array([0, 2 ** 33 + 7], np.uint64),
               "NumPart_Total_HighWord": np.array([0, 2], np.uint32)}
