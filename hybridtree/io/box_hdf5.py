@@ -4,8 +4,10 @@ hdf5 output, GADGET-4's ICs and snapshots), its numbers as the file stores them:
 
 The layout is GADGET-2's header turned into attributes::
 
-    Header      attrs  NumPart_ThisFile[6], NumPart_Total[6], NumPart_Total_HighWord[6],
-                       MassTable[6], Time (the scale factor a), Redshift, BoxSize,
+    Header      attrs  NumPart_ThisFile[NTYPES], NumPart_Total[NTYPES],
+                       NumPart_Total_HighWord[NTYPES], MassTable[NTYPES] (NTYPES = 6, or
+                       what GADGET-4 was compiled with: 2 for dark matter alone),
+                       Time (the scale factor a), Redshift, BoxSize,
                        NumFilesPerSnapshot, and often Omega0, OmegaLambda, HubbleParam
     Parameters  attrs  GADGET-4 writes its parameter file here: Omega0, OmegaLambda,
                        HubbleParam, UnitLength_in_cm, UnitMass_in_g, UnitVelocity_in_cm_per_s
@@ -29,33 +31,19 @@ import numpy as np
 
 from .gadget_binary import FilePart
 from .gadget_units import GADGET_DEFAULT_UNITS
-from .hdf5_files import N_TYPES, SnapshotError, attr_number, open_file
+from .hdf5_files import (N_TYPES, SnapshotError, check_extra_types, check_ids, finite_number,
+                         header_counts, mass_table, open_file)
 
 __all__ = ["read_hdf5_part"]
 
 
 def _stated(path: Path, groups: list[tuple[str, Any]], key: str) -> float | None:
-    """Attribute ``key`` of the first group that has it, as a float; None if none has."""
+    """Attribute ``key`` of the first group that has it, as a finite float (SnapshotError
+    naming the value if it is not one); None if none has."""
     for name, attrs in groups:
         if key in attrs:
-            value = attr_number(attrs, key)
-            if value is None or not np.isfinite(value):
-                raise SnapshotError(f"{path}: {name}/{key} is not a number")
-            return value
+            return finite_number(path, attrs, name, key)
     return None
-
-
-def _counts(path: Path, header: Any, key: str) -> np.ndarray | None:
-    """Per-type counts of ``Header/key`` (``NumPart_Total`` with its high word)."""
-    if key not in header:
-        return None
-    low = np.asarray(header[key]).reshape(-1).astype(np.int64)
-    if len(low) != N_TYPES:
-        raise SnapshotError(f"{path}: Header/{key} has {len(low)} entries, not {N_TYPES}")
-    if key == "NumPart_Total" and "NumPart_Total_HighWord" in header:
-        high = np.asarray(header["NumPart_Total_HighWord"]).reshape(-1).astype(np.int64)
-        low = low + (high[:N_TYPES] << 32)
-    return low
 
 
 def _dataset(path: Path, g: h5py.Group, key: str, n: int, width: int, integer: bool = False
@@ -72,12 +60,22 @@ def _dataset(path: Path, g: h5py.Group, key: str, n: int, width: int, integer: b
                             f"(Coordinates has {n} rows): inconsistent block sizes")
     if not np.issubdtype(d.dtype, np.integer if integer else np.number):
         raise SnapshotError(f"{path}: {g.name[1:]}/{key} has dtype {d.dtype}")
-    return d[...]
+    values = d[...]
+    if integer:
+        return check_ids(path, f"{g.name[1:]}/{key}", values)
+    if key == "Masses" and not (np.isfinite(values) & (values >= 0)).all():
+        bad = int(np.flatnonzero(~(np.isfinite(values) & (values >= 0)))[0])
+        raise SnapshotError(f"{path}: {g.name[1:]}/Masses[{bad}] = {values[bad]} is not a "
+                            f"mass (finite, >= 0)")
+    return values
 
 
-def read_hdf5_part(path: Path) -> FilePart:
+def read_hdf5_part(path: Path, header_only: bool = False) -> FilePart:
     """One file of a GADGET-style HDF5 set, its numbers as stored (:class:`FilePart`);
-    SnapshotError (a ValueError) for a file that is not one."""
+    SnapshotError (a ValueError) for a file that is not one.  A file of a code compiled
+    with any number of types (GADGET-4's NTYPES) is read; particles of a type beyond
+    PartType5 are refused.  ``header_only``: the counts (from the datasets' shapes),
+    time, cosmology and units alone, nothing read of the particles."""
     with open_file(path) as f:
         if not isinstance(f.get("Header"), h5py.Group):
             raise SnapshotError(f"{path}: an HDF5 file without a Header group: not a "
@@ -97,12 +95,9 @@ def read_hdf5_part(path: Path) -> FilePart:
             if not all(v > 0 for v in given.values()):
                 raise SnapshotError(f"{path}: its units {given} must be positive")
             units = tuple(float(given[k]) for k in keys)
-        this_file = _counts(path, header, "NumPart_ThisFile")
-        table = np.zeros(N_TYPES)
-        if "MassTable" in header:
-            table = np.asarray(header["MassTable"], np.float64).reshape(-1)
-            if len(table) != N_TYPES:
-                raise SnapshotError(f"{path}: Header/MassTable has {len(table)} entries")
+        check_extra_types(path, f)
+        this_file = header_counts(path, header, "NumPart_ThisFile")
+        table = mass_table(path, header)
         npart = np.zeros(N_TYPES, np.int64)
         pos, vel, ids, mass = [], [], [], []
         for t in range(N_TYPES):
@@ -117,7 +112,7 @@ def read_hdf5_part(path: Path) -> FilePart:
                                     f"but PartType{t}/Coordinates has {n} rows: inconsistent "
                                     f"block sizes")
             npart[t] = n
-            if n == 0:
+            if n == 0 or header_only:
                 pos.append(np.zeros((0, 3)))
                 vel.append(np.zeros((0, 3)))
                 ids.append(np.zeros(0, np.uint64))
@@ -129,7 +124,7 @@ def read_hdf5_part(path: Path) -> FilePart:
                 raise SnapshotError(f"{path}: PartType{t} has no Velocities")
             vel.append(v)
             i = _dataset(path, g, "ParticleIDs", n, 1, integer=True)
-            ids.append(None if i is None else i.astype(np.uint64))
+            ids.append(i)
             m = _dataset(path, g, "Masses", n, 1)
             if m is None and not table[t] > 0:
                 raise SnapshotError(f"{path}: PartType{t} has no Masses and no MassTable "
@@ -138,7 +133,8 @@ def read_hdf5_part(path: Path) -> FilePart:
         # Header only: GADGET-4's Parameters/NumFilesPerSnapshot is the run's setting for
         # its outputs, not a count of this set's files
         files = _stated(path, [groups[0]], "NumFilesPerSnapshot")
-        return FilePart(path, "GADGET HDF5", npart, _counts(path, header, "NumPart_Total"),
+        total = header_counts(path, header, "NumPart_Total")
+        return FilePart(path, "GADGET HDF5", npart, None if total is None else total[:N_TYPES],
                         1 if files is None else int(files), _stated(path, [groups[0]], "Time"),
                         _stated(path, [groups[0]], "Redshift"), _stated(path, groups, "BoxSize"),
                         _stated(path, groups, "Omega0"), _stated(path, groups, "OmegaLambda"),

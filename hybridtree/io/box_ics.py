@@ -77,7 +77,7 @@ def _read_part(path: Path, header_only: bool = False) -> FilePart:
     if binary_layout(path) is not None:
         return read_binary_part(path, header_only)
     if h5py.is_hdf5(path):
-        return read_hdf5_part(path)
+        return read_hdf5_part(path, header_only)
     raise SnapshotError(f"{path}: neither a GADGET-2 binary file (format 1 or 2) nor an HDF5 "
                         f"file")
 
@@ -100,15 +100,22 @@ def box_ics_files(path: str | Path) -> list[Path]:
 
 
 def box_ics_count(path: str | Path) -> int:
-    """The number of particles of the IC set at ``path`` from its first file (its header's
-    totals, or the file's own count for a set of one file), to size a run before the
-    set is read."""
+    """The number of particles of the IC set at ``path`` from its files' headers and
+    block sizes (nothing of the particles read), to size a run before the set is read;
+    SnapshotError where they disagree (a truncated file, a lying header)."""
     files, first = _set(Path(path), header_only=True)
-    if len(files) > 1 and first.npart_total is not None:
-        return int(np.sum(first.npart_total))
-    if len(files) == 1:
-        return int(np.sum(first.npart))
-    return sum(int(np.sum(_read_part(q, header_only=True).npart)) for q in files)
+    parts = [first] + [_read_part(q, header_only=True) for q in files[1:]]
+    seen = np.sum([p.npart for p in parts], axis=0)
+    _check_total(first, seen, len(parts))
+    return int(seen.sum())
+
+
+def _check_total(first: FilePart, seen: np.ndarray, n_files: int) -> None:
+    """SnapshotError unless the first file's totals (if a set's) are the files' sum."""
+    if n_files > 1 and first.npart_total is not None and (seen != first.npart_total).any():
+        raise SnapshotError(f"{first.path}: its header's total particle numbers "
+                            f"{first.npart_total.tolist()} differ from the {n_files} files' "
+                            f"{seen.tolist()}: an incomplete or mixed set")
 
 
 def _set(path: Path, header_only: bool = False) -> tuple[list[Path], FilePart]:
@@ -179,10 +186,7 @@ def read_box_ics(path: str | Path, units: Units, *, length_unit_cm: float | None
         raise SnapshotError(f"{first.path}: Time = {a:g} is not the scale factor of Redshift "
                             f"= {z:g} (1/(1 + z) = {1 / (1 + z):g}): not comoving coordinates")
     seen = np.sum([p.npart for p in parts], axis=0)
-    if len(parts) > 1 and first.npart_total is not None and (seen != first.npart_total).any():
-        raise SnapshotError(f"{first.path}: its header's total particle numbers "
-                            f"{first.npart_total.tolist()} differ from the {len(parts)} files' "
-                            f"{seen.tolist()}: an incomplete or mixed set")
+    _check_total(first, seen, len(parts))
     for p in parts:
         _check_positions(p, box)
 

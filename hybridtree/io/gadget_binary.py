@@ -51,6 +51,7 @@ import numpy as np
 
 from ..config.units import Units
 from .gadget_units import GADGET_DEFAULT_UNITS
+from .gadget_records import Records, element_size
 from .hdf5_files import N_TYPES, SnapshotError
 
 __all__ = ["HEADER_BYTES", "FilePart", "binary_layout", "header_dtype", "read_binary_part",
@@ -116,72 +117,14 @@ def binary_layout(path: Path) -> tuple[int, str] | None:
     return None
 
 
-class _Records:
-    """The Fortran records of an open file, checked marker against marker."""
-
-    def __init__(self, f: BinaryIO, path: Path, endian: str):
-        self.f, self.path, self.endian = f, path, endian
-
-    def _marker(self, what: str, optional: bool = False) -> int | None:
-        raw = self.f.read(4)
-        if not raw and optional:
-            return None
-        if len(raw) < 4:
-            raise SnapshotError(f"{self.path}: the file ends inside the {what} record: a "
-                                f"truncated file")
-        return struct.unpack(self.endian + "I", raw)[0]
-
-    def skip_or_read(self, what: str, read: bool, optional: bool = False) -> bytes | None:
-        """The next record's bytes (or b"" if not ``read``: seek past it); None at the
-        end of the file if ``optional``."""
-        n = self._marker(what, optional)
-        if n is None:
-            return None
-        if read:
-            data = self.f.read(n)
-            short = len(data) < n
-        else:
-            start = self.f.tell()
-            short = self.f.seek(0, 2) < start + n
-            self.f.seek(start + n)
-            data = b""
-        if short:
-            raise SnapshotError(f"{self.path}: the {what} record says {n} bytes but the file "
-                                f"ends first: a truncated file")
-        tail = self._marker(what)
-        if tail != n:
-            raise SnapshotError(f"{self.path}: the {what} record starts with the size {n} but "
-                                f"ends with {tail}: inconsistent block sizes")
-        return data
-
-    def labelled(self) -> dict[str, tuple[int, int]]:
-        """Format 2: label -> (offset of its record, bytes) of every block after the
-        header: found by label, so that blocks in another order are read too."""
-        blocks = {}
-        while True:
-            label = self.skip_or_read("block label", True, optional=True)
-            if label is None:
-                return blocks
-            if len(label) != 8:
-                raise SnapshotError(f"{self.path}: a format-2 label record of {len(label)} "
-                                    f"bytes (expected 8): inconsistent block sizes")
-            name = label[:4].decode("ascii", "replace")
-            start = self.f.tell()
-            self.skip_or_read(f"{name!r}", False)
-            blocks[name] = (start, self.f.tell() - start - 8)
-
-
-def _elements(path: Path, data: bytes, n: int, width: int, kind: str, endian: str,
-              what: str) -> np.ndarray:
-    """The block's ``n`` x ``width`` numbers (``kind`` "f" or "u"), 4 or 8 bytes each as
-    the block's size says."""
-    for size in (4, 8):
-        if len(data) == n * width * size:
-            values = np.frombuffer(data, f"{endian}{kind}{size}")
-            return values.reshape(n, width) if width > 1 else values
-    shape = f"{n} x {width}" if width > 1 else f"{n}"
-    raise SnapshotError(f"{path}: its {what} block holds {len(data)} bytes, neither {shape} x 4 "
-                        f"nor {shape} x 8 for the header's particles: inconsistent block sizes")
+def _check_header(path: Path, h: np.void) -> None:
+    """SnapshotError for a header value that is not a finite number or a mass."""
+    for key in ("time", "redshift", "BoxSize", "Omega0", "OmegaLambda", "HubbleParam"):
+        if not np.isfinite(h[key]):
+            raise SnapshotError(f"{path}: its header's {key} = {h[key]} is not a finite number")
+    if not (np.isfinite(h["massarr"]) & (h["massarr"] >= 0)).all():
+        raise SnapshotError(f"{path}: its header's massarr = {h['massarr'].tolist()} holds a "
+                            f"value that is not a mass (finite, >= 0)")
 
 
 def read_binary_part(path: Path, header_only: bool = False) -> FilePart:
@@ -195,7 +138,7 @@ def read_binary_part(path: Path, header_only: bool = False) -> FilePart:
         raise SnapshotError(f"{path}: not a GADGET-2 binary file (format 1 or 2)")
     fmt, endian = layout
     with open(path, "rb") as f:
-        records = _Records(f, path, endian)
+        records = Records(f, path, endian)
         if fmt == 2:
             records.skip_or_read("HEAD label", True)
         raw = records.skip_or_read("header", True)
@@ -203,6 +146,7 @@ def read_binary_part(path: Path, header_only: bool = False) -> FilePart:
             raise SnapshotError(f"{path}: its header record holds {len(raw)} bytes, not "
                                 f"{HEADER_BYTES}: inconsistent block sizes")
         h = np.frombuffer(raw, header_dtype(endian))[0]
+        _check_header(path, h)
         npart = h["npart"].astype(np.int64)
         if (npart < 0).any():
             raise SnapshotError(f"{path}: negative particle numbers in its header "
@@ -214,8 +158,10 @@ def read_binary_part(path: Path, header_only: bool = False) -> FilePart:
         wanted = [("POS ", n, 3, "f", "POS"), ("VEL ", n, 3, "f", "VEL"),
                   ("ID  ", n, 1, "u", "ID"), ("MASS", n_mass, 1, "f", "MASS")]
         data = {}
-        labelled = records.labelled() if fmt == 2 and n and not header_only else {}
-        for label, count, width, kind, what in ([] if header_only else wanted):
+        # header_only: sizes checked, not read, so that a header claiming more particles
+        # than the file holds is told before anything is sized from its counts
+        labelled = records.labelled() if fmt == 2 and n else {}
+        for label, count, width, kind, what in wanted:
             if count == 0:
                 continue                    # GADGET-2 leaves an empty block out
             if fmt == 2:
@@ -223,11 +169,14 @@ def read_binary_part(path: Path, header_only: bool = False) -> FilePart:
                     raise SnapshotError(f"{path}: no {label.strip()} block, but its header "
                                         f"lists {count} particles that need one")
                 f.seek(labelled[label][0])
-            block = records.skip_or_read(what, True, optional=True)
+            block = records.skip_or_read(what, not header_only, optional=True)
             if block is None:
                 raise SnapshotError(f"{path}: the file ends before its {what} block "
                                     f"({count} particles in its header): a truncated file")
-            data[label] = _elements(path, block, count, width, kind, endian, what)
+            size = element_size(path, records.size, count, width, what)
+            if not header_only:
+                values = np.frombuffer(block, f"{endian}{kind}{size}")
+                data[label] = values.reshape(count, width) if width > 1 else values
     edges = np.concatenate([[0], np.cumsum(npart)])
     mass_edges = np.concatenate([[0], np.cumsum(np.where(in_block, npart, 0))])
     pos, vel, ids, mass = [], [], [], []

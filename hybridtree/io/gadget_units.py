@@ -28,7 +28,8 @@ import h5py
 import numpy as np
 
 from ..config.units import G_CGS, GYR_S, H100_PER_S, Units
-from .hdf5_files import SnapshotError, attr_number, attr_value, open_file, resolve_snapshot
+from .hdf5_files import (SnapshotError, attr_number, attr_value, finite_number, open_file,
+                         resolve_snapshot)
 
 __all__ = ["GADGET_DEFAULT_UNITS", "Convention", "CosmicHeader", "StatedUnits",
            "cosmic_header", "file_cosmology", "file_units", "foreign_convention", "hubble_rate",
@@ -104,13 +105,22 @@ class StatedUnits(Units):
 def file_units(f: h5py.File) -> tuple[Units, float, float] | None:
     """The file's units from ``Units`` or (GADGET-4) ``Parameters``: (length and mass,
     velocity unit in cm/s, time unit in s), the last two as the file states them
-    (else derived with G = 1); None if absent."""
+    (else derived with G = 1); None if absent.  SnapshotError naming the attribute for a
+    unit that is not a finite positive number."""
     for group in ("Units", "Parameters"):
         if group in f and "UnitLength_in_cm" in f[group].attrs and "UnitMass_in_g" in f[group].attrs:
             a = f[group].attrs
-            u = Units(float(a["UnitLength_in_cm"]), float(a["UnitMass_in_g"]))
-            v = float(a.get("UnitVelocity_in_cm_per_s", u.velocity_cm_per_s))
-            return u, v, float(a.get("UnitTime_in_s", u.length_cm / v))
+
+            def unit(key: str) -> float | None:
+                value = finite_number(f.filename, a, group, key)
+                if value is not None and not value > 0:
+                    raise SnapshotError(f"{f.filename}: {group}/{key} = {value:g} is not a "
+                                        f"positive unit")
+                return value
+
+            u = Units(unit("UnitLength_in_cm"), unit("UnitMass_in_g"))
+            v = unit("UnitVelocity_in_cm_per_s") or u.velocity_cm_per_s
+            return u, v, unit("UnitTime_in_s") or u.length_cm / v
     return None
 
 
@@ -137,6 +147,8 @@ def snapshot_convention(path: Path) -> Convention:
         return foreign_convention({}, binary_header(read_binary_part(files[0], header_only=True)),
                                   files[0])
     with open_file(resolve_snapshot(path)) as f:
+        if isinstance(f.get("Header"), h5py.Group):
+            finite_number(path, f["Header"].attrs, "Header", "Time")
         if "Units" in f:
             attrs = f["Units"].attrs
             if "UnitLength_in_cm" not in attrs or "UnitMass_in_g" not in attrs:
@@ -188,7 +200,11 @@ def foreign_convention(params: Mapping[str, Any], header: Mapping[str, Any],
         length, mass, velocity = (found[key][0] for key in _UNIT_KEYS)
         source = f"as stated in {found['UnitLength_in_cm'][1]}"
     elif "units.length_cm" in params and "units.mass_g" in params:
-        length, mass = float(params["units.length_cm"]), float(params["units.mass_g"])
+        length, mass = (finite_number(path, params, "Parameters", k)
+                        for k in ("units.length_cm", "units.mass_g"))
+        if not (length > 0 and mass > 0):
+            raise SnapshotError(f"{path}: Parameters/units.length_cm = {length:g}, "
+                                f"units.mass_g = {mass:g}: units must be positive")
         velocity = Units(length, mass).velocity_cm_per_s
         source = "hybridtree's units.length_cm and units.mass_g in Parameters"
     else:
@@ -197,7 +213,8 @@ def foreign_convention(params: Mapping[str, Any], header: Mapping[str, Any],
                   "h only for comoving coordinates")
 
     flag, _ = stated("ComovingIntegrationOn")
-    a, z = attr_number(header, "Time"), attr_number(header, "Redshift")
+    a = finite_number(path, header, "Header", "Time")
+    z = finite_number(path, header, "Header", "Redshift")
     as_scale = a is not None and a > 0 and z is not None and abs(a * (1.0 + z) - 1.0) <= 1e-6
     om, _ = stated("Omega0")
     if flag is None:
@@ -280,11 +297,11 @@ def to_physical(path: Path, cols: dict[str, np.ndarray], time: float, convention
     cols["mass"] = cols["mass"] / h
     cols["vel"] = cols["vel"] * np.sqrt(a) + cosmic.hubble(t_unit) * cols["pos"]
     if "Time" in state:
-        return float(state["Time"])
+        return finite_number(path, state, "RunState", "Time")
     if convention.foreign:
         return _age(cosmic, t_unit)
     with open_file(resolve_snapshot(path)) as f:
-        gyr = f["Header"].attrs.get("Time_GYR")
+        gyr = finite_number(path, f["Header"].attrs, "Header", "Time_GYR")
     if gyr is None:
         raise SnapshotError(f"{path}: a cosmological snapshot without Header/Time_GYR "
                             f"(the age is needed to continue from it)")

@@ -30,7 +30,8 @@ from .gadget_units import (GADGET_DEFAULT_UNITS, CosmicHeader, StatedUnits,
                            cosmic_header, file_cosmology, file_units, hubble_rate,
                            snapshot_convention, to_physical)
 from .gadget2_read import binary_files, count_binary, read_binary_columns
-from .hdf5_files import (N_TYPES, SnapshotError, attr_value, open_file, resolve_snapshot,
+from .hdf5_files import (N_TYPES, SnapshotError, attr_value, check_extra_types, check_ids,
+                         finite_number, header_counts, mass_table, open_file, resolve_snapshot,
                          snapshot_files)
 
 __all__ = ["GADGET_DEFAULT_UNITS", "N_TYPES", "CosmicHeader", "Particles", "Snapshot",
@@ -62,12 +63,15 @@ def count_particles(path: str | Path, types: str = "all") -> int:
         with open_file(q) as f:
             names = [f"PartType{t}" for t in range(N_TYPES)] if types == "all" else [types]
             try:
+                check_extra_types(q, f)
                 for name in names:
                     g = f.get(name)
                     if (isinstance(g, h5py.Group)
                             and isinstance(g.get("Coordinates"), h5py.Dataset)):
                         shape = g["Coordinates"].shape
                         total += int(shape[0]) if shape else 0
+            except SnapshotError:
+                raise
             except (OSError, KeyError, ValueError, TypeError) as exc:
                 raise SnapshotError(f"{q}: cannot read its layout ({exc}): a damaged "
                                     f"file") from None
@@ -115,20 +119,6 @@ def _rows(path: Path, g: h5py.Group, key: str, lo: int, hi: int, n: int,
     return rows
 
 
-def _header_counts(header: Any, key: str) -> np.ndarray | None:
-    """Per-type counts of ``Header/key`` (``NumPart_Total`` with its high word), or None
-    if absent or malformed."""
-    low = np.asarray(header[key], np.uint64).reshape(-1) if key in header else None
-    if low is None or len(low) != N_TYPES:
-        return None
-    if key == "NumPart_Total" and "NumPart_Total_HighWord" in header:
-        high = np.asarray(header["NumPart_Total_HighWord"], np.uint64).reshape(-1)
-        if len(high) != N_TYPES:
-            return None
-        low = low + (high << np.uint64(32))
-    return low.astype(np.int64)
-
-
 def read_set(path: Path, types: str, share: tuple[int, int], extra: tuple[str, ...] = ()
               ) -> tuple[dict[str, np.ndarray], float, tuple | None, dict, dict]:
     """Read this share of every (file, type) of the snapshot at ``path``.
@@ -151,12 +141,11 @@ def read_set(path: Path, types: str, share: tuple[int, int], extra: tuple[str, .
     for i, q in enumerate(files):
         with open_file(q) as f:
             header = f["Header"].attrs if "Header" in f else {}
-            try:
-                t_file = float(np.asarray(header.get("Time", 0.0)).reshape(-1)[0])
-            except (TypeError, ValueError):
-                raise SnapshotError(f"{q}: Header/Time is not a number") from None
+            t_file = finite_number(q, header, "Header", "Time") or 0.0
+            check_extra_types(q, f)
             if i == 0:
-                time, stated, total = t_file, file_units(f), _header_counts(header, "NumPart_Total")
+                time, stated = t_file, file_units(f)
+                total = header_counts(q, header, "NumPart_Total")
                 if "Parameters" in f:
                     params = {k: attr_value(v) for k, v in f["Parameters"].attrs.items()}
                 if "RunState" in f:
@@ -173,11 +162,14 @@ def read_set(path: Path, types: str, share: tuple[int, int], extra: tuple[str, .
                     raise SnapshotError(f"{q}: no group {types!r} (has "
                                         f"{', '.join(names) or 'none'})")
                 names = [types] if types in f else []
-            this_file = _header_counts(header, "NumPart_ThisFile")
-            table = np.asarray(header.get("MassTable", np.zeros(N_TYPES)), np.float64).reshape(-1)
+            this_file = header_counts(q, header, "NumPart_ThisFile")
+            table = mass_table(q, header)
             for name in names:
                 g = f[name]
                 t = int(name[len("PartType"):])
+                if t >= N_TYPES:
+                    raise SnapshotError(f"{q}: ics.types = {types!r}, but hybridtree keeps "
+                                        f"GADGET types 0 .. {N_TYPES - 1} only")
                 if not isinstance(g, h5py.Group) or "Coordinates" not in g:
                     raise SnapshotError(f"{q}: {name} has no Coordinates")
                 n = g["Coordinates"].shape[0] if g["Coordinates"].ndim else -1
@@ -190,12 +182,13 @@ def read_set(path: Path, types: str, share: tuple[int, int], extra: tuple[str, .
                                    else np.zeros((hi - lo, 3)))
                 if "Masses" in g:
                     cols["mass"].append(_rows(q, g, "Masses", lo, hi, n, None))
-                elif t < len(table) and table[t] > 0:
+                elif table[t] > 0:
                     cols["mass"].append(np.full(hi - lo, table[t]))
                 else:
                     raise SnapshotError(f"{q}: {name} has no Masses and no MassTable entry")
                 if "ParticleIDs" in g:
-                    cols["ids"].append(_rows(q, g, "ParticleIDs", lo, hi, n, None, "integer"))
+                    cols["ids"].append(check_ids(q, f"{name}/ParticleIDs", _rows(
+                        q, g, "ParticleIDs", lo, hi, n, None, "integer"), lo))
                 else:
                     any_missing_ids = True
                     cols["ids"].append(np.zeros(hi - lo, np.uint64))
@@ -214,7 +207,7 @@ def read_set(path: Path, types: str, share: tuple[int, int], extra: tuple[str, .
     checked = (list(range(N_TYPES)) if types == "all" else
                [int(types[8:])] if re.fullmatch(r"PartType[0-5]", types) else [])
     if total is not None and len(files) > 1 and np.any(seen[checked] != total[checked]):
-        raise SnapshotError(f"{path}: Header/NumPart_Total is {total.tolist()} but the "
+        raise SnapshotError(f"{path}: Header/NumPart_Total is {total[:N_TYPES].tolist()} but the "
                             f"{len(files)} files hold {seen.tolist()} particles")
     out = {k: np.concatenate(v) for k, v in cols.items() if v}
     out["pos"] = out["pos"].astype(np.float64, copy=False)

@@ -21,7 +21,7 @@ import h5py
 import numpy as np
 
 from .gadget_units import file_units
-from .hdf5_files import N_TYPES, open_file
+from .hdf5_files import N_TYPES, check_extra_types, open_file
 from .snapshot import SnapshotError, snapshot_files
 
 __all__ = ["load_yt"]
@@ -81,6 +81,7 @@ def _units_and_box(path: Path) -> tuple[dict[str, float] | None, float]:
             raise SnapshotError(f"{path}: no Header group: not a GADGET-style snapshot")
         if not any(f"PartType{t}" in f for t in range(N_TYPES)):
             raise SnapshotError(f"{path}: no PartType groups: not a GADGET-style snapshot")
+        check_extra_types(path, f)      # yt's GADGET frontend knows PartType0 .. 5 only
         stated = file_units(f)
         box = float(np.asarray(f["Header"].attrs.get("BoxSize", 0.0)).reshape(-1)[0])
     if stated is None:
