@@ -26,7 +26,18 @@ import signal
 import time
 from typing import Any
 
-__all__ = ["inject"]
+from .errors import HybridtreeError
+
+__all__ = ["FaultSpecError", "KINDS", "POINTS", "inject"]
+
+#: the faults and the points where one can be injected (the module docstring says what
+#: each does)
+KINDS = ("raise", "nan", "kill", "sigint", "sigterm", "kill_after")
+POINTS = ("step", "write", "start")
+
+
+class FaultSpecError(HybridtreeError, ValueError):
+    """A HYBRIDTREE_FAULT that is not ``KIND@POINT:STEP[:RANK]``."""
 
 _SPEC: tuple[str, str, int, int | None] | None | bool = False     # False: not read yet
 _STEPS_DONE = 0          # the last step the run's thread passed the "step" point of
@@ -36,13 +47,22 @@ def _spec() -> tuple[str, str, int, int | None] | None:
     global _SPEC
     if _SPEC is False:
         text = os.environ.get("HYBRIDTREE_FAULT", "")
-        _SPEC = None
-        if text:
-            kind, _, rest = text.partition("@")
-            point, _, where = rest.partition(":")
-            step, _, rank = where.partition(":")
-            _SPEC = (kind, point, int(step), int(rank) if rank else None)
+        _SPEC = _parse(text) if text else None      # a bad one stays unread: raised again
     return _SPEC
+
+
+def _parse(text: str) -> tuple[str, str, int, int | None]:
+    kind, _, rest = text.partition("@")
+    point, _, where = rest.partition(":")
+    step, _, rank = where.partition(":")
+    if (kind not in KINDS or point not in POINTS or not step.isdigit()
+            or not (rank == "" or rank.isdigit())):
+        raise FaultSpecError(
+            f"HYBRIDTREE_FAULT = {text!r} is not KIND@POINT:STEP[:RANK] (KIND one of "
+            f"{', '.join(KINDS)}; POINT one of {', '.join(POINTS)}; STEP and RANK whole "
+            f"numbers, e.g. raise@step:6:1): it injects faults for the failure tests "
+            f"only, unset it for a real run")
+    return kind, point, int(step), int(rank) if rank else None
 
 
 def inject(point: str, step: int, rank: int = 0, target: Any = None) -> None:

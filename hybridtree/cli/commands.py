@@ -82,7 +82,7 @@ def ic_galaxy(args: argparse.Namespace, out: Path) -> int:
     from ..run.size import check_ic_memory
 
     over = parse_overrides(args.set or [])
-    over.update({"ics.kind": "galaxy", "ics.n": args.n, "ics.seed": args.seed})
+    over.update({"ics.kind": "galaxy", "ics.n": args.n, **_seed(args)})
     s = (load_config(args.config, over) if args.config else
          settings_from_flat(over, "hybridtree ic"))
     check_ic_memory(args.n)             # before anything is drawn
@@ -91,7 +91,7 @@ def ic_galaxy(args: argparse.Namespace, out: Path) -> int:
         p, t0 = initial_conditions(s, units)
     write_snapshot(out, p, t0, units, s.flat(), overwrite=args.overwrite)
     counts = ", ".join(f"{int((p.types == t).sum())} PartType{t}" for t in sorted(set(p.types.tolist())))
-    print(f"wrote {out}: galaxy {s.ics.model}, {args.n} particles ({counts}), seed {args.seed}")
+    print(f"wrote {out}: galaxy {s.ics.model}, {args.n} particles ({counts}), seed {s.ics.seed}")
     return 0
 
 
@@ -104,7 +104,7 @@ def ic_cosmo(args: argparse.Namespace, out: Path) -> int:
     from ..run.setup import initial_conditions
 
     over = parse_overrides(args.set or [])
-    over.update({"ics.kind": "cosmo_sphere", "ics.n_grid": args.n, "ics.seed": args.seed,
+    over.update({"ics.kind": "cosmo_sphere", "ics.n_grid": args.n, **_seed(args),
                  "cosmology.enabled": True})
     s = (load_config(args.config, over) if args.config else
          settings_from_flat(over, "hybridtree ic"))
@@ -119,8 +119,15 @@ def ic_cosmo(args: argparse.Namespace, out: Path) -> int:
                    cosmology={"a": a, "h": c.h, "omega_m": c.omega_m,
                               "omega_lambda": c.omega_lambda})
     print(f"wrote {out}: cosmo_sphere, {len(p)} particles ({args.n}^3 grid, radius "
-          f"{s.ics.radius} of a {s.ics.box} cube), z = {c.z_start}, seed {args.seed}")
+          f"{s.ics.radius} of a {s.ics.box} cube), z = {c.z_start}, seed {s.ics.seed}")
     return 0
+
+
+def _seed(args: argparse.Namespace) -> dict[str, int]:
+    """The seed override of ``ic --seed S`` (it wins over --config's and --set's
+    ics.seed); none without --seed, so that the config's ics.seed (or --set's) holds and
+    the file is the run's snapshot_0000."""
+    return {"ics.seed": args.seed} if getattr(args, "seed_given", False) else {}
 
 
 def halos(args: argparse.Namespace) -> int:
@@ -129,12 +136,13 @@ def halos(args: argparse.Namespace) -> int:
     from ..io.snapshot import resolve_snapshot
 
     snap = resolve_snapshot(args.snapshot)
-    cat = find_halos(snap, b=args.b, min_len=args.min_len)
+    cat = find_halos(snap, b=args.b, min_len=args.min_len, link=args.link)
     path = write_catalogue(args.output or snap.parent, cat, snap, overwrite=args.overwrite)
     big = cat.group_len[0] if len(cat.group_len) else 0
+    link = (f"b = {args.b}, linking length {cat.link:.4g} comoving length units / h"
+            if cat.b is not None else f"linking length {cat.link:.4g} length units")
     print(f"wrote {path}: {len(cat.group_len)} halos of at least {args.min_len} particles "
-          f"(b = {args.b}, linking length {cat.link:.4g} comoving length units / h); "
-          f"the largest has {big}")
+          f"({link}); the largest has {big}")
     return 0
 
 

@@ -63,9 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-n", type=int, required=True, help="number of particles (cosmo_sphere: "
                    "grid points per side of the cube)")
     p.add_argument("-o", "--output", required=True, help="output HDF5 file")
-    p.add_argument("--seed", type=int, default=SCHEMA["ics"]["seed"].default,
+    p.add_argument("--seed", type=int, default=SCHEMA["ics"]["seed"].default, action=_Given,
                    help="random seed; the same seed and n give the same particles "
-                        "(default: %(default)s)")
+                        "(default: ics.seed of --config and --set, else %(default)s)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace OUTPUT if it exists (otherwise that is an error)")
     p.add_argument("--config", help="cosmo_sphere, galaxy: a config whose [cosmology], [ics] "
@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="SECTION.NAME=VALUE",
                    help="cosmo_sphere, galaxy: change a setting, e.g. --set ics.box=100 or "
                         "--set ics.model=m31 (repeatable)")
-    p.set_defaults(func=commands.ic)
+    p.set_defaults(func=commands.ic, seed_given=False)
 
     p = sub.add_parser("halos", parents=[common], help="friends-of-friends halos of a "
                        "snapshot", description="Find friends-of-friends groups (linking "
@@ -85,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "of a set)")
     p.add_argument("-b", type=_positive(float), default=0.2, help="linking parameter (default: "
                    "%(default)s)")
+    p.add_argument("--link", type=_positive(float), default=None, metavar="LENGTH",
+                   help="the linking length itself, in the snapshot's length unit "
+                        "(comoving, per h for a cosmological one), instead of -b times the "
+                        "mean separation: a snapshot that is not cosmological needs it")
     p.add_argument("--min-len", type=_positive(int), default=20, help="fewest particles of a halo "
                    "(default: %(default)s)")
     p.add_argument("-o", "--output", help="catalogue file or folder (default: "
@@ -180,6 +184,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "line of text")
     p.set_defaults(func=commands.bench)
     return parser
+
+
+class _Given(argparse.Action):
+    """Store the option's value and note that it was given (``args.<dest>_given``): an
+    option whose default must not override a config's setting."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_given", True)
 
 
 def _setting(section: str, name: str):

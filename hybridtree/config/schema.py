@@ -106,7 +106,8 @@ SCHEMA: dict[str, dict[str, Option]] = {
                   lambda v: 1 <= v <= 2**40, "1 <= n <= 2^40"),
         "seed": _opt(int, 0, "random seed (same seed, same particles)", lambda v: v >= 0, ">= 0"),
         "r_max": _opt(float, 100.0, "plummer/hernquist: radii beyond r_max scale radii are "
-                      "redrawn", lambda v: v > 0, "> 0"),
+                      "redrawn; at least 1 % of the mass must lie inside (plummer: r_max >= "
+                      "0.2207, hernquist: r_max >= 0.1112)", lambda v: v > 0, "> 0"),
         "radius": _opt(float, 1.0, "cold_sphere: radius; cosmo_sphere: comoving radius of "
                        "the sphere cut from the cube (at most ics.box / 2; internal length "
                        "units)", lambda v: v > 0, "> 0"),
@@ -116,8 +117,8 @@ SCHEMA: dict[str, dict[str, Option]] = {
                     "(internal length units; cosmo_box: the periodic box)", lambda v: v > 0, "> 0"),
         "lpt": _opt(int, 1, "cosmo_sphere, cosmo_box: Lagrangian perturbation theory order: 1 "
                     "(Zel'dovich) or 2 (2LPT)", lambda v: v in (1, 2), "1 or 2"),
-        "file": _opt(str, "", "kind = file: path of the HDF5 file (relative to the config "
-                     "file's folder)"),
+        "file": _opt(str, "", "kind = file: path of the HDF5 file (a relative one, from the "
+                     "config or from --set, is read from the config file's folder)"),
         "file_length_cm": _opt(float, 0.0, "kind = box_file: the file's length unit in cm, "
                                "with h (3.085678e24 for Mpc/h, as MUSIC writes); 0 = what the "
                                "file states, else GADGET's kpc/h", lambda v: v >= 0, ">= 0"),

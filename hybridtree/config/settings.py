@@ -9,10 +9,13 @@ run's internal units (G = 1); ``[units]`` says what those are in cgs.
 from __future__ import annotations
 
 import difflib
+import errno
 import math
 import numbers
+import os
+import stat
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +24,9 @@ from .schema import SCHEMA, ConfigError, Option, markdown_table, redshift_list
 from .units import KPC_CM, MSUN_1E10_G
 
 # the schema's names are re-exported: callers read them from here or hybridtree.config
-__all__ = ["ConfigError", "Option", "SCHEMA", "Settings", "load_config", "parse_overrides",
-           "settings_from_flat", "markdown_table", "redshift_list", "validate", "KPC_CM",
-           "MSUN_1E10_G"]
+__all__ = ["ConfigError", "Option", "SCHEMA", "Settings", "ics_file_error", "load_config",
+           "parse_overrides", "settings_from_flat", "markdown_table", "redshift_list",
+           "validate", "KPC_CM", "MSUN_1E10_G"]
 
 
 class _Section:
@@ -42,6 +45,10 @@ class Settings:
 
     values: dict[str, dict[str, Any]]
     source: str = ""
+    #: a relative ics.file as the config or --set gave it, and the folder it is read from
+    #: (the config's, absolute); "" where ics.file was absolute or came from elsewhere
+    ics_file_given: str = ""
+    ics_file_base: str = ""
 
     def __getattr__(self, section: str) -> _Section:
         try:
@@ -199,10 +206,42 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Se
         raise _located(exc, overrides, str(path)) from None
     if settings.ics.kind == "file":
         # a relative IC path is relative to the config file, so configs can travel with data
-        f = Path(settings.ics.file)
-        if not f.is_absolute():
-            settings.values["ics"]["file"] = str(path.parent / f)
+        given = settings.ics.file
+        if not Path(given).is_absolute():
+            settings.values["ics"]["file"] = str(path.parent / given)
+            settings = replace(settings, ics_file_given=given,
+                               ics_file_base=str(path.parent.resolve()))
     return settings
+
+
+def ics_file_error(settings: Settings, exc: Exception) -> str:
+    """The line that says why ics.file cannot be read (``exc``: the reader's error): how
+    the user gave the path (a relative one: the config's folder it is read from) and, where
+    the path is there but no file, what it is instead (a folder, a symbolic link loop, a
+    link to nothing)."""
+    path = settings.ics.file
+    given = (f"ics.file = {settings.ics_file_given!r} (relative to the config's folder "
+             f"{settings.ics_file_base})" if settings.ics_file_given else
+             f"ics.file = {path!r}")
+    what = _not_a_file(Path(path))
+    return f"{given}: {path} is {what}" if what else f"{given}: {exc}"
+
+
+def _not_a_file(path: Path) -> str:
+    """What ``path`` is where it is there but not a file to read ("" otherwise)."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link loop (or a link into one)"
+        if path.is_symlink():
+            return f"a symbolic link to {os.readlink(path)!r}, which does not exist"
+        return ""
+    if stat.S_ISDIR(st.st_mode):
+        return "a folder, not a snapshot file"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file (a device, pipe or socket)"
+    return ""
 
 
 def settings_from_flat(flat: dict[str, Any], source: str = "") -> Settings:

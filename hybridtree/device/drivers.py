@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyopencl as cl
 
-from .runtime import DeviceInfo, user_cache_dir
+from .runtime import DeviceInfo, check_environment, user_cache_dir
 
 __all__ = ["PIP_DRIVERS", "VENDOR_WORDS", "list_devices", "register_pip_drivers"]
 
@@ -41,6 +41,10 @@ def _pip_driver_libraries() -> list[Path]:
             if lib.is_file() and lib.resolve() not in {f.resolve() for f in found}:
                 found.append(lib)
     return found
+
+
+#: why register_pip_drivers could not register the pip drivers (at most one line)
+_UNREGISTERED: list[str] = []
 
 
 def register_pip_drivers() -> Path | None:
@@ -92,8 +96,10 @@ def register_pip_drivers() -> Path | None:
                     f.unlink()
                 tmp.rmdir()
     except OSError as exc:
-        logger.warning("could not register %s with the OpenCL loader (%s): set "
-                       "OCL_ICD_VENDORS to a folder of ICD files naming it", libs[0], exc)
+        # said by list_devices, once it knows whether any device is seen: where none is,
+        # the error that says so names the cache folder instead (one line)
+        _UNREGISTERED[:] = [f"could not register {libs[0]} with the OpenCL loader ({exc}): "
+                            f"set OCL_ICD_VENDORS to a folder of ICD files naming it"]
         return None
     os.environ["OCL_ICD_VENDORS"] = str(folder)
     return folder
@@ -168,7 +174,10 @@ def _describe_device(pi: int, di: int, platform: cl.Platform, d: cl.Device) -> D
 
 
 def list_devices() -> list[DeviceInfo]:
-    """All OpenCL devices of all platforms (an empty list when there is no ICD)."""
+    """All OpenCL devices of all platforms (an empty list when there is no ICD);
+    :class:`EnvironmentSettingError` first where an environment variable of the OpenCL
+    layer cannot be used (:func:`check_environment`)."""
+    check_environment()
     out: list[DeviceInfo] = []
     try:
         platforms = cl.get_platforms()
@@ -181,4 +190,6 @@ def list_devices() -> list[DeviceInfo]:
             continue
         for di, d in enumerate(devices):
             out.append(_describe_device(pi, di, p, d))
+    if out and _UNREGISTERED:
+        logger.warning("%s", _UNREGISTERED.pop())
     return out

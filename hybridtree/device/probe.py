@@ -34,7 +34,7 @@ import pyopencl as cl
 
 from .kernels import kernel, launch, option_sets
 from .reduce import BLOCK, host_block_sum, reduce_defines
-from .runtime import DeviceError, DeviceInfo, Runtime, user_cache_dir
+from .runtime import DeviceError, DeviceInfo, EnvironmentSettingError, Runtime, user_cache_dir
 
 logger = logging.getLogger(__name__)
 
@@ -174,6 +174,8 @@ def _measure(info: DeviceInfo, device: cl.Device) -> tuple[Probe, bool]:
         return Probe(False, reason_line(exc), seconds=time.perf_counter() - t0), False
     try:
         kernel(rt, "probe.cl", "probe_rsqrt")           # a failed build is cached too
+    except EnvironmentSettingError:
+        raise                   # the user's environment, not the device: nothing cached
     except DeviceError as exc:
         return Probe(False, reason_line(exc), seconds=time.perf_counter() - t0), True
     try:
@@ -188,6 +190,8 @@ def _measure(info: DeviceInfo, device: cl.Device) -> tuple[Probe, bool]:
         return Probe(False, reason_line(exc), seconds=time.perf_counter() - t0), False
     try:
         sum_mode = _sum_mode(rt) if rt.has_fp64 else 0
+    except EnvironmentSettingError:
+        raise
     except (DeviceError, cl.Error, cl.RuntimeError) as exc:
         return Probe(False, reason_line(exc), seconds=time.perf_counter() - t0), True
     errs = [float(np.max(np.abs(res[:, k] / ref - 1.0))) for k in range(3)]

@@ -33,9 +33,12 @@ from .memory import Ledger, TrackedBuffer
 __all__ = [
     "DeviceError",
     "DeviceInfo",
+    "EnvironmentSettingError",
     "Runtime",
     "build_log",
     "build_program",
+    "cache_problem",
+    "check_environment",
     "fit_work_group",
     "kernel_source",
     "pack4",
@@ -48,6 +51,21 @@ logger = logging.getLogger("hybridtree.device.choice")
 
 class DeviceError(HybridtreeError, RuntimeError):
     """No usable OpenCL device, or the requested one does not exist."""
+
+
+class EnvironmentSettingError(DeviceError):
+    """An environment variable of the OpenCL layer that cannot be used: an
+    ``XDG_CACHE_HOME`` that is no folder to write in, a ``PYOPENCL_COMPILER_OUTPUT``
+    pyopencl cannot read, ``HYBRIDTREE_CL_OPTIONS`` the compiler refuses.  The user's to
+    change, and no fault of the device: the device probe (:mod:`hybridtree.device.probe`)
+    lets it through instead of passing over the device (and caching that)."""
+
+
+#: what pyopencl reads as a truth value (pytools.strtobool; any case, nothing stripped)
+_TRUTH_VALUES = ("y", "yes", "t", "true", "on", "1", "n", "no", "f", "false", "off", "0")
+#: the status codes of a build whose options the compiler refuses
+_REFUSED_OPTIONS = {-43: "INVALID_BUILD_OPTIONS", -66: "INVALID_COMPILER_OPTIONS",
+                    -67: "INVALID_LINKER_OPTIONS"}
 
 
 @dataclass(frozen=True)
@@ -111,6 +129,33 @@ def user_cache_dir() -> Path:
     return Path(xdg) / "hybridtree"
 
 
+def cache_problem() -> str:
+    """Why the cache folder is unusable, "" when it is not: the folder under which the
+    OpenCL drivers (PoCL: ``$XDG_CACHE_HOME/pocl``) and pyopencl (pytools' caches, made
+    when the first kernel is) keep theirs, ``$XDG_CACHE_HOME`` or else ``~/.cache``, must
+    be, or be creatable in, a folder this process may write."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        problem = _folder_problem(Path(xdg))
+        return f"XDG_CACHE_HOME = {xdg!r} is no usable cache folder ({problem})" if problem else ""
+    home = Path(os.path.expanduser("~")) / ".cache"
+    problem = _folder_problem(home)
+    return f"the cache folder {home} is unusable ({problem})" if problem else ""
+
+
+def _folder_problem(path: Path) -> str:
+    """Why ``path`` cannot be used as a folder to write in, "" when it can (it exists as a
+    writable folder, or its nearest existing ancestor is one)."""
+    p = path
+    while not os.path.lexists(p) and p != p.parent:
+        p = p.parent
+    if not p.is_dir():
+        return f"{p} is not a folder" if os.path.exists(p) else f"{p} cannot be reached"
+    if not os.access(p, os.W_OK | os.X_OK):
+        return f"{p} may not be written"
+    return ""
+
+
 def fit_work_group(preferred: int, *limits: int, power_of_two: bool = True) -> int:
     """The largest work-group size at most ``preferred`` and every positive ``limit``
     (device limit, kernel limit, local memory over bytes per work-item), rounded down to a
@@ -147,6 +192,26 @@ def _compiler_output_wanted() -> bool:
     return value in ("y", "yes", "t", "true", "on", "1")
 
 
+def check_environment() -> None:
+    """:class:`EnvironmentSettingError` where the cache folder is unusable
+    (:func:`cache_problem`: PoCL then shows no device, pyopencl fails at its first kernel)
+    or pyopencl could not read ``PYOPENCL_COMPILER_OUTPUT`` (it reads it only after a build
+    that was not cached, and then fails with a KeyError of its own): checked before the
+    devices are listed and before every build, not only where pyopencl would fail."""
+    problem = cache_problem()
+    if problem:
+        raise EnvironmentSettingError(
+            f"{problem}: the OpenCL drivers and pyopencl keep their caches there, and "
+            f"without them no device is seen or no kernel built; set XDG_CACHE_HOME to a "
+            f"folder that may be written")
+    switch = os.environ.get("PYOPENCL_COMPILER_OUTPUT")
+    if switch is not None and switch.lower() not in _TRUTH_VALUES:
+        raise EnvironmentSettingError(
+            f"PYOPENCL_COMPILER_OUTPUT = {switch!r} is not a truth value pyopencl reads "
+            f"({', '.join(_TRUTH_VALUES[:6])} or {', '.join(_TRUTH_VALUES[6:])}): set "
+            f"PYOPENCL_COMPILER_OUTPUT=1 to see the compiler's remarks, or unset it")
+
+
 def build_log(program: cl.Program) -> str:
     """The compiler's build log of ``program``: for each of its devices with a non-empty
     log, a line with the device's name and a colon, then the log; "" when there is none."""
@@ -173,14 +238,16 @@ def build_program(context: cl.Context, source: str, options: Sequence[str],
     ``PYOPENCL_COMPILER_OUTPUT=1`` the caught warnings are issued again (pyopencl then
     puts the whole log in them).  Other warnings pass through unchanged.
 
-    Raises :class:`DeviceError` when the build fails (the message carries the log).
+    Raises :class:`DeviceError` when the build fails (the message carries the log), and
+    :class:`EnvironmentSettingError` before it (:func:`check_environment`).
     """
+    check_environment()
     caught: list[warnings.WarningMessage] = []
     try:
         with warnings.catch_warnings(record=True) as caught:
             # "always": a filter of "once" or "error" elsewhere must not hide or raise it
             warnings.simplefilter("always", cl.CompilerWarning)
-            prg = cl.Program(context, source).build(options=list(options))
+            prg = _build(context, source, options)
     except cl.RuntimeError as exc:  # build failure: the message carries the log
         raise DeviceError(f"building {what} failed with options {' '.join(options)}:\n"
                           f"{exc}") from exc
@@ -195,6 +262,18 @@ def build_program(context: cl.Context, source: str, options: Sequence[str],
         logger.debug("building %s with options %s: the compiler said:\n%s",
                      what, " ".join(options), text)
     return prg
+
+
+def _build(context: cl.Context, source: str, options: Sequence[str]) -> cl.Program:
+    try:
+        return cl.Program(context, source).build(options=list(options))
+    except KeyError as exc:
+        if exc.args != ("PYOPENCL_CACHE_FAILURE_FATAL",):
+            raise
+    # pyopencl's binary cache (2026.1) reads os.environ["PYOPENCL_CACHE_FAILURE_FATAL"]
+    # unguarded where a build fails with anything but a compile error (options the
+    # compiler refuses), and that KeyError hides the error: build past the cache to see it
+    return cl.Program(context, source).build(options=list(options), cache_dir=False)
 
 
 @dataclass
@@ -241,8 +320,17 @@ class Runtime:
         if fast_math:
             opts.append("-cl-fast-relaxed-math")
         opts += extra
-        prg = build_program(self.context, kernel_source(source_name), opts,
-                            f"{source_name} for {self.info.label}")
+        try:
+            prg = build_program(self.context, kernel_source(source_name), opts,
+                                f"{source_name} for {self.info.label}")
+        except DeviceError as exc:
+            if extra and getattr(exc.__cause__, "code", None) in _REFUSED_OPTIONS:
+                raise EnvironmentSettingError(
+                    f"the OpenCL compiler of {self.info.label} refuses the build options "
+                    f"with those of HYBRIDTREE_CL_OPTIONS = {' '.join(extra)!r} added "
+                    f"({_REFUSED_OPTIONS[exc.__cause__.code]}): correct "
+                    f"HYBRIDTREE_CL_OPTIONS, or unset it") from exc
+            raise
         self._programs[key] = prg
         return prg
 

@@ -37,13 +37,14 @@ import warnings
 import numpy as np
 import pyopencl as cl
 
+from ..errors import HybridtreeError
 from ..device.kernels import kernel, option_sets, spread_local
 from ..device.runtime import Runtime
 from ..device.transfer import Workspace, download, upload
 from .periodic import Periodic
 from .tree.device_sort import MAX_N, radix_sort
 
-__all__ = ["DeviceMesh", "MeshKernels", "mesh_bytes"]
+__all__ = ["DeviceMesh", "MeshKernels", "MeshSizeError", "mesh_bytes"]
 
 _SOURCE = "pm.cl"
 #: mesh points along z per work-item of the assignment (cl/pm.cl, pm_assign): each
@@ -76,13 +77,17 @@ def device_memory(rt: Runtime) -> tuple[int, int]:
             rt.info.global_mem_size or int(rt.device.global_mem_size))
 
 
+class MeshSizeError(HybridtreeError, ValueError):
+    """A PM mesh (gravity.pm_grid) that the device cannot hold: the user's to change."""
+
+
 def refuse_unless_fits(rt: Runtime, one: int, total: int, what: str, remedy: str) -> None:
-    """Refuse, before allocating anything, mesh buffers the device cannot hold: ``one``
-    bytes the largest, ``total`` all of them; ``what`` says whose ("a 64^3 PM mesh
-    needs"), ``remedy`` what the user can do."""
+    """Refuse (:class:`MeshSizeError`), before allocating anything, mesh buffers the
+    device cannot hold: ``one`` bytes the largest, ``total`` all of them; ``what`` says
+    whose ("a 64^3 PM mesh needs"), ``remedy`` what the user can do."""
     max_alloc, global_mem = device_memory(rt)
     if one > max_alloc or total > global_mem:
-        raise ValueError(
+        raise MeshSizeError(
             f"{what} complex128 buffers of up to {one / 2**20:.0f} MiB "
             f"({total / 2**20:.0f} MiB in all) but {rt.info.name} allows "
             f"{max_alloc / 2**20:.0f} MiB per buffer ({global_mem / 2**20:.0f} MiB in "

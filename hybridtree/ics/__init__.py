@@ -6,11 +6,12 @@ cosmological spheres cut from a Gaussian cold-dark-matter field (Zel'dovich or 2
 from .spheres import (BLOCK, MOMENTS, Share, block_rng, cold_sphere, com_offsets,
                       exact_column_sums, generate_share, hernquist, hernquist_satellite, plummer,
                       to_com_frame)
+from .profiles import ModelError
 
 _COSMOLOGICAL = ("cosmo_sphere", "cosmo_sphere_share", "lagrangian_positions",
                  "linear_density_k", "lpt_displacements", "sphere_count", "white_noise")
 
-__all__ = ["BLOCK", "MOMENTS", "Share", "block_rng", "cold_sphere", "com_offsets",
+__all__ = ["BLOCK", "MOMENTS", "ModelError", "Share", "block_rng", "cold_sphere", "com_offsets",
            "exact_column_sums", "generate_share", "hernquist", "hernquist_satellite", "plummer",
            "to_com_frame", *_COSMOLOGICAL]
 

@@ -37,6 +37,7 @@ from scipy import special
 
 from . import galaxy_df
 from .galaxy_df import DiskTable, GalaxyTables, SpheroidTable
+from .profiles import ModelError
 from .spheres import (BLOCK, MOMENTS, Share, block_moments, block_rng, check_range, check_seed,
                       com_offsets, isotropic)
 
@@ -170,7 +171,9 @@ def split_counts(params: GalaxyParams, n: int) -> GalaxyParams:
     comps = params.components()
     _check_count("n", n)
     if n < len(comps):
-        raise ValueError(f"n = {n} is fewer than the {len(comps)} components")
+        names = ", ".join(_NAMES[t] for t, _ in comps)
+        raise ModelError(f"n = {n} is fewer than the {len(comps)} components ({names}) of "
+                         f"the galaxy, one particle at least each: take n >= {len(comps)}")
     masses = np.array([c.mass for _, c in comps])
     share = (n - len(comps)) * masses / masses.sum()
     counts = 1 + np.floor(share).astype(np.int64)

@@ -30,6 +30,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .hernquist_df import hernquist_speeds
+from .profiles import check_truncation, plummer_radii
 
 Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -46,7 +47,10 @@ def plummer(n: int, seed: int = 0, r_max: float = 100.0) -> Arrays:
 
     Returns (positions (n, 3), velocities (n, 3), masses (n,)) in Hénon units
     (scale radius 3π/16, total mass 1), centre of mass at rest at the origin.
-    Radii beyond ``r_max`` Plummer radii are redrawn.
+    Radii beyond ``r_max`` Plummer radii are redrawn (where less than half the mass lies
+    inside, the truncated mass profile is inverted instead); an ``r_max`` inside which
+    less than 1 % of the mass lies is refused
+    (:class:`hybridtree.ics.profiles.ModelError`).
     """
     return _whole("plummer", n, seed, r_max=r_max)
 
@@ -60,9 +64,11 @@ def hernquist(n: int, seed: int = 0, r_max: float = 100.0) -> Arrays:
     time in √(a^3/GM).  Radii are drawn from M(<r) truncated at ``r_max``
     scale radii (the truncated CDF is inverted directly; the particles keep
     total mass 1, so the mass inside r_max is scaled up by 1/M(<r_max), about
-    2 % for r_max = 100).  Velocities are isotropic, drawn from the model's
-    ergodic distribution function f(E) (Hernquist 1990 eq. 17) at each
-    particle's radius, see :func:`hernquist_speeds`.  The truncation makes
+    2 % for r_max = 100; r_max < 1/9, which keeps less than 1 % of the mass,
+    is refused: :class:`hybridtree.ics.profiles.ModelError`).  Velocities are
+    isotropic, drawn from the model's ergodic distribution function f(E)
+    (Hernquist 1990 eq. 17) at each particle's radius, see
+    :func:`hernquist_speeds`.  The truncation makes
     the sample slightly non-virial: 2K/|W| ≈ 0.981 for r_max = 100.
     The shift to the centre-of-mass frame moves the cusp off the origin by
     about √(<r²>/n) ≈ 13 a/√n for r_max = 100 (dominated by the few outermost
@@ -177,6 +183,8 @@ def generate_share(model: str, n: int, lo: int, hi: int, seed: int = 0,
     for name, value in kw.items():
         _check_positive(name, value, allow_inf=name == "r_max")
     kw = {name: float(value) for name, value in kw.items()}
+    if "r_max" in kw:
+        check_truncation(model, kw["r_max"])    # before any draw
     n = _check_n(n)
     lo, hi = check_range(lo, hi, n)
     seed = check_seed(seed)
@@ -262,14 +270,7 @@ def to_com_frame(pos: np.ndarray, vel: np.ndarray, mass: np.ndarray) -> tuple[np
 
 def _plummer_block(rng: np.random.Generator, n: int, r_max: float) -> tuple[np.ndarray, np.ndarray]:
     scale = 3.0 * np.pi / 16.0
-    r = np.empty(n)
-    todo = np.arange(n)
-    while len(todo):
-        u = rng.uniform(0.0, 1.0, len(todo))
-        rr = 1.0 / np.sqrt(np.maximum(u, 1e-300) ** (-2.0 / 3.0) - 1.0)
-        ok = rr <= r_max
-        r[todo[ok]] = rr[ok]
-        todo = todo[~ok]
+    r = plummer_radii(rng, n, r_max)
     pos = r[:, None] * isotropic(rng, n)
     # speed by von Neumann rejection from g(q) = q^2 (1 - q^2)^(7/2), q = v / v_esc
     q = np.empty(n)

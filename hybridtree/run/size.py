@@ -11,7 +11,7 @@ import math
 import os
 from pathlib import Path
 
-from ..config.settings import Settings
+from ..config.settings import Settings, ics_file_error
 from ..io.snapshot import SnapshotError, count_particles
 from ..device.choice import get_runtime, memory_needed, set_device_slot
 from ..device.runtime import DeviceError
@@ -117,7 +117,7 @@ def ics_count(settings: Settings) -> tuple[int, int]:
         try:
             return count_particles(c.file, c.types), 0
         except SnapshotError as exc:
-            raise RunError(f"initial conditions: {exc}") from None
+            raise RunError(f"initial conditions: {ics_file_error(settings, exc)}") from None
     if c.kind == "cosmo_box":
         return c.n_grid ** 3, c.n_grid ** 3
     if c.kind == "box_file":
@@ -125,7 +125,7 @@ def ics_count(settings: Settings) -> tuple[int, int]:
         try:
             return box_ics_count(c.file), 0
         except SnapshotError as exc:
-            raise RunError(f"initial conditions: {exc}") from None
+            raise RunError(f"initial conditions: {ics_file_error(settings, exc)}") from None
     if c.kind == "cosmo_sphere":
         grid = c.n_grid ** 3
         sphere = 4.0 / 3.0 * math.pi * (c.radius * c.n_grid / c.box) ** 3

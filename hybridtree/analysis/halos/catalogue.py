@@ -254,8 +254,9 @@ def find_halos(path: str | Path, b: float = 0.2, min_len: int = 20,
     if link is None:
         if not cosmological:
             raise SnapshotError(f"{path} is not cosmological (no Header/Omega0 > 0 and "
-                                f"HubbleParam): give the linking length (link=, in the "
-                                f"file's length unit)")
+                                f"HubbleParam), so -b has no mean separation to scale: give the "
+                                f"linking length in the file's length unit (hybridtree halos "
+                                f"--link LENGTH; find_halos(..., link=LENGTH))")
         for key in ("UnitLength_in_cm", "UnitMass_in_g"):
             if not units.get(key, 0) > 0:
                 raise SnapshotError(f"{path}: no {key} (Units group): cannot convert the "

@@ -51,8 +51,10 @@ def write_catalogue(path_out: str | Path, catalogue: HaloCatalogue,
             number = catalogue.number
     if path_out.is_dir():
         if number is None:
-            raise UserInputError(f"the snapshot number is unknown (not in the snapshot's name nor "
-                                 f"RunState): give a file name, not the folder {path_out}")
+            raise UserInputError(f"the snapshot number of {source} is unknown (not in its "
+                                 f"name nor RunState), so a catalogue in the folder "
+                                 f"{path_out} has no fof_tab_NNN.hdf5 name: give the "
+                                 f"catalogue's file name (hybridtree halos -o FILE)")
         path_out = path_out / catalogue_name(number)
     if path_out.exists() and not overwrite:
         raise FileExistsError(f"{path_out} exists (use --overwrite to replace it)")
