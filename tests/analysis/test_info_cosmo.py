@@ -89,3 +89,21 @@ def test_info_says_a_and_z_and_the_cosmology_settings(run, capsys):
         for item in ("cosmology.enabled=True", "cosmology.omega_lambda=0.7",
                      "cosmology.steps=8", "cosmology.z_start=49.0"):
             assert item in settings[len("settings: "):].split(", ")
+
+
+def test_the_run_log_gives_a_z_and_gyr(run):
+    """A cosmological run's report lines: a, z and the time in Gyr (not in its internal
+    149-Gyr unit), and the energy error named for its norm |W|."""
+    rows = read_diagnostics(run / "diagnostics.csv")
+    lines = [x for x in (run / "run.log").read_text().splitlines() if x.startswith("step ")]
+    assert len(lines) == len(rows)
+    for line, row in zip(lines, rows):
+        m = re.match(rf"step +{row['step']}  a {NUMBER} +z {NUMBER} +t {NUMBER} +Gyr E ", line)
+        assert m, line
+        a, z, _ = map(float, m.groups())
+        assert a == pytest.approx(float(row["a"]), rel=1e-3)
+        assert z == pytest.approx(1 / float(row["a"]) - 1, rel=1e-3, abs=1e-9)
+        assert " dE/|W| " in line and " dE/E " not in line
+    with h5py.File(sorted(run.glob("snapshot_*.hdf5"))[-1], "r") as f:
+        gyr = f["Header"].attrs["Time_GYR"]            # the writer's age at z = 0
+    assert float(re.search(rf" t {NUMBER} +Gyr", lines[-1]).group(1)) == pytest.approx(gyr, rel=1e-3)
