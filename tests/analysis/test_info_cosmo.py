@@ -107,3 +107,18 @@ def test_the_run_log_gives_a_z_and_gyr(run):
     with h5py.File(sorted(run.glob("snapshot_*.hdf5"))[-1], "r") as f:
         gyr = f["Header"].attrs["Time_GYR"]            # the writer's age at z = 0
     assert float(re.search(rf" t {NUMBER} +Gyr", lines[-1]).group(1)) == pytest.approx(gyr, rel=1e-3)
+
+
+def test_ic_help_does_not_say_a_cosmological_sphere_is_at_rest(run, capsys):
+    """Its centre of mass moves (the realization's bulk flow): ``ic --help`` says so."""
+    from hybridtree.io.snapshot import read_particles
+    p, _, _ = read_particles(run / "snapshot_0000.hdf5", "all")
+    v_cm = p.mass @ p.vel / p.mass.sum()
+    v_rms = (p.mass @ (p.vel ** 2).sum(axis=1) / p.mass.sum()) ** 0.5
+    assert (v_cm ** 2).sum() ** 0.5 > 1e-3 * v_rms         # not at rest
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["ic", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "centre of mass at rest at the origin)" not in text
+    assert "cosmo_sphere centred on the origin" in text and "bulk velocity" in text
