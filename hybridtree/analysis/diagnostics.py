@@ -259,7 +259,7 @@ class Reporter:
         mark = ""
         if over is not None:
             mark = f" (> {over:g})"
-            self._flag = f" |{self.error_name}|>{over:g}"
+            self._flag = f" energy error > {over:g}"
         line = (f"step {rec['step']:>7d}  {when} E {rec['total']:<+12.6g}"
                 f" {self.error_name} {rec['rel_energy_error']:+.2e}{mark}  "
                 f"|P| {math.hypot(rec['px'], rec['py'], rec['pz']):.1e}"

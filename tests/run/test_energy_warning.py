@@ -66,3 +66,21 @@ def test_a_run_that_conserves_energy_says_nothing(here, capsys):
     for text in (log, stdout):
         assert "warning" not in text and "(>" not in text
     assert "energy_warning" not in end_fields(log)
+
+
+def test_the_progress_bar_says_it_from_then_on():
+    from hybridtree.analysis.diagnostics import Reporter
+    rep = Reporter(None, progress=True, echo=False)
+    rep.begin(3)
+    rec = {"step": 1, "time": 0.25, "total": -0.2, "rel_energy_error": 0.02, "px": 0.0,
+           "py": 0.0, "pz": 0.0, "virial_ratio": 1.0, "r10": 0.3, "r50": 0.8, "r90": 2.0,
+           "interactions_per_s": 1e6}
+    rep.tick(0.25)
+    assert rep._bar.postfix == "t=0.25"
+    rep.report(rec, 0.01, first=True)
+    rep.tick(0.5)
+    assert rep._bar.postfix == "t=0.5 energy error > 0.01"
+    rep.report({**rec, "rel_energy_error": 0.005})      # it stays said
+    rep.tick(0.75)
+    assert rep._bar.postfix.endswith("energy error > 0.01")
+    rep.close()
