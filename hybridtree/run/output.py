@@ -388,8 +388,8 @@ class RunOutput:
             extra = {"snapshots_in_background": self.writer.writes,
                      "background_write_s": round(self.writer.seconds, 3)}
         if self.warned is not None:     # said again where a reader of the log looks last
-            extra.update(energy_error_max=f"{self.error_max:.3g}", energy_warning=
-                         f"{self.settings.output.energy_warning:g}", energy_warning_step=self.warned)
+            extra.update(energy_error_max=float(f"{self.error_max:.3g}"), energy_warning=
+                         self.settings.output.energy_warning, energy_warning_step=self.warned)
         self.reporter.event(
             "end", steps=steps, wall_s=round(wall, 3),
             **{f"{k}_s": round(float(v), 3) for k, v in zip(PHASES, seconds)},

@@ -104,6 +104,15 @@ def test_the_run_log_gives_a_z_and_gyr(run):
         assert a == pytest.approx(float(row["a"]), rel=1e-3)
         assert z == pytest.approx(1 / float(row["a"]) - 1, rel=1e-3, abs=1e-9)
         assert " dE/|W| " in line and " dE/E " not in line
+    # the energy warning with the same norm: said where |dE/W| first passes 0.01
+    errors = [abs(float(r["rel_energy_error"])) for r in rows]
+    warnings = [x for x in (run / "run.log").read_text().splitlines() if x.startswith("warning:")]
+    if max(errors) > 0.01:
+        first = next(r["step"] for r, e in zip(rows, errors) if e > 0.01)
+        assert len(warnings) == 1 and "dE/|W| = " in warnings[0]
+        assert f"at step {first} " in warnings[0]
+    else:
+        assert not warnings
     with h5py.File(sorted(run.glob("snapshot_*.hdf5"))[-1], "r") as f:
         gyr = f["Header"].attrs["Time_GYR"]            # the writer's age at z = 0
     assert float(re.search(rf" t {NUMBER} +Gyr", lines[-1]).group(1)) == pytest.approx(gyr, rel=1e-3)

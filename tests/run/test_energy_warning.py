@@ -37,7 +37,7 @@ def test_a_growing_energy_error_is_said_once_and_at_the_end(here, capsys):
         lines = text.splitlines()
         assert lines[lines.index(warnings[0]) - 1] == steps[first]
     end = end_fields(log)
-    assert end["energy_warning"] == "0.01" and int(end["energy_warning_step"]) == first
+    assert float(end["energy_warning"]) == 0.01 and int(end["energy_warning_step"]) == first
     assert float(end["energy_error_max"]) == float(f"{max(abs(e) for e in errors):.3g}")
 
 
@@ -49,7 +49,8 @@ def test_the_limit_is_a_setting_and_json_carries_it(here, capsys):
     diag = [e for e in events if e["event"] == "diagnostics"]
     assert [e.get("energy_warning") for e in diag] == [
         0.1 if abs(e["rel_energy_error"]) > 0.1 else None for e in diag]
-    assert events[-1]["event"] == "end" and events[-1]["energy_warning"] == "0.1"
+    assert events[-1]["event"] == "end" and events[-1]["energy_warning"] == 0.1
+    assert events[-1]["energy_error_max"] == float(f"{max(abs(e['rel_energy_error']) for e in diag):.3g}")
     # 0: never
     assert main(["run", "coarse.toml", "--set", "output.energy_warning=0",
                  "--set", "output.dir=out0"]) == 0
