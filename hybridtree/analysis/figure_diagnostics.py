@@ -40,10 +40,10 @@ def _positive(y: np.ndarray) -> np.ndarray:
 
 def diagnostics_figure(csv_path: Path, units: PlotUnits = NBODY, norm: str = "E0") -> Figure:
     """Relative energy error |ΔE/E₀| (dimensionless; ``norm`` "W": |ΔE/W|, as a
-    cosmological sphere's run measures it, see :data:`ENERGY_LABELS`) and the 10/50/90 % Lagrangian radii
-    against time, from ``diagnostics.csv`` (internal units), shown in ``units``.  Where
-    ``units`` converts times (e.g. to Myr), a second time axis on top gives the run's
-    internal time t, as its config and console lines do.  Log axes are labelled in plain
+    cosmological sphere's run measures it, see :data:`ENERGY_LABELS`) and the 10/50/90 %
+    Lagrangian radii against time, from ``diagnostics.csv`` (internal units), shown in
+    ``units``.  Where ``units`` converts times (e.g. to Myr), a second time axis on top
+    gives the run's internal time t, as its config and console lines do.  Log axes are labelled in plain
     numbers where they are of everyday size (0.3, 2, 300).
 
     A cosmological run (``units.cosmological``, see :func:`run_units`): where the CSV has

@@ -54,8 +54,9 @@ from ..io.snapshot import SnapshotError, atomic_path, latest_snapshot, resolve_s
 
 __all__ = ["NBODY", "REDSHIFTS", "PlotUnits", "SnapshotCosmology", "cosmological_snapshots",
            "diagnostics_figure", "energy_norm", "plot_diagnostics", "plot_projection",
-           "plot_redshift_panels", "plot_run", "plot_snapshot", "plot_units", "projection_figure", "redshift_panels",
-           "run_units", "snapshot_cosmology", "snapshot_units"]
+           "plot_redshift_panels", "plot_run", "plot_snapshot", "plot_units",
+           "projection_figure", "redshift_panels", "run_units", "snapshot_cosmology",
+           "snapshot_units"]
 
 
 def _save(fig: Figure, path: Path) -> Path:
