@@ -11,7 +11,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 import numpy as np
 
@@ -205,6 +205,15 @@ class Reporter:
         self.progress = progress and not quiet
         self._log = open(log_path, "a" if append else "w") if log_path else None
         self._bar: Any = None
+        #: a cosmological run's time unit in Gyr: its lines then give a, z and t in Gyr
+        self.gyr: float | None = None
+        #: the progress bar's text for a time t (internal units); a cosmological run's
+        #: gives a and z
+        self.when: Callable[[float], str] = lambda t: f"t={t:.5g}"
+        #: the name of the energy error on the lines: dE/E, or dE/|W| where a Λ term
+        #: makes E nearly 0 (:meth:`hybridtree.run.output.RunOutput.energy_error`)
+        self.error_name = "dE/E"
+        self._flag = ""                 # on the progress bar once the energy error is large
 
     def _emit(self, text: str, record: dict[str, Any] | None = None) -> None:
         """``text`` into the log; on stdout as text, or with ``log_json`` as the JSON
@@ -237,12 +246,32 @@ class Reporter:
         text = f"{kind}: " + " ".join(f"{k}={v}" for k, v in fields.items())
         self._emit(text, {"event": kind, **fields})
 
-    def report(self, rec: dict[str, Any]) -> None:
-        line = (f"step {rec['step']:>7d}  t {rec['time']:<9.5g} E {rec['total']:<+12.6g}"
-                f" dE/E {rec['rel_energy_error']:+.2e}  |P| {math.hypot(rec['px'], rec['py'], rec['pz']):.1e}"
+    def report(self, rec: dict[str, Any], over: float | None = None, first: bool = False
+               ) -> None:
+        """The line of a diagnostics row ``rec``; ``over``: the limit its energy error is
+        beyond (output.energy_warning), said on the line and, from now on, on the
+        progress bar; ``first``: the first time, also said in a warning line after it."""
+        a = rec.get("a", float("nan"))
+        if self.gyr is not None and math.isfinite(a):
+            when = f"a {a:<7.4g} z {1 / a - 1:<7.4g} t {rec['time'] * self.gyr:<6.4g} Gyr"
+        else:
+            when = f"t {rec['time']:<9.5g}"
+        mark = ""
+        if over is not None:
+            mark = f" (> {over:g})"
+            self._flag = f" energy error > {over:g}"
+        line = (f"step {rec['step']:>7d}  {when} E {rec['total']:<+12.6g}"
+                f" {self.error_name} {rec['rel_energy_error']:+.2e}{mark}  "
+                f"|P| {math.hypot(rec['px'], rec['py'], rec['pz']):.1e}"
                 f"  2K/|W| {rec['virial_ratio']:.4f}  r10/50/90 {rec['r10']:.3g}/{rec['r50']:.3g}/"
                 f"{rec['r90']:.3g}  {rec['interactions_per_s']:.2e} int/s")
-        self._emit(line, {"event": "diagnostics", **rec})
+        extra = {} if over is None else {"energy_warning": over}
+        self._emit(line, {"event": "diagnostics", **rec, **extra})
+        if over is not None and first:
+            self.warning(f"the energy error {self.error_name} = {rec['rel_energy_error']:+.3g}"
+                         f" at step {rec['step']} is beyond output.energy_warning = {over:g}: "
+                         f"the orbits are not followed accurately (shorter steps, time.dt, or "
+                         f"more softening, gravity.eps, usually help); the run goes on")
 
     def begin(self, n_steps: int) -> None:
         """A progress bar for the next ``n_steps`` steps (when progress is shown)."""
@@ -255,7 +284,7 @@ class Reporter:
     def tick(self, t: float) -> None:
         """One step done; ``t``: the time reached (internal units)."""
         if self._bar is not None:
-            self._bar.set_postfix_str(f"t={t:.5g}", refresh=False)
+            self._bar.set_postfix_str(self.when(t) + self._flag, refresh=False)
             self._bar.update(1)
 
     def end(self) -> None:

@@ -12,7 +12,12 @@ from .diagnostics import read_diagnostics
 from .figure_text import plain_log_ticks
 from .figure_units import NBODY, PlotUnits
 
-__all__ = ["INTERNAL_TIME_LABEL", "diagnostics_figure", "has_rows"]
+__all__ = ["ENERGY_LABELS", "INTERNAL_TIME_LABEL", "diagnostics_figure", "has_rows"]
+
+#: the energy panel's label by the norm of the run's ``rel_energy_error``: E₀, the initial
+#: energy, or W, the gravitational potential energy (a cosmological sphere with a Λ term,
+#: whose E is nearly 0: :meth:`hybridtree.run.output.RunOutput.energy_error`)
+ENERGY_LABELS = {"E0": "|ΔE / E₀|", "W": "|ΔE / W|  (W: gravitational potential energy)"}
 
 #: the label of the second time axis: the times a run's config and console lines give
 INTERNAL_TIME_LABEL = "t (internal units, as in the config and the console)"
@@ -33,11 +38,12 @@ def _positive(y: np.ndarray) -> np.ndarray:
     return np.where(y > 0, y, np.nan)
 
 
-def diagnostics_figure(csv_path: Path, units: PlotUnits = NBODY) -> Figure:
-    """Relative energy error |ΔE/E₀| (dimensionless) and the 10/50/90 % Lagrangian radii
-    against time, from ``diagnostics.csv`` (internal units), shown in ``units``.  Where
-    ``units`` converts times (e.g. to Myr), a second time axis on top gives the run's
-    internal time t, as its config and console lines do.  Log axes are labelled in plain
+def diagnostics_figure(csv_path: Path, units: PlotUnits = NBODY, norm: str = "E0") -> Figure:
+    """Relative energy error |ΔE/E₀| (dimensionless; ``norm`` "W": |ΔE/W|, as a
+    cosmological sphere's run measures it, see :data:`ENERGY_LABELS`) and the 10/50/90 %
+    Lagrangian radii against time, from ``diagnostics.csv`` (internal units), shown in
+    ``units``.  Where ``units`` converts times (e.g. to Myr), a second time axis on top
+    gives the run's internal time t, as its config and console lines do.  Log axes are labelled in plain
     numbers where they are of everyday size (0.3, 2, 300).
 
     A cosmological run (``units.cosmological``, see :func:`run_units`): where the CSV has
@@ -59,7 +65,7 @@ def diagnostics_figure(csv_path: Path, units: PlotUnits = NBODY) -> Figure:
     if np.isfinite(de).any():
         ax_e.set_yscale("log")
         plain_log_ticks(ax_e.yaxis)
-    ax_e.set_ylabel("|ΔE / E₀|")
+    ax_e.set_ylabel(ENERGY_LABELS[norm])
     drew = False
     for name, label in (("r10", "10 %"), ("r50", "50 %"), ("r90", "90 %")):
         r = _positive(_column(rows, name)) * units.length_factor

@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
 from ..errors import UserInputError
+from .diagnostics import lagrangian_radii
 from .figure_text import PlainLogFormatter, number_text
 from .figure_units import PlotUnits, SnapshotCosmology, snapshot_cosmology, snapshot_units
 from ..io.hdf5_read import read_set
@@ -172,19 +173,39 @@ def projection_figure(snapshot: Path, bins: int = 256, width: float | None = Non
         half = 1.0
     title = f"{snapshot.name}: t = {units.time_text(time)}, N = {len(pos)}"
     if len(np.unique(particles.types[ok])) > 1:
-        return _types_figure(pos, mass, particles.types[ok], centre, half, bins, units, title)
+        halves = component_halves(pos, mass, particles.types[ok], centre, half)
+        return _types_figure(pos, mass, particles.types[ok], centre, halves, bins, units, title)
     m = _surface_density(pos[:, :2], mass, centre[:2], half, bins)
     return _map_figure(m, units, title)
 
 
 #: GADGET's names of its particle types, for the panels' titles
 TYPE_NAMES = ("gas", "halo", "disk", "bulge", "stars", "boundary")
+#: the share of a type's mass inside its panels' square (see :func:`component_halves`)
+COMPONENT_FRACTION = 0.9
+
+
+def component_halves(pos: np.ndarray, mass: np.ndarray, types: np.ndarray,
+                     centre: np.ndarray, fallback: float) -> dict[int, float]:
+    """Per particle type present, the half-width of its panels' square (display lengths,
+    as ``pos``): the radius about ``centre`` (the whole system's centre of mass) that
+    encloses :data:`COMPONENT_FRACTION` of that type's mass, so that a galaxy's disk and
+    bulge fill their panels instead of being dots in the halo's square; ``fallback``
+    (the whole system's) for a type without mass."""
+    halves = {}
+    for t in np.unique(types):
+        rows = types == t
+        r = (lagrangian_radii(pos[rows], mass[rows], (COMPONENT_FRACTION,), centre=centre)[0]
+             if mass[rows].sum() > 0 else 0.0)
+        halves[int(t)] = float(r) if r > 0 else fallback
+    return halves
 
 
 def _types_figure(pos: np.ndarray, mass: np.ndarray, types: np.ndarray, centre: np.ndarray,
-                  half: float, bins: int, units: PlotUnits, title: str) -> Figure:
+                  halves: dict[int, float], bins: int, units: PlotUnits, title: str) -> Figure:
     """One column per particle type (a galaxy's halo, disk, bulge): its face-on (x-y) and
-    edge-on (x-z) surface density, on one colour scale, the same square for all."""
+    edge-on (x-z) surface density, on one colour scale, each type in its own square
+    (``halves``: :func:`component_halves`)."""
     present = [int(t) for t in np.unique(types)]
     fig = Figure(figsize=(2.9 * len(present) + 1.2, 6.0), layout="compressed")
     axes = fig.subplots(2, len(present), squeeze=False)
@@ -192,7 +213,7 @@ def _types_figure(pos: np.ndarray, mass: np.ndarray, types: np.ndarray, centre: 
     for k, t in enumerate(present):
         rows = types == t
         for row, cols in enumerate(([0, 1], [0, 2])):
-            m = _surface_density(pos[rows][:, cols], mass[rows], centre[cols], half, bins)
+            m = _surface_density(pos[rows][:, cols], mass[rows], centre[cols], halves[t], bins)
             panels.append((axes[row, k], m, row, t))
     drawn = [m for _, m, _, _ in panels if m.sigma.count()]
     norm = LogNorm(vmin=min(m.sigma.min() for m in drawn), vmax=max(m.sigma.max() for m in drawn))

@@ -17,7 +17,9 @@ from ..io.gadget2_read import binary_files, binary_header
 from ..io.gadget_binary import read_binary_part
 from ..io.snapshot import (SnapshotError, latest_run_point, read_particles, resolve_snapshot,
                            snapshot_files)
-from ..config.units import GYR_S
+from ..config.units import GYR_S, Units
+from ..cosmo.background import Cosmology
+from .figure_units import SnapshotCosmology, snapshot_cosmology
 from ..io.gadget_units import hubble_rate
 
 __all__ = ["describe", "device_listing"]
@@ -65,13 +67,44 @@ def describe(path: str | Path) -> str:
             pot = None
     lines.append("particles: " + ", ".join(f"{n} {name}" for name, n in counts.items())
                  + f" (total {len(p)})")
-    lines += _particle_lines(path, p, t, units, header, params, state, pot)
+    lines += _particle_lines(path, p, t, units, header, params, state, pot,
+                             _cosmology(path, units))
     settings = {k: v for k, v in params.items() if "." in k}
+    sections = ("ics", "gravity", "time") + (("cosmology",) if _flag(params.get(
+        "cosmology.enabled", False)) else ())
     if settings:
         lines.append("settings: " + ", ".join(
             f"{k}={v.decode() if isinstance(v, bytes) else v}" for k, v in settings.items()
-            if k.split(".")[0] in ("ics", "gravity", "time")))
+            if k.split(".")[0] in sections))
     return "\n".join(lines)
+
+
+def _flag(value) -> bool:
+    """A boolean attribute as stored (numpy bool, or text from another writer)."""
+    if isinstance(value, bytes):
+        value = value.decode()
+    return value.strip().lower() == "true" if isinstance(value, str) else bool(value)
+
+
+def _cosmology(path: Path, units) -> tuple[SnapshotCosmology, float] | None:
+    """A cosmological snapshot's :class:`SnapshotCosmology` (a, z, h, Ω's) and the Λ term's
+    λ = Ω_Λ H0² of its run (internal units; 0 without Λ or where its units are unknown),
+    the one its diagnostics add to the potential energy
+    (:func:`hybridtree.integrate.quantities.with_lambda_potential`); None for other
+    snapshots."""
+    try:
+        cosmo = snapshot_cosmology(path)
+    except SnapshotError:           # no h, a or z: described as an ordinary snapshot
+        return None
+    if cosmo is None:
+        return None
+    lam = 0.0
+    if cosmo.omega_lambda > 0 and cosmo.omega0 > 0 and units is not None:
+        # λ needs H0 and Ω_Λ alone: Ω_b, σ8 and n_s are placeholders that pass the checks
+        lam = Cosmology(omega_m=cosmo.omega0, omega_l=cosmo.omega_lambda,
+                        omega_b=0.5 * cosmo.omega0, h=cosmo.h, sigma8=0.8, n_s=1.0,
+                        units=Units(units.length_cm, units.mass_g)).lambda_term
+    return cosmo, lam
 
 
 def _periodic_lines(p, header: dict, params: dict, m: float, time_s: float) -> list[str]:
@@ -95,10 +128,12 @@ def _periodic_lines(p, header: dict, params: dict, m: float, time_s: float) -> l
 
 
 def _particle_lines(path: Path, p, t: float, units, header: dict, params: dict, state: dict,
-                    pot) -> list[str]:
+                    pot, cosmo: tuple[SnapshotCosmology, float] | None = None) -> list[str]:
     """What every snapshot's summary says after its counts: time and units, the run
     state, mass with centre and radii (or a box's side and peculiar velocities), and
-    each type's share."""
+    each type's share.  ``cosmo``: a cosmological snapshot's cosmology and Λ term
+    (:func:`_cosmology`): an isolated one's a and z, and its energies as its run's
+    diagnostics have them."""
     tline = f"time: {t:.6g}"
     if units is not None:
         lines = [tline + f" ({t * units.time_s / GYR_S:.6g} Gyr)",
@@ -118,7 +153,12 @@ def _particle_lines(path: Path, p, t: float, units, header: dict, params: dict, 
     if periodic:
         lines += _periodic_lines(p, header, params, m, units.time_s)
     else:
-        lines += _isolated_lines(p, m, pot)
+        lam = 0.0
+        if cosmo is not None:
+            c, lam = cosmo
+            lines.append(f"cosmology: a = {c.a:.6g}, z = {c.redshift:.6g} (Omega_m {c.omega0:g}, "
+                         f"Omega_Lambda {c.omega_lambda:g}, h {c.h:g})")
+        lines += _isolated_lines(p, m, pot, lam)
     return lines + _type_lines(p, periodic)
 
 
@@ -155,7 +195,10 @@ def _type_lines(p, periodic: bool) -> list[str]:
     return lines
 
 
-def _isolated_lines(p, m: float, pot) -> list[str]:
+def _isolated_lines(p, m: float, pot, lam: float = 0.0) -> list[str]:
+    """Mass, centre of mass, Lagrangian radii and energies; ``lam``: the Λ term's λ of a
+    cosmological sphere, whose potential energy -½ λ Σ m r² (r from the origin, the
+    centre of the Hubble flow) is part of the potential, as in the run's diagnostics."""
     lines = []
     com = p.mass @ p.pos / m
     vcom = p.mass @ p.vel / m
@@ -165,7 +208,14 @@ def _isolated_lines(p, m: float, pot) -> list[str]:
     r10, r50, r90 = lagrangian_radii(p.pos, p.mass)
     lines.append(f"Lagrangian radii 10/50/90 %: {r10:.5g} / {r50:.5g} / {r90:.5g}")
     kin, w = energies(p.vel, p.mass, pot)
-    if pot is not None:
+    if pot is not None and lam:
+        extra = -0.5 * lam * float(p.mass @ np.einsum("ij,ij->i", p.pos, p.pos))
+        u = w + extra
+        lines.append(f"energy: kinetic {kin:.10g}, potential {u:.10g} (gravity {w:.10g}, "
+                     f"Lambda term {extra:.10g}), total {kin + u:.10g}, 2K/|W| "
+                     f"{2 * kin / abs(u):.5f} (W: the potential with the Lambda term, as in "
+                     f"the run's diagnostics)")
+    elif pot is not None:
         lines.append(f"energy: kinetic {kin:.10g}, potential {w:.10g}, total {kin + w:.10g}, "
                      f"2K/|W| {2 * kin / abs(w):.5f}")
     else:

@@ -2,10 +2,13 @@
 SNAPSHOT``: the projection of that snapshot, and the diagnostics of the run folder it sits
 in: :func:`plot_snapshot`).
 
-``diagnostics.png``: relative energy error and Lagrangian radii against time, from
-``diagnostics.csv``.  ``snapshot_NNNN_xy.png``: the surface density of an x-y projection
-of a snapshot (the last one unless told).  Either is skipped when its input is missing (a
-``diagnostics.csv`` without rows counts as missing); with neither, it is an error.
+``diagnostics.png``: relative energy error (|ΔE/E₀|; a cosmological sphere's |ΔE/W|, W its
+gravitational potential energy, as its run measures it) and Lagrangian radii against
+time, from ``diagnostics.csv``.  ``snapshot_NNNN_xy.png``: the surface density of an x-y
+projection of a snapshot (the last one unless told; a snapshot of several particle types
+gets a column per type, each zoomed to the radius holding 90 % of that type's mass).
+Either is skipped when its input is missing (a ``diagnostics.csv`` without rows counts
+as missing); with neither, it is an error.
 
 Axes are in physical units when the run states its units (a snapshot's ``Units`` group,
 GADGET-4's unit attributes in ``Parameters``, or hybridtree's ``units.*`` settings there;
@@ -50,9 +53,10 @@ from .figure_units import (NBODY, PlotUnits, SnapshotCosmology, plot_units, run_
 from ..io.snapshot import SnapshotError, atomic_path, latest_snapshot, resolve_snapshot
 
 __all__ = ["NBODY", "REDSHIFTS", "PlotUnits", "SnapshotCosmology", "cosmological_snapshots",
-           "diagnostics_figure", "plot_diagnostics", "plot_projection", "plot_redshift_panels",
-           "plot_run", "plot_snapshot", "plot_units", "projection_figure", "redshift_panels",
-           "run_units", "snapshot_cosmology", "snapshot_units"]
+           "diagnostics_figure", "energy_norm", "plot_diagnostics", "plot_projection",
+           "plot_redshift_panels", "plot_run", "plot_snapshot", "plot_units",
+           "projection_figure", "redshift_panels", "run_units", "snapshot_cosmology",
+           "snapshot_units"]
 
 
 def _save(fig: Figure, path: Path) -> Path:
@@ -67,14 +71,28 @@ def _save(fig: Figure, path: Path) -> Path:
 
 
 
-def plot_diagnostics(csv_path: Path, out: Path, units: PlotUnits | None = None) -> Path:
-    """Write :func:`diagnostics_figure` to ``out`` (PNG); ``units`` default: those of the
-    run of the newest snapshot beside ``csv_path`` (:func:`run_units`; N-body units
-    without one)."""
-    if units is None:
+def plot_diagnostics(csv_path: Path, out: Path, units: PlotUnits | None = None,
+                     norm: str | None = None) -> Path:
+    """Write :func:`diagnostics_figure` to ``out`` (PNG); ``units`` and the energy
+    error's ``norm`` default: those of the run of the newest snapshot beside ``csv_path``
+    (:func:`run_units`, :func:`energy_norm`; N-body units and E₀ without one)."""
+    if units is None or norm is None:
         snap = latest_snapshot(Path(csv_path).parent)
-        units = run_units(snap) if snap is not None else NBODY
-    return _save(diagnostics_figure(Path(csv_path), units), out)
+        units = units or (run_units(snap) if snap is not None else NBODY)
+        norm = norm or energy_norm(snap)
+    return _save(diagnostics_figure(Path(csv_path), units, norm), out)
+
+
+def energy_norm(snap: Path | None) -> str:
+    """What the energy error of the run that wrote ``snap`` is relative to: "W" (the
+    gravitational potential energy) for a cosmological sphere with a Λ term, whose
+    energy is nearly 0; else "E0" (the initial energy; also without a snapshot)."""
+    cosmo = snapshot_cosmology(snap) if snap is not None else None
+    if cosmo is None or cosmo.omega_lambda <= 0:
+        return "E0"
+    with h5py.File(snap, "r") as f:
+        box = float(f["Header"].attrs.get("BoxSize", 0.0)) if "Header" in f else 0.0
+    return "E0" if box > 0 else "W"
 
 
 def plot_projection(snapshot: Path, out: Path, bins: int = 256, width: float | None = None,
@@ -167,4 +185,5 @@ def _diagnostics(folder: Path, snap: Path | None) -> list[Path]:
     # the run's own snapshots know its units; a chosen one may be from elsewhere
     own = latest_snapshot(folder) or snap
     units = run_units(own) if own is not None else NBODY
-    return [plot_diagnostics(folder / "diagnostics.csv", folder / "diagnostics.png", units)]
+    return [plot_diagnostics(folder / "diagnostics.csv", folder / "diagnostics.png", units,
+                             energy_norm(own))]

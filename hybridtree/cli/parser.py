@@ -48,8 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.run)
 
     p = sub.add_parser("ic", parents=[common], help="write initial conditions to an HDF5 file",
-                       description="Generate initial conditions (centre of mass at rest at "
-                                   "the origin) as a GADGET-style HDF5 file.")
+                       description="Generate initial conditions as a GADGET-style HDF5 "
+                                   "file: plummer, hernquist, cold_sphere and galaxy with "
+                                   "the centre of mass at rest at the origin; cosmo_sphere "
+                                   "centred on the origin (the centre of its Hubble flow), "
+                                   "its centre of mass near it and moving with the bulk "
+                                   "velocity of its realization.")
     p.add_argument("kind", choices=commands.IC_KINDS,
                    help="plummer: Plummer sphere in Hénon units (total mass 1, virial "
                         "radius 1); hernquist: Hernquist sphere (mass 1, scale radius 1); "

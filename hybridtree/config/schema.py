@@ -261,6 +261,11 @@ SCHEMA: dict[str, dict[str, Option]] = {
                             "the first and last states are always written",
                             lambda v: v > 0, "> 0"),
         "diag_every": _opt(int, 8, "steps between diagnostics reports", lambda v: v >= 1, ">= 1"),
+        "energy_warning": _opt(float, 0.01, "warn (run.log, the console, the end line; the "
+                               "run goes on and ends with status 0) once the size of the "
+                               "relative energy error dE/E first exceeds this (cosmological "
+                               "spheres: dE over the potential energy W); 0 = never",
+                               lambda v: v >= 0 and math.isfinite(v), ">= 0, finite"),
         "redshifts": _opt(str, "", "cosmological runs: snapshots at the steps closest to "
                           "these redshifts, e.g. '8.9, 2.5, 0.93, 0' or [8.9, 2.5, 0.93, 0] "
                           "(the first and last "

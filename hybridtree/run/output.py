@@ -6,6 +6,7 @@ how and where.  Units internal (G = 1)."""
 
 from __future__ import annotations
 
+import math
 import shutil
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from hybridtree import __version__
 from ..analysis.diagnostics import (TYPE_COLUMNS, DiagnosticsFile, Reporter, breakdown_record, measure,
                                     write_timebins)
 from ..config.settings import Settings
-from ..config.units import Units
+from ..config.units import GYR_S, Units
 from ..integrate.quantities import with_lambda_potential
 from ..particles import N_TYPES
 from ..integrate.schedule import Cosmic, Uniform
@@ -62,6 +63,8 @@ class RunOutput:
         self.e0: float | None = None     # the energy the errors are measured against
         self._prev: dict[str, Any] = {}
         self._prev_bd: Any = None
+        # the largest |energy error| reported; the step whose report first passed the limit
+        self.error_max, self.warned = 0.0, None
 
     # -- the files --------------------------------------------------------------------------
 
@@ -82,6 +85,14 @@ class RunOutput:
             self.writer = BackgroundWriter(self.made.extend) if self.comm.size == 1 else None
         self.reporter = Reporter(log, quiet or not root, log_json, progress if root else False,
                                  append=in_place, echo=echo)
+        if self.sched.cosmological:     # a, z and t in Gyr on its lines and its bar
+            gyr, times, scale = self.units.time_s / GYR_S, self.sched.times, self.sched.scale
+
+            def when(t: float) -> str:
+                a = float(np.interp(t, times, scale))      # t is a step's: exact
+                return f"a={a:.4g} z={1 / a - 1:.4g} t={t * gyr:.4g} Gyr"
+            self.reporter.gyr, self.reporter.when = gyr, when
+        self.reporter.error_name = "dE/|W|" if self.lam else "dE/E"
         return self.reporter
 
     def attach(self, stepper: Any, step: int, e0: float | None) -> dict:
@@ -124,9 +135,7 @@ class RunOutput:
 
     def discard(self, created: bool) -> None:
         """Remove what a start that failed had written (``created``: the folder too)."""
-        for table in (self.diag, self.type_diag):
-            if table is not None:
-                table.close()
+        self._close_tables()
         self.finish_writes()
         if self.reporter is not None:
             self.reporter.close()
@@ -137,10 +146,13 @@ class RunOutput:
 
     def abandon(self) -> None:
         """An error ends the run: nothing more is written, what was written stays."""
+        self._close_tables()
+        self.reporter.close()
+
+    def _close_tables(self) -> None:
         for table in (self.diag, self.type_diag):
             if table is not None:
                 table.close()
-        self.reporter.close()
 
     # -- diagnostics ----------------------------------------------------------------------
 
@@ -182,13 +194,25 @@ class RunOutput:
         self.records.append(rec)
         if self.types:
             self._report_types(step)
+        over = self._energy_check(step, rec["rel_energy_error"])
         with self.stepper.clock.host("output"):
             if self.diag is not None:
                 self.diag.write(rec)
                 bins = self.timebins()
                 if bins:
                     write_timebins(self.diag.path.with_name("timebins.csv"), bins)
-            self.reporter.report(rec)
+            self.reporter.report(rec, over, first=self.warned == step)
+
+    def _energy_check(self, step: int, error: float) -> float | None:
+        """output.energy_warning where the energy error ``error`` is beyond it, else None
+        (also where it is 0, and for NaN: a periodic box's); keeps the largest error and
+        the first step beyond."""
+        limit = self.settings.output.energy_warning
+        self.error_max = max(self.error_max, abs(error)) if math.isfinite(error) else self.error_max
+        if not (limit and abs(error) > limit):          # NaN > limit is False
+            return None
+        self.warned = step if self.warned is None else self.warned
+        return limit
 
     def timebins(self) -> list[dict[str, Any]]:
         """Block time steps: one row per time bin (:class:`hybridtree.integrate.schemes.BinStats`);
@@ -348,9 +372,7 @@ class RunOutput:
                 return
             self._end_line(steps, wall)
         finally:
-            for table in (self.diag, self.type_diag):
-                if table is not None:
-                    table.close()
+            self._close_tables()
             self.reporter.close()
 
     def _end_line(self, steps: int, wall: float) -> None:
@@ -365,6 +387,9 @@ class RunOutput:
         if self.writer is not None:
             extra = {"snapshots_in_background": self.writer.writes,
                      "background_write_s": round(self.writer.seconds, 3)}
+        if self.warned is not None:     # said again where a reader of the log looks last
+            extra.update(energy_error_max=float(f"{self.error_max:.3g}"), energy_warning=
+                         self.settings.output.energy_warning, energy_warning_step=self.warned)
         self.reporter.event(
             "end", steps=steps, wall_s=round(wall, 3),
             **{f"{k}_s": round(float(v), 3) for k, v in zip(PHASES, seconds)},
