@@ -13,7 +13,7 @@ from ..gravity.engine import GravitySettings
 from ..gravity.periodic import Periodic, default_mesh
 from ..integrate.comoving import ComovingLeapfrog
 from ..integrate.comoving_block import ComovingBlock
-from ..integrate.schedule import Cosmic, Uniform
+from ..integrate.schedule import Cosmic, ScheduleError, Uniform
 from ..integrate.schemes import BlockSettings
 from ..integrate.state import state_backend
 from ..integrate.stepper import SerialStepper, Stepper
@@ -103,11 +103,20 @@ def periodic_of(settings: Settings, box: float, n: int) -> Periodic:
         raise RunError(f"gravity: {exc}") from None
 
 
-def schedule_of(settings: Settings, background: Any, t0: float, step0: int):
-    """The run's steps (:mod:`hybridtree.integrate.schedule`); ``t0``: the time at step ``step0``."""
+def schedule_of(settings: Settings, background: Any, t0: float, step0: int,
+                a0: float | None = None):
+    """The run's steps (:mod:`hybridtree.integrate.schedule`); ``t0``: the time at step
+    ``step0``; ``a0``: the scale factor there where a cosmological run continues from a
+    snapshot (None: a new run, which starts at cosmology.z_start).  RunError where the
+    schedule cannot continue from there (it ends before, or starts after)."""
     if background is None:
         dt = settings.time.dt
         return Uniform(t0, step0, dt, round(settings.output.snapshot_dt / dt))
     c = settings.cosmology
-    return Cosmic(background, c.z_start, c.z_end, c.steps, c.stepping,
-                  redshift_list(settings.output.redshifts), comoving=box_of(settings) is not None)
+    anchor = None if a0 is None else (step0, t0, a0)
+    try:
+        return Cosmic(background, c.z_start, c.z_end, c.steps, c.stepping,
+                      redshift_list(settings.output.redshifts),
+                      comoving=box_of(settings) is not None, anchor=anchor)
+    except ScheduleError as exc:
+        raise RunError(f"restart: {exc}") from None

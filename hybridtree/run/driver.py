@@ -32,7 +32,13 @@ def _restart_path(restart: str, config: str | None, overrides: dict[str, Any]) -
         return restart
     found = latest_run_point(folder)
     if found is None:
-        raise RunError(f"no complete snapshot in {str(folder)!r} to restart from")
+        if (folder / "run.log").is_file():
+            raise RunError(f"no complete snapshot in {str(folder)!r} to restart from: the run "
+                           f"there stopped before writing its first snapshot, so nothing of it "
+                           f"can be continued; start it again (hybridtree run CONFIG with the "
+                           f"same output.dir: the folder is reused, no --overwrite needed)")
+        raise RunError(f"no complete snapshot in {str(folder)!r} to restart from (no run has "
+                       f"written one there); start a run with hybridtree run CONFIG")
     return str(found)
 
 

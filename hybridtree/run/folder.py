@@ -71,10 +71,33 @@ def _conflicts(out: Path, keep: tuple[int, int] | None) -> tuple[list[Path], lis
     return later, []
 
 
-def prepare_output(out: Path, overwrite: bool, keep: tuple[int, int] | None) -> bool:
+def _later_states(out: Path, names: str, keep: tuple[int, int], source: Path | None,
+                  go_on: str) -> str:
+    """What to say when a run continued in ``out`` from snapshot ``keep`` = (number, step)
+    (the file ``source``) would write over the files ``names`` there."""
+    number, step = keep
+    what = f"{source.name} (step {step})" if source is not None else f"step {step}"
+    text = (f"output folder {str(out)!r} holds {names}, which this run would write over: it "
+            f"continues {what} and numbers its snapshots on from {number + 1}")
+    newest = latest_run_point(out)
+    newest_step = run_point_step(newest) if newest is not None else None
+    # a state saved on its own (Simulation.save) may be of another run than the folder's
+    # files: continuing the folder's newest state is offered only from one of its own
+    own = source is None or bool(_companion(source.name) or RESTART_RE.match(source.name))
+    if own and newest_step is not None and newest_step > step:
+        text += (f"; the folder's newest state is at step {newest_step}: continue from it "
+                 f"with {go_on},")
+    else:
+        text += ";"
+    return (f"{text} write this run elsewhere with --set output.dir=FOLDER, or replace those "
+            f"files with --overwrite")
+
+
+def prepare_output(out: Path, overwrite: bool, keep: tuple[int, int] | None,
+                   source: Path | None = None) -> bool:
     """Check (and create) the output folder; return True if it was created here.
 
-    ``keep``: continuing in place from snapshot (number, step).  Raises
+    ``keep``: continuing in place from snapshot (number, step), the file ``source``.  Raises
     :class:`RunError` when the folder holds a run (or, continuing, its later
     states) and ``overwrite`` is not given, OSError-like ValueError when it cannot be
     written."""
@@ -89,10 +112,7 @@ def prepare_output(out: Path, overwrite: bool, keep: tuple[int, int] | None) -> 
                            f"continue it with {go_on} (beyond its end: add --set "
                            f"time.t_end=...), replace it with --overwrite, or set another "
                            f"output.dir")
-        raise RunError(f"output folder {str(out)!r} holds states later than the one "
-                       f"continued from ({names}): this run would replace them; continue "
-                       f"from the newest with {go_on}, replace them with --overwrite, or "
-                       f"set another output.dir")
+        raise RunError(_later_states(out, names, keep, source, go_on))
     created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)

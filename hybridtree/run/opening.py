@@ -83,8 +83,10 @@ def open_run(settings: Settings, units: Units, comm: Comm, start: Start,
                 and folder.resolve() == Path(restart_path).parent.resolve())
     keep = (start.snapshot - 1, start.step) if in_place else None
     created = False
+    source = Path(restart_path) if in_place else None
     if folder is not None:
-        created = comm.bcast(together(comm, lambda: prepare_output(folder, overwrite, keep)
+        created = comm.bcast(together(comm, lambda: prepare_output(folder, overwrite, keep,
+                                                                   source)
                                       if comm.rank == 0 else None))
     try:
         stepper = _first_state(settings, comm, start, sched, lam, rt, out, n, in_place,
@@ -123,8 +125,8 @@ def _first_state(settings: Settings, comm: Comm, start: Start, sched: Uniform | 
     inject("start", 0, comm.rank)                     # tests only
     stepper.start(reuse)
     mom = out.attach(stepper, start.step, start.e0)
-    if mom and not sched.cosmological:
-        text = virial_warning(mom)
+    virial = virial_warning(mom) if mom and not sched.cosmological else None
+    for text in (start.note, virial):       # a restart's changed settings; odd units
         if text is not None:
             rep.warning(text)
             if not echo and comm.rank == 0:

@@ -21,19 +21,28 @@ from ..parallel.snapshots import agree, read_run_share
 from .processes import RunError
 from .size import check_memory
 
-__all__ = ["exact_box_state", "load_restart"]
+__all__ = ["FIXED", "IGNORED", "changes", "exact_box_state", "load_restart", "snapshot_a"]
+
+
+#: settings a restart cannot change: the snapshot's particles are the initial
+#: conditions, so ``ics.*`` given on a restart are ignored (and said to be)
+IGNORED = "ics."
+#: what a restart with other values of these would make of the snapshot's state is no
+#: continuation of its run: refused
+FIXED = ("cosmology.enabled", "cosmology.omega_m", "cosmology.omega_lambda", "cosmology.h")
 
 
 def load_restart(path: str, overrides: dict[str, Any], comm: Comm
-                 ) -> tuple[Settings, Snapshot]:
-    """This process's share of run snapshot ``path`` and its settings changed by
-    ``overrides`` (output.dir defaults to the snapshot's folder).  The settings and the
-    particle count come from the attributes first: a file that is no run snapshot, or a
-    run too big for this machine (:func:`check_memory`), is refused before any particle
-    is read."""
-    settings, n, error = None, 0, None
+                 ) -> tuple[Settings, Snapshot, str | None]:
+    """This process's share of run snapshot ``path``, its settings changed by
+    ``overrides`` (output.dir defaults to the snapshot's folder) and what to say of the
+    changes (None: nothing changed; :func:`changes`).  The settings and the particle count
+    come from the attributes first: a file that is no run snapshot, a change a restart
+    cannot take, or a run too big for this machine (:func:`check_memory`), is refused
+    before any particle is read."""
+    settings, n, note, error = None, 0, None, None
     try:
-        settings, n = _restart_header(path, overrides)
+        settings, n, note = _restart_header(path, overrides)
     except RunError as exc:
         error = str(exc)
     agree(comm, error, RunError)        # every process, before the collective check
@@ -42,12 +51,66 @@ def load_restart(path: str, overrides: dict[str, Any], comm: Comm
         snap = read_run_share(comm, path)
     except SnapshotError as exc:
         raise RunError(f"restart: {exc}") from None
-    return settings, snap
+    return settings, snap, note
 
 
-def _restart_header(path: str, overrides: dict[str, Any]) -> tuple[Settings, int]:
-    """The settings (changed by ``overrides``) and particle count of run snapshot ``path``,
-    from its attributes and datasets' shapes alone."""
+def _same(given: Any, stored: Any) -> bool:
+    """An override ``given`` says what the snapshot's setting ``stored`` does (numbers as
+    numbers: 60 is 60.0)."""
+    if isinstance(given, (int, float)) and isinstance(stored, (int, float, np.number)):
+        return float(given) == float(stored)
+    return str(given).lower() == str(stored).lower()
+
+
+def _is_box(kind: str) -> bool:
+    return kind in ("cosmo_box", "box_file")
+
+
+def _refusal(old: dict[str, Any], overrides: dict[str, Any]) -> str | None:
+    """Why a run of flat settings ``old`` cannot continue with ``overrides`` (None: it
+    can)."""
+    for key in FIXED:
+        if key in overrides and not _same(overrides[key], old.get(key)):
+            if key == "cosmology.enabled":
+                was = "a cosmological" if old.get(key) else "an isolated (not cosmological)"
+                return (f"cosmology.enabled = {str(overrides[key]).lower()} on a restart of "
+                        f"{was} run: a restart continues the snapshot's run, whose state "
+                        f"is {'comoving' if old.get(key) else 'not'} in an expanding "
+                        f"universe; start a new run instead")
+            return (f"{key} = {overrides[key]} on a restart of a run with {key} = "
+                    f"{old.get(key)}: the snapshot's state is of its own cosmology; start a "
+                    f"new run for another one")
+    kind = overrides.get("ics.kind", old.get("ics.kind"))
+    if _is_box(str(kind)) != _is_box(str(old.get("ics.kind"))):
+        what = "a periodic box" if _is_box(str(old.get("ics.kind"))) else "open boundaries"
+        return (f"ics.kind = '{kind}' on a restart of a run of ics.kind = "
+                f"'{old.get('ics.kind')}' ({what}): a restart continues the snapshot's run "
+                f"with its boundaries; start a new run instead")
+    return None
+
+
+def changes(old: dict[str, Any], new: dict[str, Any], ignored: dict[str, Any]
+            ) -> str | None:
+    """What a restart says of its settings (None: nothing): those that differ between
+    the snapshot's flat settings ``old`` and the run's ``new`` (old -> new), and the
+    ``ignored`` ones (``ics.*``) given other values than the snapshot's."""
+    changed = [f"{k} {old[k]!r} -> {new[k]!r}" for k in sorted(new)
+               if k in old and k != "output.dir" and new[k] != old[k]]
+    kept = [f"{k} = {v!r} (the run keeps {old.get(k)!r})" for k, v in sorted(ignored.items())
+            if not _same(v, old.get(k))]
+    parts = []
+    if changed:
+        parts.append("settings changed from the snapshot's run: " + ", ".join(changed))
+    if kept:
+        parts.append("ignored (a restart continues from the snapshot's particles, not from "
+                     "initial conditions): " + ", ".join(kept))
+    return "restart: " + "; ".join(parts) if parts else None
+
+
+def _restart_header(path: str, overrides: dict[str, Any]
+                    ) -> tuple[Settings, int, str | None]:
+    """The settings (changed by ``overrides``), particle count of run snapshot ``path``
+    and what to say of the changes, from its attributes and datasets' shapes alone."""
     try:
         state = group_attrs(path, "RunState")
         params = group_attrs(path, "Parameters") if "Step" in state else {}
@@ -61,17 +124,38 @@ def _restart_header(path: str, overrides: dict[str, Any]) -> tuple[Settings, int
                        f"ics.kind = \"file\" and ics.file = \"{full}\" (hybridtree run "
                        f"CONFIG), or --set ics.kind=file --set ics.file={full}")
     flat = {k: v for k, v in params.items() if "." in k}
+    ignored = {k: v for k, v in overrides.items() if k.startswith(IGNORED)}
     try:
-        settings = settings_from_flat(flat, path)
-        if "output.dir" not in overrides:
-            overrides = {**overrides, "output.dir": str(Path(path).parent)}
-        settings = settings.with_overrides(overrides)
+        stored = settings_from_flat(flat, path)
+        old = stored.flat()
+        why = _refusal(old, overrides)
+        if why is not None:
+            raise RunError(f"restart: {why}")
+        kept = {k: v for k, v in overrides.items() if k not in ignored}
+        if "output.dir" not in kept:
+            kept["output.dir"] = str(Path(path).parent)
+        settings = stored.with_overrides(kept)
     except ConfigError as exc:
         raise RunError(f"restart: {exc}") from None
     try:
-        return settings, count_particles(path, "all")
+        return (settings, count_particles(path, "all"),
+                changes(old, settings.flat(), ignored))
     except SnapshotError as exc:
         raise RunError(f"restart: {exc}") from None
+
+
+def snapshot_a(path: str) -> float:
+    """The scale factor of a cosmological run's snapshot ``path`` (its Header/Time, as
+    the run's schedule had it); RunError where it has none."""
+    try:
+        header = group_attrs(path, "Header")
+    except SnapshotError as exc:
+        raise RunError(f"restart: {exc}") from None
+    a = float(np.asarray(header.get("Time", np.nan)).reshape(-1)[0])
+    if not (np.isfinite(a) and a > 0):
+        raise RunError(f"restart: {path} has no scale factor (Header/Time = {a}): it is "
+                       f"not a snapshot of a cosmological run")
+    return a
 
 
 def exact_box_state(path: str, particles: Any) -> None:

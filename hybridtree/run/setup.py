@@ -11,6 +11,7 @@ Units: internal (G = 1) unless a docstring says otherwise.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -25,8 +26,12 @@ from ..particles import N_TYPES, Particles, validate_particles
 from .options import background_of
 from .processes import RunError
 
-__all__ = ["RunError", "box_file", "initial_conditions", "check_particles",
-           "particles_from_arrays", "check_file_cosmology", "check_end"]
+__all__ = ["COSMOLOGICAL_KINDS", "RunError", "box_file", "initial_conditions",
+           "check_particles", "particles_from_arrays", "check_file_cosmology", "check_end"]
+
+#: the initial conditions a cosmological run starts from (a "file" must be cosmological:
+#: :func:`check_file_cosmology`); the others are isolated systems
+COSMOLOGICAL_KINDS = ("cosmo_sphere", "cosmo_box", "box_file", "file")
 
 
 def initial_conditions(settings: Settings, units: Units, comm: Comm | None = None
@@ -61,6 +66,12 @@ def initial_conditions(settings: Settings, units: Units, comm: Comm | None = Non
         return p, t0
     if c.kind == "cosmo_sphere":
         return _cosmo_sphere(settings, comm)
+    if settings.cosmology.enabled and c.kind not in COSMOLOGICAL_KINDS:
+        raise RunError(f"cosmology.enabled = true needs cosmological initial conditions, but "
+                       f"ics.kind = '{c.kind}' is an isolated system, which would run as if it "
+                       f"were an expanding universe from z = {settings.cosmology.z_start:g}: "
+                       f"use ics.kind = 'cosmo_sphere', 'cosmo_box', 'box_file' or 'file' (a "
+                       f"cosmological snapshot), or leave cosmology.enabled = false")
     if c.kind == "cosmo_box":
         return _cosmo_box(settings, comm)
     if c.kind == "galaxy":
@@ -118,12 +129,21 @@ def check_file_cosmology(settings: Settings, path: str, t0: float, what: str) ->
 
 
 def _check_start(settings: Settings, t0: float, what: str) -> None:
+    """RunError unless particles of a file without a scale factor (physical coordinates),
+    at time ``t0``, are at the age of cosmology.z_start: only then are they the start of
+    a cosmological run rather than an isolated system."""
     bg = background_of(settings)
     z = settings.cosmology.z_start
     t_start = float(bg.t_of_a(1.0 / (1.0 + z)))
     if abs(t0 - t_start) > 1e-6 * t_start:
-        z_file = 1.0 / float(bg.a_of_t(t0)) - 1.0
-        raise RunError(f"{what} are at z = {z_file:.6g}, but cosmology.z_start is {z}")
+        at = (f"at z = {1.0 / float(bg.a_of_t(t0)) - 1.0:.6g} (t = {t0:.6g})"
+              if 0 < t0 < float(bg.t_of_a(1.0)) and math.isfinite(t0) else f"at t = {t0:.6g}")
+        raise RunError(f"{what} are not a cosmological snapshot (no scale factor) and are {at}, "
+                       f"but cosmology.z_start = {z:g} is at t = {t_start:.6g}: a cosmological "
+                       f"run (cosmology.enabled = true) starts from cosmological initial "
+                       f"conditions (a snapshot of a cosmological run or of cosmological ICs, "
+                       f"ics.kind = 'cosmo_sphere', 'cosmo_box' or 'box_file'); for an "
+                       f"isolated system leave cosmology.enabled = false")
 
 
 def _galaxy(settings: Settings, units: Units, comm: Comm) -> Particles:
@@ -283,12 +303,17 @@ def _ids(ids: Any, n: int) -> np.ndarray:
 
 
 def check_end(settings: Settings, t0: float) -> None:
-    """RunError when ``time.t_end`` is not a whole number of steps after the start time
-    ``t0`` (a cosmological run's steps run from z_start to z_end: nothing to check)."""
+    """RunError when ``time.t_end`` is before the start time ``t0`` or not a whole number
+    of steps after it (a cosmological run's steps run from z_start to z_end: nothing to
+    check here)."""
     if settings.cosmology.enabled:
         return
     dt, t_end = settings.time.dt, settings.time.t_end
     n_left = round((t_end - t0) / dt)
-    if n_left < 0 or abs(t0 + n_left * dt - t_end) > 1e-9 * max(abs(t_end), dt):
+    if t_end < t0 - 1e-9 * max(abs(t0), dt):
+        raise RunError(f"time.t_end = {t_end:.10g} is before the start time t = {t0:.10g} "
+                       f"(the time of the initial conditions or of the snapshot continued): "
+                       f"a run only steps forward; set time.t_end after {t0:.10g}")
+    if abs(t0 + n_left * dt - t_end) > 1e-9 * max(abs(t_end), dt):
         raise RunError(f"time.t_end = {t_end} is not a whole number of steps (dt = {dt}) "
                        f"after the start time {t0}")

@@ -175,7 +175,7 @@ class Simulation(ParticleViews):
         self.settings, self.units, self._comm = settings, settings_units(settings), comm
         self._step0 = self._step = start.step
         background = background_of(settings)
-        self._sched = schedule_of(settings, background, start.time, start.step)
+        self._sched = schedule_of(settings, background, start.time, start.step, start.a)
         # the Λ term of an expanding sphere in physical coordinates: an acceleration λ r
         # (a periodic box integrates comoving coordinates: no Λ term there)
         self._lambda = (background.lambda_term if background is not None

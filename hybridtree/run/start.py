@@ -19,9 +19,10 @@ from ..io.snapshot import Snapshot, SnapshotError, count_particles, resolve_snap
 from ..parallel.comm import Comm
 from ..parallel.snapshots import check_unique_ids_across, read_particles_share
 from ..particles import Particles
-from .options import box_of, settings_units
+from .assemble import schedule_of
+from .options import background_of, box_of, settings_units
 from .processes import RunError, run_comm, together
-from .restart import exact_box_state, load_restart
+from .restart import exact_box_state, load_restart, snapshot_a
 from .setup import (box_file, check_end, check_file_cosmology, check_particles,
                     initial_conditions, particles_from_arrays)
 from .size import check_memory, ics_count
@@ -48,6 +49,8 @@ class Start:
     e0: float | None
     restart: Snapshot | None
     box: float | None = None    # a periodic box read from a file: its side (ics.box)
+    a: float | None = None      # a continued cosmological run: the snapshot's scale factor
+    note: str | None = None     # a continued run: what to say of its changed settings
 
 
 def new_start(settings: Settings, comm: Comm, to_end: bool = False) -> Start:
@@ -71,15 +74,22 @@ def continued_start(path: str, overrides: dict[str, Any], comm: Comm, to_end: bo
                     ) -> tuple[Settings, Start]:
     """The settings (changed by flat ``overrides``) and the state of run snapshot
     ``path``; ``to_end`` as :func:`new_start`'s."""
-    settings, snap = together(comm, load_restart, path, overrides, comm)
+    settings, snap, note = together(comm, load_restart, path, overrides, comm)
+    step = int(snap.run_state["Step"])
+    a = None
+    if settings.cosmology.enabled:
+        # the schedule goes on from the snapshot's a and t, whatever its settings say
+        # (refused here, before the device is taken, where it cannot)
+        a = together(comm, snapshot_a, path)
+        together(comm, schedule_of, settings, background_of(settings), snap.time, step, a)
     if box_of(settings) is not None:
         together(comm, exact_box_state, path, snap.particles)
     if to_end:
         check_end(settings, snap.time)
     together(comm, check_particles, snap.particles, f"restart snapshot {path}", comm)
-    return settings, Start(snap.particles, snap.time, int(snap.run_state["Step"]),
+    return settings, Start(snap.particles, snap.time, step,
                            int(snap.run_state["SnapshotNumber"]) + 1,
-                           float(snap.run_state["InitialEnergy"]), snap)
+                           float(snap.run_state["InitialEnergy"]), snap, a=a, note=note)
 
 
 def caller_particles(settings: Settings, comm: Comm, pos: Any, vel: Any, mass: Any,
