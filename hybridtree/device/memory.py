@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from typing import Any
+from typing import Any, Callable
 
 import pyopencl as cl
 
-__all__ = ["Ledger", "OWNERS", "TrackedBuffer", "describe", "owner_of_caller"]
+__all__ = ["Ledger", "OWNERS", "TrackedBuffer", "describe", "owner_of_caller", "run_fields"]
 
 #: the owner of the buffers each module asks for, by the module's name under
 #: ``hybridtree.`` (the longest matching prefix wins); modules of the device layer itself
@@ -162,3 +162,17 @@ def describe(report: dict[str, Any], n: int | None = None) -> str:
         head += f" ({report['peak'] / n:.0f} B/particle)"
     parts = ", ".join(f"{k} {v / mib:.1f}" for k, v in report["at_peak"].items())
     return f"{head}: {parts} (MiB, by owner at the peak)" if parts else head
+
+
+def run_fields(ledger: Ledger, n_local: int, gather: Callable[[Any], list]) -> dict[str, Any]:
+    """The ``end:`` line's memory fields of a run whose process holds ``n_local``
+    particles: the peak of the device buffers in MiB, in bytes per particle, and the
+    owners' MiB at that peak -- of the process with the largest peak (``gather``: every
+    process's value, ``Comm.allgather``; one process: ``lambda x: [x]``)."""
+    rep = ledger.report()
+    peak, n, owners = max(gather((rep["peak"], int(n_local), rep["at_peak"])),
+                          key=lambda row: row[0])
+    mib = 2.0 ** 20
+    return {"device_peak_mib": round(peak / mib, 1),
+            "device_bytes_per_particle": round(peak / max(n, 1)),
+            "device_by_owner_mib": ",".join(f"{k}:{v / mib:.1f}" for k, v in owners.items())}

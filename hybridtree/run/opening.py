@@ -74,6 +74,7 @@ def open_run(settings: Settings, units: Units, comm: Comm, start: Start,
     # same need as check_memory's, so the same device)
     rt = together(comm, get_runtime, settings.gravity.device or None,
                   device_need(n, comm.size, len(start.particles)))
+    rt.memory.reset_peak()      # this run's peak, from what earlier runs left kept
     # the caller's order is that of caller_ids, else ID order; on one process the IDs
     # never change, so whether they are a range lo .. lo + N - 1 is found once, here
     id_lo = (id_range(caller_ids if caller_ids is not None else start.particles.ids)

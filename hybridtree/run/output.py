@@ -19,6 +19,7 @@ from ..analysis.diagnostics import (TYPE_COLUMNS, DiagnosticsFile, Reporter, bre
                                     write_timebins)
 from ..config.settings import Settings
 from ..config.units import GYR_S, Units
+from ..device.memory import run_fields
 from ..integrate.quantities import with_lambda_potential
 from ..particles import N_TYPES
 from ..integrate.schedule import Cosmic, Uniform
@@ -383,10 +384,11 @@ class RunOutput:
         if size > 1:        # collective: the sum of the interactions, the mean seconds
             tot = self.comm.allreduce(np.append(seconds, float(interactions)))
             seconds, interactions = tot[:-1] / size, int(round(tot[-1]))
-        extra: dict[str, Any] = {}
+        extra = run_fields(self.stepper.engine.rt.memory,        # device buffers' peak
+                           int(self.stepper.type_counts().sum()), self.comm.allgather)
         if self.writer is not None:
-            extra = {"snapshots_in_background": self.writer.writes,
-                     "background_write_s": round(self.writer.seconds, 3)}
+            extra.update(snapshots_in_background=self.writer.writes,
+                         background_write_s=round(self.writer.seconds, 3))
         if self.warned is not None:     # said again where a reader of the log looks last
             extra.update(energy_error_max=float(f"{self.error_max:.3g}"), energy_warning=
                          self.settings.output.energy_warning, energy_warning_step=self.warned)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pyopencl as cl
 
 from ..particles import Particles
 
@@ -59,9 +58,7 @@ class CallerOrder:
         if self._order is None:
             table = None
             if self._caller_ids is not None:
-                table = cl.Buffer(self._rt.context, cl.mem_flags.READ_ONLY
-                                  | cl.mem_flags.COPY_HOST_PTR,
-                                  hostbuf=self._caller_table().astype(np.int32))
+                table = self._rt.to_device(self._caller_table().astype(np.int32))
             self._order = (self._id_lo, table)
         return self._order
 
@@ -127,6 +124,14 @@ class ParticleViews:
     def pot(self) -> np.ndarray:
         """Potentials (N,) of the current positions, internal units G M / L."""
         return self.particles().pot
+
+    @property
+    def memory(self) -> dict[str, Any]:
+        """This process's device buffers (:class:`hybridtree.device.memory.Ledger`), in
+        bytes: ``peak`` (since the device was first used by this process), ``live`` (now),
+        ``at_peak`` and ``owner_peak`` ({owner: bytes}: state, tree, sort, lists, walk,
+        mesh, let, reductions ...).  The OpenCL context and programs are not counted."""
+        return self._rt.memory.report()
 
 
 def _read_only(p: Particles) -> Particles:

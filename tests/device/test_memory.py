@@ -117,3 +117,22 @@ def test_a_kept_buffer_that_grows_lets_the_old_one_go_first(runtime):
     base = led.total
     transfer.scratch(runtime, "test_grow_scratch", 1 << 22)
     assert led.peak == led.total, (led.peak - base, led.total - base)
+
+
+def test_a_run_says_its_peak_by_owner_in_its_end_line_and_the_api(tmp_path):
+    import hybridtree
+    from hybridtree.ics import plummer
+
+    with hybridtree.Simulation(*plummer(2000, seed=3), dt=1 / 128, eps=0.01, quiet=True,
+                               output=tmp_path / "run") as sim:
+        sim.evolve(2 / 128)
+        rep = sim.memory
+    end = [line for line in (tmp_path / "run" / "run.log").read_text().splitlines()
+           if line.startswith("end:")][-1]
+    fields = dict(kv.split("=", 1) for kv in end.split()[1:])
+    peak = float(fields["device_peak_mib"])
+    owners = dict(kv.split(":") for kv in fields["device_by_owner_mib"].split(","))
+    assert abs(peak - rep["peak"] / 2**20) <= 0.05 + 1e-9 * peak
+    assert abs(sum(float(v) for v in owners.values()) - peak) <= 0.05 * len(owners) + 0.05
+    assert set(owners) == set(rep["at_peak"]) and "state" in owners
+    assert int(fields["device_bytes_per_particle"]) == round(rep["peak"] / 2000)
