@@ -311,7 +311,8 @@ def _write_header(f: h5py.File, time: float, gyr: float, counts: np.ndarray,
     f.create_group("Config").attrs[UNITS_MARK[0]] = UNITS_MARK[1]
 
 
-#: the dataset of a periodic run's snapshot that holds its exact state
+#: the dataset of a cosmological run's snapshot (a periodic box's or an expanding
+#: sphere's) that holds its exact state (the name is the one box snapshots had first)
 BOX_STATE = "HybridtreeBoxState"
 
 
@@ -337,14 +338,16 @@ def _write_particles(g: h5py.Group, particles: Particles, units: Units,
     _dataset(g, "Velocities", vel, u.velocity_cm_per_s, "Velocities [U_V ]",
              velocity=1, a_scaling=a_vel)
     _dataset(g, "Masses", mass, u.mass_g, "Masses [U_M ]", mass=1, h_scaling=h_pos)
-    if box is not None:
-        # GADGET's numbers (x h, p / a^1.5, m h) do not round-trip to the same bits; a
+    if cosmic is not None:
+        # GADGET's numbers (x h / a, p / a^1.5, m h) do not round-trip to the same bits; a
         # restart continues from these (hybridtree.run.restart.exact_box_state)
         d = g.create_dataset(BOX_STATE, data=np.column_stack(
             [particles.pos, particles.vel, particles.mass]).astype(np.float64))
-        d.attrs["Description"] = ("hybridtree's integration state of a periodic box, internal "
-                                  "units without h: comoving x (3), canonical momentum "
-                                  "p = a^2 dx/dt (3), mass (1)")
+        d.attrs["Description"] = (
+            "hybridtree's integration state of a periodic box, internal units without h: "
+            "comoving x (3), canonical momentum p = a^2 dx/dt (3), mass (1)" if box is not None
+            else "hybridtree's integration state of an expanding sphere, internal units "
+                 "without h: physical x (3), physical v (3), mass (1)")
     _dataset(g, "ParticleIDs", particles.ids.astype(np.uint64), 1.0,
              "Unique particle identifiers (dimensionless)")
     if particles.pot is not None:

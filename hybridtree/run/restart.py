@@ -158,16 +158,20 @@ def snapshot_a(path: str) -> float:
     return a
 
 
-def exact_box_state(path: str, particles: Any) -> None:
-    """A periodic run's particles (read in GADGET's convention, physical) replaced by the
-    exact comoving state its snapshot ``path`` keeps (:data:`hybridtree.io.hdf5_write.
-    BOX_STATE`), matched by ID, so that a restart continues bit for bit; RunError for a
-    periodic snapshot without it."""
+def exact_box_state(path: str, particles: Any, required: bool = True) -> None:
+    """A cosmological run's particles (read in GADGET's convention, physical) replaced by
+    the exact state its snapshot ``path`` keeps (:data:`hybridtree.io.hdf5_write.
+    BOX_STATE`: a periodic box's comoving one, a sphere's physical one), matched by ID, so
+    that a restart continues bit for bit.  Without it: RunError where ``required`` (a
+    periodic snapshot), else the particles stay as read (a sphere's snapshot of a version
+    that did not keep it: the restart is then not bit for bit)."""
     states, id_sets = [], []
     for part in snapshot_files(path):           # every file of a per-process set
         with h5py.File(part, "r") as f:
             for g in (f[f"PartType{t}"] for t in range(N_TYPES) if f"PartType{t}" in f):
                 if BOX_STATE not in g:
+                    if not required:
+                        return
                     raise RunError(f"restart: {part} has no {BOX_STATE} dataset (the exact "
                                    f"state of a periodic run): it was not written by a "
                                    f"periodic run")

@@ -82,8 +82,8 @@ def continued_start(path: str, overrides: dict[str, Any], comm: Comm, to_end: bo
         # (refused here, before the device is taken, where it cannot)
         a = together(comm, snapshot_a, path)
         together(comm, schedule_of, settings, background_of(settings), snap.time, step, a)
-    if box_of(settings) is not None:
-        together(comm, exact_box_state, path, snap.particles)
+    if box_of(settings) is not None or settings.cosmology.enabled:
+        together(comm, exact_box_state, path, snap.particles, box_of(settings) is not None)
     if to_end:
         check_end(settings, snap.time)
     together(comm, check_particles, snap.particles, f"restart snapshot {path}", comm)

@@ -72,18 +72,20 @@ def assert_on_the_background(folder: Path, config: str, zs: list[float]) -> None
     assert snaps[-1]["z"] == zs[-1]
 
 
-def test_a_box_continued_on_its_schedule_is_bit_for_bit(here):
-    """One run to z = 4 with a snapshot at z ~ 9, and the same run continued from that
-    snapshot (another folder, the same settings): the same last state, bit for bit.  (A
-    sphere's snapshots hold GADGET's comoving numbers only, which do not give back the
-    state's bits; a box's keep its exact state.)"""
-    assert main(["run", "box.toml", "--quiet", "--set", "output.redshifts=9",
+@pytest.mark.parametrize("config, z_mid, z_end, steps", [("box.toml", 9, 4.0, 8),
+                                                         ("sphere.toml", 2, 0.0, 12)])
+def test_a_run_continued_on_its_schedule_is_bit_for_bit(here, config, z_mid, z_end, steps):
+    """One run to its end with a snapshot on the way (z ~ 9 of a box, z ~ 2 of a sphere),
+    and the same run continued from that snapshot (another folder, the same settings): the
+    same last state, bit for bit.  (GADGET's comoving numbers do not give back the
+    state's bits; the snapshots keep the exact state beside them.)"""
+    assert main(["run", config, "--quiet", "--set", f"output.redshifts={z_mid}",
                  "--set", "output.dir=one"]) == 0
     assert main(["run", "--restart", "one/snapshot_0001.hdf5", "--quiet",
                  "--set", "output.dir=two"]) == 0
     whole, again = state(here / "one" / "snapshot_0002.hdf5"), state(here / "two" /
                                                                   "snapshot_0002.hdf5")
-    assert again["z"] == whole["z"] == 4.0 and again["step"] == whole["step"] == 8
+    assert again["z"] == whole["z"] == z_end and again["step"] == whole["step"] == steps
     assert np.array_equal(whole["pos"], again["pos"])
     assert np.array_equal(whole["vel"], again["vel"])
 
