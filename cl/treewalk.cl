@@ -322,20 +322,22 @@ __kernel void tree_walk_simd(const int n_cells,
 #endif
 #endif
 #if QUAD
-                /* in u = d / r: walkcommon.cl interact's terms, bounded for far cells */
+                /* in u = d / r: walkcommon.cl interact's terms, finite for far cells */
                 const VF ux = dx * rinv, uy = dy * rinv, uz = dz * rinv;
                 const VF qx = Q.s0 * ux + Q.s3 * uy + Q.s4 * uz;
                 const VF qy = Q.s3 * ux + Q.s1 * uy + Q.s5 * uz;
                 const VF qz = Q.s4 * ux + Q.s5 * uy + Q.s2 * uz;
                 const VF uqu = ux * qx + uy * qy + uz * qz;
 #if SPLIT
-                const VF w4 = rinv2 * wgt;
+                const VF rinv4 = rinv2 * rinv2 * wgt;
+                const VF fu = mr * rinv * wgt + 2.5f * uqu * rinv4;
 #else
-                const VF w4 = rinv2;
+                const VF rinv4 = rinv2 * rinv2;
+                const VF fu = mr * rinv + 2.5f * uqu * rinv4;
 #endif
-                pax[v] += mr3 * dx + (2.5f * uqu * ux - qx) * rinv2 * w4;
-                pay[v] += mr3 * dy + (2.5f * uqu * uy - qy) * rinv2 * w4;
-                paz[v] += mr3 * dz + (2.5f * uqu * uz - qz) * rinv2 * w4;
+                pax[v] += fu * ux - rinv4 * qx;
+                pay[v] += fu * uy - rinv4 * qy;
+                paz[v] += fu * uz - rinv4 * qz;
                 ppot[v] -= mr + 0.5f * uqu * rinv * rinv2;
 #elif PERIODIC
                 PM_ADD(VF, d2, mr3, mr, dx, dy, dz, pax[v], pay[v], paz[v], ppot[v]);

@@ -205,7 +205,11 @@ def split_accelerations(pos, mass, eps: float, changeover: Changeover,
     rt = get_runtime(device, memory_needed(len(np.asarray(pos)), state=False))
     engine = _engine(rt, eps=eps, theta=theta, n_leaf=n_leaf, n_group=n_group or 0,
                      multipole=multipole, build=build, changeover=changeover)
-    return engine.sink_forces(pos, mass, parts=tuple(parts))
+    out = engine.sink_forces(pos, mass, parts=tuple(parts))
+    for part, f in out.items():
+        check_result(f.acc, f.pot, np.asarray(pos, np.float64),
+                     f"split_accelerations ({part})")
+    return out
 
 
 def direct_reference(pos, mass, eps: float | np.ndarray = 0.0, sinks=None,

@@ -14,8 +14,9 @@ mass, m = M / N the mean mass and eps the smallest softening (length units, G = 
   S = 2^44; the tree's own at theta = 0.5: 2e-3).  The Morton keys resolve S 2^-21;
   particles closer than that share a leaf, which costs time, not accuracy.
 - overflow: ``max(M, 1) S^2 <= 2^120``: squared distances and the quadrupole moments
-  (|Q| <= 3 M S^2; cl/walkcommon.cl evaluates them in d / r, which stays finite however
-  far the cell) stay below float32's 2^128; ``M <= 2^120`` and, with eps > 0,
+  (|Q| <= 3 M S^2; cl/walkcommon.cl evaluates their terms in d / r, finite however far
+  the cell; r^-4 underflows beyond r ~ 2^31 and drops them there) stay below float32's
+  2^128; ``M <= 2^120`` and, with eps > 0,
   ``M / eps^3 <= 2^120`` (a pair's m / (r^2 + eps^2)^(3/2)).  (The relative opening's
   d^4 may overflow: inf compares as it should.)
 - underflow: ``m / S^3 >= 2^-120``: a mean particle's pull m / r^3 across the cube stays a
