@@ -317,24 +317,28 @@ __kernel void tree_walk_simd(const int n_cells,
 #if SPLIT
                 const VF wgt = WEIGHT(CO_Y(d2));
                 const VF mr3 = mr * rinv2 * wgt;
-                const VF rinv5 = rinv2 * rinv2 * rinv * wgt;
-                const VF rinv5p = rinv2 * rinv2 * rinv;
 #else
                 const VF mr3 = mr * rinv2;
-                const VF rinv5 = rinv2 * rinv2 * rinv;
-                const VF rinv5p = rinv5;
 #endif
 #endif
 #if QUAD
-                const VF qx = Q.s0 * dx + Q.s3 * dy + Q.s4 * dz;
-                const VF qy = Q.s3 * dx + Q.s1 * dy + Q.s5 * dz;
-                const VF qz = Q.s4 * dx + Q.s5 * dy + Q.s2 * dz;
-                const VF dqd = dx * qx + dy * qy + dz * qz;
-                const VF f = mr3 + 2.5f * dqd * rinv5 * rinv2;
-                pax[v] += f * dx - rinv5 * qx;
-                pay[v] += f * dy - rinv5 * qy;
-                paz[v] += f * dz - rinv5 * qz;
-                ppot[v] -= mr + 0.5f * dqd * rinv5p;
+                /* in u = d / r: walkcommon.cl interact's terms, finite for far cells */
+                const VF ux = dx * rinv, uy = dy * rinv, uz = dz * rinv;
+                const VF qx = Q.s0 * ux + Q.s3 * uy + Q.s4 * uz;
+                const VF qy = Q.s3 * ux + Q.s1 * uy + Q.s5 * uz;
+                const VF qz = Q.s4 * ux + Q.s5 * uy + Q.s2 * uz;
+                const VF uqu = ux * qx + uy * qy + uz * qz;
+#if SPLIT
+                const VF rinv4 = rinv2 * rinv2 * wgt;
+                const VF fu = mr * rinv * wgt + 2.5f * uqu * rinv4;
+#else
+                const VF rinv4 = rinv2 * rinv2;
+                const VF fu = mr * rinv + 2.5f * uqu * rinv4;
+#endif
+                pax[v] += fu * ux - rinv4 * qx;
+                pay[v] += fu * uy - rinv4 * qy;
+                paz[v] += fu * uz - rinv4 * qz;
+                ppot[v] -= mr + 0.5f * uqu * rinv * rinv2;
 #elif PERIODIC
                 PM_ADD(VF, d2, mr3, mr, dx, dy, dz, pax[v], pay[v], paz[v], ppot[v]);
 #else

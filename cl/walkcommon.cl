@@ -256,23 +256,28 @@ inline void interact(const float4 e,
 #endif
 #endif
 #if QUAD
-    /* d = source - sink; phi = -M/r - (d.Q.d)/(2 r^5);
-       a = M d/r^3 - Q.d/r^5 + 5/2 (d.Q.d) d/r^7   (Q = 0 for particles) */
-    const float rinv5p = rinv2 * rinv2 * rinv;       /* potential: never weighted */
+    /* d = source - sink, u = d / r (|u| <= 1); phi = -M/r - (u.Q.u)/(2 r^3);
+       a = (M/r^2 + 5/2 (u.Q.u)/r^4) u - Q.u/r^4   (Q = 0 for particles; the potential
+       never weighted).  In u, not d (d.Q.d / r^7): d.Q.d ~ M l^2 d^2 overflowed float32
+       for a cell far out (a sphere of radius 1e8 and mass 1e10) while r^-5 underflowed:
+       inf * 0 = NaN.  Q.u and u.Q.u stay below 3 M l^2; r^-4 underflows beyond 2^31 and
+       drops the quadrupole terms there, never to a NaN. */
+    const float ux = dx * rinv, uy = dy * rinv, uz = dz * rinv;
+    const float qx = Q.s0 * ux + Q.s3 * uy + Q.s4 * uz;
+    const float qy = Q.s3 * ux + Q.s1 * uy + Q.s5 * uz;
+    const float qz = Q.s4 * ux + Q.s5 * uy + Q.s2 * uz;
+    const float uqu = ux * qx + uy * qy + uz * qz;
 #if SPLIT
-    const float rinv5 = rinv5p * wgt;
+    const float rinv4 = rinv2 * rinv2 * wgt;
+    const float fu = mr * rinv * wgt + 2.5f * uqu * rinv4;     /* mr3 r + ... */
 #else
-    const float rinv5 = rinv5p;
+    const float rinv4 = rinv2 * rinv2;
+    const float fu = mr * rinv + 2.5f * uqu * rinv4;
 #endif
-    const float qx = Q.s0 * dx + Q.s3 * dy + Q.s4 * dz;
-    const float qy = Q.s3 * dx + Q.s1 * dy + Q.s5 * dz;
-    const float qz = Q.s4 * dx + Q.s5 * dy + Q.s2 * dz;
-    const float dqd = dx * qx + dy * qy + dz * qz;
-    const float f = mr3 + 2.5f * dqd * rinv5 * rinv2;
-    *pax += f * dx - rinv5 * qx;
-    *pay += f * dy - rinv5 * qy;
-    *paz += f * dz - rinv5 * qz;
-    *ppot -= mr + 0.5f * dqd * rinv5p;
+    *pax += fu * ux - rinv4 * qx;
+    *pay += fu * uy - rinv4 * qy;
+    *paz += fu * uz - rinv4 * qz;
+    *ppot -= mr + 0.5f * uqu * rinv * rinv2;
 #elif PERIODIC
     PM_ADD(float, d2, mr3, mr, dx, dy, dz, *pax, *pay, *paz, *ppot);
 #else

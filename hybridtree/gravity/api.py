@@ -7,6 +7,11 @@ A particle never acts on itself.  Results come back in float64, in the caller's
 particle order; the device computes in float32.  Every call is a thin call of the run's
 force engine (:class:`hybridtree.gravity.engine.ForceEngine`, net force kept); the knobs'
 defaults and ranges are the schema's (:mod:`.knobs`), except ``eps``, 0 by default.
+Particles beyond the range of the float32 kernels (their span against ``eps``, their
+masses: :mod:`hybridtree.gravity.tree.limits`) raise
+:class:`hybridtree.gravity.tree.limits.RangeError` (a user error and a ValueError) naming
+the particle and the range, before any force; so does a force that is not finite (eps =
+0 and a pair too close for float32).
 """
 
 from __future__ import annotations
@@ -19,13 +24,14 @@ from ..device.choice import get_runtime, memory_needed
 from ..device.clock import Clock
 from ..device.transfer import Workspace
 from ..errors import real_argument
-from ..particles import validate_particles
+from ..particles import shaped_particles, validate_particles
 from .engine import Forces, ForceEngine, GravitySettings
 from .knobs import (BUILDS, METHODS, OPENINGS, check_eps, check_tree_knobs, default,
                     relative_floor)
 from .periodic import ASMTH, RCUT, Periodic, default_mesh
 from .softening import check_softening, pair_factors
 from .splitting import Changeover
+from .tree.limits import check_range, check_result
 
 __all__ = ["BUILDS", "Forces", "METHODS", "OPENINGS", "accelerations", "direct_reference",
            "split_accelerations", "validate_particles"]
@@ -114,6 +120,7 @@ def accelerations(pos, mass, eps: float | np.ndarray = 0.0, method: str = defaul
         raise ValueError(f"opening must be one of {OPENINGS}, got {opening!r}")
     if opening == "auto":
         opening = "geometric" if acc_old is None else "relative"
+    _check_range(pos, mass, eps, method == "tree", sinks, box)
     if opening == "relative" and method == "tree":
         n_sink = len(np.asarray(pos if sinks is None else sinks))
         first = None
@@ -148,7 +155,21 @@ def _forces(pos, mass, eps: float, method: str, theta: float, sinks, n_leaf: int
     engine = _engine(rt, method=method, eps=eps, theta=theta, n_leaf=n_leaf,
                      n_group=n_group or 0, multipole=multipole, precise=precise, build=build,
                      periodic=periodic, softening=softening)
-    return engine.sink_forces(pos, mass, sinks, floor)["full"]
+    out = engine.sink_forces(pos, mass, sinks, floor)["full"]
+    check_result(out.acc, out.pot, np.asarray(pos if sinks is None else sinks, np.float64),
+                 "accelerations")
+    return out
+
+
+def _check_range(pos, mass, eps: float | np.ndarray, tree: bool, sinks=None,
+                 box: float | None = None) -> None:
+    """:func:`hybridtree.gravity.tree.limits.check_range` of a public call's arrays
+    (values: finite or refused later, where they are checked), its smallest softening."""
+    pos, mass = shaped_particles(pos, mass)
+    if sinks is not None:
+        sinks = shaped_particles(sinks, np.zeros(len(np.asarray(sinks))), "sinks")[0]
+    check_range(pos, mass, float(np.min(eps)) if np.ndim(eps) else float(eps), tree=tree,
+                sinks=sinks, box=box, what="accelerations")
 
 
 def _check_numbers(call: str, **args: Any) -> None:
@@ -192,10 +213,15 @@ def split_accelerations(pos, mass, eps: float, changeover: Changeover,
     _check_numbers("split_accelerations", eps=eps, theta=theta)
     check_tree_knobs(n_leaf, n_group, multipole, theta, build)
     eps = check_eps(eps)
+    _check_range(pos, mass, eps, True)
     rt = get_runtime(device, memory_needed(len(np.asarray(pos)), state=False))
     engine = _engine(rt, eps=eps, theta=theta, n_leaf=n_leaf, n_group=n_group or 0,
                      multipole=multipole, build=build, changeover=changeover)
-    return engine.sink_forces(pos, mass, parts=tuple(parts))
+    out = engine.sink_forces(pos, mass, parts=tuple(parts))
+    for part, f in out.items():
+        check_result(f.acc, f.pot, np.asarray(pos, np.float64),
+                     f"split_accelerations ({part})")
+    return out
 
 
 def direct_reference(pos, mass, eps: float | np.ndarray = 0.0, sinks=None,

@@ -23,6 +23,7 @@ from ..integrate.schedule import Cosmic, Uniform
 from ..parallel.comm import Comm, node_local_rank
 from .assemble import check_parallel, make_stepper
 from .folder import prepare_output
+from .guards import check_first, check_range
 from .options import gravity_keys
 from .output import RunOutput
 from .processes import together
@@ -107,6 +108,8 @@ def _first_state(settings: Settings, comm: Comm, start: Start, sched: Uniform | 
     p0 = start.particles
     stepper = make_stepper(settings, p0, comm, rt, lam, sched, start.step)
     soften(stepper, sched, settings, start.step)
+    check_range(comm, p0, stepper.engine.g, "initial conditions" if start.restart is None
+                else "restart snapshot")     # before any force: float32's range
     unusable = unusable_devices()
     passed = {"unusable": "; ".join(unusable)} if unusable else {}
     if rt.info.rsqrt_mode:
@@ -125,6 +128,7 @@ def _first_state(settings: Settings, comm: Comm, start: Start, sched: Uniform | 
     start.particles = None          # the state holds the particles now
     inject("start", 0, comm.rank)                     # tests only
     stepper.start(reuse)
+    check_first(comm, stepper)        # no NaN reaches the first snapshot or energy
     mom = out.attach(stepper, start.step, start.e0)
     virial = virial_warning(mom) if mom and not sched.cosmological else None
     for text in (start.note, virial):       # a restart's changed settings; odd units
