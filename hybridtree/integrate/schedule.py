@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import HybridtreeError
+
 __all__ = ["Uniform", "Cosmic", "ScheduleError"]
 
 
@@ -139,7 +141,7 @@ class Cosmic:
         return self.step0 + int(np.argmin(np.abs(1.0 / self.scale - 1.0 - z)))
 
 
-class ScheduleError(ValueError):
+class ScheduleError(HybridtreeError, ValueError):
     """A cosmological schedule that cannot continue from a restart's time."""
 
 
