@@ -63,13 +63,18 @@ def test_a_run_enters_every_buffer_under_a_named_owner_and_frees_them():
     import hybridtree
     from hybridtree.ics import plummer
 
+    from hybridtree.device.choice import get_runtime
+
+    # what earlier tests of the process left kept (their own scratch buffers) stays
+    other = get_runtime().memory.live["other"]
     sim = hybridtree.Simulation(*plummer(3000, seed=4), dt=1 / 128, eps=0.01, quiet=True,
                                 settings={"time.stepping": "block"})
     rt = sim._rt
+    assert rt is get_runtime()
     before = rt.memory.total
     sim.evolve(4 / 128)
     rep = rt.memory.report()
-    assert "other" not in rep["owner_peak"], rep
+    assert rep["owner_peak"].get("other", 0) == other, rep
     assert {"state", "tree", "sort", "walk"} <= set(rep["owner_peak"]), rep
     assert sum(rep["at_peak"].values()) == rep["peak"]
     # the state: at least positions, velocities and accelerations in float64
