@@ -330,14 +330,13 @@ __kernel void tree_walk_simd(const int n_cells,
                 const VF uqu = ux * qx + uy * qy + uz * qz;
 #if SPLIT
                 const VF rinv4 = rinv2 * rinv2 * wgt;
-                const VF fu = mr * rinv * wgt + 2.5f * uqu * rinv4;
 #else
                 const VF rinv4 = rinv2 * rinv2;
-                const VF fu = mr * rinv + 2.5f * uqu * rinv4;
 #endif
-                pax[v] += fu * ux - rinv4 * qx;
-                pay[v] += fu * uy - rinv4 * qy;
-                paz[v] += fu * uz - rinv4 * qz;
+                const VF q4 = 2.5f * uqu * rinv4;   /* the monopole term as without Q */
+                pax[v] += mr3 * dx + (q4 * ux - rinv4 * qx);
+                pay[v] += mr3 * dy + (q4 * uy - rinv4 * qy);
+                paz[v] += mr3 * dz + (q4 * uz - rinv4 * qz);
                 ppot[v] -= mr + 0.5f * uqu * rinv * rinv2;
 #elif PERIODIC
                 PM_ADD(VF, d2, mr3, mr, dx, dy, dz, pax[v], pay[v], paz[v], ppot[v]);
