@@ -1,6 +1,7 @@
 """Shared fixtures: one OpenCL runtime per session (the CPU device in CI), a Plummer
 sphere, the figures a plot saves, a folder holding the test module's CONFIG; the ``gpu``
-marker of the kernels' test folders.  Shared functions are in :mod:`tests.helpers`."""
+marker of the kernels' test folders; the long tests first (docs/testing.md).  Shared
+functions are in :mod:`tests.helpers`."""
 
 from pathlib import Path
 
@@ -16,10 +17,18 @@ from tests import helpers
 GPU_FOLDERS = {"device", "gravity", "integrate"}
 
 
+#: markers of the tests that take longest (tens of seconds to minutes each on 2 cores)
+LONG = ("slow", "oclgrind")
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if Path(str(item.fspath)).parent.name in GPU_FOLDERS:
             item.add_marker(pytest.mark.gpu)
+    # The long tests first, the rest in their order: pytest-xdist (setup.cfg: -n 2) hands
+    # out tests in this order as workers free up, so that no long test is left to run
+    # alone at the end while the other worker idles.
+    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in LONG))
 
 
 @pytest.fixture(autouse=True)

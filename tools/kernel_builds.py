@@ -9,14 +9,25 @@ module imports those modules and asks :func:`hybridtree.device.kernels.requests`
 device description of :data:`PROFILES` (whose limits steer the work-group sizes and
 tunings).
 
-``python -m tools.kernel_builds`` lists the builds; :mod:`tools.vendor_compile`
+The walk's axes multiply to thousands of combinations (hundreds of distinct programs per
+device); the compile check takes a strength-2 covering array of them instead
+(:func:`walk_cover`, :mod:`tools.covering`): for each device, every value of every axis,
+every pair of values of two axes, and every define value and pair of define values of a
+walk program, as the full product has them, occur in some compiled build.  ``full=True``
+(``--full``) gives the whole product.
+
+``python -m tools.kernel_builds [--full]`` lists the builds; :mod:`tools.vendor_compile`
 compiles them with clang for AMD and Intel targets (tests/tools/test_vendor_compile.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import inspect
+import itertools
+import sys
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 # the modules that declare option sets (imported for their declarations)
 import hybridtree.device.probe  # noqa: F401
@@ -26,12 +37,15 @@ import hybridtree.gravity.pm_device  # noqa: F401
 import hybridtree.gravity.tree.device_build  # noqa: F401
 import hybridtree.gravity.tree.device_sort  # noqa: F401
 import hybridtree.parallel.device_let  # noqa: F401
-from hybridtree.device.kernels import FILES, Request, requests
+from hybridtree.device import kernels
+from hybridtree.device.kernels import FILES, Recorder, Request, requests
 from hybridtree.device.runtime import DeviceInfo
+from hybridtree.gravity import walk_kernels
 from hybridtree.gravity.walk_kernels import WALK_AXES, walk_option_sets
+from tools.covering import cover, pairs
 
-__all__ = ["Build", "PROFILES", "WALK_AXES", "all_builds", "declared_files", "profile_builds",
-           "walk_builds"]
+__all__ = ["Build", "PROFILES", "WALK_AXES", "WalkRow", "all_builds", "declared_files",
+           "profile_builds", "walk_builds", "walk_cover", "walk_rows"]
 
 GIB = 2**30
 
@@ -124,19 +138,114 @@ def walk_builds(name: str, info: DeviceInfo) -> list[Build]:
             for file, defines in walk_option_sets(info)]
 
 
-def profile_builds(name: str, info: DeviceInfo) -> list[Build]:
+@dataclass(frozen=True)
+class WalkRow:
+    """One combination of :data:`WALK_AXES` that the walk accepts: ``index`` (the value's
+    position on each axis) and the programs (file, defines) :func:`walk_kernel` asks for."""
+
+    index: tuple[int, ...]
+    builds: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+
+    def features(self) -> set[Hashable]:
+        """What the row puts into a compile: its axis values and their pairs, and per
+        program every define (name, value) and every pair of them."""
+        defines: set[Hashable] = set()
+        for build in self.builds:
+            defines |= _define_pairs(build)
+        return pairs(self.index, defines)
+
+
+@lru_cache(maxsize=None)
+def _define_pairs(build: tuple[str, tuple[tuple[str, str], ...]]) -> frozenset:
+    file, items = build
+    return frozenset([(file, x) for x in items]
+                     + [(file, x, y) for k, x in enumerate(items) for y in items[k + 1:]])
+
+
+def _axes_key() -> tuple:
+    return tuple((k, tuple(map(repr, v))) for k, v in walk_kernels.WALK_AXES.items())
+
+
+def walk_rows(info: DeviceInfo) -> list[WalkRow]:
+    """The combinations of :data:`WALK_AXES` the walk accepts on a device of description
+    ``info``, in the product's order, each with its programs: the rows of
+    :func:`hybridtree.gravity.walk_kernels.walk_option_sets`, one by one (the same calls;
+    tests/tools/test_vendor_compile.py checks that their programs are the same)."""
+    return list(_walk_rows(info, _axes_key()))
+
+
+@lru_cache(maxsize=None)
+def _walk_rows(info: DeviceInfo, _axes: tuple) -> tuple[WalkRow, ...]:
+    axes = walk_kernels.WALK_AXES
+    params = inspect.signature(walk_kernels.walk_kernel).parameters
+    keys = list(axes)
+    rows = []
+    for index in itertools.product(*(range(len(v)) for v in axes.values())):
+        combo = [axes[k][i] for k, i in zip(keys, index)]
+        kw = {k: v for k, v in zip(keys, combo) if k in params}
+        extra = {k: v for k, v in zip(keys, combo) if k.isupper() and v is not None}
+        if extra:
+            kw["options"] = {**(kw.get("options") or {}), **extra}
+        rec = Recorder(info)
+        try:
+            walk_kernels.walk_kernel(rec, **kw)
+        except ValueError:              # refused: the code never launches it
+            continue
+        rows.append(WalkRow(index, tuple(
+            (file, tuple(sorted((str(k), str(v)) for k, v in (d or {}).items())))
+            for file, d in rec.builds)))
+    return tuple(rows)
+
+
+def walk_cover(info: DeviceInfo) -> list[WalkRow]:
+    """A strength-2 covering array of the walk's accepted combinations on a device of
+    description ``info`` (:mod:`tools.covering`): rows that together hold every feature
+    (:meth:`WalkRow.features`) of every accepted row.  Deterministic."""
+    rows = walk_rows(info)
+    return [rows[i] for i in _cover(info, _axes_key())]
+
+
+@lru_cache(maxsize=None)
+def _cover(info: DeviceInfo, axes: tuple) -> tuple[int, ...]:
+    return tuple(cover([r.features() for r in _walk_rows(info, axes)]))
+
+
+@lru_cache(maxsize=None)
+def _requests(info: DeviceInfo, _axes: tuple, walk: bool) -> tuple[Request, ...]:
+    """:func:`hybridtree.device.kernels.requests`, with or without the walk's option sets
+    (without: the same function's steps with the others only; a test compares)."""
+    if walk:
+        return tuple(requests(info))
+    out = [Request.make(f.name, None, "kernels.FILES") for f in FILES.values() if f.plain]
+    for origin, fn in kernels._OPTION_SETS.items():
+        if origin != _WALK_ORIGIN:
+            out += [Request.make(file, defines, origin) for file, defines in fn(info)]
+    return tuple(r for r in out if info.fp64 or not r.fp64)
+
+
+_WALK_ORIGIN = f"{walk_option_sets.__module__}.{walk_option_sets.__qualname__}"
+
+
+def profile_builds(name: str, info: DeviceInfo, full: bool = False) -> list[Build]:
     """Every build a device of description ``info`` can ask for
-    (:func:`hybridtree.device.kernels.requests`)."""
-    return [_build(r, name) for r in requests(info)]
+    (:func:`hybridtree.device.kernels.requests`); the walk's builds of
+    :func:`walk_cover` only, unless ``full``."""
+    out = [_build(r, name) for r in _requests(info, _axes_key(), full)]
+    if not full:
+        out += [_build(Request.make(file, dict(items), f"{_WALK_ORIGIN} (covering array)"),
+                       name)
+                for row in walk_cover(info) for file, items in row.builds]
+    return [b for b in out if info.fp64 or not b.fp64]
 
 
-def all_builds(profiles: Iterable[str] | None = None) -> list[Build]:
+def all_builds(profiles: Iterable[str] | None = None, full: bool = False) -> list[Build]:
     """Every distinct build of the devices ``profiles`` (names of :data:`PROFILES`,
-    default all; first origin kept)."""
+    default all; first origin kept); the walk's covering array unless ``full``
+    (:func:`profile_builds`)."""
     names = list(PROFILES if profiles is None else profiles)
     seen: dict[tuple, Build] = {}
     for name in names:
-        for b in profile_builds(name, PROFILES[name]):
+        for b in profile_builds(name, PROFILES[name], full):
             seen.setdefault(b.key, b)
     return sorted(seen.values(), key=lambda b: b.key)
 
@@ -147,7 +256,7 @@ def declared_files() -> list[str]:
 
 
 def main() -> None:
-    builds = all_builds()
+    builds = all_builds(full="--full" in sys.argv[1:])
     for b in builds:
         print(b.describe())
     print(f"{len(builds)} builds of {len({b.source for b in builds})} files")

@@ -9,7 +9,14 @@ source); ``llvm-spirv-NN`` turns that into SPIR-V, the form Intel's runtimes als
 built-in functions (rsqrt, ...) undefined on AMD: compilation and code generation are
 checked, resource numbers (scratch) are not meaningful.
 
-``python -m tools.vendor_compile`` prints the result (CI: tests/tools/test_vendor_compile.py).
+The walk's option axes are compiled as a strength-2 covering array
+(:func:`tools.kernel_builds.walk_cover`: every value and every pair of values of its
+axes, every define value and pair of define values, on every target); ``--full``
+compiles their whole product (3 216 compiles against 749: a check before a release).
+
+``python -m tools.vendor_compile [--full] [--count]`` prints the result (``--count``: the
+number of compiles, without compiling them; CI:
+tests/tools/test_vendor_compile.py).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -191,12 +199,15 @@ def _compile(clang: str, spirv: str | None, build: Build, target: Target, tmp: P
 
 
 def compile_all(targets: Iterable[Target] = TARGETS, jobs: int | None = None,
-                builds: list[Build] | None = None) -> list[Outcome]:
+                builds: list[Build] | None = None, full: bool = False,
+                dry: bool = False) -> list[Outcome]:
     """Compile, for every target an installed clang can compile for, every distinct
     program of its devices' builds (:func:`tools.kernel_builds.all_builds`; or
     ``builds`` for every target); builds that need double precision are left out on
     targets without it (the code never asks for them there).  ``jobs``: parallel
-    compiles (default: the CPU count)."""
+    compiles (default: the CPU count); ``full``: the walk's whole product of options
+    rather than its covering array; ``dry``: the outcomes without compiling (one per
+    compile it would run: the count of compiles)."""
     jobs = jobs or os.cpu_count() or 1
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory() as name, ThreadPoolExecutor(jobs) as pool:
@@ -207,7 +218,8 @@ def compile_all(targets: Iterable[Target] = TARGETS, jobs: int | None = None,
         for target in targets:
             tool = tool_for(target)
             if tool is not None:
-                mine = builds if builds is not None else all_builds(target.profiles or None)
+                mine = (builds if builds is not None
+                        else all_builds(target.profiles or None, full=full))
                 plans.append((target, tool, [b for b in mine if target.fp64 or not b.fp64]))
         todo = {(b.key, t.fp64): b for t, _, builds in plans for b in builds}
         clang = compilers()[0][1]
@@ -221,6 +233,8 @@ def compile_all(targets: Iterable[Target] = TARGETS, jobs: int | None = None,
             for i, group in enumerate(groups.values()):
                 work.append((Outcome(target, group, _label(clang)), clang, spirv,
                              f"{target.name}_{i}"))
+        if dry:
+            return [w[0] for w in work]
         results = pool.map(lambda w: _compile(w[1], w[2], w[0].builds[0], w[0].target,
                                               tmp, w[3]), work)
         for (outcome, *_), (errors, warnings) in zip(work, results):
@@ -255,12 +269,17 @@ def report(outcomes: list[Outcome]) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     why = missing_tools()
     if why:
         print(f"vendor compile check not run: {why}")
         return 2
-    outcomes = compile_all()
+    argv = sys.argv[1:] if argv is None else argv
+    outcomes = compile_all(full="--full" in argv, dry="--count" in argv)
+    if "--count" in argv:
+        walk = "full product" if "--full" in argv else "covering array"
+        print(f"{len(outcomes)} compiles (the walk's options: {walk})")
+        return 0
     print(report(outcomes))
     return 1 if any(o.errors for o in outcomes) else 0
 

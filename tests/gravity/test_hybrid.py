@@ -187,6 +187,12 @@ diag_every = 16
 
 @pytest.mark.slow
 def test_hybrid_energy_error_no_worse_than_twice_the_normal_tree(tmp_path):
+    """The hybrid tree at 4 times the step (1/64, hard pairs substepped) ends 5 time units
+    of a 1e4 Plummer sphere with an energy error at most twice the plain tree's at 1/256,
+    and with fewer hard than soft interactions.  Kept at this length (two runs, ~90 s on
+    2 cores): the energy errors oscillate, and at t = 2.5 the ratio was 1.23 (hybrid
+    5.9e-6, plain 4.8e-6) against 0.17 at t = 5 (6.7e-7, 4.0e-6; 2026-11-29, CPU device),
+    too near the bound of 2 for a shorter run to check the same thing on every device."""
     normal = energy_run(tmp_path, "normal", 1 / 256, False)
     hybrid = energy_run(tmp_path, "hybrid", 1 / 64, True)
     assert float(normal[-1]["time"]) == float(hybrid[-1]["time"]) == 5.0

@@ -125,6 +125,9 @@ def _clean(results: dict, scenario: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_kernels_under_oclgrind(scenario, tmp_path):
+    """One scenario of the worker under both passes (a few seconds to ~2.5 minutes each
+    on 2 cores: Oclgrind interprets every work-item; the sizes are already the smallest
+    that reach every branch the scenario names: several tiles, blocks and groups)."""
     _clean(run_worker(tmp_path, scenario, PASSES), scenario)
 
 

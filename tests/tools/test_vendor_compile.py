@@ -12,8 +12,10 @@ import pytest
 import numpy as np
 import pyopencl as cl
 
+from tools import kernel_builds
+from tools.covering import cover
 from tools.kernel_builds import (PROFILES, WALK_AXES, Build, all_builds, profile_builds,
-                                 walk_builds)
+                                 walk_builds, walk_cover, walk_rows)
 from hybridtree.device import kernels
 from hybridtree.device.choice import get_runtime
 from hybridtree.device.runtime import Runtime, _kernel_dir
@@ -103,6 +105,71 @@ def test_every_build_the_code_asks_for_is_enumerated():
     assert built <= declared, sorted(built - declared)
 
 
+def _held(rows) -> tuple[set, set]:
+    """What rows hold, computed here rather than by tools.covering: every (axis, value)
+    pair of two axes, and per walk program every pair of define items."""
+    axes, defines = set(), set()
+    for row in rows:
+        items = list(enumerate(row.index))
+        axes |= {(p, q) for p in items for q in items if p[0] < q[0]}
+        for file, d in row.builds:
+            defines |= {(file, x, y) for x in d for y in d if x <= y}
+    return axes, defines
+
+
+@pytest.mark.parametrize("name", list(PROFILES))
+def test_the_walk_s_covering_array_holds_every_pair_of_the_full_product(name):
+    """The compile check's walk builds (a strength-2 covering array, tools.covering): every
+    pair of values of two axes that some accepted combination has (so every value of every
+    axis too), and every define value and pair of define values of every walk program of
+    the full product, occur in a covered build; far fewer programs than the product."""
+    info = PROFILES[name]
+    rows, chosen = walk_rows(info), walk_cover(info)
+    want_axes, want_defines = _held(rows)
+    got_axes, got_defines = _held(chosen)
+    assert want_axes <= got_axes, sorted(want_axes - got_axes)[:5]
+    assert want_defines <= got_defines, sorted(want_defines - got_defines)[:5]
+    assert {p for r in rows for p in enumerate(r.index)} == \
+        {p for r in chosen for p in enumerate(r.index)}              # every value
+    programs = {b for r in rows for b in r.builds}
+    assert len({b for r in chosen for b in r.builds}) * 10 < len(programs)
+    assert [r.index for r in walk_cover(info)] == [r.index for r in chosen]   # deterministic
+
+
+def test_the_pair_check_sees_a_missing_row():
+    """The check above is live: without some row of the covering array a pair is lost."""
+    info = PROFILES["nvidia-h100"]
+    chosen = walk_cover(info)
+    want = _held(walk_rows(info))
+    lost = [i for i in range(len(chosen))
+            if not all(w <= g for w, g in zip(want, _held(chosen[:i] + chosen[i + 1:])))]
+    assert lost, "every row of the covering array is redundant"
+
+
+def test_cover_of_three_binary_axes():
+    """Greedy covering of 2 x 2 x 2: every pair in at most 5 rows, none refused."""
+    rows = [(a, b, c) for a in (0, 1) for b in (0, 1) for c in (0, 1)]
+    feats = [{(i, j, r[i], r[j]) for i in range(3) for j in range(i + 1, 3)} for r in rows]
+    chosen = cover(feats)
+    assert set().union(*(feats[i] for i in chosen)) == set().union(*feats)
+    assert 4 <= len(chosen) <= 5 and chosen == sorted(set(chosen))
+
+
+@pytest.mark.parametrize("name", ["nvidia-h100", "small-gpu", "pocl-cpu"])
+def test_walk_rows_are_the_walk_s_option_sets(name):
+    """tools.kernel_builds' row-by-row walk gives the programs of walk_option_sets, in
+    order, and its other requests with the walk's are hybridtree's requests."""
+    info = PROFILES[name]
+    norm = [(f, tuple(sorted((str(k), str(v)) for k, v in (d or {}).items())))
+            for f, d in walk_kernels.walk_option_sets(info)]
+    assert [b for r in walk_rows(info) for b in r.builds] == norm
+    full = {b.key for b in profile_builds(name, info, full=True)}
+    assert full == {(r.file, r.defines, r.fast_math) for r in kernels.requests(info)}
+    walk = {b.key for b in walk_builds(name, info)}
+    others = {b.key for b in profile_builds(name, info)} - walk
+    assert others | walk == full and others.isdisjoint(walk)
+    assert others == {(r.file, r.defines, r.fast_math)
+                      for r in kernel_builds._requests(info, kernel_builds._axes_key(), False)}
 
 
 def test_each_walk_option_reaches_the_kernel_defines(monkeypatch):
@@ -138,8 +205,14 @@ def test_amd_devices_ask_for_work_groups_amd_allows():
             assert int(wg) <= 256, b.describe()
 
 
+@pytest.mark.slow
 @needs_clang
 def test_every_build_compiles_for_amd_and_intel():
+    """Every build of every device profile compiles for its targets, the walk's option
+    axes as their strength-2 covering array (every value and pair of values, every define
+    value and pair of define values: checked above): 749 compiles (the full product was
+    3 216), about a minute on 2 cores, the check of every other vendor's compiler in one
+    test.  ``python -m tools.vendor_compile --full`` compiles the whole product."""
     outcomes = compile_all()
     summary = report(outcomes)
     errors = [o for o in outcomes if o.errors]
