@@ -33,11 +33,12 @@ LIST_START = 8192
 #: Share of the device's global memory that the lists of one batch of groups may use.
 LIST_MEMORY_SHARE = 8
 
-#: Bytes the lists of one batch of groups may use at most, whatever the device's memory:
-#: a batch of 2 GiB holds 65 536 groups' lists in the first room (32 KiB each), far more
-#: than a GPU runs at once, so more batches cost a few launches and no speed, while the
-#: lists' share of a run no longer grows with the device (17.9 GB on an H200 at 1/8)
-LIST_BATCH_BYTES = 1 << 31
+#: Bytes the lists of one batch of groups may use at most, whatever the device's memory
+#: (1/8 of an H200 is 17.9 GB): 8 GiB, 8 bytes per particle at 2^30.  Each further batch
+#: ends in a wait for its slowest groups: a 2^24 step (room 32 768, 16 GiB of lists in
+#: one batch) took 0.0599 s in batches of 2 GiB, 0.0585-0.0591 s of 4 GiB, 0.0565-0.0568
+#: s of 8 GiB and 0.0559-0.0573 s in one (H200, round 126, scripts/tune/list_batch.py)
+LIST_BATCH_BYTES = 8 << 30
 
 _list_room: dict[int, int] = {}     # per context: list room that sufficed last time
 
