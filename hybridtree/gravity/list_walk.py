@@ -89,6 +89,7 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
     for _attempt in range(2):
         assert lbuf == 0 or room % lbuf == 0, "list room must hold whole LBUF blocks"
         batch = max(1, min(n_groups, budget // (4 * room)))
+        lists = None            # a walk done again lets the smaller room's lists go first
         lists = scratch(rt, "walk_lists", 4 * batch * room)
         for g0 in range(0, n_groups, batch):
             nb = min(batch, n_groups - g0)

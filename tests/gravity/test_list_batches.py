@@ -34,3 +34,24 @@ def test_list_batches_are_bounded_and_change_no_force(runtime, monkeypatch):
     lists = led.owner_peak["lists"]
     assert lists <= budget * (1 + transfer.GROWTH) + 8 * 5000, (lists, budget)
     assert runtime.device.global_mem_size // list_walk.LIST_MEMORY_SHARE > 10 * budget
+
+
+def test_a_walk_done_again_in_a_larger_room_holds_one_list_buffer(runtime, monkeypatch):
+    """Lists that outgrow the first room are walked again in a larger one: the first
+    room's lists are let go before the larger are made (both held for a moment put a
+    2^24 run's lists at 13.3 GB against 9 GiB, round 127)."""
+    from hybridtree.device import transfer
+
+    monkeypatch.setattr(list_walk, "LIST_START", 64)
+    monkeypatch.setattr(list_walk, "_list_room", {})
+    opts = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 1}
+    pos, _, mass = plummer(5000, seed=4)
+    tree = build_tree(pos, mass, 0.5, 16)
+    transfer.release(runtime)
+    led = runtime.memory
+    led.reset_peak()
+    walks = dict(list_walk.walks)
+    tree_forces(runtime, tree, 0.01, 64, options=opts)
+    assert list_walk.walks["again"] > walks["again"], "the lists did not outgrow the room"
+    assert led.owner_peak["lists"] == led.live["lists"], (led.owner_peak["lists"],
+                                                          led.live["lists"])
