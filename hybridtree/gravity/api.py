@@ -23,7 +23,7 @@ import numpy as np
 from ..device.choice import get_runtime, memory_needed
 from ..device.clock import Clock
 from ..device.transfer import Workspace
-from ..errors import real_argument
+from ..errors import UserInputError, real_argument
 from ..particles import shaped_particles, validate_particles
 from .engine import Forces, ForceEngine, GravitySettings
 from .knobs import (BUILDS, METHODS, OPENINGS, check_eps, check_tree_knobs, default,
@@ -115,9 +115,9 @@ def accelerations(pos, mass, eps: float | np.ndarray = 0.0, method: str = defaul
         grid = default_mesh(len(np.asarray(pos))) if pm_grid is None else pm_grid
         periodic = Periodic(box, grid, float(asmth), float(rcut))
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        raise UserInputError(f"method must be one of {METHODS}, got {method!r}")
     if opening not in OPENINGS:
-        raise ValueError(f"opening must be one of {OPENINGS}, got {opening!r}")
+        raise UserInputError(f"opening must be one of {OPENINGS}, got {opening!r}")
     if opening == "auto":
         opening = "geometric" if acc_old is None else "relative"
     _check_range(pos, mass, eps, method == "tree", sinks, box)
@@ -187,11 +187,11 @@ def particle_eps(eps: Any, n: int) -> float | np.ndarray:
         return check_eps(eps)
     e = np.asarray(eps, np.float64)
     if e.shape != (n,):
-        raise ValueError(f"eps must be one number or one per particle, shape ({n},); got "
+        raise UserInputError(f"eps must be one number or one per particle, shape ({n},); got "
                          f"shape {e.shape}")
     if not (np.isfinite(e).all() and (e >= 0).all()):
         bad = int(np.flatnonzero(~(np.isfinite(e) & (e >= 0)))[0])
-        raise ValueError(f"softening eps[{bad}] = {e[bad]!r} is not finite and >= 0")
+        raise UserInputError(f"softening eps[{bad}] = {e[bad]!r} is not finite and >= 0")
     return float(e[0]) if n and (e == e[0]).all() else e
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..config import SCHEMA
+from ..errors import UserInputError
 from .tree import Cube, build_tree
 from .tree.device_build import build_device_tree
 
@@ -55,7 +56,7 @@ def check_eps(eps: float) -> float:
     """``eps`` as a float, or ValueError when it is not finite and >= 0."""
     eps = float(eps)
     if not (np.isfinite(eps) and _in_range("eps", eps)):
-        raise ValueError(f"softening eps must be finite and {_rule('eps')}, got {eps!r}")
+        raise UserInputError(f"softening eps must be finite and {_rule('eps')}, got {eps!r}")
     return eps
 
 
@@ -64,14 +65,14 @@ def check_tree_knobs(n_leaf: int, n_group: int | None, multipole: str,
     """ValueError for tree settings out of the schema's ranges (``theta=None``: not
     checked; ``n_group=None``: the device's default, so 0 is refused here)."""
     if build not in BUILDS:
-        raise ValueError(f"build must be one of {BUILDS}, got {build!r}")
+        raise UserInputError(f"build must be one of {BUILDS}, got {build!r}")
     if multipole not in MULTIPOLE_CHOICES:
-        raise ValueError(f"multipole must be one of {MULTIPOLE_CHOICES}, got {multipole!r}")
+        raise UserInputError(f"multipole must be one of {MULTIPOLE_CHOICES}, got {multipole!r}")
     if theta is not None and not _in_range("theta", theta):
-        raise ValueError(f"theta must satisfy {_rule('theta')}, got {theta!r}")
+        raise UserInputError(f"theta must satisfy {_rule('theta')}, got {theta!r}")
     if not (_in_range("n_leaf", n_leaf)
             and (n_group is None or (n_group != 0 and _in_range("n_group", n_group)))):
-        raise ValueError(f"n_leaf and n_group must satisfy {_rule('n_leaf')} and 1 <= "
+        raise UserInputError(f"n_leaf and n_group must satisfy {_rule('n_leaf')} and 1 <= "
                          f"n_group <= {_upper('n_group')}, got {n_leaf}, {n_group}")
 
 
@@ -97,19 +98,19 @@ def relative_floor(alpha: float, theta_max: float, theta_min: float, acc_old, n_
     """(alpha, a_old, theta_min) of the relative opening criterion, checked (ValueError)."""
     alpha = float(alpha)
     if not (np.isfinite(alpha) and _in_range("alpha", alpha)):
-        raise ValueError(f"alpha must be finite and {_rule('alpha')}, got {alpha!r}")
+        raise UserInputError(f"alpha must be finite and {_rule('alpha')}, got {alpha!r}")
     if not _in_range("theta_max", theta_max):
-        raise ValueError(f"theta_max must satisfy {_rule('theta_max')}, got {theta_max!r}: "
+        raise UserInputError(f"theta_max must satisfy {_rule('theta_max')}, got {theta_max!r}: "
                          f"beyond it a sink could lie inside an accepted cell's bounding "
                          f"sphere")
     if not (_in_range("theta_min", theta_min) and theta_min <= theta_max):
-        raise ValueError(f"theta_min must be in (0, theta_max = {theta_max}], got "
+        raise UserInputError(f"theta_min must be in (0, theta_max = {theta_max}], got "
                          f"{theta_min!r}")
     a_old = np.ascontiguousarray(acc_old, np.float64)
     if a_old.shape != (n_sink, 3):
-        raise ValueError(f"acc_old must have shape ({n_sink}, 3), got {a_old.shape}")
+        raise UserInputError(f"acc_old must have shape ({n_sink}, 3), got {a_old.shape}")
     if not np.isfinite(a_old).all():
-        raise ValueError("acc_old must be finite")
+        raise UserInputError("acc_old must be finite")
     return alpha, a_old, float(theta_min)
 
 
@@ -121,6 +122,6 @@ def build_where(rt, build: str, pos: np.ndarray, mass: np.ndarray, theta: float,
         return build_device_tree(rt, pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole,
                                  cube=cube, eps=eps)
     if eps is not None:
-        raise ValueError("a softening per particle needs the device build (build='device'): "
+        raise UserInputError("a softening per particle needs the device build (build='device'): "
                          "the host's tree carries one softening")
     return build_tree(pos, mass, theta=theta, n_leaf=n_leaf, multipole=multipole, cube=cube)

@@ -197,3 +197,17 @@ def test_the_command_line_refuses_nan_and_inf_settings_in_one_line(here, setting
         r.stderr
     assert needle in r.stderr and "Traceback" not in r.stderr
     assert sorted(p.name for p in here.iterdir()) == ["c.toml"]      # nothing written
+
+
+@pytest.mark.parametrize("kw", [{"eps": -1.0}, {"theta": 2.0}, {"multipole": "octupole"},
+                                {"method": "fmm"}, {"n_leaf": 0}])
+def test_accelerations_knobs_out_of_range_are_user_errors(kw):
+    """A knob out of its range is a HybridtreeError (one line from the command line) and
+    still a ValueError, naming the knob."""
+    from hybridtree.errors import HybridtreeError
+    from hybridtree.gravity import accelerations
+
+    pos = np.random.default_rng(1).normal(size=(50, 3))
+    with pytest.raises(HybridtreeError, match=list(kw)[0]) as info:
+        accelerations(pos, np.ones(50), **{"eps": 0.01, **kw})
+    assert isinstance(info.value, ValueError)
