@@ -28,7 +28,8 @@ import numpy as np
 import pyopencl as cl
 
 from ..errors import HybridtreeError
-from .memory import Ledger, TrackedBuffer
+from .memory import Ledger, new_buffer
+from .quiet import quiet_build
 
 __all__ = [
     "DeviceError",
@@ -247,7 +248,7 @@ def build_program(context: cl.Context, source: str, options: Sequence[str],
         with warnings.catch_warnings(record=True) as caught:
             # "always": a filter of "once" or "error" elsewhere must not hide or raise it
             warnings.simplefilter("always", cl.CompilerWarning)
-            prg = _build(context, source, options)
+            prg = quiet_build(context, source, options)
     except cl.RuntimeError as exc:  # build failure: the message carries the log
         raise DeviceError(f"building {what} failed with options {' '.join(options)}:\n"
                           f"{exc}") from exc
@@ -262,18 +263,6 @@ def build_program(context: cl.Context, source: str, options: Sequence[str],
         logger.debug("building %s with options %s: the compiler said:\n%s",
                      what, " ".join(options), text)
     return prg
-
-
-def _build(context: cl.Context, source: str, options: Sequence[str]) -> cl.Program:
-    try:
-        return cl.Program(context, source).build(options=list(options))
-    except KeyError as exc:
-        if exc.args != ("PYOPENCL_CACHE_FAILURE_FATAL",):
-            raise
-    # pyopencl's binary cache (2026.1) reads os.environ["PYOPENCL_CACHE_FAILURE_FATAL"]
-    # unguarded where a build fails with anything but a compile error (options the
-    # compiler refuses), and that KeyError hides the error: build past the cache to see it
-    return cl.Program(context, source).build(options=list(options), cache_dir=False)
 
 
 @dataclass
@@ -365,17 +354,20 @@ class Runtime:
                                               self.device))
 
     def to_device(self, array: np.ndarray) -> cl.Buffer:
-        mf = cl.mem_flags
         array = np.ascontiguousarray(array)
         if array.nbytes == 0:
             array = np.zeros(4, dtype=np.uint8)
-        buf = TrackedBuffer(self.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=array)
-        return self.memory.enter(buf, array.nbytes)
+        return self.buffer(cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, array.nbytes, array)
 
     def empty(self, nbytes: int) -> cl.Buffer:
-        size = max(int(nbytes), 4)
-        return self.memory.enter(TrackedBuffer(self.context, cl.mem_flags.READ_WRITE, size=size),
-                                 size)
+        return self.buffer(cl.mem_flags.READ_WRITE, max(int(nbytes), 4))
+
+    def buffer(self, flags: int, nbytes: int, hostbuf: np.ndarray | None = None,
+               owner: str | None = None) -> cl.Buffer:
+        """A buffer entered in :attr:`memory` (:func:`hybridtree.device.memory.new_buffer`;
+        not on a simulator)."""
+        return new_buffer(self.context, flags, nbytes, hostbuf,
+                          None if self.info.simulator else self.memory, owner)
 
 
 def split_hi_lo(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -21,7 +21,6 @@ import numpy as np
 import pyopencl as cl
 
 from ..errors import UserInputError
-from .memory import TrackedBuffer
 from .runtime import Runtime
 
 __all__ = ["STAGING", "Workspace", "allocator", "download", "read_counts", "read_small",
@@ -92,9 +91,7 @@ class _Staging:
             size = max(nbytes, min(2 * len(self.host), STAGING_SLOTS * CHUNK))
             mf = cl.mem_flags
             self.buffer = None
-            self.buffer = rt.memory.enter(TrackedBuffer(rt.context, mf.READ_WRITE
-                                                        | mf.ALLOC_HOST_PTR, size),
-                                          size, "staging")
+            self.buffer = rt.buffer(mf.READ_WRITE | mf.ALLOC_HOST_PTR, size, owner="staging")
             self.host, _ = cl.enqueue_map_buffer(
                 rt.queue, self.buffer, cl.map_flags.READ | cl.map_flags.WRITE, 0, (size,),
                 np.uint8, is_blocking=True)
@@ -214,27 +211,30 @@ def upload(rt: Runtime, arrays: list[np.ndarray], names: list[str | None]) -> li
     src = [_bytes(a) for a in arrays]
     plan = list(_chunks([a.nbytes for a in arrays]))
     slots = max(1, min(len(plan), STAGING_SLOTS))
+    lag = slots // 2            # a slot is filled again this many chunks after its copy
     area = state.area(rt, slots * CHUNK)
     pool = _threads()
 
-    def fill(k: int, after: cl.Event | None) -> None:
-        """Chunk k into its slot, once the copy that last read the slot has run."""
-        if after is not None:
-            after.wait()
+    def fill(k: int) -> None:
         i, o, _, n = plan[k]
         at = (k % slots) * CHUNK
         np.copyto(area[at:at + n], src[i][o:o + n])
 
-    filled = {k: pool.submit(fill, k, None) for k in range(slots)}
+    # the host's threads only copy; every wait is this thread's (Oclgrind runs commands
+    # in the thread that waits, and two at once abort it)
+    filled = {k: pool.submit(fill, k) for k in range(slots)}
+    copies: dict[int, cl.Event] = {}
     for k, (i, o, _, n) in enumerate(plan):
         filled.pop(k).result()
         at = (k % slots) * CHUNK
-        ev = cl.enqueue_copy(rt.queue, bufs[i], area[at:at + n], dst_offset=o,
-                             is_blocking=False)
-        state.pending.append(ev)
+        copies[k] = cl.enqueue_copy(rt.queue, bufs[i], area[at:at + n], dst_offset=o,
+                                    is_blocking=False)
+        state.pending.append(copies[k])
         rt.queue.flush()
-        if k + slots < len(plan):
-            filled[k + slots] = pool.submit(fill, k + slots, ev)
+        old = k - lag
+        if old >= 0 and old + slots < len(plan):
+            copies.pop(old).wait()      # its slot free: the chunk after it there
+            filled[old + slots] = pool.submit(fill, old + slots)
     return bufs
 
 
@@ -252,6 +252,7 @@ def download(rt: Runtime, pairs: list[tuple[cl.Buffer, np.ndarray]]) -> None:
     dst = [_bytes(a) for _, a in pairs]
     plan = list(_chunks([a.nbytes for _, a in pairs]))
     slots = max(1, min(len(plan), STAGING_SLOTS))
+    lag = slots // 2            # a slot is fetched into again this many chunks after it landed
     area = state.area(rt, slots * CHUNK)
     pool = _threads()
 
@@ -262,19 +263,25 @@ def download(rt: Runtime, pairs: list[tuple[cl.Buffer, np.ndarray]]) -> None:
         return cl.enqueue_copy(rt.queue, area[at:at + n], pairs[i][0], src_offset=o,
                                is_blocking=False)
 
-    def land(ev: cl.Event, k: int) -> None:
-        ev.wait()
+    def land(k: int) -> None:
         i, o, _, n = plan[k]
         at = (k % slots) * CHUNK
         np.copyto(dst[i][o:o + n], area[at:at + n])
 
-    landing = {k: pool.submit(land, fetch(k), k) for k in range(slots)}
+    # as upload's: the threads only copy, this thread waits
+    fetched = {k: fetch(k) for k in range(slots)}
     rt.queue.flush()
+    landing = {}
     for k in range(len(plan)):
-        landing.pop(k).result()         # slot free again: the next chunk of it
-        if k + slots < len(plan):
-            landing[k + slots] = pool.submit(land, fetch(k + slots), k + slots)
+        fetched.pop(k).wait()
+        landing[k] = pool.submit(land, k)
+        old = k - lag
+        if old >= 0 and old + slots < len(plan):
+            landing.pop(old).result()       # its slot free: the chunk after it there
+            fetched[old + slots] = fetch(old + slots)
             rt.queue.flush()
+    for job in landing.values():
+        job.result()
 
 
 def read_small(rt: Runtime, out: np.ndarray, buf: cl.Buffer, offset: int = 0) -> np.ndarray:

@@ -107,3 +107,17 @@ def test_a_failed_build_still_reports_its_log(runtime, no_compiler_output):
     with pytest.raises(DeviceError, match=r"(?s)building broken\.cl failed.*error"):
         build_program(runtime.context, "__kernel void k() { syntax error }", OPTIONS,
                       "broken.cl")
+
+
+def test_a_drivers_own_words_during_a_build_stay_off_the_terminal(capfd):
+    """What a driver writes to file descriptor 2 itself while it builds (Intel's CPU
+    runtime: "1 error generated.") is kept from the user's stderr and handed back."""
+    import os
+
+    from hybridtree.device.quiet import captured_stderr
+
+    with captured_stderr() as said:
+        os.write(2, b"1 error generated.\n")
+    assert said == ["1 error generated.\n"]
+    os.write(2, b"after\n")
+    assert capfd.readouterr().err == "after\n"
