@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import pyopencl as cl
 
-__all__ = ["Ledger", "OWNERS", "TrackedBuffer", "describe", "new_buffer", "owner_of_caller",
+__all__ = ["Ledger", "OWNERS", "TrackedBuffer", "new_buffer", "owner_of_caller",
            "run_fields"]
 
 #: the owner of the buffers each module asks for, by the module's name under
@@ -152,17 +152,6 @@ class Ledger:
             return {k: int(v) for k, v in sorted(d.items(), key=lambda kv: -kv[1]) if v}
         return {"peak": int(self.peak), "live": int(self.total),
                 "at_peak": ordered(self.at_peak), "owner_peak": ordered(self.owner_peak)}
-
-
-def describe(report: dict[str, Any], n: int | None = None) -> str:
-    """One line of a :meth:`Ledger.report`: the peak in MiB (and bytes per particle for
-    ``n`` particles) and the owners' shares at the peak."""
-    mib = 2.0 ** 20
-    head = f"device memory peak {report['peak'] / mib:.1f} MiB"
-    if n:
-        head += f" ({report['peak'] / n:.0f} B/particle)"
-    parts = ", ".join(f"{k} {v / mib:.1f}" for k, v in report["at_peak"].items())
-    return f"{head}: {parts} (MiB, by owner at the peak)" if parts else head
 
 
 def run_fields(ledger: Ledger, n_local: int, gather: Callable[[Any], list]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import numpy as np
 import pyopencl as cl
 import pytest
 
-from hybridtree.device.memory import OWNERS, Ledger, TrackedBuffer, describe, owner_of_caller
+from hybridtree.device.memory import OWNERS, Ledger, TrackedBuffer, owner_of_caller
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,7 +35,6 @@ def test_the_ledger_counts_buffers_until_they_are_freed_and_keeps_the_peak(runti
     del a, c, d
     gc.collect()
     assert led.total == 0
-    assert "1700" not in describe(rep) and "MiB" in describe(rep, 10)
 
 
 def test_the_owner_is_the_calling_module_with_the_allocators_passed_over():
