@@ -13,6 +13,12 @@ one device description, which is what tools/kernel_builds.py compiles for other 
 :mod:`hybridtree.device.runtime`: the options a file is built with are the ones it
 always had, so the binaries and results are the same bits.
 
+The one exception: the FFTs of the periodic mesh (:mod:`hybridtree.gravity.pm_device`,
+:mod:`hybridtree.gravity.pm_slabs`) are reikna's, whose kernels reikna generates, builds
+and enqueues itself on the runtime's queue (no file of ``cl/``; the vendor check does
+not compile them).  Every kernel of ``cl/``, the mesh's included, goes through
+:func:`launch`.
+
 This module imports nothing above the device layer; the modules that declare option
 sets register them when imported (tools/kernel_builds.py imports them all).
 """
