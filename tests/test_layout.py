@@ -282,6 +282,12 @@ MUTABLE_GLOBALS = {
         "a matplotlib colormap, made once; the figures only read it",
     ("hybridtree.analysis.halos.massfunction", "_COLOSSUS_LOCK"):
         "a lock around colossus's own per-process cosmology, which is global in colossus",
+    ("hybridtree.device.choice", "PROCESS_DEVICES"):
+        "the process's devices (probes, choices, one runtime per device, the slot): an "
+        "OpenCL context belongs to the process and every part of a run shares it",
+    ("hybridtree.device.drivers", "_UNREGISTERED"):
+        "why the pip drivers could not be registered when device/ was imported (the ICD "
+        "loader reads its configuration once per process), said once by list_devices",
     ("hybridtree.device.kernels", "_OPTION_SETS"):
         "the declarations of @option_sets, written when their modules are imported "
         "(like a class's methods), never during a run",

@@ -25,9 +25,10 @@ sets register them when imported (tools/kernel_builds.py imports them all).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 
 import numpy as np
 import pyopencl as cl
@@ -55,7 +56,7 @@ class KernelFile:
         return _needs_fp64(self.name)
 
 
-FILES: dict[str, KernelFile] = {f.name: f for f in (
+FILES: Mapping[str, KernelFile] = MappingProxyType({f.name: f for f in (
     KernelFile("blocks.cl", fast_math=False, plain=True),      # walk and time-bin blocks
     KernelFile("direct.cl", fast_math=True, plain=False),      # direct summation
     KernelFile("let.cl", fast_math=False, plain=True),         # LET selection, migration
@@ -68,7 +69,7 @@ FILES: dict[str, KernelFile] = {f.name: f for f in (
     KernelFile("treebuild.cl", fast_math=False, plain=True),   # device tree build
     KernelFile("treewalk.cl", fast_math=True, plain=False),    # group walk (one kernel)
     KernelFile("walklist.cl", fast_math=True, plain=False),    # list walk + evaluation
-)}
+)})
 
 
 @lru_cache(maxsize=None)
