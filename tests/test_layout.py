@@ -5,6 +5,7 @@ readable size.  Read from the source with ``ast``: nothing is imported."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -167,3 +168,246 @@ def test_the_layout_test_sees_a_private_import_and_a_cycle(tmp_path, monkeypatch
         test_no_private_name_is_imported_from_another_module()
     with pytest.raises(AssertionError, match="hybridtree.a -> hybridtree.b"):
         test_no_import_cycle_at_module_level()
+
+
+# -- one force pipeline, one owner of device memory (issue 55): the rules below count the
+# imports inside functions too (an import that only runs late is still a dependency)
+
+#: the package's root module: ``__version__`` and the lazy ``hybridtree.Simulation``; it
+#: is the package itself, not one of its parts
+ROOT_MODULE = "hybridtree"
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Every module's imports of the package's modules, inside functions included."""
+    return {m: {t for t, _, _ in imports(m, p, top_level_only=False)
+                if t in MODULES and t not in (m, ROOT_MODULE)}
+            for m, p in MODULES.items()}
+
+
+def part_graph() -> dict[str, set[str]]:
+    """Which parts of the package (``part_of``) each part imports, inside functions
+    included; the root module left out (:data:`ROOT_MODULE`)."""
+    out: dict[str, set[str]] = {}
+    for m, targets in module_graph().items():
+        out.setdefault(part_of(m), set()).update(
+            part_of(t) for t in targets if part_of(t) != part_of(m))
+    return out
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every simple circle of ``graph``, each once, starting at its least node."""
+    found = []
+
+    def walk(start: str, node: str, path: list[str]) -> None:
+        for t in sorted(graph.get(node, ())):
+            if t == start:
+                found.append(path + [start])
+            elif t > start and t not in path:
+                walk(start, t, path + [t])
+
+    for start in sorted(graph):
+        walk(start, start, [start])
+    return found
+
+
+def test_no_module_imports_in_a_circle_counting_imports_in_functions():
+    """An import inside a function does not make a circle of modules harmless: it only
+    hides it from the module-level check (io had gadget_units -> gadget2_read -> box_ics
+    -> box_hdf5 -> gadget_binary -> gadget_units)."""
+    found = [" -> ".join(c) for c in circles(module_graph())]
+    assert not found, "\n".join(found)
+
+
+def test_no_two_packages_import_each_other():
+    """Two parts that import each other are one part in two folders: one of them holds
+    what both need, or the shared thing moves below both."""
+    graph = part_graph()
+    bad = [f"{a} <-> {b}" for a in sorted(graph) for b in sorted(graph[a])
+           if a < b and a in graph.get(b, ())]
+    assert not bad, "\n".join(bad)
+
+
+def test_no_circle_of_packages():
+    """No circle through three parts or more (two: the test above)."""
+    found = [" -> ".join(c) for c in circles(part_graph()) if len(c) > 3]
+    assert not found, "\n".join(found)
+
+
+#: the one module that compares parts of a force by name (the part type's own)
+PART_MODULE = "hybridtree.gravity.parts"
+
+
+def part_comparisons(path: Path) -> list[int]:
+    """Lines of ``path`` comparing something named ``part`` (a name or an attribute) with
+    ``==`` or ``!=``."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left] + node.comparators
+        for i, op in enumerate(node.ops):
+            if isinstance(op, (ast.Eq, ast.NotEq)) and any(
+                    (isinstance(x, ast.Name) and x.id == "part")
+                    or (isinstance(x, ast.Attribute) and x.attr == "part")
+                    for x in sides[i:i + 2]):
+                lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def test_parts_are_compared_only_by_their_type():
+    """What a part of a force means (short, long, hard, soft, full) is its type's to say
+    (``gravity/parts.py``), not a string comparison in each caller."""
+    bad = [f"{m}:{line} compares part with == or !="
+           for m, path in MODULES.items() if m != PART_MODULE
+           for line in part_comparisons(path)]
+    assert not bad, "\n".join(bad)
+
+
+#: calls whose value cannot change: a module-level name bound to one is a constant
+IMMUTABLE_CALLS = {"re.compile", "logging.getLogger", "np.dtype", "MappingProxyType",
+                   "tuple", "frozenset", "float", "int", "str", "bool", "bytes"}
+#: return annotations of a module's own functions whose values cannot change
+IMMUTABLE_RETURNS = ("int", "float", "str", "bool", "bytes", "tuple", "frozenset")
+
+#: module-level names that hold mutable objects or are rebound by ``global``, each with
+#: the reason it is one: everything else mutable (a cache, a registry, a switch) is a
+#: field of the object that owns it (a runtime, a workspace, an options value), and a
+#: read-only table is a ``MappingProxyType`` or a tuple
+MUTABLE_GLOBALS = {
+    ("hybridtree.config.schema", "SCHEMA"):
+        "the settings' table (nested dicts), written once here; every reader only reads "
+        "it (config/settings.py builds its own dicts)",
+    ("hybridtree.analysis.figure_maps", "CMAP"):
+        "a matplotlib colormap, made once; the figures only read it",
+    ("hybridtree.analysis.halos.massfunction", "_COLOSSUS_LOCK"):
+        "a lock around colossus's own per-process cosmology, which is global in colossus",
+    ("hybridtree.device.choice", "PROCESS_DEVICES"):
+        "the process's devices (probes, choices, one runtime per device, the slot): an "
+        "OpenCL context belongs to the process and every part of a run shares it",
+    ("hybridtree.device.drivers", "_UNREGISTERED"):
+        "why the pip drivers could not be registered when device/ was imported (the ICD "
+        "loader reads its configuration once per process), said once by list_devices",
+    ("hybridtree.device.kernels", "_OPTION_SETS"):
+        "the declarations of @option_sets, written when their modules are imported "
+        "(like a class's methods), never during a run",
+    ("hybridtree.faults", "_SPEC"):
+        "the fault-injection hook of the failure tests: HYBRIDTREE_FAULT, read once",
+    ("hybridtree.faults", "_STEPS_DONE"):
+        "the fault-injection hook: the last step a run passed, for kill_after",
+}
+
+
+def module_statements(body: list[ast.stmt]):
+    """The statements a module runs when imported (inside if, try and with too; not
+    those of its functions and classes)."""
+    for node in body:
+        yield node
+        for field in ("body", "orelse", "finalbody"):
+            if isinstance(node, (ast.If, ast.Try, ast.With)):
+                yield from module_statements(getattr(node, field, []))
+        for handler in getattr(node, "handlers", []):
+            yield from module_statements(handler.body)
+
+
+def frozen_types() -> set[str]:
+    """Names of the package's classes whose instances cannot change: frozen dataclasses,
+    NamedTuples."""
+    out = set()
+    for path in MODULES.values():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and (
+                    any("frozen=True" in ast.unparse(d) for d in node.decorator_list)
+                    or any(ast.unparse(b) in ("NamedTuple", "typing.NamedTuple")
+                           for b in node.bases)):
+                out.add(node.name)
+    return out
+
+
+def mutable_globals(path: Path, frozen: set[str]) -> list[tuple[str, int, str]]:
+    """(name, line, what) of the module-level names of ``path`` bound to a list, dict or
+    set (a literal, a comprehension) or to a call that may give a mutable object, and of
+    those rebound with ``global``."""
+    tree = ast.parse(path.read_text())
+    returns = {n.name: ast.unparse(n.returns) for n in tree.body
+               if isinstance(n, ast.FunctionDef) and n.returns is not None}
+
+    def mutable(value: ast.expr) -> bool:
+        if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp,
+                              ast.SetComp)):
+            return True
+        if isinstance(value, ast.Call):
+            name = ast.unparse(value.func)
+            base = name.rsplit(".", 1)[-1]
+            return not (name in IMMUTABLE_CALLS or base in frozen
+                        or returns.get(name, "").startswith(IMMUTABLE_RETURNS))
+        return False
+
+    out = []
+    for node in module_statements(tree.body):
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        if isinstance(node, ast.AugAssign) or mutable(value):
+            out += [(name, node.lineno, ast.unparse(value)[:60]) for name in names
+                    if name != "__all__"]
+    out += [(name, node.lineno, "rebound with global") for node in ast.walk(tree)
+            if isinstance(node, ast.Global) for name in node.names]
+    return out
+
+
+def test_no_mutable_module_level_globals():
+    """A module-level cache, registry or switch is state no object owns: two runs of one
+    process share it and a test can only change it by patching the module."""
+    frozen = frozen_types()
+    bad = [f"{m}:{line} {name} = {what}"
+           for m, path in MODULES.items()
+           for name, line, what in mutable_globals(path, frozen)
+           if (m, name) not in MUTABLE_GLOBALS]
+    assert not bad, "\n".join(bad)
+
+
+def test_every_documented_mutable_global_exists():
+    """An entry of MUTABLE_GLOBALS whose name is gone (or no longer mutable) goes too."""
+    frozen = frozen_types()
+    found = {(m, name) for m, path in MODULES.items()
+             for name, _, _ in mutable_globals(path, frozen)}
+    assert not set(MUTABLE_GLOBALS) - found, sorted(set(MUTABLE_GLOBALS) - found)
+
+
+def test_the_layout_test_sees_late_imports_parts_and_globals(tmp_path, monkeypatch):
+    """The rules above can fail: planted parts that import each other (inside a function),
+    a circle of three parts, a module circle closed inside a function, a comparison of
+    parts by name and module-level state are found."""
+    files = {
+        "px/a.py": "def f():\n    from ..py import b\n",
+        "py/b.py": "from ..px import a\n",
+        "pu/c.py": "from ..pv import d\n",
+        "pv/d.py": "from ..pw import e\n",
+        "pw/e.py": "def g():\n    from ..pu import c\n"
+                   "def h(part):\n    return part != 'soft'\n",
+        "pw/f.py": "CACHE = {}\nKEYS = dict(a=1)\nCONST = tuple(KEYS)\n"
+                   "def g():\n    global FLAG\n    FLAG = True\n",
+    }
+    for name, text in files.items():
+        path = tmp_path / "hybridtree" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        monkeypatch.setitem(MODULES, "hybridtree." + name[:-3].replace("/", "."), path)
+    with pytest.raises(AssertionError, match="hybridtree.pu.c -> hybridtree.pv.d -> "
+                                             "hybridtree.pw.e -> hybridtree.pu.c"):
+        test_no_module_imports_in_a_circle_counting_imports_in_functions()
+    with pytest.raises(AssertionError, match="px <-> py"):
+        test_no_two_packages_import_each_other()
+    with pytest.raises(AssertionError, match="pu -> pv -> pw -> pu"):
+        test_no_circle_of_packages()
+    with pytest.raises(AssertionError, match="hybridtree.pw.e:4 compares part"):
+        test_parts_are_compared_only_by_their_type()
+    with pytest.raises(AssertionError) as err:
+        test_no_mutable_module_level_globals()
+    found = set(re.findall(r"hybridtree\.pw\.f:\d+ (\w+) =", str(err.value)))
+    assert found == {"CACHE", "KEYS", "FLAG"}

@@ -4,6 +4,7 @@ energy error and Lagrangian radii against time, from a run's ``diagnostics.csv``
 from __future__ import annotations
 
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -17,7 +18,8 @@ __all__ = ["ENERGY_LABELS", "INTERNAL_TIME_LABEL", "diagnostics_figure", "has_ro
 #: the energy panel's label by the norm of the run's ``rel_energy_error``: E₀, the initial
 #: energy, or W, the gravitational potential energy (a cosmological sphere with a Λ term,
 #: whose E is nearly 0: :meth:`hybridtree.run.output.RunOutput.energy_error`)
-ENERGY_LABELS = {"E0": "|ΔE / E₀|", "W": "|ΔE / W|  (W: gravitational potential energy)"}
+ENERGY_LABELS = MappingProxyType({"E0": "|ΔE / E₀|",
+                                  "W": "|ΔE / W|  (W: gravitational potential energy)"})
 
 #: the label of the second time axis: the times a run's config and console lines give
 INTERNAL_TIME_LABEL = "t (internal units, as in the config and the console)"

@@ -5,6 +5,7 @@ otherwise; on log axes and in the figures' notes alike."""
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 
 from matplotlib.ticker import LogFormatterSciNotation
 
@@ -12,7 +13,7 @@ __all__ = ["PLAIN_RANGE", "PlainLogFormatter", "number_text", "plain_log_ticks"]
 
 #: numbers of this size [low, high) are written out; others with a power of ten
 PLAIN_RANGE = (1e-3, 1e4)
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+_SUPERSCRIPT = MappingProxyType(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
 
 
 def _plain(x: float) -> bool:

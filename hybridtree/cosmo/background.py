@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from types import MappingProxyType
 
 import numpy as np
 from scipy import integrate
@@ -49,7 +50,7 @@ __all__ = ["Cosmology", "MPC_CM", "KM_CM", "FLAT_TOL"]
 FLAT_TOL = 1e-12                        # |Ω_m + Ω_Λ - 1| below this is taken as flat
 
 _PS_MODEL = "eisenstein98"              # colossus's Eisenstein & Hu (1998) P(k), with BAO
-_QUAD = dict(epsabs=0.0, epsrel=1e-13, limit=200)
+_QUAD = MappingProxyType(dict(epsabs=0.0, epsrel=1e-13, limit=200))
 _NEWTON_MAX = 30                        # a_of_t iterations (2-4 are used in practice)
 _NEWTON_TOL = 1e-14                     # |Δ ln a| that ends a_of_t's Newton iteration
 _TABLE_LOGA = (-12.0, 4.0, 161)         # log10 a range and size of a_of_t's first-guess table

@@ -41,7 +41,7 @@ import logging
 import os
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 import pyopencl as cl
 
@@ -49,8 +49,9 @@ from .drivers import VENDOR_WORDS, list_devices, register_pip_drivers
 from .probe import Probe, probe
 from .runtime import DeviceError, DeviceInfo, Runtime
 
-__all__ = ["choose_device", "get_runtime", "list_devices", "memory_needed", "probe_device",
-           "register_pip_drivers", "set_device_slot", "unusable_devices"]
+__all__ = ["PROCESS_DEVICES", "ProcessDevices", "choose_device", "get_runtime", "list_devices",
+           "memory_needed", "probe_device", "register_pip_drivers", "set_device_slot",
+           "unusable_devices"]
 
 logger = logging.getLogger(__name__)
 
@@ -81,25 +82,65 @@ def _describe(devices: list[DeviceInfo]) -> str:
     return "available: " + "; ".join(d.label for d in devices)
 
 
-_PROBES: dict[tuple, tuple[str, Probe]] = {}
+@dataclass
+class ProcessDevices:
+    """What a process knows of its OpenCL devices: the probes' results (per device,
+    driver and HYBRIDTREE_CL_OPTIONS), the choices made (per request, memory need,
+    environment and slot), one runtime per device, and the slot (the node-local rank)
+    that ambiguous choices resolve by.  One per process (:data:`PROCESS_DEVICES`): an
+    OpenCL context is the process's, and every part of a run shares it."""
+
+    probes: dict[tuple, tuple[str, Probe]] = field(default_factory=dict)
+    chosen: dict[tuple, DeviceInfo] = field(default_factory=dict)
+    runtimes: dict[tuple[int, int], Runtime] = field(default_factory=dict)
+    slot: int = 0
+
+    def probe(self, d: DeviceInfo) -> Probe:
+        """The device probe's result for ``d`` (:mod:`hybridtree.device.probe`), made once."""
+        key = (d.platform_index, d.device_index, d.platform, d.name,
+               os.environ.get("HYBRIDTREE_CL_OPTIONS", ""))
+        hit = self.probes.get(key)
+        if hit is None:
+            dev = cl.get_platforms()[d.platform_index].get_devices()[d.device_index]
+            hit = self.probes[key] = (d.label, probe(d, dev))
+        return hit[1]
+
+    def runtime(self, device: str | None = None, need_bytes: int = 0) -> Runtime:
+        """The runtime for the chosen device (:func:`get_runtime`)."""
+        key = (device, int(need_bytes), os.environ.get("HYBRIDTREE_DEVICE"),
+               os.environ.get("PYOPENCL_CTX"), self.slot)
+        info = self.chosen.get(key)
+        if info is None:
+            info = self.chosen[key] = choose_device(device, need_bytes, slot=self.slot)
+        key = (info.platform_index, info.device_index)
+        rt = self.runtimes.get(key)
+        if rt is None:
+            dev = cl.get_platforms()[info.platform_index].get_devices()[info.device_index]
+            ctx = cl.Context([dev])
+            # profiling on: the run's phase timers read device timestamps of markers
+            # (hybridtree.device.clock) instead of waiting for the queue at every phase
+            # boundary
+            queue = cl.CommandQueue(ctx,
+                                    properties=cl.command_queue_properties.PROFILING_ENABLE)
+            rt = self.runtimes[key] = Runtime(info, ctx, queue)
+        return rt
+
+
+#: this process's devices (the one mutable global of device/, documented in
+#: tests/test_layout.py: OpenCL contexts and the ICD loader are per process)
+PROCESS_DEVICES = ProcessDevices()
 
 
 def probe_device(d: DeviceInfo) -> Probe:
     """The device probe's result for ``d`` (:mod:`hybridtree.device.probe`; remembered for the
     process)."""
-    key = (d.platform_index, d.device_index, d.platform, d.name,
-           os.environ.get("HYBRIDTREE_CL_OPTIONS", ""))
-    hit = _PROBES.get(key)
-    if hit is None:
-        dev = cl.get_platforms()[d.platform_index].get_devices()[d.device_index]
-        hit = _PROBES[key] = (d.label, probe(d, dev))
-    return hit[1]
+    return PROCESS_DEVICES.probe(d)
 
 
 def unusable_devices() -> list[str]:
     """"label: reason" of every device this process probed and found unable to build
     kernels (for a run's log)."""
-    return [f"{label}: {p.reason}" for label, p in _PROBES.values() if not p.ok]
+    return [f"{label}: {p.reason}" for label, p in PROCESS_DEVICES.probes.values() if not p.ok]
 
 
 #: A check of one device: the probe, or (tests, descriptions made by hand) a stand-in.
@@ -124,14 +165,10 @@ def _pocl_version(d: DeviceInfo) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-_SLOT = 0       # this process's node-local rank when devices are spread over processes
-
-
 def set_device_slot(slot: int) -> None:
     """Make ambiguous device choices of this process resolve to their (slot mod n)-th
     match (MPI: the node-local rank, so processes of a node use different GPUs)."""
-    global _SLOT
-    _SLOT = int(slot)
+    PROCESS_DEVICES.slot = int(slot)
 
 
 def usable(d: DeviceInfo, need_bytes: int = 0) -> str:
@@ -154,12 +191,12 @@ def _cpu_driver_rank(d: DeviceInfo) -> int:
     return 1 if d.vendor == "intel" else -1
 
 
-def _rank(devices: list[DeviceInfo]) -> DeviceInfo:
-    """GPU first (the slot's one of several); among CPUs the most compute units, then
+def _rank(devices: list[DeviceInfo], slot: int = 0) -> DeviceInfo:
+    """GPU first (the ``slot``'s one of several); among CPUs the most compute units, then
     the driver (:func:`_cpu_driver_rank`), then the newest PoCL."""
     gpus = [d for d in devices if d.kind == "gpu"]
     if gpus:
-        return gpus[_SLOT % len(gpus)]
+        return gpus[slot % len(gpus)]
     return max(devices, key=lambda d: (d.compute_units, _cpu_driver_rank(d), _pocl_version(d)))
 
 
@@ -180,10 +217,10 @@ def _working(devices: list[DeviceInfo], check: Check | None
 
 
 def _best(devices: list[DeviceInfo], need_bytes: int = 0, what: str = "the automatic choice",
-          check: Check | None = None) -> DeviceInfo:
-    """The automatic choice among ``devices``: :func:`_rank` of those that are no
-    simulator, hold ``need_bytes`` (bytes of device memory, 0: not checked) and pass
-    ``check`` (the device probe; None: not probed)."""
+          check: Check | None = None, slot: int = 0) -> DeviceInfo:
+    """The automatic choice among ``devices``: :func:`_rank` (by ``slot``) of those that
+    are no simulator, hold ``need_bytes`` (bytes of device memory, 0: not checked) and
+    pass ``check`` (the device probe; None: not probed)."""
     ok = [d for d in devices if not usable(d, need_bytes)]
     if not ok:
         why = "; ".join(f"{d.label}: {usable(d, need_bytes)}" for d in devices)
@@ -193,13 +230,14 @@ def _best(devices: list[DeviceInfo], need_bytes: int = 0, what: str = "the autom
     if not good:
         raise DeviceError(f"{what} found no OpenCL device that builds kernels "
                           f"({'; '.join(bad)}); {REMEDY}")
-    return _rank(good)
+    return _rank(good, slot)
 
 
 def _match(spec: str, devices: list[DeviceInfo], need_bytes: int = 0,
-           check: Check | None = None) -> DeviceInfo:
+           check: Check | None = None, slot: int = 0) -> DeviceInfo:
     """The device a choice ``spec`` names (see the module docstring), probed with
-    ``check``: a named device that fails it is an error, not passed over."""
+    ``check``: a named device that fails it is an error, not passed over; ``slot``: which
+    of several matches."""
     spec = spec.strip()
     m = re.fullmatch(r"(\d+)(?::(\d+))?", spec)
     low = spec.lower()
@@ -212,7 +250,7 @@ def _match(spec: str, devices: list[DeviceInfo], need_bytes: int = 0,
         hits = [d for d in devices if d.kind == low]
         if not hits:
             raise DeviceError(f"no OpenCL device matches {spec!r}; {_describe(devices)}")
-        return _best(hits, need_bytes, what=f"the choice {spec!r}", check=check)
+        return _best(hits, need_bytes, what=f"the choice {spec!r}", check=check, slot=slot)
     elif low in VENDOR_WORDS:
         hits = [d for d in devices if d.vendor == low]
         if not hits:
@@ -226,13 +264,16 @@ def _match(spec: str, devices: list[DeviceInfo], need_bytes: int = 0,
     if not good:
         raise DeviceError(f"the OpenCL device {spec!r} cannot build kernels: "
                           f"{'; '.join(bad)} (choose another: hybridtree devices)")
-    return _rank(good)
+    return _rank(good, slot)
 
 
-def choose_device(spec: str | None = None, need_bytes: int = 0) -> DeviceInfo:
+def choose_device(spec: str | None = None, need_bytes: int = 0,
+                  slot: int | None = None) -> DeviceInfo:
     """Resolve a device choice (see the module docstring) to one device that passed the
     device probe, with the probe's math (:attr:`DeviceInfo.rsqrt_mode`); ``need_bytes``:
-    device memory the run needs (:func:`memory_needed`), 0 when unknown."""
+    device memory the run needs (:func:`memory_needed`), 0 when unknown; ``slot``: which
+    of several matches (default: the process's, :func:`set_device_slot`)."""
+    slot = PROCESS_DEVICES.slot if slot is None else int(slot)
     devices = list_devices()
     if not devices:
         raise DeviceError(_describe(devices))
@@ -241,14 +282,8 @@ def choose_device(spec: str | None = None, need_bytes: int = 0) -> DeviceInfo:
     if spec is None and os.environ.get("PYOPENCL_CTX"):
         spec = os.environ["PYOPENCL_CTX"]
     if spec is not None and spec != "":
-        return _match(spec, devices, need_bytes, check=probe_device)
-    return _best(devices, need_bytes, check=probe_device)
-
-
-_RUNTIMES: dict[tuple[int, int], Runtime] = {}
-
-
-_CHOSEN: dict[tuple, DeviceInfo] = {}
+        return _match(spec, devices, need_bytes, check=probe_device, slot=slot)
+    return _best(devices, need_bytes, check=probe_device, slot=slot)
 
 
 def get_runtime(device: str | None = None, need_bytes: int = 0) -> Runtime:
@@ -256,19 +291,4 @@ def get_runtime(device: str | None = None, need_bytes: int = 0) -> Runtime:
     choice itself is remembered per request, memory need, environment and slot, so that
     a call in a hot path enumerates no platforms).  ``need_bytes``: see
     :func:`choose_device`."""
-    key = (device, int(need_bytes), os.environ.get("HYBRIDTREE_DEVICE"),
-           os.environ.get("PYOPENCL_CTX"), _SLOT)
-    info = _CHOSEN.get(key)
-    if info is None:
-        info = _CHOSEN[key] = choose_device(device, need_bytes)
-    key = (info.platform_index, info.device_index)
-    rt = _RUNTIMES.get(key)
-    if rt is None:
-        dev = cl.get_platforms()[info.platform_index].get_devices()[info.device_index]
-        ctx = cl.Context([dev])
-        # profiling on: the run's phase timers read device timestamps of markers
-        # (hybridtree.device.clock) instead of waiting for the queue at every phase boundary
-        queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
-        rt = Runtime(info, ctx, queue)
-        _RUNTIMES[key] = rt
-    return rt
+    return PROCESS_DEVICES.runtime(device, need_bytes)

@@ -47,7 +47,7 @@ def _pip_driver_libraries() -> list[Path]:
 _UNREGISTERED: list[str] = []
 
 
-def register_pip_drivers() -> Path | None:
+def register_pip_drivers(libs: list[Path] | None = None) -> Path | None:
     """Make the ICD loader see the OpenCL drivers pip installed into this environment
     (:data:`PIP_DRIVERS`) beside the system's: a folder of ICD files (copies of the
     system's, from ``OPENCL_VENDOR_PATH`` or ``/etc/OpenCL/vendors``, plus one per pip
@@ -57,11 +57,12 @@ def register_pip_drivers() -> Path | None:
     Nothing is done when ``OCL_ICD_VENDORS`` is set (the user's or a parent process's
     choice of drivers: one ICD file there hides every other driver) or no pip driver is
     installed.  Must run before the first platform query of the process (the loader reads
-    its configuration once); this module calls it when imported.  Returns the folder, or
-    None."""
+    its configuration once); this module calls it when imported.  ``libs``: the pip
+    drivers' libraries (default: those found in this environment).  Returns the folder,
+    or None."""
     if os.environ.get("OCL_ICD_VENDORS"):
         return None
-    libs = _pip_driver_libraries()
+    libs = _pip_driver_libraries() if libs is None else libs
     if not libs:
         return None
     system = Path(os.environ.get("OPENCL_VENDOR_PATH") or "/etc/OpenCL/vendors")

@@ -13,15 +13,22 @@ one device description, which is what tools/kernel_builds.py compiles for other 
 :mod:`hybridtree.device.runtime`: the options a file is built with are the ones it
 always had, so the binaries and results are the same bits.
 
+The one exception: the FFTs of the periodic mesh (:mod:`hybridtree.gravity.pm_device`,
+:mod:`hybridtree.gravity.pm_slabs`) are reikna's, whose kernels reikna generates, builds
+and enqueues itself on the runtime's queue (no file of ``cl/``; the vendor check does
+not compile them).  Every kernel of ``cl/``, the mesh's included, goes through
+:func:`launch`.
+
 This module imports nothing above the device layer; the modules that declare option
 sets register them when imported (tools/kernel_builds.py imports them all).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 
 import numpy as np
 import pyopencl as cl
@@ -49,7 +56,7 @@ class KernelFile:
         return _needs_fp64(self.name)
 
 
-FILES: dict[str, KernelFile] = {f.name: f for f in (
+FILES: Mapping[str, KernelFile] = MappingProxyType({f.name: f for f in (
     KernelFile("blocks.cl", fast_math=False, plain=True),      # walk and time-bin blocks
     KernelFile("direct.cl", fast_math=True, plain=False),      # direct summation
     KernelFile("let.cl", fast_math=False, plain=True),         # LET selection, migration
@@ -62,7 +69,7 @@ FILES: dict[str, KernelFile] = {f.name: f for f in (
     KernelFile("treebuild.cl", fast_math=False, plain=True),   # device tree build
     KernelFile("treewalk.cl", fast_math=True, plain=False),    # group walk (one kernel)
     KernelFile("walklist.cl", fast_math=True, plain=False),    # list walk + evaluation
-)}
+)})
 
 
 @lru_cache(maxsize=None)

@@ -26,6 +26,7 @@ import os
 import re
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -234,11 +235,14 @@ def _sum_mode(rt: Runtime) -> int:
     return -1
 
 
-def probe(info: DeviceInfo, device: cl.Device, cache: bool = True) -> Probe:
+def probe(info: DeviceInfo, device: cl.Device, cache: bool = True,
+          measure: Callable[[DeviceInfo, cl.Device], tuple[Probe, bool]] | None = None
+          ) -> Probe:
     """The probe's result for ``device`` (described by ``info``): from the cache when this
     device, driver, CPU and the extra build options (``HYBRIDTREE_CL_OPTIONS``) were
     probed before, else measured (and cached, with ``cache``, unless the failure was
-    not the device's compiler)."""
+    not the device's compiler).  ``measure``: what measures (default: the probe kernel's
+    build and run; a test's stand-in gives (result, whether it may be cached))."""
     extra = tuple(os.environ.get("HYBRIDTREE_CL_OPTIONS", "").split())
     key = _key(device, extra)
     path = cache_path()
@@ -252,7 +256,7 @@ def probe(info: DeviceInfo, device: cl.Device, cache: bool = True) -> Probe:
                              int(hit.get("sum_mode", 0)))
             except (KeyError, TypeError, ValueError):
                 pass                # a damaged entry: probe again
-    result, keep = _measure(info, device)
+    result, keep = (measure or _measure)(info, device)
     logger.debug("probed %s in %.2f s: %s", info.label, result.seconds, result.describe())
     if cache and keep:
         _store(path, key, result)

@@ -23,6 +23,8 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 import pyopencl as cl
@@ -65,8 +67,9 @@ class EnvironmentSettingError(DeviceError):
 #: what pyopencl reads as a truth value (pytools.strtobool; any case, nothing stripped)
 _TRUTH_VALUES = ("y", "yes", "t", "true", "on", "1", "n", "no", "f", "false", "off", "0")
 #: the status codes of a build whose options the compiler refuses
-_REFUSED_OPTIONS = {-43: "INVALID_BUILD_OPTIONS", -66: "INVALID_COMPILER_OPTIONS",
-                    -67: "INVALID_LINKER_OPTIONS"}
+_REFUSED_OPTIONS = MappingProxyType({-43: "INVALID_BUILD_OPTIONS",
+                                     -66: "INVALID_COMPILER_OPTIONS",
+                                     -67: "INVALID_LINKER_OPTIONS"})
 
 
 @dataclass(frozen=True)
@@ -282,6 +285,9 @@ class Runtime:
         default_factory=lambda: tuple(os.environ.get("HYBRIDTREE_CL_OPTIONS", "").split()))
     #: every buffer made here, by owner, with the peak (hybridtree.device.memory)
     memory: Ledger = field(default_factory=Ledger)
+    #: this runtime's copies (hybridtree.device.transfer.Copies: their options, the
+    #: pinned staging area, the kept scratch buffers), made at the first copy unless given
+    copies: Any = None
 
     @property
     def device(self) -> cl.Device:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
@@ -23,8 +24,8 @@ import pyopencl as cl
 from ..errors import UserInputError
 from .runtime import Runtime
 
-__all__ = ["STAGING", "Workspace", "allocator", "download", "read_counts", "read_small",
-           "release", "scratch", "upload", "use_staging"]
+__all__ = ["STAGING", "CopyOptions", "Copies", "Workspace", "allocator", "copies", "download",
+           "read_counts", "read_small", "release", "scratch", "upload", "use_staging"]
 
 #: Bytes per pipelined chunk (H100 machine, docs/benchmarks.md: 4 MB moved 29.6 GB/s up
 #: at N = 2^22 against 21.1 GB/s for 16 MB, and the same at 2^24).
@@ -40,21 +41,22 @@ STAGING = "auto"
 #: run's buffers (NVIDIA's driver backs an ALLOC_HOST_PTR buffer on the device too).
 STAGING_SLOTS = 16
 
-_pool: ThreadPoolExecutor | None = None
 
+@dataclass(frozen=True)
+class CopyOptions:
+    """How a runtime's copies go: ``chunk`` bytes per pipelined chunk (:data:`CHUNK`),
+    ``slots`` chunks the pinned area holds at most (:data:`STAGING_SLOTS`), ``staging``
+    the policy (:data:`STAGING`; the environment variable HYBRIDTREE_STAGING overrides
+    it)."""
 
-def _threads() -> ThreadPoolExecutor:
-    """Host threads for the chunk copies (numpy releases the GIL while it copies)."""
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1)),
-                                   thread_name_prefix="hybridtree-copy")
-    return _pool
+    chunk: int = CHUNK
+    slots: int = STAGING_SLOTS
+    staging: str = STAGING
 
 
 def use_staging(rt: Runtime) -> bool:
     """Whether copies to and from ``rt``'s device go through pinned staging memory."""
-    policy = os.environ.get("HYBRIDTREE_STAGING", STAGING)
+    policy = os.environ.get("HYBRIDTREE_STAGING", copies(rt).options.staging)
     if policy not in ("auto", "always", "never"):
         raise UserInputError(f"HYBRIDTREE_STAGING must be auto, always or never, got {policy!r}")
     return policy == "always" or (policy == "auto" and rt.info.kind == "gpu")
@@ -83,12 +85,13 @@ class _Staging:
             rt.queue.finish()
             self.mapping = None
 
-    def area(self, rt: Runtime, nbytes: int) -> np.ndarray:
-        """The pinned area (uint8, at least ``nbytes``) once no earlier copy uses it."""
+    def area(self, rt: Runtime, nbytes: int, cap: int = STAGING_SLOTS * CHUNK) -> np.ndarray:
+        """The pinned area (uint8, at least ``nbytes``; doubled when it grows, up to
+        ``cap`` bytes) once no earlier copy uses it."""
         self.idle()
         if len(self.host) < nbytes:
             self.unmap(rt)
-            size = max(nbytes, min(2 * len(self.host), STAGING_SLOTS * CHUNK))
+            size = max(nbytes, min(2 * len(self.host), cap))
             mf = cl.mem_flags
             self.buffer = None
             self.buffer = rt.buffer(mf.READ_WRITE | mf.ALLOC_HOST_PTR, size, owner="staging")
@@ -99,8 +102,37 @@ class _Staging:
         return self.host
 
 
-_staging: dict[int, _Staging] = {}
-_scratch: dict[tuple[int, str], tuple[cl.Buffer, int]] = {}
+class Copies:
+    """One runtime's copies (:attr:`Runtime.copies`): their ``options``, its pinned
+    ``staging`` area, its kept ``scratch`` buffers (name -> (buffer, bytes)) and the host
+    threads that copy chunks."""
+
+    def __init__(self, options: CopyOptions = CopyOptions()) -> None:
+        self.options = options
+        self.staging = _Staging()
+        self.scratch: dict[str, tuple[cl.Buffer, int]] = {}
+        self._pool: ThreadPoolExecutor | None = None
+
+    def threads(self) -> ThreadPoolExecutor:
+        """Host threads for the chunk copies (numpy releases the GIL while it copies)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1)),
+                                            thread_name_prefix="hybridtree-copy")
+        return self._pool
+
+    def area(self, rt: Runtime, slots: int) -> np.ndarray:
+        """The pinned area for ``slots`` chunks (:meth:`_Staging.area`)."""
+        o = self.options
+        return self.staging.area(rt, slots * o.chunk, o.slots * o.chunk)
+
+
+def copies(rt: Runtime) -> Copies:
+    """``rt``'s copies, made with the default :class:`CopyOptions` at the first call
+    where the runtime was not given its own."""
+    c = rt.copies
+    if c is None:
+        c = rt.copies = Copies()
+    return c
 
 #: A kept buffer that must grow gets this fraction more than asked for (up to the
 #: device's largest allocation): sizes that follow the particles (groups, cells, lists)
@@ -123,16 +155,16 @@ def scratch(rt: Runtime, name: str, nbytes: int) -> cl.Buffer:
     :data:`GROWTH` headroom, never shrunk), for data consumed by the kernels enqueued right
     after it is filled: the in-order queue runs those before any later use of the same
     name."""
-    key = (id(rt.context), name)
-    buf, held = _scratch.get(key, (None, 0))
+    kept = copies(rt).scratch
+    buf, held = kept.get(name, (None, 0))
     if buf is None or held < nbytes:       # sizes kept here: no driver query per call
         held = _grown(rt, held, nbytes)
         # the old buffer let go before the new is made: OpenCL frees it once the commands
         # enqueued on it are done, and the two are never held together
         buf = None
-        _scratch.pop(key, None)
+        kept.pop(name, None)
         buf = rt.empty(held)
-        _scratch[key] = buf, held
+        kept[name] = buf, held
     return buf
 
 
@@ -170,23 +202,23 @@ def release(rt: Runtime) -> None:
     """Let go of ``rt``'s kept scratch buffers and pinned area (a large run's last force
     evaluation leaves them allocated; the next transfer or walk makes them again)."""
     rt.queue.finish()
-    for key in [k for k in _scratch if k[0] == id(rt.context)]:
-        del _scratch[key]
-    st = _staging.pop(id(rt.context), None)
-    if st is not None:
-        st.unmap(rt)
+    c = copies(rt)
+    c.scratch.clear()
+    c.staging.unmap(rt)
+    c.staging = _Staging()
 
 
 def _bytes(a: np.ndarray) -> np.ndarray:
     return a.reshape(-1).view(np.uint8)
 
 
-def _chunks(sizes: list[int]):
-    """(item, offset in item, offset in staging, length) over all items, CHUNK at a time."""
+def _chunks(sizes: list[int], chunk: int):
+    """(item, offset in item, offset in staging, length) over all items, ``chunk`` bytes
+    at a time."""
     at = 0
     for i, size in enumerate(sizes):
-        for off in range(0, size, CHUNK):
-            n = min(CHUNK, size - off)
+        for off in range(0, size, chunk):
+            n = min(chunk, size - off)
             yield i, off, at + off, n
         at += size
 
@@ -207,33 +239,34 @@ def upload(rt: Runtime, arrays: list[np.ndarray], names: list[str | None]) -> li
                 cl.enqueue_copy(rt.queue, b, a, is_blocking=False)
         rt.queue.finish()        # the caller may change its arrays after we return
         return bufs
-    state = _staging.setdefault(id(rt.context), _Staging())
+    c = copies(rt)
+    state, chunk = c.staging, c.options.chunk
     src = [_bytes(a) for a in arrays]
-    plan = list(_chunks([a.nbytes for a in arrays]))
-    slots = max(1, min(len(plan), STAGING_SLOTS))
+    plan = list(_chunks([a.nbytes for a in arrays], chunk))
+    slots = max(1, min(len(plan), c.options.slots))
     lag = slots // 2            # a slot is filled again this many chunks after its copy
-    area = state.area(rt, slots * CHUNK)
-    pool = _threads()
+    area = c.area(rt, slots)
+    pool = c.threads()
 
     def fill(k: int) -> None:
         i, o, _, n = plan[k]
-        at = (k % slots) * CHUNK
+        at = (k % slots) * chunk
         np.copyto(area[at:at + n], src[i][o:o + n])
 
     # the host's threads only copy; every wait is this thread's (Oclgrind runs commands
     # in the thread that waits, and two at once abort it)
     filled = {k: pool.submit(fill, k) for k in range(slots)}
-    copies: dict[int, cl.Event] = {}
+    enqueued: dict[int, cl.Event] = {}
     for k, (i, o, _, n) in enumerate(plan):
         filled.pop(k).result()
-        at = (k % slots) * CHUNK
-        copies[k] = cl.enqueue_copy(rt.queue, bufs[i], area[at:at + n], dst_offset=o,
-                                    is_blocking=False)
-        state.pending.append(copies[k])
+        at = (k % slots) * chunk
+        enqueued[k] = cl.enqueue_copy(rt.queue, bufs[i], area[at:at + n], dst_offset=o,
+                                      is_blocking=False)
+        state.pending.append(enqueued[k])
         rt.queue.flush()
         old = k - lag
         if old >= 0 and old + slots < len(plan):
-            copies.pop(old).wait()      # its slot free: the chunk after it there
+            enqueued.pop(old).wait()    # its slot free: the chunk after it there
             filled[old + slots] = pool.submit(fill, old + slots)
     return bufs
 
@@ -248,24 +281,25 @@ def download(rt: Runtime, pairs: list[tuple[cl.Buffer, np.ndarray]]) -> None:
         for b, a in pairs:
             cl.enqueue_copy(rt.queue, a, b)
         return
-    state = _staging.setdefault(id(rt.context), _Staging())
+    c = copies(rt)
+    chunk = c.options.chunk
     dst = [_bytes(a) for _, a in pairs]
-    plan = list(_chunks([a.nbytes for _, a in pairs]))
-    slots = max(1, min(len(plan), STAGING_SLOTS))
+    plan = list(_chunks([a.nbytes for _, a in pairs], chunk))
+    slots = max(1, min(len(plan), c.options.slots))
     lag = slots // 2            # a slot is fetched into again this many chunks after it landed
-    area = state.area(rt, slots * CHUNK)
-    pool = _threads()
+    area = c.area(rt, slots)
+    pool = c.threads()
 
     def fetch(k: int) -> cl.Event:
         """Chunk k's copy from the device into its slot, enqueued."""
         i, o, _, n = plan[k]
-        at = (k % slots) * CHUNK
+        at = (k % slots) * chunk
         return cl.enqueue_copy(rt.queue, area[at:at + n], pairs[i][0], src_offset=o,
                                is_blocking=False)
 
     def land(k: int) -> None:
         i, o, _, n = plan[k]
-        at = (k % slots) * CHUNK
+        at = (k % slots) * chunk
         np.copyto(dst[i][o:o + n], area[at:at + n])
 
     # as upload's: the threads only copy, this thread waits

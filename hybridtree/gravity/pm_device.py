@@ -38,7 +38,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..errors import HybridtreeError
-from ..device.kernels import kernel, option_sets, spread_local
+from ..device.kernels import launch, option_sets, spread_local
 from ..device.runtime import Runtime
 from ..device.transfer import Workspace, download, upload
 from .periodic import Periodic
@@ -158,10 +158,11 @@ class MeshKernels:
             return self._fft_class(like, axes=axes).compile(self._thr)
 
     def _run(self, name: str, items: int, *args) -> None:
-        """Enqueue kernel ``name`` of cl/pm.cl over ``items`` work-items."""
-        knl = kernel(self.rt, _SOURCE, name, self._defines)
-        wg = min(spread_local(self.rt.info), self.rt.max_work_group_size(knl))
-        knl(self.rt.queue, (-(-int(items) // wg) * wg,), (wg,), *args)
+        """Enqueue kernel ``name`` of cl/pm.cl over ``items`` work-items, through the one
+        launcher (the work-group the element-wise kernels prefer, lowered to what the
+        built kernel allows)."""
+        launch(self.rt, _SOURCE, name, items, *args, defines=self._defines,
+               local=spread_local(self.rt.info))
 
     def _sort(self, pos: cl.Buffer, n: int, shift: float,
               w0: int = 0) -> tuple[cl.Buffer, cl.Buffer]:

@@ -30,6 +30,7 @@ import functools
 import math
 import numbers
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Mapping
 
 import numpy as np
@@ -348,8 +349,8 @@ def _cached_tables(halo: tuple | None, disk: tuple | None, bulge: tuple | None) 
     return galaxy_df.build_tables(halo, disk, bulge)
 
 
-_NAMES = {TYPE_HALO: "halo", TYPE_DISK: "disk", TYPE_BULGE: "bulge"}
-_MODELS = {"milky_way": milky_way, "m31": m31}
+_NAMES = MappingProxyType({TYPE_HALO: "halo", TYPE_DISK: "disk", TYPE_BULGE: "bulge"})
+_MODELS = MappingProxyType({"milky_way": milky_way, "m31": m31})
 
 
 def _check_positive(name: str, value: Any) -> None:

@@ -11,6 +11,7 @@ one that keeps less than :data:`MIN_MASS_FRACTION` is refused (:func:`check_trun
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 
 import numpy as np
 
@@ -31,7 +32,7 @@ _REJECTION_FRACTION = 0.5
 #: chance of a particle still drawing after these (reaching it is a bug)
 _MAX_ROUNDS = 1000
 
-_NAMES = {"plummer": "Plummer", "hernquist": "Hernquist"}
+_NAMES = MappingProxyType({"plummer": "Plummer", "hernquist": "Hernquist"})
 
 
 class ModelError(HybridtreeError, ValueError):

@@ -25,7 +25,8 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from types import MappingProxyType
+from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -305,11 +306,12 @@ def _cold_block(rng: np.random.Generator, n: int, radius: float) -> tuple[np.nda
     return pos, np.zeros((n, 3))
 
 
-_MODELS: dict[str, tuple[Callable[..., tuple[np.ndarray, np.ndarray]], dict[str, float]]] = {
-    "plummer": (_plummer_block, {"r_max": 100.0}),
-    "hernquist": (hernquist_block, {"r_max": 100.0}),
-    "cold_sphere": (_cold_block, {"radius": 1.0}),
-}
+_MODELS: Mapping[str, tuple[Callable[..., tuple[np.ndarray, np.ndarray]], Mapping[str, float]]] = \
+    MappingProxyType({
+        "plummer": (_plummer_block, MappingProxyType({"r_max": 100.0})),
+        "hernquist": (hernquist_block, MappingProxyType({"r_max": 100.0})),
+        "cold_sphere": (_cold_block, MappingProxyType({"radius": 1.0})),
+    })
 
 
 def _whole(model: str, n: int, seed: int, **params: float) -> Arrays:

@@ -30,7 +30,7 @@ import h5py
 import numpy as np
 
 from .gadget_binary import FilePart
-from .gadget_units import GADGET_DEFAULT_UNITS
+from .gadget_defaults import GADGET_DEFAULT_UNITS
 from .hdf5_files import (N_TYPES, SnapshotError, check_extra_types, check_ids, finite_number,
                          header_counts, mass_table, open_file)
 

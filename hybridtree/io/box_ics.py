@@ -39,7 +39,7 @@ import numpy as np
 from ..config.units import Units
 from .box_hdf5 import read_hdf5_part
 from .gadget_binary import FilePart, binary_layout, read_binary_part
-from .gadget_units import GADGET_DEFAULT_UNITS
+from .gadget_defaults import GADGET_DEFAULT_UNITS
 from .hdf5_files import N_TYPES, SnapshotError
 
 __all__ = ["BoxICs", "read_box_ics", "box_ics_count", "box_ics_files"]

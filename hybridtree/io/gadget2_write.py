@@ -18,7 +18,7 @@ import numpy as np
 
 from ..config.units import Units
 from .gadget_binary import write_gadget2_snapshot, write_set
-from .gadget_units import GADGET_DEFAULT_UNITS
+from .gadget_defaults import GADGET_DEFAULT_UNITS
 from .hdf5_files import N_TYPES, SnapshotError, snapshot_files
 
 __all__ = ["hdf5_to_gadget2"]

@@ -50,7 +50,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ..config.units import Units
-from .gadget_units import GADGET_DEFAULT_UNITS
+from .gadget_defaults import GADGET_DEFAULT_UNITS
 from .gadget_records import Records, element_size
 from .hdf5_files import N_TYPES, SnapshotError
 

@@ -28,6 +28,9 @@ import h5py
 import numpy as np
 
 from ..config.units import G_CGS, GYR_S, H100_PER_S, Units
+from .gadget2_read import binary_files, binary_header
+from .gadget_binary import read_binary_part
+from .gadget_defaults import GADGET_DEFAULT_UNITS
 from .hdf5_files import (SnapshotError, attr_number, attr_value, finite_number, open_file,
                          resolve_snapshot)
 
@@ -35,13 +38,6 @@ __all__ = ["GADGET_DEFAULT_UNITS", "Convention", "CosmicHeader", "StatedUnits",
            "cosmic_header", "file_cosmology", "file_units", "foreign_convention", "hubble_rate",
            "snapshot_convention",
            "to_physical"]
-
-
-#: GADGET's usual internal units (its example parameter files; yt and pynbody assume them
-#: too) for a file that states none: 1 kpc/h, 10^10 Msun/h and 1 km/s (h only where the
-#: coordinates are comoving)
-GADGET_DEFAULT_UNITS = {"UnitLength_in_cm": 3.085678e21, "UnitMass_in_g": 1.989e43,
-                        "UnitVelocity_in_cm_per_s": 1e5}
 
 
 def hubble_rate(a: float, h: float, omega_m: float, omega_lambda: float,
@@ -140,8 +136,6 @@ _UNIT_KEYS = tuple(GADGET_DEFAULT_UNITS)
 def snapshot_convention(path: Path) -> Convention:
     """The convention of the snapshot at ``path`` (read from its first file's attributes;
     a GADGET-2 binary file's header)."""
-    from .gadget2_read import binary_files, binary_header
-    from .gadget_binary import read_binary_part
     files = binary_files(path)
     if files is not None:
         return foreign_convention({}, binary_header(read_binary_part(files[0], header_only=True)),

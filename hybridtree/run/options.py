@@ -8,6 +8,7 @@ import difflib
 import math
 import numbers
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..config.settings import SCHEMA, ConfigError, Settings
@@ -20,9 +21,10 @@ __all__ = ["SHORT_NAMES", "api_settings", "background_of", "box_of", "settings_u
 
 #: short names the API takes for settings (``theta`` for ``gravity.theta``): every name
 #: that only one section has, and ``hybrid`` for ``hybrid.enabled``
-SHORT_NAMES = {name: f"{section}.{name}" for section, opts in SCHEMA.items() for name in opts
-               if sum(name in o for o in SCHEMA.values()) == 1 and section != "ics"}
-SHORT_NAMES["hybrid"] = "hybrid.enabled"
+SHORT_NAMES = MappingProxyType({
+    **{name: f"{section}.{name}" for section, opts in SCHEMA.items() for name in opts
+       if sum(name in o for o in SCHEMA.values()) == 1 and section != "ics"},
+    "hybrid": "hybrid.enabled"})
 
 
 def api_settings(settings: dict[str, Any] | None, options: dict[str, Any],

@@ -23,6 +23,7 @@ from common import add_device, timed
 
 from hybridtree.device import transfer
 from hybridtree.device.choice import get_runtime
+from hybridtree.device.runtime import Runtime
 
 
 def best(fn, repeat: int) -> float:
@@ -37,8 +38,10 @@ def main() -> None:
     p.add_argument("--chunk-mb", type=int, nargs="+", default=[4, 16, 64])
     p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
-    rt = get_runtime(args.device)
-    print(f"# {rt.info.label}  host threads {transfer._threads()._max_workers}")
+    shared = get_runtime(args.device)
+    # a runtime of its own on the process's context: the copy options set per way stay here
+    rt = Runtime(shared.info, shared.context, shared.queue)
+    print(f"# {rt.info.label}  host threads {transfer.copies(rt).threads()._max_workers}")
     for n in args.n:
         rng = np.random.default_rng(0)
         pos, mass = rng.normal(size=(n, 3)), rng.uniform(size=n)
@@ -58,12 +61,13 @@ def main() -> None:
         ways += [(f"staged {mb} MB", "always", mb << 20) for mb in args.chunk_mb]
         for label, policy, chunk in ways:
             os.environ["HYBRIDTREE_STAGING"] = policy
-            transfer.CHUNK = chunk
+            transfer.release(rt)        # the runtime's copies anew, in chunks of this size
+            rt.copies = transfer.Copies(transfer.CopyOptions(chunk=chunk))
             tu, td = best(up, args.repeat), best(down, args.repeat)
             print(f"N={n:9d} {label:15s} up {tu:.4f} s {up_bytes / tu / 1e9:6.2f} GB/s   "
                   f"down {td:.4f} s {down_bytes / td / 1e9:6.2f} GB/s", flush=True)
         os.environ["HYBRIDTREE_STAGING"] = "always"
-        area = transfer._staging[id(rt.context)].area(rt, max(up_bytes, down_bytes))
+        area = transfer.copies(rt).staging.area(rt, max(up_bytes, down_bytes))
         d_up = rt.empty(up_bytes)
 
         def dma_up():
@@ -80,6 +84,7 @@ def main() -> None:
         t = best(lambda: np.copyto(np.empty_like(pos), pos), args.repeat)
         print(f"N={n:9d} {'numpy copy':15s} {pos.nbytes / t / 1e9:6.2f} GB/s into fresh memory "
               f"(one thread)", flush=True)
+    transfer.release(rt)
 
 
 if __name__ == "__main__":

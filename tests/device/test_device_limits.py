@@ -15,7 +15,7 @@ from hybridtree.device import choice as opencl
 from hybridtree.gravity.direct import DEFAULT_WG, direct_defines
 from hybridtree.analysis.info import device_listing
 from tools.kernel_builds import PROFILES
-from hybridtree.device.choice import _best, _match, memory_needed
+from hybridtree.device.choice import ProcessDevices, _best, _match, choose_device, memory_needed
 from hybridtree.device.runtime import DeviceError, DeviceInfo
 from hybridtree.device.probe import Probe
 from hybridtree.device.reduce import reduce_work_group
@@ -165,3 +165,21 @@ def test_runs_and_the_api_tell_the_device_choice_their_memory_need(monkeypatch):
     gravity.accelerations(pos, mass, 0.01)
     hybridtree.Simulation(pos, vel, mass, quiet=True)
     assert seen == [opencl.memory_needed(700, state=False), opencl.memory_needed(700)]
+
+
+def test_the_slot_is_passed_down_not_a_module_switch(monkeypatch):
+    """Which of several GPUs a choice resolves to is a slot passed down from the
+    process's devices (ProcessDevices.slot, set_device_slot), not a module global: a
+    choice with slot 1 takes the second GPU, slot 2 the first again, and a fresh
+    ProcessDevices holds nothing of the process's."""
+    gpus = [SMALL_GPU, BIG_GPU]
+    assert _best(gpus + [CPU], slot=1) == BIG_GPU and _best(gpus, slot=2) == SMALL_GPU
+    assert _match("gpu", gpus + [CPU], slot=1) == BIG_GPU
+    assert _best(gpus) == SMALL_GPU                          # slot 0 by default
+    monkeypatch.setattr(opencl, "list_devices", lambda: gpus + [CPU])
+    monkeypatch.setattr(opencl, "probe_device", lambda d: Probe(True))
+    monkeypatch.delenv("HYBRIDTREE_DEVICE", raising=False)
+    monkeypatch.delenv("PYOPENCL_CTX", raising=False)
+    assert choose_device(slot=1) == BIG_GPU and choose_device(slot=0) == SMALL_GPU
+    fresh = ProcessDevices()
+    assert (fresh.slot, fresh.probes, fresh.chosen, fresh.runtimes) == (0, {}, {}, {})

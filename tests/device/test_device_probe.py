@@ -52,8 +52,7 @@ def test_the_probe_measures_every_way_of_rsqrt_on_this_device(runtime, tmp_path,
     assert found.rsqrt_mode == good[0]
     assert runtime.info.rsqrt_mode == found.rsqrt_mode      # the session's runtime uses it
     # cached: the second answer comes without a build
-    monkeypatch.setattr(probe, "_measure", lambda *a: pytest.fail("probed again"))
-    again = probe.probe(runtime.info, dev)
+    again = probe.probe(runtime.info, dev, measure=lambda *a: pytest.fail("probed again"))
     assert again.rsqrt_mode == found.rsqrt_mode and again.seconds == 0.0
 
 
@@ -61,11 +60,10 @@ def test_a_failure_that_is_not_the_compiler_is_not_cached(runtime, tmp_path, mon
     monkeypatch.setenv("HYBRIDTREE_CACHE_DIR", str(tmp_path))
     import pyopencl as cl
     dev = cl.get_platforms()[runtime.info.platform_index].get_devices()[runtime.info.device_index]
-    monkeypatch.setattr(probe, "_measure", lambda *a: (Probe(False, "out of resources"), False))
-    assert not probe.probe(runtime.info, dev).ok
+    assert not probe.probe(runtime.info, dev,
+                           measure=lambda *a: (Probe(False, "out of resources"), False)).ok
     assert not probe.cache_path().exists()
-    monkeypatch.setattr(probe, "_measure", lambda *a: (BROKEN, True))
-    assert probe.probe(runtime.info, dev) == BROKEN
+    assert probe.probe(runtime.info, dev, measure=lambda *a: (BROKEN, True)) == BROKEN
     assert "unknown target CPU" in probe.cache_path().read_text()
 
 
@@ -167,7 +165,7 @@ def test_a_real_device_that_fails_its_builds(tmp_path):
 def test_a_named_failing_device_ends_the_run_with_one_line(monkeypatch, capsys, tmp_path):
     """A stand-in at the probe: the command line says why in one line, exit status 2."""
     monkeypatch.setattr(opencl, "probe_device", lambda d: BROKEN)
-    monkeypatch.setattr(opencl, "_CHOSEN", {})
+    monkeypatch.setattr(opencl.PROCESS_DEVICES, "chosen", {})
     monkeypatch.chdir(tmp_path)
     first = list_devices()[0]
     rc = cli.main(["run", str(ROOT / "configs" / "plummer_small.toml"), "--device",
@@ -184,24 +182,23 @@ def test_pip_drivers_are_registered_beside_the_systems(tmp_path, monkeypatch):
     system = tmp_path / "vendors"
     system.mkdir()
     (system / "nvidia.icd").write_text("libnvidia-opencl.so.1\n")
-    monkeypatch.setattr(drivers, "_pip_driver_libraries", lambda: [lib])
     monkeypatch.setenv("OPENCL_VENDOR_PATH", str(system))
     monkeypatch.setenv("HYBRIDTREE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("OCL_ICD_VENDORS", raising=False)
-    folder = register_pip_drivers()
+    folder = register_pip_drivers([lib])
     assert os.environ["OCL_ICD_VENDORS"] == str(folder)
     files = {p.name: p.read_text() for p in folder.iterdir()}
     assert files == {"nvidia.icd": "libnvidia-opencl.so.1\n",
                      "hybridtree-libintelocl.icd": f"{lib}\n"}
     # a second process finds the same folder; a user's own OCL_ICD_VENDORS is left alone
     monkeypatch.delenv("OCL_ICD_VENDORS")
-    assert register_pip_drivers() == folder
+    assert register_pip_drivers([lib]) == folder
     monkeypatch.setenv("OCL_ICD_VENDORS", "/my/own.icd")
-    assert register_pip_drivers() is None and os.environ["OCL_ICD_VENDORS"] == "/my/own.icd"
+    assert register_pip_drivers([lib]) is None and os.environ["OCL_ICD_VENDORS"] == "/my/own.icd"
     # a system that registers such a driver itself gets no second copy
     monkeypatch.delenv("OCL_ICD_VENDORS")
     (system / "intel.icd").write_text("/opt/intel/lib/libintelocl.so\n")
-    assert register_pip_drivers() is None
+    assert register_pip_drivers([lib]) is None
 
 
 @pytest.mark.skipif(not drivers._pip_driver_libraries(),

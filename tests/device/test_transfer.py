@@ -7,14 +7,21 @@ import pytest
 from hybridtree.errors import UserInputError
 
 from hybridtree.device import transfer
-from hybridtree.device.transfer import read_small
+from hybridtree.device.runtime import Runtime
+from hybridtree.device.transfer import Copies, CopyOptions, read_small
 from hybridtree.gravity.tree.device_sort import exclusive_scan
+
+
+def with_copies(runtime: Runtime, **options) -> Runtime:
+    """A runtime on ``runtime``'s context and queue whose copies take ``options``."""
+    return Runtime(runtime.info, runtime.context, runtime.queue,
+                   copies=Copies(CopyOptions(**options)))
 
 
 @pytest.mark.parametrize("policy", ["always", "never"])
 def test_round_trip_in_chunks(runtime, monkeypatch, policy):
     monkeypatch.setenv("HYBRIDTREE_STAGING", policy)
-    monkeypatch.setattr(transfer, "CHUNK", 1000)      # many chunks, ragged ends
+    runtime = with_copies(runtime, chunk=1000)          # many chunks, ragged ends
     rng = np.random.default_rng(1)
     for n in (1, 999, 4321, 20_000):                   # the staging area grows on the way
         pos = rng.normal(size=(n, 3))
@@ -121,9 +128,7 @@ def test_the_staging_area_is_a_ring_of_few_chunks(runtime, monkeypatch, slots):
     the ledger as "staging") stays that size however large the copy (an area as large as
     the copy took 60-75 bytes per particle of an H200's memory)."""
     monkeypatch.setenv("HYBRIDTREE_STAGING", "always")
-    monkeypatch.setattr(transfer, "CHUNK", 1000)
-    monkeypatch.setattr(transfer, "STAGING_SLOTS", slots)
-    transfer.release(runtime)
+    runtime = with_copies(runtime, chunk=1000, slots=slots)
     rng = np.random.default_rng(2)
     for n in (3, 5000, 40_000):
         pos = rng.normal(size=(n, 3))
@@ -137,3 +142,22 @@ def test_the_staging_area_is_a_ring_of_few_chunks(runtime, monkeypatch, slots):
         assert 0 < runtime.memory.live["staging"] <= slots * 1000
     transfer.release(runtime)
     assert runtime.memory.live["staging"] == 0
+
+
+def test_copy_options_are_the_runtimes(runtime, monkeypatch):
+    """A runtime's copies take its own options (chunk, slots, staging policy) and keep
+    their own pinned area and scratch buffers: another runtime of the same context, and
+    the process's, are untouched (no module-level switch or cache)."""
+    monkeypatch.delenv("HYBRIDTREE_STAGING", raising=False)
+    small = with_copies(runtime, chunk=512, slots=2, staging="always")
+    assert transfer.use_staging(small)
+    assert transfer.use_staging(runtime) == (runtime.info.kind == "gpu")
+    x = np.arange(10_000, dtype=np.float64)
+    (buf,) = transfer.upload(small, [x], ["test_own"])
+    back = np.empty_like(x)
+    transfer.download(small, [(buf, back)])
+    assert np.array_equal(back, x)
+    assert 0 < small.memory.live["staging"] <= 2 * 512
+    assert transfer.scratch(small, "test_own", 8) is buf
+    assert "test_own" not in transfer.copies(runtime).scratch
+    assert transfer.copies(runtime).options == CopyOptions()

@@ -13,7 +13,7 @@ from hybridtree.gravity.periodic import Periodic, wrap
 from hybridtree.gravity.pm import pm_forces
 
 pytest.importorskip("reikna")
-from hybridtree.gravity.pm_device import DeviceMesh  # noqa: E402  (needs reikna)
+from hybridtree.gravity.pm_device import DeviceMesh, pm_defines  # noqa: E402  (needs reikna)
 
 L = 1.0
 #: the device keeps float64 throughout (FFTs included): rounding only, where the
@@ -157,3 +157,16 @@ def test_a_mesh_too_big_for_the_device_is_refused(runtime, mesh_of):
     DeviceMesh(small, Periodic(L, 32))                      # 512 KiB each: fits
     with pytest.raises(ValueError, match="per buffer"):
         DeviceMesh(small, Periodic(L, 64))                  # 4 MiB each: refused
+
+
+def test_the_mesh_kernels_go_through_the_one_launcher(runtime, mesh_of, particles):
+    """cl/pm.cl's kernels are enqueued by hybridtree.device.kernels.launch, as every other
+    kernel of the code (issue 55): each one a mesh ran has its looked-up launch, with the
+    mesh's defines and the element-wise kernels' work-group, in the runtime."""
+    pos, mass, sinks = particles
+    p = Periodic(L, 16, rcut=4.5)
+    mesh_of(p).forces(pos, mass, sinks)
+    defines = tuple(pm_defines(p.n_mesh, p.order).items())
+    launched = {key[1] for key in runtime.launches if key[0] == "pm.cl" and key[2] == defines}
+    assert {"pm_keys", "pm_sorted", "pm_cell_start", "pm_assign", "pm_green",
+            "pm_interp"} <= launched

@@ -136,10 +136,9 @@ def test_step_hybrid_compares_hybrid_with_normal(capsys):
 
 def test_bench_transfer_moves_what_a_force_moves(capsys, monkeypatch):
     import transfer
-    from hybridtree.device import transfer as device_transfer
-    # the script sets both per way: put them back for the tests after this one
+    # the script sets the policy per way (and its runtime's copy options): put it back
+    # for the tests after this one
     monkeypatch.setenv("HYBRIDTREE_STAGING", "auto")
-    monkeypatch.setattr(device_transfer, "CHUNK", device_transfer.CHUNK)
     monkeypatch.setattr(sys, "argv", ["transfer.py", "--device", "cpu", "--n", "4096",
                                       "--chunk-mb", "1", "--repeat", "1"])
     transfer.main()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import threading
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
 import h5py
@@ -64,14 +65,14 @@ def mass_function(masses: np.ndarray, volume: float, bins: int | np.ndarray = 20
                         np.sqrt(counts) / (volume * dlnm), counts, edges)
 
 
-_COSMO_KEYS = {  # our name: names accepted in a mapping (hybridtree config, GADGET, colossus)
+_COSMO_KEYS = MappingProxyType({  # our name: names accepted in a mapping (hybridtree config, GADGET, colossus)
     "omega_m": ("omega_m", "cosmology.omega_m", "Omega0", "Om0"),
     "omega_lambda": ("omega_lambda", "cosmology.omega_lambda", "OmegaLambda", "Ode0"),
     "h": ("h", "cosmology.h", "HubbleParam"),
     "sigma8": ("sigma8", "cosmology.sigma8"),
     "n_s": ("n_s", "cosmology.n_s", "ns"),
     "omega_b": ("omega_b", "cosmology.omega_b", "OmegaBaryon", "Ob0"),
-}
+})
 
 
 def cosmology_params(source: str | Path | HaloCatalogue | Mapping[str, Any],
