@@ -34,7 +34,7 @@ import numpy as np
 from ..gravity.forces import Active
 from .comoving import drift_factor, kick_factor
 from .schemes import BinStats, BlockSettings, first_forces
-from .state import DeviceState
+from ..state import DeviceState
 from .timebins import NBINS, bins_for, lowest_active, next_tick
 
 __all__ = ["ComovingBlock"]

@@ -18,7 +18,7 @@ from ..gravity.engine import ForceEngine, GravitySettings
 from ..particles import Particles
 from ..device.runtime import Runtime
 from .schemes import BlockLeapfrog, BlockSettings, NestedLeapfrog, scheme_for
-from .state import State, make_state, state_backend
+from ..state import State, make_state, state_backend
 
 __all__ = ["Stepper", "SerialStepper"]
 
@@ -51,7 +51,7 @@ class Stepper:
 
     def particles(self, order: tuple[int, Any] | None = None) -> Particles:
         """Host copies of this process's particles (for a snapshot); ``order``: see
-        :meth:`hybridtree.integrate.state.DeviceState.download` (device states only)."""
+        :meth:`hybridtree.state.DeviceState.download` (device states only)."""
         if order is None:
             return self.state.download()
         return self.state.download(order)
@@ -113,7 +113,7 @@ class Stepper:
 
 
 class SerialStepper(Stepper):
-    """One process: the state on the device where it can be (:mod:`hybridtree.integrate.state`)."""
+    """One process: the state on the device where it can be (:mod:`hybridtree.state`)."""
 
     def __init__(self, g: GravitySettings, p: Particles, rt: Runtime, external: float = 0.0,
                  block: BlockSettings | None = None):

@@ -15,7 +15,7 @@ from ..integrate.comoving import ComovingLeapfrog
 from ..integrate.comoving_block import ComovingBlock
 from ..integrate.schedule import Cosmic, ScheduleError, Uniform
 from ..integrate.schemes import BlockSettings
-from ..integrate.state import state_backend
+from ..state import state_backend
 from ..integrate.stepper import SerialStepper, Stepper
 from ..parallel.comm import Comm
 from ..particles import Particles

@@ -14,7 +14,7 @@ from hybridtree.integrate.comoving import ComovingLeapfrog
 from hybridtree.integrate.comoving_block import ComovingBlock
 from hybridtree.integrate.schedule import Cosmic
 from hybridtree.integrate.schemes import BlockSettings
-from hybridtree.integrate.state import make_state
+from hybridtree.state import make_state
 from hybridtree.particles import Particles
 from tests.cosmo.test_periodic_box import assert_restart_continues, background, box_config
 

@@ -25,7 +25,7 @@ from hybridtree.gravity.engine import ForceEngine, GravitySettings
 from hybridtree.gravity.periodic import Periodic
 from hybridtree.integrate.comoving import ComovingLeapfrog, drift_factor, kick_factor
 from hybridtree.integrate.schedule import Cosmic
-from hybridtree.integrate.state import DeviceState, HostState, make_state
+from hybridtree.state import DeviceState, HostState, make_state
 from hybridtree.particles import Particles
 
 ROOT = Path(__file__).resolve().parents[2]
