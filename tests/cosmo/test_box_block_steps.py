@@ -43,9 +43,9 @@ def run(runtime, parts: Particles, scheme: str, steps: int, z1: float, eta: floa
     state = make_state(parts, g.parts, "device", runtime)
     sched = Cosmic(bg, 49.0, z1, steps, "log_a", [], comoving=True)
     if scheme == "block":
-        sch = ComovingBlock(engine, bg, sched, 0, BOX, BlockSettings(eta, max_bin))
+        sch = ComovingBlock(engine, bg, sched, 0, BlockSettings(eta, max_bin))
     else:
-        sch = ComovingLeapfrog(engine, bg, sched, 0, BOX, n_short)
+        sch = ComovingLeapfrog(engine, bg, sched, 0, n_short)
     sch.start(state)
     for _ in range(steps):
         sch.step(state, 0.0)
