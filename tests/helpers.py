@@ -67,7 +67,7 @@ def stepping(pos, vel, mass, g, backend: str = "host"):
     from hybridtree.gravity.engine import ForceEngine
     from hybridtree.particles import Particles
     from hybridtree.integrate.schemes import scheme_for
-    from hybridtree.integrate.state import make_state
+    from hybridtree.state import make_state
     rt = get_runtime()
     clock = Clock(rt)
     p = Particles(pos, vel, mass, np.arange(1, len(mass) + 1, dtype=np.uint64))

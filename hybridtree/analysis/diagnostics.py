@@ -16,9 +16,9 @@ from typing import IO, Any, Callable
 import numpy as np
 
 from ..io.snapshot import atomic_path
-from ..integrate.quantities import energies, lagrangian_radii, lagrangian_radii_across
+from ..state.quantities import energies, lagrangian_radii, lagrangian_radii_across
 
-# energies and the Lagrangian radii are the integrator's (hybridtree.integrate.quantities);
+# energies and the Lagrangian radii are the integrator's (hybridtree.state.quantities);
 # re-exported for the analysis modules and tests that read them from here
 __all__ = ["COLUMNS", "TYPE_COLUMNS", "DiagnosticsFile", "Reporter", "breakdown_record", "energies", "measure",
            "read_diagnostics", "lagrangian_radii", "lagrangian_radii_across"]

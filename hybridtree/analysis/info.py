@@ -90,7 +90,7 @@ def _cosmology(path: Path, units) -> tuple[SnapshotCosmology, float] | None:
     """A cosmological snapshot's :class:`SnapshotCosmology` (a, z, h, Ω's) and the Λ term's
     λ = Ω_Λ H0² of its run (internal units; 0 without Λ or where its units are unknown),
     the one its diagnostics add to the potential energy
-    (:func:`hybridtree.integrate.quantities.with_lambda_potential`); None for other
+    (:func:`hybridtree.state.quantities.with_lambda_potential`); None for other
     snapshots."""
     try:
         cosmo = snapshot_cosmology(path)

@@ -123,7 +123,7 @@ class Cosmology:
         """λ = Ω_Λ H0² (internal units, 1 / time²): the cosmological constant's
         acceleration λ r on a particle at physical distance r from the centre of the Hubble
         flow -- the one place a run takes it from (its kicks and its potential energy
-        -½ λ Σ m r², :func:`hybridtree.integrate.quantities.with_lambda_potential`)."""
+        -½ λ Σ m r², :func:`hybridtree.state.quantities.with_lambda_potential`)."""
         return self.omega_l * self.H0 ** 2
 
     @cached_property

@@ -31,7 +31,7 @@ __all__ = ["Ledger", "OWNERS", "TrackedBuffer", "new_buffer", "owner_of_caller",
 #: ``hybridtree.`` (the longest matching prefix wins); modules of the device layer itself
 #: (the allocators) are skipped when the caller is looked for
 OWNERS: dict[str, str] = {
-    "integrate.state": "state",
+    "state": "state",
     "integrate.timebins": "state",
     "gravity.eps_types": "state",
     "gravity.tree.device_sort": "sort",

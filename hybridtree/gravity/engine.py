@@ -34,7 +34,7 @@ from ..device import reduce
 from ..device.clock import Clock
 from ..device.runtime import Runtime
 from ..device.transfer import Workspace, download, upload
-from ..integrate.state import DeviceState, HostState, State
+from ..state import DeviceState, HostState, State
 from ..particles import shaped_particles, validate_particles
 from .counts import Tally
 from .direct import direct_forces

@@ -40,7 +40,7 @@ from scipy.integrate import quad
 
 from .schemes import first_forces
 
-__all__ = ["ComovingLeapfrog", "drift_factor", "kick_factor"]
+__all__ = ["ComovingLeapfrog", "box_side", "drift_factor", "kick_factor"]
 
 
 def _integral(cosmo, a0: float, a1: float, power: int) -> float:
@@ -50,6 +50,14 @@ def _integral(cosmo, a0: float, a1: float, power: int) -> float:
     val, _ = quad(lambda s: 1.0 / (math.exp((power - 1) * s) * float(cosmo.H(math.exp(s)))),
                   math.log(a0), math.log(a1), epsabs=0.0, epsrel=1e-12, limit=200)
     return val
+
+
+def box_side(engine) -> float:
+    """The comoving side L of ``engine``'s periodic box (internal length): the comoving
+    schemes wrap into the box the forces are periodic in."""
+    if engine.g.periodic is None:
+        raise ValueError("comoving steps need a periodic box (the engine's g.periodic)")
+    return float(engine.g.periodic.box)
 
 
 def kick_factor(cosmo, a0: float, a1: float) -> float:
@@ -65,14 +73,16 @@ def drift_factor(cosmo, a0: float, a1: float) -> float:
 class ComovingLeapfrog:
     """The KDK leapfrog in comoving coordinates (module docstring).  ``sched``: the run's
     :class:`hybridtree.integrate.schedule.Cosmic` (its ``a(step)``), ``step``: the
-    schedule's step the state is at, ``box``: the comoving side L (internal length)."""
+    schedule's step the state is at.  The box is the engine's (``engine.g.periodic``:
+    its comoving side L, internal length).  Chosen by
+    :func:`hybridtree.integrate.schemes.scheme_for`."""
 
-    def __init__(self, engine, cosmo, sched, step: int, box: float, n_short: int = 1,
+    def __init__(self, engine, cosmo, sched, step: int, n_short: int = 1,
                  wrap: bool = True):
         if n_short < 1:
             raise ValueError(f"n_short must be >= 1, got {n_short}")
         self.engine, self.cosmo, self.sched = engine, cosmo, sched
-        self.k, self.box, self.n_short = int(step), float(box), int(n_short)
+        self.k, self.box, self.n_short = int(step), box_side(engine), int(n_short)
         self.wrap = wrap
         self.parts = engine.g.parts
         assert self.parts == (("short", "long") if n_short > 1 else ("full",)), self.parts

@@ -32,9 +32,9 @@ import time
 import numpy as np
 
 from ..gravity.forces import Active
-from .comoving import drift_factor, kick_factor
+from .comoving import box_side, drift_factor, kick_factor
 from .schemes import BinStats, BlockSettings, first_forces
-from .state import DeviceState
+from ..state import DeviceState
 from .timebins import NBINS, bins_for, lowest_active, next_tick
 
 __all__ = ["ComovingBlock"]
@@ -68,19 +68,20 @@ class _Ticks:
 class ComovingBlock:
     """Block steps of a periodic box's short range (module docstring) with ``engine``'s
     forces (parts "short" and "long"); ``sched``: the run's
-    :class:`hybridtree.integrate.schedule.Cosmic`, ``step``: the step the state is at,
-    ``box``: the comoving side L."""
+    :class:`hybridtree.integrate.schedule.Cosmic`, ``step``: the step the state is at;
+    the box is the engine's (``engine.g.periodic``).  Chosen by
+    :func:`hybridtree.integrate.schemes.scheme_for`."""
 
     parts = ("short", "long")
 
-    def __init__(self, engine, cosmo, sched, step: int, box: float, block: BlockSettings):
+    def __init__(self, engine, cosmo, sched, step: int, block: BlockSettings):
         if not 0 <= block.max_bin < NBINS:
             raise ValueError(f"max_bin must be in [0, {NBINS - 1}], got {block.max_bin}")
         if not block.eta > 0:
             raise ValueError(f"eta must be > 0, got {block.eta}")
         assert engine.g.parts == self.parts, engine.g.parts
         self.engine, self.cosmo, self.sched = engine, cosmo, sched
-        self.k, self.box, self.block = int(step), float(box), block
+        self.k, self.box, self.block = int(step), box_side(engine), block
         self.stats = BinStats()
         self._bins = None
 

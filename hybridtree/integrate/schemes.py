@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from ..gravity.engine import GravitySettings
 from ..gravity.forces import Active
 from .timebins import NBINS, bin_scale, bins_for, lowest_active, next_tick
 
-__all__ = ["BlockLeapfrog", "BlockSettings", "NestedLeapfrog", "scheme_for"]
+__all__ = ["BlockLeapfrog", "BlockSettings", "Comoving", "NestedLeapfrog", "scheme_for"]
 
 
 def first_forces(engine, state, parts: tuple[str, ...]) -> None:
@@ -219,12 +220,45 @@ class BlockLeapfrog:
         return np.rint(self.combine(np.asarray(values, np.float64))).astype(np.int64)
 
 
+@dataclass(frozen=True)
+class Comoving:
+    """A periodic box's comoving steps (:mod:`hybridtree.integrate.comoving`): ``sched``
+    the run's :class:`hybridtree.integrate.schedule.Cosmic` (its background ``cosmo``
+    and ``a(step)``), ``step`` the schedule's step the state is at, ``n_short`` the short
+    steps per step (cosmology.short_steps), ``wrap``: positions wrapped into the box at
+    each drift (one process; many processes wrap between steps).  The box's side is the
+    engine's (``engine.g.periodic.box``)."""
+
+    sched: Any
+    step: int = 0
+    n_short: int = 1
+    wrap: bool = True
+
+
 def scheme_for(g: GravitySettings, engine, external: float = 0.0,
-               block: BlockSettings | None = None,
-               combine=None) -> NestedLeapfrog | BlockLeapfrog:
-    """The plain leapfrog, or the hybrid tree's nested steps where ``g`` has a split, or
-    block steps where ``block`` is given; ``external``: see :class:`NestedLeapfrog`;
-    ``combine``: see :class:`BlockLeapfrog`."""
+               block: BlockSettings | None = None, combine=None,
+               comoving: Comoving | None = None):
+    """Every run's scheme, chosen here: a periodic box's comoving steps where
+    ``comoving`` is given (in bins for the short range where ``block`` is given too,
+    :class:`hybridtree.integrate.comoving_block.ComovingBlock`; else shared,
+    :class:`hybridtree.integrate.comoving.ComovingLeapfrog`); else block steps where
+    ``block`` is given (:class:`BlockLeapfrog`), the hybrid tree's nested steps where
+    ``g`` has a split, or the plain leapfrog (:class:`NestedLeapfrog`).  ``external``:
+    see :class:`NestedLeapfrog` (none in comoving coordinates); ``combine``: see
+    :class:`BlockLeapfrog`."""
+    if comoving is not None:
+        # the comoving schemes build on this module's pieces (first_forces, BinStats):
+        # imported here, where they are chosen, not at the top (a cycle)
+        from .comoving import ComovingLeapfrog
+        from .comoving_block import ComovingBlock
+        if external:
+            raise ValueError("comoving steps take no external acceleration (a box's "
+                             "comoving coordinates have no Λ term)")
+        sched = comoving.sched
+        if block is not None:
+            return ComovingBlock(engine, sched.cosmo, sched, comoving.step, block)
+        return ComovingLeapfrog(engine, sched.cosmo, sched, comoving.step, comoving.n_short,
+                                wrap=comoving.wrap)
     if block is not None:
         if g.changeover is not None:
             raise ValueError("block time steps do not take the hybrid tree's force split")

@@ -9,7 +9,7 @@ report and write, and does no array arithmetic.  Units: internal (G = 1).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,8 +17,12 @@ from ..device.clock import Clock
 from ..gravity.engine import ForceEngine, GravitySettings
 from ..particles import Particles
 from ..device.runtime import Runtime
-from .schemes import BlockLeapfrog, BlockSettings, NestedLeapfrog, scheme_for
-from .state import State, make_state, state_backend
+from .schemes import BlockLeapfrog, BlockSettings, Comoving, NestedLeapfrog, scheme_for
+from ..state import State, make_state, state_backend
+
+if TYPE_CHECKING:
+    from .comoving import ComovingLeapfrog
+    from .comoving_block import ComovingBlock
 
 __all__ = ["Stepper", "SerialStepper"]
 
@@ -28,7 +32,7 @@ class Stepper:
     ``scheme`` with ``engine``'s forces, timed by ``clock``.  Subclasses make them."""
 
     state: State
-    scheme: NestedLeapfrog | BlockLeapfrog
+    scheme: NestedLeapfrog | BlockLeapfrog | ComovingLeapfrog | ComovingBlock   # scheme_for's
     engine: ForceEngine
     clock: Clock
 
@@ -51,7 +55,7 @@ class Stepper:
 
     def particles(self, order: tuple[int, Any] | None = None) -> Particles:
         """Host copies of this process's particles (for a snapshot); ``order``: see
-        :meth:`hybridtree.integrate.state.DeviceState.download` (device states only)."""
+        :meth:`hybridtree.state.DeviceState.download` (device states only)."""
         if order is None:
             return self.state.download()
         return self.state.download(order)
@@ -113,12 +117,14 @@ class Stepper:
 
 
 class SerialStepper(Stepper):
-    """One process: the state on the device where it can be (:mod:`hybridtree.integrate.state`)."""
+    """One process: the state on the device where it can be (:mod:`hybridtree.state`)."""
 
     def __init__(self, g: GravitySettings, p: Particles, rt: Runtime, external: float = 0.0,
-                 block: BlockSettings | None = None):
+                 block: BlockSettings | None = None, comoving: Comoving | None = None):
+        """``external``, ``block``, ``comoving``: the scheme's
+        (:func:`hybridtree.integrate.schemes.scheme_for`)."""
         self.clock = Clock(rt)
         backend = state_backend(rt, g.method, g.build)
         self.state = make_state(p, g.parts, backend, rt, self.clock)
         self.engine = ForceEngine(g, rt, self.clock)
-        self.scheme = scheme_for(g, self.engine, external, block)
+        self.scheme = scheme_for(g, self.engine, external, block, comoving=comoving)

@@ -21,7 +21,7 @@ import pyopencl as cl
 from ..device.kernels import launch
 from ..device.runtime import Runtime
 from ..device.transfer import read_small, upload
-from .state import DeviceState, HostState, State
+from ..state import DeviceState, HostState, State
 
 __all__ = ["DeviceBins", "HostBins", "NBINS", "bins_for", "lowest_active", "next_tick"]
 
@@ -51,7 +51,7 @@ def bin_scale(dt_max: float, eta: float, eps: float) -> float:
 
 
 class HostBins:
-    """Bins of a :class:`hybridtree.integrate.state.HostState` (numpy)."""
+    """Bins of a :class:`hybridtree.state.HostState` (numpy)."""
 
     def __init__(self, state: HostState):
         self.state = state
@@ -102,7 +102,7 @@ class HostBins:
 
 
 class DeviceBins:
-    """Bins of a :class:`hybridtree.integrate.state.DeviceState`: an int32 buffer beside it."""
+    """Bins of a :class:`hybridtree.state.DeviceState`: an int32 buffer beside it."""
 
     def __init__(self, state: DeviceState):
         self.state = state

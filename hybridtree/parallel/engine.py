@@ -49,7 +49,7 @@ from ..device.transfer import Workspace, upload
 from ..gravity.engine import ForceEngine, GravitySettings
 from ..gravity.tree.device_build import DeviceArrays, build_device_tree, device_extent
 from ..gravity.walk import default_group, walk_active, walk_into
-from ..integrate.state import DeviceState, HostState, State
+from ..state import DeviceState, HostState, State
 from ..particles import validate_particles
 from .comm import Comm
 from .device_let import let_rows, local_sink_groups, select_on_device

@@ -16,7 +16,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..device.kernels import launch, spread_local
-from ..integrate.state import DeviceState
+from ..state import DeviceState
 from ..device.transfer import allocator, download, upload
 from ..gravity.tree.device_sort import exclusive_scan
 from .comm import Comm

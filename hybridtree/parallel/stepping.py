@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 
 from ..device.clock import Clock
-from ..integrate.quantities import lagrangian_radii_across
+from ..state.quantities import lagrangian_radii_across
 from ..gravity.engine import GravitySettings
 from ..particles import Particles
 from ..device.runtime import Runtime
 from ..integrate.schemes import BlockSettings, scheme_for
-from ..integrate.state import DeviceState, HostState, make_state, state_backend
+from ..state import DeviceState, HostState, make_state, state_backend
 from ..integrate.stepper import Stepper
 from .comm import Comm
 from .domain import decompose, exchange

@@ -11,11 +11,9 @@ from ..config.rules import process_refusal
 from ..config.settings import Settings, redshift_list
 from ..gravity.engine import GravitySettings
 from ..gravity.periodic import Periodic, default_mesh
-from ..integrate.comoving import ComovingLeapfrog
-from ..integrate.comoving_block import ComovingBlock
 from ..integrate.schedule import Cosmic, ScheduleError, Uniform
-from ..integrate.schemes import BlockSettings
-from ..integrate.state import state_backend
+from ..integrate.schemes import BlockSettings, Comoving, scheme_for
+from ..state import state_backend
 from ..integrate.stepper import SerialStepper, Stepper
 from ..parallel.comm import Comm
 from ..particles import Particles
@@ -43,13 +41,13 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
                  sched=None, step: int = 0) -> Stepper:
     """The run's stepper: one process (state on the device where it can be), or many;
     ``external``: the coefficient of the Λ term (0: none); ``sched`` and ``step``: the
-    schedule and the step the run starts at (a periodic box's comoving steps follow it)."""
+    schedule and the step the run starts at (a periodic box's comoving steps follow it).
+    The scheme is :func:`hybridtree.integrate.schemes.scheme_for`'s."""
     g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
-    box = box_of(settings)
-    if box is not None:
+    if box_of(settings) is not None:
         # the mesh's default side from every process's particles, not this one's share
         n_all = len(p) if comm.size == 1 else int(comm.allreduce(float(len(p)))[0])
-        g = replace(g, periodic=periodic_of(settings, box, n_all),
+        g = replace(g, periodic=periodic_of(settings, n_all),
                     time_split=(settings.cosmology.short_steps > 1
                                 or settings.time.stepping == "block"))
         if comm.size > 1 and g.periodic.n_mesh < 2 * comm.size:
@@ -64,41 +62,43 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
                   cosmological=settings.cosmology.enabled)
     t = settings.time
     block = BlockSettings(t.eta, t.max_bin) if t.stepping == "block" else None
+    # a periodic box steps in comoving coordinates (the box: g.periodic's); on many
+    # processes the stepper wraps the particles before they change domain
+    comoving = (Comoving(sched, step, settings.cosmology.short_steps, wrap=comm.size == 1)
+                if g.periodic is not None else None)
+    if comoving is not None and block is not None and (comm.size > 1 or backend != "device"):
+        raise RunError("time.stepping = 'block' in a periodic box runs on one process "
+                       "with the state on the device (gravity.build = 'device' and a "
+                       "device with cl_khr_fp64) for now")
     if comm.size == 1:
-        stepper = SerialStepper(g, p, rt, external=external, block=block)
-    else:
-        # parallel.overlap with block steps or the relative opening: refused by
-        # check_parallel (hybridtree.config.rules) before the device was taken
-        for needs, what in ((g.opening != "geometric", "gravity.opening = 'relative'"),
-                            (box is not None,
-                             f"a periodic box (ics.kind = '{settings.ics.kind}')")):
-            if needs and backend != "device":
-                raise RunError(f"{what} on many processes needs the state on the device "
-                               "(gravity.build = 'device' and a device with cl_khr_fp64)")
-        from ..parallel.stepping import ParallelStepper
-        stepper = ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
-                                  samples=settings.parallel.samples,
-                                  overlap=settings.parallel.overlap, external=external,
-                                  block=block)
-    if box is not None and block is not None:
-        if comm.size > 1 or backend != "device":
-            raise RunError("time.stepping = 'block' in a periodic box runs on one process "
-                           "with the state on the device (gravity.build = 'device' and a "
-                           "device with cl_khr_fp64) for now")
-        stepper.scheme = ComovingBlock(stepper.engine, sched.cosmo, sched, step, box, block)
-    elif box is not None:
-        # many processes: wrapped by the stepper before the particles change domain
-        stepper.scheme = ComovingLeapfrog(stepper.engine, sched.cosmo, sched, step, box,
-                                          settings.cosmology.short_steps, wrap=comm.size == 1)
+        return SerialStepper(g, p, rt, external=external, block=block, comoving=comoving)
+    # parallel.overlap with block steps or the relative opening: refused by
+    # check_parallel (hybridtree.config.rules) before the device was taken
+    for needs, what in ((g.opening != "geometric", "gravity.opening = 'relative'"),
+                        (g.periodic is not None,
+                         f"a periodic box (ics.kind = '{settings.ics.kind}')")):
+        if needs and backend != "device":
+            raise RunError(f"{what} on many processes needs the state on the device "
+                           "(gravity.build = 'device' and a device with cl_khr_fp64)")
+    from ..parallel.stepping import ParallelStepper
+    stepper = ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
+                              samples=settings.parallel.samples,
+                              overlap=settings.parallel.overlap, external=external,
+                              block=block)
+    if comoving is not None:
+        # ParallelStepper takes no ``comoving`` yet (parallel/stepping.py): the same
+        # choice, made by the same function, with its engine
+        stepper.scheme = scheme_for(g, stepper.engine, external, block, comoving=comoving)
     return stepper
 
 
-def periodic_of(settings: Settings, box: float, n: int) -> Periodic:
-    """The periodic box of side ``box`` holding ``n`` particles with the run's mesh
-    settings (gravity.pm_grid, asmth, rcut); RunError for a cut that reaches L/2."""
+def periodic_of(settings: Settings, n: int) -> Periodic:
+    """The periodic box of the run (side :func:`hybridtree.run.options.box_of`) holding
+    ``n`` particles with the run's mesh settings (gravity.pm_grid, asmth, rcut); RunError
+    for a cut that reaches L/2."""
     c = settings.gravity
     try:
-        return Periodic(box, c.pm_grid or default_mesh(n), c.asmth, c.rcut)
+        return Periodic(box_of(settings), c.pm_grid or default_mesh(n), c.asmth, c.rcut)
     except ValueError as exc:
         raise RunError(f"gravity: {exc}") from None
 

@@ -15,8 +15,11 @@ from ..config.settings import SCHEMA, ConfigError, Settings
 from ..config.units import Units
 from ..errors import UserTypeError
 
-__all__ = ["SHORT_NAMES", "api_settings", "background_of", "box_of", "settings_units",
-           "gravity_keys"]
+__all__ = ["BOX_KINDS", "SHORT_NAMES", "api_settings", "background_of", "box_of",
+           "settings_units", "gravity_keys"]
+
+#: the ics.kind of a periodic box: a run of them has a box (:func:`box_of`)
+BOX_KINDS = ("cosmo_box", "box_file")
 
 
 #: short names the API takes for settings (``theta`` for ``gravity.theta``): every name
@@ -83,7 +86,7 @@ def box_of(settings: Settings) -> float | None:
     """The comoving side of a periodic run's box (internal length); None for a run with
     open boundaries.  A periodic run integrates comoving positions and canonical momenta
     (:mod:`hybridtree.integrate.comoving`)."""
-    return settings.ics.box if settings.ics.kind in ("cosmo_box", "box_file") else None
+    return settings.ics.box if settings.ics.kind in BOX_KINDS else None
 
 
 def settings_units(settings: Settings) -> Units:

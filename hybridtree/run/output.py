@@ -20,7 +20,7 @@ from ..analysis.diagnostics import (TYPE_COLUMNS, DiagnosticsFile, Reporter, bre
 from ..config.settings import Settings
 from ..config.units import GYR_S, Units
 from ..device.memory import run_fields
-from ..integrate.quantities import with_lambda_potential
+from ..state.quantities import with_lambda_potential
 from ..particles import N_TYPES
 from ..integrate.schedule import Cosmic, Uniform
 from ..io.background import BackgroundWriter

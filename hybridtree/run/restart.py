@@ -18,6 +18,7 @@ from ..io.hdf5_write import BOX_STATE
 from ..io.snapshot import Snapshot, SnapshotError, count_particles
 from ..parallel.comm import Comm
 from ..parallel.snapshots import agree, read_run_share
+from .options import BOX_KINDS
 from .processes import RunError
 from .size import check_memory
 
@@ -62,10 +63,6 @@ def _same(given: Any, stored: Any) -> bool:
     return str(given).lower() == str(stored).lower()
 
 
-def _is_box(kind: str) -> bool:
-    return kind in ("cosmo_box", "box_file")
-
-
 def _refusal(old: dict[str, Any], overrides: dict[str, Any]) -> str | None:
     """Why a run of flat settings ``old`` cannot continue with ``overrides`` (None: it
     can)."""
@@ -81,8 +78,9 @@ def _refusal(old: dict[str, Any], overrides: dict[str, Any]) -> str | None:
                     f"{old.get(key)}: the snapshot's state is of its own cosmology; start a "
                     f"new run for another one")
     kind = overrides.get("ics.kind", old.get("ics.kind"))
-    if _is_box(str(kind)) != _is_box(str(old.get("ics.kind"))):
-        what = "a periodic box" if _is_box(str(old.get("ics.kind"))) else "open boundaries"
+    was_box = str(old.get("ics.kind")) in BOX_KINDS
+    if (str(kind) in BOX_KINDS) != was_box:
+        what = "a periodic box" if was_box else "open boundaries"
         return (f"ics.kind = '{kind}' on a restart of a run of ics.kind = "
                 f"'{old.get('ics.kind')}' ({what}): a restart continues the snapshot's run "
                 f"with its boundaries; start a new run instead")

@@ -117,9 +117,7 @@ class Simulation(ParticleViews):
         after the start; ``log_json``, ``echo``: the CLI's log lines (``hybridtree run``)."""
         comm = run_comm()
         sim = cls.__new__(cls)
-        start = new_start(settings, comm, to_end)
-        if start.box is not None:           # ics.box is the file's (stored with the run)
-            settings = settings.with_overrides({"ics.box": start.box})
+        settings, start = new_start(settings, comm, to_end)
         sim._setup(settings, comm, start, output=output,
                    overwrite=overwrite, quiet=quiet, progress=progress, log_json=log_json,
                    echo=echo)

@@ -207,7 +207,7 @@ def _host_need(settings: Settings, comm: Comm, n_total: int, n_proc: int, grid: 
 
 def per_particle_host(settings: Settings, rt) -> int:
     """Host bytes per particle of a run on ``rt``: its state on the device or the host."""
-    from ..integrate.state import state_backend
+    from ..state import state_backend
     g = settings.gravity
     on_device = state_backend(rt, g.method, g.build) == "device"
     return HOST_BYTES_DEVICE_STATE if on_device else HOST_BYTES_HOST_STATE

@@ -48,14 +48,17 @@ class Start:
     snapshot: int              # number of the next scheduled snapshot
     e0: float | None
     restart: Snapshot | None
-    box: float | None = None    # a periodic box read from a file: its side (ics.box)
     a: float | None = None      # a continued cosmological run: the snapshot's scale factor
     note: str | None = None     # a continued run: what to say of its changed settings
 
 
-def new_start(settings: Settings, comm: Comm, to_end: bool = False) -> Start:
-    """A new run of ``settings``: its initial conditions at their time.  ``to_end``: the
-    run goes to time.t_end, which must be a whole number of steps after the start."""
+def new_start(settings: Settings, comm: Comm, to_end: bool = False
+              ) -> tuple[Settings, Start]:
+    """The settings and the start of a new run of ``settings``: its initial conditions at
+    their time; a periodic box read from a file sets ics.box to the file's side (its one
+    home from then on: :func:`hybridtree.run.options.box_of`, stored with the run).
+    ``to_end``: the run goes to time.t_end, which must be a whole number of steps after
+    the start."""
     n, grid = together(comm, ics_count, settings)
     check_memory(settings, comm, n, grid=grid)     # before any particle is drawn or read
     if settings.ics.kind == "box_file":
@@ -63,11 +66,11 @@ def new_start(settings: Settings, comm: Comm, to_end: bool = False) -> Start:
         lo, hi = len(p) * comm.rank // comm.size, len(p) * (comm.rank + 1) // comm.size
         share = Particles(p.pos[lo:hi], p.vel[lo:hi], p.mass[lo:hi], p.ids[lo:hi],
                           types=p.types[lo:hi])
-        return Start(share, t0, 0, 0, None, None, box)
+        return settings.with_overrides({"ics.box": box}), Start(share, t0, 0, 0, None, None)
     particles, t0 = together(comm, initial_conditions, settings, settings_units(settings), comm)
     if to_end:
         check_end(settings, t0)
-    return Start(particles, t0, 0, 0, None, None)
+    return settings, Start(particles, t0, 0, 0, None, None)
 
 
 def continued_start(path: str, overrides: dict[str, Any], comm: Comm, to_end: bool = False
@@ -82,8 +85,9 @@ def continued_start(path: str, overrides: dict[str, Any], comm: Comm, to_end: bo
         # (refused here, before the device is taken, where it cannot)
         a = together(comm, snapshot_a, path)
         together(comm, schedule_of, settings, background_of(settings), snap.time, step, a)
-    if box_of(settings) is not None or settings.cosmology.enabled:
-        together(comm, exact_box_state, path, snap.particles, box_of(settings) is not None)
+    periodic = box_of(settings) is not None
+    if periodic or settings.cosmology.enabled:
+        together(comm, exact_box_state, path, snap.particles, periodic)
     if to_end:
         check_end(settings, snap.time)
     together(comm, check_particles, snap.particles, f"restart snapshot {path}", comm)

@@ -386,7 +386,7 @@ def stepper(g, p, backend: str):
     from hybridtree.device.clock import Clock
     from hybridtree.gravity.engine import ForceEngine
     from hybridtree.integrate.schemes import scheme_for
-    from hybridtree.integrate.state import make_state
+    from hybridtree.state import make_state
     rt = get_runtime(g.device or None)
     clock = Clock(rt)
     state = make_state(p, g.parts, backend, rt, clock)
@@ -420,7 +420,7 @@ def main_hybrid(argv: list[str]) -> None:
     from hybridtree.device.choice import get_runtime
     from hybridtree.gravity.engine import GravitySettings
     from hybridtree.gravity.splitting import Changeover
-    from hybridtree.integrate.state import state_backend
+    from hybridtree.state import state_backend
     from hybridtree.particles import Particles
     r_out = a.r_out or 3 * core_spacing(a.n)
     r_in = a.r_in if a.r_in is not None else r_out / 10

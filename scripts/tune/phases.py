@@ -21,7 +21,7 @@ from hybridtree.gravity.tree.device_build import DeviceArrays, build_device_tree
 from hybridtree.gravity.walk import walk_into
 from hybridtree.gravity.walk_kernels import default_group
 from hybridtree.ics import plummer
-from hybridtree.integrate.state import make_state
+from hybridtree.state import make_state
 from hybridtree.particles import Particles
 
 

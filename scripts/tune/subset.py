@@ -28,7 +28,7 @@ from hybridtree.device.choice import get_runtime
 from hybridtree.device.clock import Clock
 from hybridtree.gravity.engine import ForceEngine, GravitySettings
 from hybridtree.ics import hernquist_satellite, plummer
-from hybridtree.integrate.state import make_state
+from hybridtree.state import make_state
 from hybridtree.particles import Particles
 
 

@@ -33,7 +33,7 @@ from hybridtree.device.clock import Clock
 from hybridtree.gravity import engine as engine_module
 from hybridtree.gravity import list_walk, walk_kernels
 from hybridtree.gravity.engine import ForceEngine, GravitySettings
-from hybridtree.integrate.state import make_state
+from hybridtree.state import make_state
 from hybridtree.ics import plummer
 from hybridtree.particles import Particles
 

@@ -14,7 +14,7 @@ from hybridtree.integrate.comoving import ComovingLeapfrog
 from hybridtree.integrate.comoving_block import ComovingBlock
 from hybridtree.integrate.schedule import Cosmic
 from hybridtree.integrate.schemes import BlockSettings
-from hybridtree.integrate.state import make_state
+from hybridtree.state import make_state
 from hybridtree.particles import Particles
 from tests.cosmo.test_periodic_box import assert_restart_continues, background, box_config
 
@@ -43,9 +43,9 @@ def run(runtime, parts: Particles, scheme: str, steps: int, z1: float, eta: floa
     state = make_state(parts, g.parts, "device", runtime)
     sched = Cosmic(bg, 49.0, z1, steps, "log_a", [], comoving=True)
     if scheme == "block":
-        sch = ComovingBlock(engine, bg, sched, 0, BOX, BlockSettings(eta, max_bin))
+        sch = ComovingBlock(engine, bg, sched, 0, BlockSettings(eta, max_bin))
     else:
-        sch = ComovingLeapfrog(engine, bg, sched, 0, BOX, n_short)
+        sch = ComovingLeapfrog(engine, bg, sched, 0, n_short)
     sch.start(state)
     for _ in range(steps):
         sch.step(state, 0.0)

@@ -25,7 +25,7 @@ from hybridtree.gravity.engine import ForceEngine, GravitySettings
 from hybridtree.gravity.periodic import Periodic
 from hybridtree.integrate.comoving import ComovingLeapfrog, drift_factor, kick_factor
 from hybridtree.integrate.schedule import Cosmic
-from hybridtree.integrate.state import DeviceState, HostState, make_state
+from hybridtree.state import DeviceState, HostState, make_state
 from hybridtree.particles import Particles
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,7 +83,7 @@ def plane_wave_run(runtime, n: int, kvec, steps: int, z1: float = 9.0, n_short: 
     engine = ForceEngine(g, runtime)
     state = make_state(parts, g.parts, "device" if runtime.has_fp64 else "host", runtime)
     sched = Cosmic(bg, 49.0, z1, steps, "log_a", [], comoving=True)
-    scheme = ComovingLeapfrog(engine, bg, sched, 0, box, n_short)
+    scheme = ComovingLeapfrog(engine, bg, sched, 0, n_short)
     scheme.start(state)
     for _ in range(steps):
         scheme.step(state, 0.0)

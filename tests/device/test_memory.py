@@ -46,7 +46,7 @@ def test_the_owner_is_the_calling_module_with_the_allocators_passed_over():
     assert frame_in("hybridtree.gravity.tree.device_sort") == "sort"
     assert frame_in("hybridtree.gravity.tree.device_build") == "tree"
     assert frame_in("hybridtree.gravity.list_walk") == "lists"
-    assert frame_in("hybridtree.integrate.state") == "state"
+    assert frame_in("hybridtree.state.device") == "state"
     assert frame_in("hybridtree.parallel.device_let") == "let"
     assert frame_in("hybridtree.nowhere") == "other"
     # through an allocator of the device layer: its caller names the owner

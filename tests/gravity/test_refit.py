@@ -18,7 +18,7 @@ from hybridtree.gravity.tree.morton import MAX_LEVEL, key_coords
 from hybridtree.gravity.tree.refit import looseness, refit_device_tree
 from hybridtree.gravity.walk import tree_forces
 from hybridtree.ics import plummer
-from hybridtree.integrate.state import make_state
+from hybridtree.state import make_state
 from hybridtree.particles import Particles
 
 N, EPS, THETA = 4000, 0.01, 0.6

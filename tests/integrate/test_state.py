@@ -147,7 +147,7 @@ def test_a_host_state_run_writes_the_device_state_run(tmp_path, monkeypatch, hyb
 
 
 def test_forcing_a_device_state_where_there_can_be_none_is_an_error(monkeypatch):
-    from hybridtree.integrate.state import state_backend
+    from hybridtree.state import state_backend
     monkeypatch.setenv("HYBRIDTREE_STATE", "device")
     with pytest.raises(UserInputError, match="HYBRIDTREE_STATE=device needs the tree method"):
         state_backend(get_runtime(), "direct")

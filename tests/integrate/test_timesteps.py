@@ -245,7 +245,7 @@ def test_table_kicks_are_the_same_bits_on_both_backends(runtime):
     if not runtime.has_fp64:
         pytest.skip("the device state needs cl_khr_fp64")
     import pyopencl as cl
-    from hybridtree.integrate.state import make_state
+    from hybridtree.state import make_state
     from hybridtree.integrate.timebins import NBINS, DeviceBins, HostBins
     from hybridtree.particles import Particles
     rng = np.random.default_rng(4)

@@ -9,7 +9,7 @@ import pytest
 from hybridtree.device.choice import get_runtime
 from hybridtree.gravity.engine import GravitySettings
 from hybridtree.ics import plummer
-from hybridtree.integrate.quantities import lagrangian_radii
+from hybridtree.state.quantities import lagrangian_radii
 from hybridtree.integrate.stepper import SerialStepper
 from hybridtree.particles import Particles
 

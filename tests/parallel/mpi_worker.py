@@ -21,7 +21,7 @@ from hybridtree.parallel import comm as comm_module
 from hybridtree.parallel.engine import ParallelEngine
 from hybridtree.parallel.migrate import migrate, sample_positions
 from hybridtree.parallel.stepping import ParallelStepper
-from hybridtree.integrate.state import DeviceState
+from hybridtree.state import DeviceState
 from hybridtree.gravity.periodic import Periodic
 from hybridtree.gravity.splitting import Changeover
 

@@ -11,7 +11,7 @@ from hybridtree.gravity import walk as treewalk
 from hybridtree.gravity import walk_kernels
 from hybridtree.gravity.engine import GravitySettings
 from hybridtree.ics import plummer
-from hybridtree.integrate.state import DeviceState
+from hybridtree.state import DeviceState
 from hybridtree.parallel import engine as parallel_engine
 from hybridtree.parallel.comm import Comm
 from hybridtree.particles import Particles

@@ -13,7 +13,7 @@ from hybridtree.particles import Particles
 from hybridtree.device.choice import get_runtime
 from hybridtree.parallel.device_let import let_rows, local_sink_groups, select_on_device
 from hybridtree.parallel.let import quadrupole_points, select_let
-from hybridtree.integrate.state import DeviceState
+from hybridtree.state import DeviceState
 from hybridtree.device.transfer import upload
 from hybridtree.gravity.tree.device_build import DeviceArrays, build_device_tree
 

@@ -16,7 +16,7 @@ from hybridtree.device.choice import get_runtime
 from hybridtree.gravity.settings import GravitySettings, type_ratios
 from hybridtree.ics import plummer
 from hybridtree.integrate.schemes import BlockSettings, scheme_for
-from hybridtree.integrate.state import make_state
+from hybridtree.state import make_state
 from hybridtree.integrate.timebins import DeviceBins, HostBins, bin_scale
 from hybridtree.particles import Particles
 

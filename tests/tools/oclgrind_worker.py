@@ -34,7 +34,7 @@ from hybridtree.integrate.schemes import BlockLeapfrog, BlockSettings
 from hybridtree.device.reduce import (host_block_sum, host_lagrangian_radii, host_moments,
                                host_net_acceleration, reducer)
 from hybridtree.gravity.splitting import Changeover
-from hybridtree.integrate.state import DeviceState
+from hybridtree.state import DeviceState
 from hybridtree.device.transfer import upload
 from hybridtree.gravity.tree import build_tree
 from hybridtree.device.kernels import launch, spread_local

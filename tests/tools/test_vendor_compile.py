@@ -57,7 +57,7 @@ def test_every_build_the_code_asks_for_is_enumerated():
     from hybridtree.gravity.tree.device_build import DeviceArrays, build_device_tree
     from hybridtree.gravity.walk import tree_forces, walk_active, walk_into
     from hybridtree.ics import plummer
-    from hybridtree.integrate.state import DeviceState
+    from hybridtree.state import DeviceState
     from hybridtree.integrate.timebins import DeviceBins
     from hybridtree.parallel.device_let import local_sink_groups, select_on_device
     from hybridtree.particles import Particles

@@ -2,7 +2,7 @@
 Lagrangian radii (this process's particles, or all processes' without gathering them),
 and the Λ term's share of a cosmological sphere's potential energy.
 
-They sit with the integrator so that the states and steppers can measure themselves;
+They sit with the run state so that the states and steppers can measure themselves;
 :mod:`hybridtree.analysis.diagnostics` turns them into diagnostics rows.  All quantities
 in internal units (G = 1); W = ½ Σ m φ with the potentials the gravity engine returns.
 """

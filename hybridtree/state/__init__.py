@@ -1,0 +1,66 @@
+"""One run state: the particles of this process and the forces on them.
+
+Fields, the same for both backends (internal units, G = 1, float64 unless stated):
+positions ``pos`` (n, 3), velocities ``vel`` (n, 3), masses ``mass`` (n,), IDs ``ids``
+(n,) uint64, GADGET types ``types`` (n,) (uint8 on the host, uint64 words on the device,
+where they only travel), one acceleration (n, 3) per force part in ``acc`` (``"full"`` for the plain
+leapfrog; ``"hard"`` and ``"soft"`` for the hybrid tree) and the potential ``pot`` (n,).
+
+- :class:`DeviceState` keeps them in device buffers from the first force to the end of
+  the run; the host sees them only when a snapshot is written (:meth:`download`).
+  Needs double precision on the device (cl_khr_fp64).
+- :class:`HostState` keeps numpy arrays (devices without double precision, the direct
+  method, the numpy tree build).  Under MPI the device state grows and shrinks as
+  particles change domain (:meth:`DeviceState.reserve`,
+  :func:`hybridtree.parallel.migrate.migrate`).
+
+Both do the same float64 operations in the same order (kicks and drifts: one rounded
+multiply, one rounded add; sums in the fixed order of :mod:`hybridtree.device.reduce`), so
+the same particles stepped with either backend give the same bits (block time steps
+with more than one bin excepted: the walks of the active particles form their groups
+differently on the two backends).
+``HYBRIDTREE_STATE=host`` forces the host backend (tests run both).
+
+The package sits below the gravity engine and the integrators, which both use it: it
+imports only the device layer and the bottom (particles, errors, faults, config).
+Modules: :mod:`.host`, :mod:`.device`, :mod:`.quantities` (sums over a state's
+particles: energies, Lagrangian radii).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..device.clock import Clock
+from ..device.runtime import Runtime
+from ..errors import UserInputError
+from ..particles import Particles
+from .device import DeviceState
+from .host import HostState
+
+__all__ = ["DeviceState", "HostState", "State", "make_state", "state_backend"]
+
+
+def state_backend(rt: Runtime, method: str = "tree", build: str = "device") -> str:
+    """"device" where the state can live on ``rt``'s device, else "host";
+    the environment variable ``HYBRIDTREE_STATE`` (``host``/``device``) overrides it."""
+    forced = os.environ.get("HYBRIDTREE_STATE", "")
+    if forced not in ("", "host", "device"):
+        raise UserInputError(f"HYBRIDTREE_STATE must be host or device, got {forced!r}")
+    can = rt.has_fp64 and method == "tree" and build == "device"
+    if forced == "device" and not can:
+        raise UserInputError("HYBRIDTREE_STATE=device needs the tree method, the device build "
+                         "and a device with double precision (cl_khr_fp64)")
+    return forced or ("device" if can else "host")
+
+
+State = HostState | DeviceState
+
+
+def make_state(p: Particles, parts: tuple[str, ...], backend: str, rt: Runtime | None,
+               clock: Clock | None = None) -> State:
+    """A state of ``backend`` ("host" or "device") holding copies of ``p``."""
+    if backend == "device":
+        assert rt is not None
+        return DeviceState(rt, p, parts, clock)
+    return HostState(p, parts, clock)

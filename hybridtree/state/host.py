@@ -1,0 +1,108 @@
+"""The run state in numpy arrays (:mod:`hybridtree.state`): devices without double
+precision, the direct method, the numpy tree build.  Internal units (G = 1), float64."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..device import reduce
+from ..device.clock import Clock
+from ..particles import N_TYPES, Particles, wrap
+from .quantities import lagrangian_radii
+
+__all__ = ["HostState"]
+
+
+class HostState:
+    """The state in numpy arrays."""
+
+    backend = "host"
+
+    def __init__(self, p: Particles, parts: tuple[str, ...], clock: Clock | None = None):
+        self.pos = np.array(p.pos, np.float64)
+        self.vel = np.array(p.vel, np.float64)
+        self.mass = np.array(p.mass, np.float64)
+        self.ids = np.array(p.ids, np.uint64)
+        self.types = np.array(p.types, np.uint8)
+        self.parts = parts
+        self.acc = {part: np.zeros((self.n, 3)) for part in parts}
+        self.pot = np.zeros(self.n)
+        self.clock = clock or Clock()
+        if p.acc is not None and parts == ("full",):
+            self.acc["full"][:] = p.acc
+        if p.pot is not None:
+            self.pot[:] = p.pot
+
+    @property
+    def n(self) -> int:
+        return len(self.mass)
+
+    def kick(self, part: str, dt: float) -> None:
+        """vel += dt acc[part]"""
+        with self.clock.host("integrate"):
+            self.vel += dt * self.acc[part]
+
+    def drift(self, dt: float) -> None:
+        """pos += dt vel"""
+        with self.clock.host("integrate"):
+            self.pos += dt * self.vel
+
+    def wrap(self, box: float) -> None:
+        """Positions moved into [0, box) by whole box lengths (a periodic box)."""
+        with self.clock.host("integrate"):
+            self.pos[:] = wrap(self.pos, box)
+
+    def kick_linear(self, coef: float, dt: float) -> None:
+        """vel += (dt coef) pos: the kick of an acceleration coef · x (the Λ term of an
+        expanding sphere in physical coordinates, coef = Ω_Λ H0²)."""
+        with self.clock.host("integrate"):
+            self.vel += (dt * coef) * self.pos
+
+    def total_acc(self) -> np.ndarray:
+        """The whole acceleration (the parts added)."""
+        if len(self.parts) == 1:
+            return self.acc[self.parts[0]]
+        return self.acc[self.parts[0]] + self.acc[self.parts[1]]
+
+    def download(self) -> Particles:
+        """Copies of the particles (acc: the sum of the parts)."""
+        return Particles(self.pos.copy(), self.vel.copy(), self.mass.copy(), self.ids.copy(),
+                         np.array(self.total_acc()), self.pot.copy(), self.types.copy())
+
+    def type_counts(self) -> np.ndarray:
+        """Particles of each GADGET type 0..5 (int64)."""
+        return np.bincount(self.types, minlength=N_TYPES)
+
+    def type_mass(self, t: int) -> np.ndarray:
+        """The masses of the particles of GADGET type ``t``, 0 for the others."""
+        return np.where(self.types == t, self.mass, 0.0)
+
+    def moments(self, mass: np.ndarray | None = None) -> dict:
+        """Sums over the particles (:func:`hybridtree.device.reduce.host_moments`), weighted
+        by ``mass`` (default the particles' own)."""
+        with self.clock.host("reduce"):
+            return reduce.host_moments(self.pos, self.vel, self.mass if mass is None else mass,
+                                       self.pot)
+
+    def lagrangian_radii(self, centre: np.ndarray, fractions=(0.1, 0.5, 0.9),
+                         total_mass: float | None = None,
+                         mass: np.ndarray | None = None) -> list[float]:
+        with self.clock.host("reduce"):
+            return lagrangian_radii(self.pos, self.mass if mass is None else mass, fractions,
+                                    centre=centre)
+
+    def finite(self) -> bool:
+        with self.clock.host("reduce"):
+            return bool(np.isfinite(self.pos).all() and np.isfinite(self.vel).all()
+                        and all(np.isfinite(a).all() for a in self.acc.values()))
+
+    def bad_ids(self) -> np.ndarray:
+        """IDs of the particles with a non-finite position, velocity or acceleration."""
+        rows = ~(np.isfinite(self.pos).all(axis=1) & np.isfinite(self.vel).all(axis=1))
+        for a in self.acc.values():
+            rows |= ~np.isfinite(a).all(axis=1)
+        return self.ids[rows]
+
+    def poison(self) -> None:
+        """NaN into the first velocity (fault injection for the tests)."""
+        self.vel[0, 0] = np.nan
