@@ -66,7 +66,7 @@ def stepping(pos, vel, mass, g, backend: str = "host"):
     from hybridtree.device.clock import Clock
     from hybridtree.gravity.engine import ForceEngine
     from hybridtree.particles import Particles
-    from hybridtree.integrate.schemes import scheme_for
+    from hybridtree.integrate.choose import scheme_for
     from hybridtree.state import make_state
     rt = get_runtime()
     clock = Clock(rt)

@@ -75,7 +75,7 @@ class ComovingLeapfrog:
     :class:`hybridtree.integrate.schedule.Cosmic` (its ``a(step)``), ``step``: the
     schedule's step the state is at.  The box is the engine's (``engine.g.periodic``:
     its comoving side L, internal length).  Chosen by
-    :func:`hybridtree.integrate.schemes.scheme_for`."""
+    :func:`hybridtree.integrate.choose.scheme_for`."""
 
     def __init__(self, engine, cosmo, sched, step: int, n_short: int = 1,
                  wrap: bool = True):

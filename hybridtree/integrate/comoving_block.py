@@ -70,7 +70,7 @@ class ComovingBlock:
     forces (parts "short" and "long"); ``sched``: the run's
     :class:`hybridtree.integrate.schedule.Cosmic`, ``step``: the step the state is at;
     the box is the engine's (``engine.g.periodic``).  Chosen by
-    :func:`hybridtree.integrate.schemes.scheme_for`."""
+    :func:`hybridtree.integrate.choose.scheme_for`."""
 
     parts = ("short", "long")
 

@@ -17,7 +17,8 @@ from ..device.clock import Clock
 from ..gravity.engine import ForceEngine, GravitySettings
 from ..particles import Particles
 from ..device.runtime import Runtime
-from .schemes import BlockLeapfrog, BlockSettings, Comoving, NestedLeapfrog, scheme_for
+from .choose import Comoving, scheme_for
+from .schemes import BlockLeapfrog, BlockSettings, NestedLeapfrog
 from ..state import State, make_state, state_backend
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ class SerialStepper(Stepper):
     def __init__(self, g: GravitySettings, p: Particles, rt: Runtime, external: float = 0.0,
                  block: BlockSettings | None = None, comoving: Comoving | None = None):
         """``external``, ``block``, ``comoving``: the scheme's
-        (:func:`hybridtree.integrate.schemes.scheme_for`)."""
+        (:func:`hybridtree.integrate.choose.scheme_for`)."""
         self.clock = Clock(rt)
         backend = state_backend(rt, g.method, g.build)
         self.state = make_state(p, g.parts, backend, rt, self.clock)

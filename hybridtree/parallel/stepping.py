@@ -25,7 +25,8 @@ from ..state.quantities import lagrangian_radii_across
 from ..gravity.engine import GravitySettings
 from ..particles import Particles
 from ..device.runtime import Runtime
-from ..integrate.schemes import BlockSettings, scheme_for
+from ..integrate.choose import scheme_for
+from ..integrate.schemes import BlockSettings
 from ..state import DeviceState, HostState, make_state, state_backend
 from ..integrate.stepper import Stepper
 from .comm import Comm

@@ -12,7 +12,8 @@ from ..config.settings import Settings, redshift_list
 from ..gravity.engine import GravitySettings
 from ..gravity.periodic import Periodic, default_mesh
 from ..integrate.schedule import Cosmic, ScheduleError, Uniform
-from ..integrate.schemes import BlockSettings, Comoving, scheme_for
+from ..integrate.choose import Comoving, scheme_for
+from ..integrate.schemes import BlockSettings
 from ..state import state_backend
 from ..integrate.stepper import SerialStepper, Stepper
 from ..parallel.comm import Comm
@@ -42,7 +43,7 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
     """The run's stepper: one process (state on the device where it can be), or many;
     ``external``: the coefficient of the Λ term (0: none); ``sched`` and ``step``: the
     schedule and the step the run starts at (a periodic box's comoving steps follow it).
-    The scheme is :func:`hybridtree.integrate.schemes.scheme_for`'s."""
+    The scheme is :func:`hybridtree.integrate.choose.scheme_for`'s."""
     g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
     if box_of(settings) is not None:
         # the mesh's default side from every process's particles, not this one's share

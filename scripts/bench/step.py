@@ -385,7 +385,7 @@ def stepper(g, p, backend: str):
     from hybridtree.device.choice import get_runtime
     from hybridtree.device.clock import Clock
     from hybridtree.gravity.engine import ForceEngine
-    from hybridtree.integrate.schemes import scheme_for
+    from hybridtree.integrate.choose import scheme_for
     from hybridtree.state import make_state
     rt = get_runtime(g.device or None)
     clock = Clock(rt)

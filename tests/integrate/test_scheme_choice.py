@@ -1,4 +1,4 @@
-"""Every scheme is chosen in one place (:func:`hybridtree.integrate.schemes.scheme_for`),
+"""Every scheme is chosen in one place (:func:`hybridtree.integrate.choose.scheme_for`),
 the comoving ones of a periodic box included, and the box they wrap into is the one the
 engine's forces are periodic in (``engine.g.periodic``), not a second copy.
 
@@ -17,8 +17,8 @@ from hybridtree.gravity.splitting import Changeover
 from hybridtree.integrate.comoving import ComovingLeapfrog
 from hybridtree.integrate.comoving_block import ComovingBlock
 from hybridtree.integrate.schedule import Cosmic
-from hybridtree.integrate.schemes import (BlockLeapfrog, BlockSettings, Comoving,
-                                          NestedLeapfrog, scheme_for)
+from hybridtree.integrate.choose import Comoving, scheme_for
+from hybridtree.integrate.schemes import BlockLeapfrog, BlockSettings, NestedLeapfrog
 from hybridtree.integrate.stepper import SerialStepper
 from hybridtree.particles import Particles
 from hybridtree.state import make_state

@@ -15,7 +15,8 @@ from hybridtree.config.settings import settings_from_flat
 from hybridtree.device.choice import get_runtime
 from hybridtree.gravity.settings import GravitySettings, type_ratios
 from hybridtree.ics import plummer
-from hybridtree.integrate.schemes import BlockSettings, scheme_for
+from hybridtree.integrate.choose import scheme_for
+from hybridtree.integrate.schemes import BlockSettings
 from hybridtree.state import make_state
 from hybridtree.integrate.timebins import DeviceBins, HostBins, bin_scale
 from hybridtree.particles import Particles
