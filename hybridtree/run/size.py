@@ -13,9 +13,10 @@ from pathlib import Path
 
 from ..config.settings import Settings, ics_file_error
 from ..io.snapshot import SnapshotError, count_particles
-from ..device.choice import get_runtime, memory_needed, set_device_slot
+from ..device.choice import choose_device, get_runtime, memory_needed, set_device_slot
 from ..device.runtime import DeviceError
 from ..parallel.comm import Comm, node_local_rank
+from .plan import device_plan
 from .processes import RunError, together
 
 __all__ = ["HOST_BYTES_DEVICE_STATE", "HOST_BYTES_HOST_STATE", "HOST_BYTES_RESTART",
@@ -179,15 +180,28 @@ def check_memory(settings: Settings, comm: Comm, n_total: int, *, n_local: int =
 
 
 def _device_for(settings: Settings, n_total: int, n_proc: int, size: int):
+    """The run's runtime, once its device is known to hold the run's plan
+    (:func:`hybridtree.run.plan.device_plan`): a plan the device cannot hold is refused
+    before the runtime (its context) is made, so nothing is allocated."""
     need = memory_needed(n_proc)
+    each = f" ({n_proc} per process)" if size > 1 else ""
+    choice = settings.gravity.device or None
     try:
-        return get_runtime(settings.gravity.device or None, need)
+        info = choose_device(choice, need)
     except DeviceError as exc:
         if "the run needs" not in str(exc):         # not a matter of memory
             raise
-        each = f" ({n_proc} per process)" if size > 1 else ""
         raise DeviceError(f"N = {n_total} particles{each} need about {_size(need)} of device "
                           f"memory: {exc}") from None
+    plan = device_plan(settings, info, n_proc, size)
+    why = plan.refusal()
+    if why:
+        more = "more processes" if size > 1 else "several processes (mpiexec)"
+        raise DeviceError(f"N = {n_total} particles{each} {why}; use fewer particles or "
+                          f"{more}")
+    rt = get_runtime(choice, need)
+    rt.memory.context = plan.context            # the end: line's estimate of the driver's
+    return rt
 
 
 def _host_need(settings: Settings, comm: Comm, n_total: int, n_proc: int, grid: int,
@@ -196,7 +210,7 @@ def _host_need(settings: Settings, comm: Comm, n_total: int, n_proc: int, grid: 
     per = HOST_BYTES_DEVICE_STATE if rt is None else per_particle_host(settings, rt)
     device_part = 0
     if rt is not None and rt.info.kind == "cpu":        # a CPU device's memory is the host's
-        device_part = memory_needed(n_proc, state=per == HOST_BYTES_DEVICE_STATE)
+        device_part = device_plan(settings, rt.info, n_proc, comm.size).total
     if restart:
         per = max(per, HOST_BYTES_RESTART)
     need = n_proc * per + HOST_FIXED_BYTES + grid * HOST_BYTES_PER_GRID_POINT + device_part
