@@ -21,8 +21,9 @@ from .processes import RunError, together
 
 __all__ = ["HOST_BYTES_DEVICE_STATE", "HOST_BYTES_HOST_STATE", "HOST_BYTES_RESTART",
            "HOST_BYTES_GATHER", "HOST_BYTES_PER_GRID_POINT", "HOST_FIXED_BYTES",
-           "HOST_BYTES_IC_COMMAND", "MPI_SLACK", "check_ic_memory", "check_memory",
-           "device_need", "host_memory_available", "ics_count", "per_particle_host",
+           "HOST_BYTES_IC_COMMAND", "HOST_BYTES_RESIDENT", "HOST_PYTHON_BYTES",
+           "MPI_SLACK", "check_ic_memory", "check_memory",
+           "device_need", "host_memory_available", "resident_need", "ics_count", "per_particle_host",
            "per_process"]
 
 
@@ -56,9 +57,25 @@ HOST_FIXED_BYTES = 64 << 20
 #: ``hybridtree ic``: the whole model (float64 pos, vel, mass, uint64 ids) while it is
 #: written; measured peak 76 B
 HOST_BYTES_IC_COMMAND = 80
+#: the process's resident host memory at a run's peak besides the device's buffers, per
+#: particle: the snapshot's columns downloaded while the device holds its peak (float64
+#: pos, vel, acc, mass, pot; uint64 ids and types); resident memory measured 90-106 B
+#: (2^16-2^18, Intel's CPU runtime): what :func:`resident_need` adds
+HOST_BYTES_RESIDENT = 104
+#: the interpreter with numpy, h5py, pyopencl and the package imported: 47 MiB resident
+#: (the 2-core development machine, 2026-11-29)
+HOST_PYTHON_BYTES = 47 << 20
 #: MPI: a process may hold more than N/K particles once the domains are cut by measured
 #: work; its buffers grow by a quarter when they must (DeviceState.reserve)
 MPI_SLACK = 1.25
+
+
+def resident_need(settings: Settings, info, n: int) -> int:
+    """The resident memory (bytes) of a one-process run of ``n`` particles on a CPU device
+    ``info`` at its peak, as the plan predicts it: the interpreter, the device's plan with
+    its context (host memory on a CPU device) and the host's arrays at that moment."""
+    plan = device_plan(settings, info, n)
+    return HOST_PYTHON_BYTES + plan.total + int(n) * HOST_BYTES_RESIDENT
 
 
 def per_process(n_total: int, size: int, n_local: int = 0) -> int:
