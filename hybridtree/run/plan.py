@@ -90,7 +90,10 @@ CONTEXT: dict[str, int] = {"nvidia": 528 * MIB, "gpu": 530 * MIB, "intel-cpu": 2
 
 
 def context_bytes(info: DeviceInfo) -> int:
-    """The estimate of the driver's own memory on ``info`` (:data:`CONTEXT`)."""
+    """The estimate of the driver's own memory on ``info`` (:data:`CONTEXT`; none on a
+    simulator, whose memory is the host's and not measured)."""
+    if info.simulator:
+        return 0
     if info.kind == "gpu":
         return CONTEXT["nvidia"] if info.vendor == "nvidia" else CONTEXT["gpu"]
     return CONTEXT["intel-cpu"] if info.vendor == "intel" else CONTEXT["cpu"]
@@ -108,6 +111,7 @@ class Plan:
     context: int
     largest: int
     unseen: dict[str, int] = field(default_factory=dict)
+    mesh_side: int = 0          # a periodic box's mesh points per side (0: none)
 
     @property
     def buffers(self) -> int:
@@ -119,9 +123,28 @@ class Plan:
         """Everything the run takes on the device."""
         return self.buffers + sum(self.unseen.values()) + self.context
 
-    def refusal(self) -> str:
-        """Why the device cannot hold the run ("" where it can)."""
+    def mesh_refusal(self) -> str:
+        """Why the device cannot hold the periodic mesh alone ("" where it can), worded
+        as the mesh's own check words it (:func:`hybridtree.gravity.pm_device.refuse_unless_fits`)."""
         d = self.device
+        if not self.mesh_side:
+            return ""
+        big, total = mesh_bytes(self.mesh_side)
+        limit, memory = d.max_mem_alloc_size or big, d.global_mem_size or total
+        if big <= limit and total <= memory:
+            return ""
+        return (f"a {self.mesh_side}^3 PM mesh needs complex128 buffers of up to "
+                f"{big / MIB:.0f} MiB ({total / MIB:.0f} MiB in all) but {d.name} allows "
+                f"{limit / MIB:.0f} MiB per buffer ({memory / MIB:.0f} MiB in all): take a "
+                f"smaller pm_grid")
+
+    def refusal(self) -> str:
+        """Why the device cannot hold the run ("" where it can): the mesh's own words
+        where the mesh alone does not fit (:meth:`mesh_refusal`)."""
+        d = self.device
+        mesh = self.mesh_refusal()
+        if mesh:
+            return mesh
         if d.global_mem_size and self.total > d.global_mem_size:
             return (f"need about {_size(self.total)} of device memory "
                     f"({self.describe()}), but {d.label} has {_size(d.global_mem_size)}")
@@ -165,6 +188,7 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1) -> 
     owners: dict[str, float] = {}
     unseen: dict[str, float] = {}
     largest = 24 * n
+    n_mesh = settings.gravity.pm_grid or default_mesh(n * size)
     if g.method == "direct":
         owners["direct"] = _b("direct") * n
     else:
@@ -193,7 +217,6 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1) -> 
             owners["walk"] += _b("walk_info_group") * groups
         owners["reductions"] = _b("reductions") * n
         if box is not None:
-            n_mesh = settings.gravity.pm_grid or default_mesh(n * size)
             big, all_mesh = mesh_bytes(n_mesh)
             starts = 4 * (n_mesh ** 3 + 1)
             owners["mesh"] = _b("mesh") * n + starts
@@ -205,7 +228,8 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1) -> 
     if n and (staging == "always" or (staging == "auto" and info.kind == "gpu")):
         owners["staging"] = STAGING_SLOTS * CHUNK
     return Plan(n, info, {k: int(v) for k, v in owners.items()}, context_bytes(info),
-                int(largest), {k: int(v) for k, v in unseen.items()})
+                int(largest), {k: int(v) for k, v in unseen.items()},
+                n_mesh if box is not None and g.method != "direct" else 0)
 
 
 def largest_n(settings: Settings, info: DeviceInfo, size: int = 1) -> int:

@@ -212,6 +212,8 @@ def _device_for(settings: Settings, n_total: int, n_proc: int, size: int):
                           f"memory: {exc}") from None
     plan = device_plan(settings, info, n_proc, size)
     why = plan.refusal()
+    if plan.mesh_refusal():                     # the mesh's own words and remedy
+        raise DeviceError(plan.mesh_refusal())
     if why:
         more = "more processes" if size > 1 else "several processes (mpiexec)"
         raise DeviceError(f"N = {n_total} particles{each} {why}; use fewer particles or "
