@@ -18,7 +18,7 @@ layer's own constants (the list budget, the mesh's buffers)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..config.settings import Settings
 from ..device.runtime import DeviceInfo
@@ -183,6 +183,8 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1) -> 
     on_device = info.fp64 and g.method == "tree" and g.build == "device" and forced != "host"
     g = g.settled(info.kind, relative_ok=size == 1 or on_device,
                   cosmological=settings.cosmology.enabled)
+    if box is not None and settings.gravity.multipole == "auto":
+        g = replace(g, multipole="monopole")        # as settled with its Periodic
     block = settings.time.stepping == "block"
     n = int(n)
     owners: dict[str, float] = {}

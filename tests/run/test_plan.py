@@ -163,3 +163,24 @@ def test_the_plan_predicts_a_runs_resident_memory_within_ten_percent(tmp_path, r
     rss = int(proc.stdout.split()[-1]) * 1024
     want = resident_need(plummer_settings(n), runtime.info, n)
     assert abs(rss - want) <= 0.10 * rss, (rss / 2**20, want / 2**20)
+
+
+def test_a_periodic_boxs_plan_bounds_its_ledger_within_ten_percent(runtime):
+    """A 32^3 ΛCDM box (TreePM: the mesh's buffers and sort too), two steps: no owner
+    holds more than planned, and the plan is the ledger's peak within 10 % (its tree
+    has fewer cells per particle than a Plummer sphere's, which the plan assumes)."""
+    import hybridtree
+    from hybridtree.config.settings import load_config
+    settings = load_config(ROOT / "configs" / "cosmo_box_small.toml",
+                           {"cosmology.steps": 2, "cosmology.z_end": 45.0,
+                            "output.redshifts": "45"})
+    n = 32 ** 3
+    with hybridtree.Simulation.from_settings(settings, quiet=True) as sim:
+        sim.evolve(z=45.0)
+        rep = sim.memory
+    plan = device_plan(settings, runtime.info, n)
+    assert set(plan.owners) == set(rep["owner_peak"]), (plan.owners, rep)
+    for owner, peak in rep["owner_peak"].items():
+        assert peak <= 1.02 * plan.owners[owner], (owner, plan.owners, rep)
+    assert rep["peak"] <= plan.buffers <= 1.10 * rep["peak"], (plan.owners, rep)
+    assert plan.unseen["mesh FFT"] > 0 and plan.mesh_side == 32
