@@ -233,14 +233,17 @@ def _newest_in(folder: str | Path) -> Path:
 
 
 def device_listing(devices: list[DeviceInfo], chosen: DeviceInfo | None,
-                   need_bytes: int = 0, probes: Mapping[DeviceInfo, Probe] | None = None
-                   ) -> str:
+                   need_bytes: int = 0, probes: Mapping[DeviceInfo, Probe] | None = None,
+                   largest: Mapping[DeviceInfo, tuple[int, int]] | None = None) -> str:
     """The ``hybridtree devices`` listing: per device a line with ``*`` where ``chosen``,
     its label and OpenCL version, and an indented line with its memory (GiB), the largest
     run it holds (particles, state on the device), double precision, work-group and local
     memory limits, what the device probe found (``probes``: unusable and why, or how it
     computes 1/sqrt), and why the automatic choice passes it over (a simulator, less
-    memory than ``need_bytes``, or a failed probe), where it does."""
+    memory than ``need_bytes``, or a failed probe), where it does.  ``largest``: per device
+    the largest N of a Plummer run and of a periodic box with the default settings
+    (:func:`hybridtree.run.plan.largest_n`); without it, the device's memory over a flat
+    351 bytes per particle."""
     lines = []
     per = FORCE_BYTES_PER_PARTICLE + STATE_BYTES_PER_PARTICLE
     for d in devices:
@@ -248,7 +251,12 @@ def device_listing(devices: list[DeviceInfo], chosen: DeviceInfo | None,
         driver = f", driver {d.driver}" if d.driver else ""
         lines.append(f"{mark} {d.label}  [{d.version}{driver}]")
         facts = []
-        if d.global_mem_size:
+        if d.global_mem_size and largest is not None and d in largest:
+            plummer, box = largest[d]
+            facts.append(f"{d.global_mem_size / 2**30:.3g} GiB (runs up to about "
+                         f"{plummer:.2g} particles: a Plummer run with the default "
+                         f"settings; a periodic box {box:.2g})")
+        elif d.global_mem_size:
             facts.append(f"{d.global_mem_size / 2**30:.3g} GiB (runs up to about "
                          f"{d.global_mem_size / per:.2g} particles)")
         facts.append("double precision" if d.fp64 else "no double precision (state on the host)")

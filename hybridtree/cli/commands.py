@@ -178,7 +178,9 @@ def devices(args: argparse.Namespace) -> int:
         if args.device or os.environ.get("HYBRIDTREE_DEVICE") or os.environ.get("PYOPENCL_CTX"):
             raise                   # a choice that matches nothing: the user's error
         chosen = None               # only simulators or failing devices: listed, none marked
-    print(device_listing(devices, chosen, probes=probes))
+    from ..run.plan import default_largest
+    largest = {d: default_largest(d) for d in devices}
+    print(device_listing(devices, chosen, probes=probes, largest=largest))
     return 0
 
 

@@ -127,7 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "units; * marks the one a run would use (from --device, "
                                    "else HYBRIDTREE_DEVICE, else PYOPENCL_CTX, else the "
                                    "first GPU or the biggest CPU device; never a "
-                                   "simulator such as Oclgrind).")
+                                   "simulator such as Oclgrind), with the largest N each "
+                                   "takes for a Plummer run and a periodic box with the "
+                                   "default settings (the run's memory plan).")
     p.add_argument("--device", default=None,
                    help="device choice to resolve: P:D, a name substring, gpu or cpu")
     p.set_defaults(func=commands.devices)

@@ -13,7 +13,9 @@ asserts a run has none).
 
 What the ledger cannot see: the OpenCL context and compiled programs (the driver's own
 memory, some hundreds of MiB on a GPU), and reikna's FFT buffers of the periodic mesh
-(made by reikna, not by the runtime).  Units: bytes.
+(made by reikna, not by the runtime).  A run's memory plan (:mod:`hybridtree.run.plan`)
+estimates the first and sets :attr:`Ledger.context`: the ``end:`` line then adds it as a
+separate figure, named an estimate.  Units: bytes.
 """
 
 from __future__ import annotations
@@ -118,6 +120,9 @@ class Ledger:
         self.at_peak: dict[str, int] = {}
         #: each owner's own highest live bytes
         self.owner_peak: Counter[str] = Counter()
+        #: an estimate of the driver's own memory on the device (the OpenCL context and
+        #: programs, which no buffer shows), set by the run's memory plan; 0: unknown
+        self.context = 0
 
     def enter(self, buf: Any, nbytes: int, owner: str | None = None) -> Any:
         """Enter ``buf`` (a :class:`TrackedBuffer` of ``nbytes`` bytes) under ``owner``
@@ -147,25 +152,33 @@ class Ledger:
 
     def report(self) -> dict[str, Any]:
         """``{"peak": bytes, "live": bytes, "at_peak": {owner: bytes}, "owner_peak":
-        {owner: bytes}}``: plain ints, sorted by size (largest first)."""
+        {owner: bytes}, "context_estimate": bytes}``: plain ints, sorted by size (largest
+        first); the buffers only in all but the last (:attr:`context`, 0 where unknown)."""
         def ordered(d: dict[str, int]) -> dict[str, int]:
             return {k: int(v) for k, v in sorted(d.items(), key=lambda kv: -kv[1]) if v}
         return {"peak": int(self.peak), "live": int(self.total),
-                "at_peak": ordered(self.at_peak), "owner_peak": ordered(self.owner_peak)}
+                "at_peak": ordered(self.at_peak), "owner_peak": ordered(self.owner_peak),
+                "context_estimate": int(self.context)}
 
 
 def run_fields(ledger: Ledger, n_local: int, gather: Callable[[Any], list]) -> dict[str, Any]:
     """The ``end:`` line's memory fields of a run whose process holds ``n_local``
     particles: the peak of the device buffers in MiB, in bytes per particle, and the
     owners' MiB at that peak -- of the process with the largest peak (``gather``: every
-    process's value, ``Comm.allgather``; one process: ``lambda x: [x]``)."""
+    process's value, ``Comm.allgather``; one process: ``lambda x: [x]``); where the
+    driver's own memory is estimated (:attr:`Ledger.context`), that estimate
+    (``device_context_estimate_mib``) and the peak with it (``device_total_estimate_mib``)."""
     rep = ledger.report()
-    peak, n, owners = max(gather((rep["peak"], int(n_local), rep["at_peak"])),
-                          key=lambda row: row[0])
+    peak, n, owners, context = max(gather((rep["peak"], int(n_local), rep["at_peak"],
+                                           rep["context_estimate"])), key=lambda row: row[0])
     mib = 2.0 ** 20
-    return {"device_peak_mib": round(peak / mib, 1),
-            "device_bytes_per_particle": round(peak / max(n, 1)),
-            "device_by_owner_mib": ",".join(f"{k}:{v / mib:.1f}" for k, v in owners.items())}
+    fields = {"device_peak_mib": round(peak / mib, 1),
+              "device_bytes_per_particle": round(peak / max(n, 1)),
+              "device_by_owner_mib": ",".join(f"{k}:{v / mib:.1f}" for k, v in owners.items())}
+    if context:
+        fields.update(device_context_estimate_mib=round(context / mib, 1),
+                      device_total_estimate_mib=round((peak + context) / mib, 1))
+    return fields
 
 
 def new_buffer(context: cl.Context, flags: int, nbytes: int, hostbuf: Any, ledger: Ledger | None,

@@ -13,15 +13,17 @@ from pathlib import Path
 
 from ..config.settings import Settings, ics_file_error
 from ..io.snapshot import SnapshotError, count_particles
-from ..device.choice import get_runtime, memory_needed, set_device_slot
+from ..device.choice import choose_device, get_runtime, memory_needed, set_device_slot
 from ..device.runtime import DeviceError
 from ..parallel.comm import Comm, node_local_rank
+from .plan import device_plan
 from .processes import RunError, together
 
 __all__ = ["HOST_BYTES_DEVICE_STATE", "HOST_BYTES_HOST_STATE", "HOST_BYTES_RESTART",
            "HOST_BYTES_GATHER", "HOST_BYTES_PER_GRID_POINT", "HOST_FIXED_BYTES",
-           "HOST_BYTES_IC_COMMAND", "MPI_SLACK", "check_ic_memory", "check_memory",
-           "device_need", "host_memory_available", "ics_count", "per_particle_host",
+           "HOST_BYTES_IC_COMMAND", "HOST_BYTES_RESIDENT", "HOST_PYTHON_BYTES",
+           "MPI_SLACK", "check_ic_memory", "check_memory",
+           "device_need", "host_memory_available", "resident_need", "ics_count", "per_particle_host",
            "per_process"]
 
 
@@ -55,9 +57,25 @@ HOST_FIXED_BYTES = 64 << 20
 #: ``hybridtree ic``: the whole model (float64 pos, vel, mass, uint64 ids) while it is
 #: written; measured peak 76 B
 HOST_BYTES_IC_COMMAND = 80
+#: the process's resident host memory at a run's peak besides the device's buffers, per
+#: particle: the snapshot's columns downloaded while the device holds its peak (float64
+#: pos, vel, acc, mass, pot; uint64 ids and types); resident memory measured 90-106 B
+#: (2^16-2^18, Intel's CPU runtime): what :func:`resident_need` adds
+HOST_BYTES_RESIDENT = 104
+#: the interpreter with numpy, h5py, pyopencl and the package imported: 47 MiB resident
+#: (the 2-core development machine, 2026-11-29)
+HOST_PYTHON_BYTES = 47 << 20
 #: MPI: a process may hold more than N/K particles once the domains are cut by measured
 #: work; its buffers grow by a quarter when they must (DeviceState.reserve)
 MPI_SLACK = 1.25
+
+
+def resident_need(settings: Settings, info, n: int) -> int:
+    """The resident memory (bytes) of a one-process run of ``n`` particles on a CPU device
+    ``info`` at its peak, as the plan predicts it: the interpreter, the device's plan with
+    its context (host memory on a CPU device) and the host's arrays at that moment."""
+    plan = device_plan(settings, info, n)
+    return HOST_PYTHON_BYTES + plan.total + int(n) * HOST_BYTES_RESIDENT
 
 
 def per_process(n_total: int, size: int, n_local: int = 0) -> int:
@@ -179,15 +197,30 @@ def check_memory(settings: Settings, comm: Comm, n_total: int, *, n_local: int =
 
 
 def _device_for(settings: Settings, n_total: int, n_proc: int, size: int):
+    """The run's runtime, once its device is known to hold the run's plan
+    (:func:`hybridtree.run.plan.device_plan`): a plan the device cannot hold is refused
+    before the runtime (its context) is made, so nothing is allocated."""
     need = memory_needed(n_proc)
+    each = f" ({n_proc} per process)" if size > 1 else ""
+    choice = settings.gravity.device or None
     try:
-        return get_runtime(settings.gravity.device or None, need)
+        info = choose_device(choice, need)
     except DeviceError as exc:
         if "the run needs" not in str(exc):         # not a matter of memory
             raise
-        each = f" ({n_proc} per process)" if size > 1 else ""
         raise DeviceError(f"N = {n_total} particles{each} need about {_size(need)} of device "
                           f"memory: {exc}") from None
+    plan = device_plan(settings, info, n_proc, size)
+    why = plan.refusal()
+    if plan.mesh_refusal():                     # the mesh's own words and remedy
+        raise DeviceError(plan.mesh_refusal())
+    if why:
+        more = "more processes" if size > 1 else "several processes (mpiexec)"
+        raise DeviceError(f"N = {n_total} particles{each} {why}; use fewer particles or "
+                          f"{more}")
+    rt = get_runtime(choice, need)
+    rt.memory.context = plan.context            # the end: line's estimate of the driver's
+    return rt
 
 
 def _host_need(settings: Settings, comm: Comm, n_total: int, n_proc: int, grid: int,
@@ -196,7 +229,7 @@ def _host_need(settings: Settings, comm: Comm, n_total: int, n_proc: int, grid: 
     per = HOST_BYTES_DEVICE_STATE if rt is None else per_particle_host(settings, rt)
     device_part = 0
     if rt is not None and rt.info.kind == "cpu":        # a CPU device's memory is the host's
-        device_part = memory_needed(n_proc, state=per == HOST_BYTES_DEVICE_STATE)
+        device_part = device_plan(settings, rt.info, n_proc, comm.size).total
     if restart:
         per = max(per, HOST_BYTES_RESTART)
     need = n_proc * per + HOST_FIXED_BYTES + grid * HOST_BYTES_PER_GRID_POINT + device_part

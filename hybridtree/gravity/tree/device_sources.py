@@ -82,7 +82,7 @@ def cube_buffers(rt: Runtime, cube: Cube | None, pos: cl.Buffer | None = None, n
 
 @dataclass
 class DeviceArrays:
-    """Particles already on the device (hybridtree.integrate.state): float64 positions (n x 3)
+    """Particles already on the device (hybridtree.state): float64 positions (n x 3)
     and masses (n), in the caller's order; ``eps``: float32 softenings (n), one per
     particle (None: one softening for all, given to the walk)."""
 

@@ -1,0 +1,264 @@
+"""A run's memory plan, made before anything is allocated: from N, the settings and the
+device (:class:`hybridtree.device.runtime.DeviceInfo`), the peak bytes of the device's
+buffers per owner (the owners of the ledger, :mod:`hybridtree.device.memory`), the
+driver's own memory (``context``, an estimate) and the largest single buffer
+(:func:`device_plan`); the largest N a device takes (:func:`largest_n`).
+
+Every figure is in :data:`BYTES`, with where it comes from: the buffers as the code
+allocates them (the allocation sites named), checked against the ledger's peaks of runs
+on the CPU device (tests/run/test_plan.py: within 5 % per owner at 2^15; PoCL and Intel's
+CPU runtime, 2026-11-29) and, for what a CPU device does not do (the interaction lists,
+the staging ring, the context), against the H200 (docs/benchmarks.md §7).  A code change
+that changes a buffer changes its line here, and the test says so.  Units: bytes.
+
+This module is in ``run/`` rather than ``device/``: it settles the settings as a run does
+(:meth:`hybridtree.gravity.settings.GravitySettings.settled`) and reads the gravity
+layer's own constants (the list budget, the mesh's buffers)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+
+from ..config.settings import Settings
+from ..device.runtime import DeviceInfo
+from ..device.transfer import CHUNK, STAGING_SLOTS
+from ..gravity import list_walk
+from ..gravity.periodic import default_mesh
+from ..gravity.pm_device import mesh_bytes
+from ..gravity.settings import GravitySettings
+from ..gravity.walk_kernels import LIST_WALK, WALK_SETTINGS, default_group
+from .options import box_of
+
+__all__ = ["BYTES", "CONTEXT", "Plan", "device_plan", "largest_n"]
+
+MIB = 1 << 20
+
+#: Bytes of each buffer family: (figure, source).  Per particle unless the name says
+#: otherwise (``_cell``: per tree cell; ``_group``: per leaf of a sink-group split).
+BYTES: dict[str, tuple[float, str]] = {
+    "state": (80, "state/device.py DeviceState: float64 pos, vel (24 B each), mass, pot; "
+                  "uint64 ids, types"),
+    "state_part": (24, "state/device.py: acc of each force part (float64 x 3); a state "
+                       "of two parts adds their sum (total_acc) at a snapshot"),
+    "state_eps": (4, "gravity/eps_types.py: float32 eps per particle (gravity.eps_types)"),
+    "state_bins": (4, "integrate/timebins.py: int32 bin per particle (block steps)"),
+    "tree": (92, "gravity/tree: in_hi, in_lo 32 (device_sources.py upload_sources), keys 8, "
+                 "src_hi, src_lo 32, n_start 4 (device_build.py), inverse 4, a leaf split "
+                 "(g_start, g_flag, g_size) 12"),
+    "tree_cell": (64, "device_build.py: cell_info, cell_link, cell_hi, cell_lo (16 B each)"),
+    "tree_cell_quad": (32, "device_build.py cell_quad (quadrupole moments)"),
+    "tree_cell_eps": (16, "device_build.py cell_eps (a softening per type)"),
+    "tree_cell_ext": (4, "tree/refit.py cell_ext (block steps' refits)"),
+    #: cells per particle at n_leaf 16 (scaled by 16 / n_leaf): Plummer, CPU ledger at
+    #: 2^15-2^18: 0.23-0.255 cells per particle
+    "cells_per_particle": (0.26, "measured: Plummer, n_leaf 16, 2^15-2^18 (CPU ledger)"),
+    #: the last force's tree keeps its cell buffers while the next build makes larger
+    #: ones (the ledger at 2^17 and 2^18 held both): counted twice
+    "cell_generations": (2, "measured: CPU ledger at 2^17, 2^18 (cell buffers x2)"),
+    "tree_group": (100, "device_build.py device_groups: g_leaves 8, g_pack 4, g_box 32, "
+                        "g_ranges 8, g_hi, g_lo, g_half 48, per leaf of the split"),
+    #: particles per leaf of a split into at most n_group: 0.35 n_group (CPU, 2^15-2^18);
+    #: the H200's list buffers imply 0.36 at 2^20 and 0.46 at 2^22
+    "group_fill": (0.35, "measured: CPU ledger; H200 lists (docs/benchmarks.md §7)"),
+    "sort": (32.5, "gravity/tree/device_sort.py: keys 2 x 8, values 2 x 4, the scans of n "
+                   "(cell_offset, g_offset) 8, histograms 0.5"),
+    "sort_mesh": (24, "device_sort.py: the mesh's sort of particles by cell (keys, values)"),
+    "walk": (36, "gravity/walk.py: walk_out 16, walk_counts 8, walk_cnt 8, self_idx 4"),
+    "walk_hybrid": (8, "gravity/engine.py pot_unused: the hard part's potential"),
+    "walk_info_group": (8, "gravity/list_walk.py walk_info per sink group"),
+    #: entries per group list: the room grows to the longest list (H200, 2^22-2^27)
+    "list_room": (32768, "measured: H200, docs/benchmarks.md §7"),
+    "reductions": (21, "device/reduce.py: radius_mass 16, the level sums (up to 39 per 64 "
+                       "particles) 4.9; measured 20.8 (CPU), 18-20 (H200)"),
+    "mesh": (72, "gravity/pm_device.py: pm_keys 8, pm_part 32, pm_tmp 32 (interlaced)"),
+    "direct": (80, "gravity/direct.py: sinks' hi, lo, out and sources' hi, lo (float4)"),
+    "let": (64, "parallel/engine.py: let_pos 24, let_mass 8, x_acc 24, x_pot 8 per local "
+                "particle (an estimate: the LET's own size is not planned)"),
+}
+
+#: The driver's own memory per device (bytes; no ledger sees it): the OpenCL context and
+#: the kernels' programs.  NVIDIA: the H200's nvidia-smi less the ledger's peak, 528 MiB
+#: at 2^22 and 2^24 (docs/benchmarks.md §7); other GPUs: NVIDIA's figure (not measured).
+#: CPU devices: the process's resident memory after a 4096-particle run (kernels in the
+#: build cache) less the interpreter with the package imported (47 MiB) and the run's
+#: buffers, measured on the 2-core development machine (2026-11-29): Intel's CPU runtime
+#: 242 MiB, PoCL 3.0 (PyPI) 250 MiB (a first run that compiles its kernels peaked at 420:
+#: LLVM's own memory while it builds).
+CONTEXT: dict[str, int] = {"nvidia": 528 * MIB, "gpu": 530 * MIB, "intel-cpu": 242 * MIB,
+                           "cpu": 250 * MIB}
+
+
+def context_bytes(info: DeviceInfo) -> int:
+    """The estimate of the driver's own memory on ``info`` (:data:`CONTEXT`; none on a
+    simulator, whose memory is the host's and not measured)."""
+    if info.simulator:
+        return 0
+    if info.kind == "gpu":
+        return CONTEXT["nvidia"] if info.vendor == "nvidia" else CONTEXT["gpu"]
+    return CONTEXT["intel-cpu"] if info.vendor == "intel" else CONTEXT["cpu"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A run's peak device memory (bytes): ``owners`` as the ledger names them,
+    ``unseen`` what no ledger sees (reikna's FFT arrays of a mesh), ``context`` the
+    driver's (an estimate), ``largest`` the largest single buffer."""
+
+    n: int
+    device: DeviceInfo
+    owners: dict[str, int]
+    context: int
+    largest: int
+    unseen: dict[str, int] = field(default_factory=dict)
+    mesh_side: int = 0          # a periodic box's mesh points per side (0: none)
+
+    @property
+    def buffers(self) -> int:
+        """The ledger's peak as planned."""
+        return sum(self.owners.values())
+
+    @property
+    def total(self) -> int:
+        """Everything the run takes on the device."""
+        return self.buffers + sum(self.unseen.values()) + self.context
+
+    def mesh_refusal(self) -> str:
+        """Why the device cannot hold the periodic mesh alone ("" where it can), worded
+        as the mesh's own check words it (:func:`hybridtree.gravity.pm_device.refuse_unless_fits`)."""
+        d = self.device
+        if not self.mesh_side:
+            return ""
+        big, total = mesh_bytes(self.mesh_side)
+        limit, memory = d.max_mem_alloc_size or big, d.global_mem_size or total
+        if big <= limit and total <= memory:
+            return ""
+        return (f"a {self.mesh_side}^3 PM mesh needs complex128 buffers of up to "
+                f"{big / MIB:.0f} MiB ({total / MIB:.0f} MiB in all) but {d.name} allows "
+                f"{limit / MIB:.0f} MiB per buffer ({memory / MIB:.0f} MiB in all): take a "
+                f"smaller pm_grid")
+
+    def refusal(self) -> str:
+        """Why the device cannot hold the run ("" where it can): the mesh's own words
+        where the mesh alone does not fit (:meth:`mesh_refusal`)."""
+        d = self.device
+        mesh = self.mesh_refusal()
+        if mesh:
+            return mesh
+        if d.global_mem_size and self.total > d.global_mem_size:
+            return (f"need about {_size(self.total)} of device memory "
+                    f"({self.describe()}), but {d.label} has {_size(d.global_mem_size)}")
+        if d.max_mem_alloc_size and self.largest > d.max_mem_alloc_size:
+            return (f"need a buffer of {_size(self.largest)}, but {d.label} allocates at "
+                    f"most {_size(d.max_mem_alloc_size)} at once")
+        return ""
+
+    def describe(self) -> str:
+        """``owner MiB`` for each owner, largest first, the estimates marked."""
+        rows = [(k, v, "") for k, v in self.owners.items()]
+        rows += [(k, v, " (estimate)") for k, v in {**self.unseen,
+                                                    "context": self.context}.items()]
+        rows.sort(key=lambda r: -r[1])
+        return ", ".join(f"{k} {v / MIB:.0f} MiB{e}" for k, v, e in rows if v)
+
+
+def _size(nbytes: float) -> str:
+    for unit, scale in (("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20)):
+        if nbytes >= scale or unit == "MiB":
+            return f"{nbytes / scale:.3g} {unit}"
+    return ""
+
+
+def _b(name: str) -> float:
+    return BYTES[name][0]
+
+
+def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1) -> Plan:
+    """The plan of a run of ``settings`` with ``n`` particles on this process (its
+    share under MPI, of ``size`` processes) on device ``info``: the peak bytes of the
+    buffers each owner holds at once, an upper bound where a figure varies."""
+    g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
+    box = box_of(settings)
+    forced = os.environ.get("HYBRIDTREE_STATE", "")
+    on_device = info.fp64 and g.method == "tree" and g.build == "device" and forced != "host"
+    g = g.settled(info.kind, relative_ok=size == 1 or on_device,
+                  cosmological=settings.cosmology.enabled)
+    if box is not None and settings.gravity.multipole == "auto":
+        g = replace(g, multipole="monopole")        # as settled with its Periodic
+    block = settings.time.stepping == "block"
+    n = int(n)
+    owners: dict[str, float] = {}
+    unseen: dict[str, float] = {}
+    largest = 24 * n
+    n_mesh = settings.gravity.pm_grid or default_mesh(n * size)
+    if g.method == "direct":
+        owners["direct"] = _b("direct") * n
+    else:
+        parts = 2 if (g.changeover is not None or (box is not None and (
+            block or settings.cosmology.short_steps > 1))) else 1
+        if on_device:
+            owners["state"] = n * (_b("state") + _b("state_part") * (parts + (parts > 1))
+                                   + _b("state_eps") * (g.eps_ratio is not None)
+                                   + _b("state_bins") * block)
+        per_cell = (_b("tree_cell") + _b("tree_cell_quad") * (g.multipole == "quadrupole")
+                    + _b("tree_cell_eps") * (g.eps_ratio is not None)
+                    + _b("tree_cell_ext") * block)
+        cells = _b("cells_per_particle") * 16 / g.n_leaf * n
+        n_group = g.n_group or default_group(info.kind, n, g.opening == "relative")
+        groups = n / (_b("group_fill") * n_group) + 1
+        owners["tree"] = (_b("tree") * n + _b("cell_generations") * per_cell * cells
+                          + _b("tree_group") * groups)
+        largest = max(largest, int(32 * cells))
+        owners["sort"] = n * (_b("sort") + _b("sort_mesh") * (box is not None))
+        owners["walk"] = n * (_b("walk") + _b("walk_hybrid") * (g.changeover is not None))
+        if WALK_SETTINGS.get(info.kind, {}).get("KERNEL") == LIST_WALK:
+            budget = min(info.max_mem_alloc_size or list_walk.LIST_BATCH_BYTES,
+                         (info.global_mem_size or 0) // list_walk.LIST_MEMORY_SHARE
+                         or list_walk.LIST_BATCH_BYTES, list_walk.LIST_BATCH_BYTES)
+            owners["lists"] = min(budget, 4 * _b("list_room") * groups)
+            owners["walk"] += _b("walk_info_group") * groups
+        owners["reductions"] = _b("reductions") * n
+        if box is not None:
+            big, all_mesh = mesh_bytes(n_mesh)
+            starts = 4 * (n_mesh ** 3 + 1)
+            owners["mesh"] = _b("mesh") * n + starts
+            unseen["mesh FFT"] = all_mesh - starts        # reikna's arrays: no ledger
+            largest = max(largest, big)
+        if size > 1:
+            owners["let"] = _b("let") * n
+    staging = os.environ.get("HYBRIDTREE_STAGING", "auto")
+    if n and (staging == "always" or (staging == "auto" and info.kind == "gpu")):
+        owners["staging"] = STAGING_SLOTS * CHUNK
+    return Plan(n, info, {k: int(v) for k, v in owners.items()}, context_bytes(info),
+                int(largest), {k: int(v) for k, v in unseen.items()},
+                n_mesh if box is not None and g.method != "direct" else 0)
+
+
+def largest_n(settings: Settings, info: DeviceInfo, size: int = 1) -> int:
+    """The largest particle count whose :func:`device_plan` ``info`` holds (0: none)."""
+    def fits(n: int) -> bool:
+        return not device_plan(settings, info, n, size).refusal()
+
+    if not fits(1):
+        return 0
+    lo, hi = 1, 2
+    while fits(hi) and hi < 1 << 40:
+        lo, hi = hi, 2 * hi
+    while hi - lo > max(1, lo // 1000):      # three significant digits suffice
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+#: The default settings the largest N is told for (``hybridtree devices``, docs/gpus.md):
+#: a Plummer sphere, and a periodic ΛCDM box (TreePM)
+DEFAULT_RUNS: dict[str, dict] = {"plummer": {"ics.kind": "plummer"},
+                                 "box": {"ics.kind": "cosmo_box", "cosmology.enabled": True}}
+
+
+def default_largest(info: DeviceInfo) -> tuple[int, int]:
+    """(largest N of a Plummer run, of a periodic box) with the default settings on
+    ``info`` (one process)."""
+    from ..config.settings import settings_from_flat
+    return tuple(largest_n(settings_from_flat(flat), info)        # type: ignore[return-value]
+                 for flat in DEFAULT_RUNS.values())
