@@ -44,6 +44,7 @@ from common import ROOT, JsonLines, add_device, run_header, sample_indices
 
 from hybridtree import Simulation
 from hybridtree.config import parse_overrides
+from hybridtree.errors import HybridtreeError
 from hybridtree.integrate.quantities import lagrangian_radii
 
 M31_CONFIG = ROOT / "configs" / "galaxy_m31.toml"
@@ -191,20 +192,20 @@ def summary(rows: list[dict]) -> list[dict]:
     return out
 
 
-def plot(rows: list[dict], path: str) -> None:
-    """Largest |ΔE/E| and the tracers' median error against wall time, both schemes."""
+def plot(rows: list[dict], path: str, cost: str = "wall_s") -> None:
+    """Largest |ΔE/E| and the tracers' median error against wall time (``cost``
+    "wall_s"), or against forces per particle ("forces_per_particle": the work, which a
+    loaded machine does not change), both schemes."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     runs = [r for r in rows if r["what"] in ("block", "shared")]
-    if not runs:
-        raise SystemExit(f"--plot: no block or shared runs to draw in the rows given")
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
     for ax, key, label in ((axes[0], "energy_error_max", "largest |ΔE/E| over the run"),
                            (axes[1], "tracer_median",
                             "tracers' median distance to the converged run / r50")):
         for what, style in (("block", "o-"), ("shared", "s--")):
-            pts = sorted((r["wall_s"], max(r[key], 1e-16),
+            pts = sorted((r[cost], max(r[key], 1e-16),
                           f"η={r['eta']:g}" if what == "block" else f"Δt/{2 ** r['k']}")
                          for r in runs if r["what"] == what)
             if not pts:
@@ -213,7 +214,8 @@ def plot(rows: list[dict], path: str) -> None:
             for x, y, text in pts:
                 ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4),
                             fontsize=7)
-        ax.set_xlabel("wall time (s, caller's clock)")
+        ax.set_xlabel("wall time (s, caller's clock)" if cost == "wall_s" else
+                      "forces per particle (all substeps)")
         ax.set_ylabel(label)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
@@ -244,12 +246,17 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a setting of every run, as `hybridtree run --set` takes it")
     p.add_argument("--quick", action="store_true",
-                   help="smoke: N = 4096, t_end 0.25, eta 0.4 0.2 0.1, shared 2 3 4, ref 6")
+                   help="smoke: N = 4096, four largest steps, eta 0.4 0.2 0.1, shared 2 3 4, "
+                        "ref 6")
     p.add_argument("--json", help="rewrite this file (JSON lines) after each run")
     p.add_argument("--plot", help="a PNG of the Pareto fronts")
     p.add_argument("--from", dest="source", help="plot the rows of this JSON-lines file")
+    p.add_argument("--cost", choices=("wall_s", "forces_per_particle"), default="wall_s",
+                   help="--plot's x axis: wall seconds, or forces per particle")
     args = p.parse_args(argv)
     if args.source:
+        if not Path(args.source).is_file():
+            p.error(f"--from {args.source}: no such file (a --json file of this script)")
         rows = [json.loads(line) for line in Path(args.source).read_text().splitlines()
                 if line.startswith("{")]
     elif args.system is None:
@@ -257,12 +264,19 @@ def main(argv: list[str] | None = None) -> list[dict]:
     else:
         if args.quick:
             args.n, args.eta, args.shared, args.ref = 4096, [0.4, 0.2, 0.1], [2, 3, 4], 6
-            args.t_end = args.t_end or 0.25 * (SYSTEMS[args.system][2] / 0.5)
+            args.t_end = args.t_end or 4 * (args.dt or SYSTEMS[args.system][1] or 0.25)
         if args.ref <= max(args.shared):
             p.error(f"--ref {args.ref} must be a smaller step than every --shared one")
-        rows = measure(args)
+        if args.n < 64 or min(args.eta) <= 0:
+            p.error("--n must be at least 64 and every --eta > 0")
+        try:
+            rows = measure(args)
+        except HybridtreeError as exc:      # a setting of --set, a device that is not there
+            p.error(str(exc))
     if args.plot:
-        plot(rows, args.plot)
+        if not any(r["what"] in ("block", "shared") for r in rows):
+            p.error("--plot: no block or shared runs to draw")
+        plot(rows, args.plot, args.cost)
     return rows
 
 
