@@ -203,11 +203,14 @@ def plot(rows: list[dict], path: str, cost: str = "wall_s") -> None:
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
     for ax, key, label in ((axes[0], "energy_error_max", "largest |ΔE/E| over the run"),
                            (axes[1], "tracer_median",
-                            "tracers' median distance to the converged run / r50")):
+                            "tracers' median error / r50 (converged run)")):
         for what, style in (("block", "o-"), ("shared", "s--")):
-            pts = sorted((r[cost], max(r[key], 1e-16),
-                          f"η={r['eta']:g}" if what == "block" else f"Δt/{2 ** r['k']}")
-                         for r in runs if r["what"] == what)
+            # joined in the order of the step (η falling, Δt falling), not of the cost:
+            # a noisy wall must not reorder the front
+            pts = [(r[cost], max(r[key], 1e-16),
+                    f"η={r['eta']:g}" if what == "block" else f"Δt/{2 ** r['k']}")
+                   for r in sorted((r for r in runs if r["what"] == what),
+                                   key=lambda r: -r["eta"] if what == "block" else r["k"])]
             if not pts:
                 continue
             ax.loglog([p[0] for p in pts], [p[1] for p in pts], style, label=what)
