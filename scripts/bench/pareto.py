@@ -11,8 +11,9 @@
 One system -- ``cusp`` (:func:`hybridtree.ics.hernquist_satellite`, eps ``--eps``) or
 ``m31`` (GOTHIC's M31 model: configs/galaxy_m31.toml's model, softening and largest step)
 -- of ``--n`` particles (``--seed``) is run from t = 0 to ``--t-end`` (``--long``: ten
-times that) with block steps (largest step dt, ``--eta`` each, ``time.max_bin``) and with
-shared steps dt / 2^k (``--shared`` k each), after a converged shared run of dt / 2^``--ref``.
+times that) with block steps (largest step dt, or dt / 2^``--block-k``, ``--eta`` each,
+``time.max_bin``) and with shared steps dt / 2^k (``--shared`` k each), after a converged
+shared run of dt / 2^``--ref``.
 Each run is timed by the caller's clock around ``hybridtree.Simulation(...)`` and
 ``evolve`` (the first forces included, the particles' generation and the kernels' builds
 not: an untimed warm-up at small N builds them first), the wall time a user waits for.
@@ -152,14 +153,18 @@ def measure(args) -> list[dict]:
     warm_up(args, common)
     base = {"system": args.system, "seed": args.seed, "device": args.device, "eps": args.eps,
             "dt": args.dt, "sets": args.set}
-    runs = [("reference", args.ref, None)] + [("block", None, eta) for eta in args.eta] + \
-           [("shared", k, None) for k in args.shared]
+    runs = [("reference", args.ref, None)] + \
+        [("block", kb, eta) for kb in args.block_k for eta in args.eta] + \
+        [("shared", k, None) for k in args.shared]
     ref = None
     for what, k, eta in runs:
         if what == "block":
-            how = {"time.stepping": "block", "time.eta": eta, "time.max_bin": args.max_bin}
-            row, mine = one_run(args, ics, common, how, 1)
-            row = {"what": what, **base, "eta": eta, "max_bin": args.max_bin, **row}
+            # largest step dt / 2^k (--block-k): bin 0 is the step of most particles
+            how = {"time.stepping": "block", "time.eta": eta, "time.max_bin": args.max_bin,
+                   "time.dt": args.dt / 2 ** k}
+            row, mine = one_run(args, ics, common, how, 2 ** k)
+            row = {"what": what, **base, "eta": eta, "block_k": k, "max_bin": args.max_bin,
+                   **row}
         else:       # diagnostics after every largest step, as the block runs'
             row, mine = one_run(args, ics, common, {"time.dt": args.dt / 2 ** k}, 2 ** k)
             row = {"what": what, **base, "k": k, "step": args.dt / 2 ** k, **row}
@@ -177,7 +182,8 @@ def summary(rows: list[dict]) -> list[dict]:
     shared = [r for r in rows if r["what"] == "shared"]
     out = []
     for b in (r for r in rows if r["what"] == "block"):
-        line = {"what": "summary", "eta": b["eta"], "block_wall_s": b["wall_s"],
+        line = {"what": "summary", "eta": b["eta"], "block_k": b.get("block_k", 0),
+                "block_wall_s": b["wall_s"],
                 "block_energy_error_max": b["energy_error_max"]}
         for name, ok in (("energy", lambda s: s["energy_error_max"] <= b["energy_error_max"]),
                          ("orbits", lambda s: s["energy_error_max"] <= b["energy_error_max"]
@@ -190,6 +196,11 @@ def summary(rows: list[dict]) -> list[dict]:
                 "speedup": best["wall_s"] / b["wall_s"]}
         out.append(line)
     return out
+
+
+def block_label(r: dict) -> str:
+    k = r.get("block_k", 0)
+    return f"η={r['eta']:g}" + (f", Δt/{2 ** k}" if k else "")
 
 
 def plot(rows: list[dict], path: str, cost: str = "wall_s") -> None:
@@ -208,9 +219,10 @@ def plot(rows: list[dict], path: str, cost: str = "wall_s") -> None:
             # joined in the order of the step (η falling, Δt falling), not of the cost:
             # a noisy wall must not reorder the front
             pts = [(r[cost], max(r[key], 1e-16),
-                    f"η={r['eta']:g}" if what == "block" else f"Δt/{2 ** r['k']}")
+                    block_label(r) if what == "block" else f"Δt/{2 ** r['k']}")
                    for r in sorted((r for r in runs if r["what"] == what),
-                                   key=lambda r: -r["eta"] if what == "block" else r["k"])]
+                                   key=lambda r: (r.get("block_k", 0), -r["eta"])
+                                   if what == "block" else r["k"])]
             if not pts:
                 continue
             ax.loglog([p[0] for p in pts], [p[1] for p in pts], style, label=what)
@@ -242,6 +254,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--long", action="store_true", help="ten times the span")
     p.add_argument("--max-bin", type=int, help="block runs' time.max_bin (default: the system's)")
     p.add_argument("--eta", type=float, nargs="+", default=[0.4, 0.2, 0.1, 0.05])
+    p.add_argument("--block-k", type=int, nargs="+", default=[0],
+                   help="block runs: largest step dt / 2^k, each k (default: dt)")
     p.add_argument("--shared", type=int, nargs="+", default=[2, 3, 4, 5],
                    help="shared runs: k of dt / 2^k")
     p.add_argument("--ref", type=int, default=7, help="the converged run: dt / 2^ref")
