@@ -180,3 +180,23 @@ def test_children_and_scripts_take_the_hybridtree_of_pythonpath(tmp_path, monkey
                             "PYTHONPATH": str(old)}, cwd=tmp_path, capture_output=True,
                             text=True)
     assert script.stdout.strip() == "old", script.stderr
+
+
+def test_bench_pareto_compares_block_and_shared_runs_with_a_converged_one(tmp_path, capsys):
+    import pareto
+    rows = pareto.main(["cusp", "--device", "cpu", "--n", "1000", "--t-end", "0.125",
+                        "--eta", "0.4", "0.2", "--shared", "1", "2", "--ref", "3",
+                        "--tracers", "50", "--json", str(tmp_path / "p.jsonl"),
+                        "--plot", str(tmp_path / "p.png")])
+    assert [r["what"] for r in rows] == ["reference", "block", "block", "shared", "shared",
+                                         "summary", "summary"]
+    ref, runs = rows[0], rows[1:5]
+    assert ref["tracer_median"] == 0 and ref["radii_error"] == 0 and ref["steps"] == 16
+    assert all(r["tracer_median"] > 0 and 0 < r["energy_error_max"] < 1e-2 for r in runs)
+    assert all(r["energy_error_max"] >= abs(r["energy_error"]) for r in runs)
+    assert sum(b["particles"] for b in rows[1]["bins"]) == 1000
+    assert (tmp_path / "p.png").stat().st_size > 0
+    assert len((tmp_path / "p.jsonl").read_text().splitlines()) == 7
+    again = pareto.main(["--from", str(tmp_path / "p.jsonl"), "--plot",
+                         str(tmp_path / "q.png")])
+    assert again == json.loads(json.dumps(rows))
