@@ -2,7 +2,7 @@
 """Issue 57's investigation (not a test, not part of the package): where the block steps'
 energy error comes from, on the cusp (Hernquist halo with a satellite) on the CPU device.
 
-    PYTHONPATH=. HYBRIDTREE_STATE=host python patches/probe_bins.py --n 16384 --t-end 0.5 \
+    PYTHONPATH=. HYBRIDTREE_STATE=host python scripts/tune/probe_bins.py --n 16384 --t-end 0.5 \
         --json /tmp/probe.jsonl
 
 Runs, each to --t-end with largest step --dt (eps --eps), the caller's clock around
