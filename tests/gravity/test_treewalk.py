@@ -11,6 +11,7 @@ from hybridtree.gravity import list_walk
 from hybridtree.gravity import walk as treewalk
 from hybridtree.gravity import walk_kernels
 from hybridtree.gravity import accelerations, direct_reference
+from hybridtree.gravity.criterion import Relative
 from hybridtree.gravity.knobs import build_where
 from hybridtree.ics import hernquist_satellite, plummer
 from hybridtree.gravity.tree import build_tree
@@ -173,7 +174,7 @@ def _walk_and_read_lists(runtime, tree, n, floor, options):
     from hybridtree.device.transfer import scratch
     info_buf = scratch(runtime, "walk_info", 8 * n)     # room for every group: kept
     cl.enqueue_fill_buffer(runtime.queue, info_buf, np.int32(-1), 0, info_buf.size)
-    forces = tree_forces(runtime, tree, EPS, 64, options=options, floor=floor)
+    forces = tree_forces(runtime, tree, EPS, 64, options=options, criterion=floor)
     room = list_walk._list_room[id(runtime.context)]
     info = np.empty((info_buf.size // 8, 2), np.int32)
     cl.enqueue_copy(runtime.queue, info, info_buf)
@@ -201,7 +202,7 @@ def test_cooperative_walk_finds_the_same_entries(runtime, opening, monkeypatch):
     floor = None
     if opening == "relative":
         a_old = tree_forces(runtime, build_tree(pos, mass, 0.5, 16), EPS)[0]
-        floor = (0.002, a_old, 0.25)
+        floor = Relative(0.002, 1.0, 0.25, a_old)
     opts = {"KERNEL": "walk_lists", "SINKS": 2, "REPLICATE": 1, "LBUF": 0, "COOP": 0}
     for build in ("host", "device"):
         tree = build_where(runtime, build, pos, mass, 1.0 if floor else 0.5, 8, "monopole")
