@@ -85,7 +85,7 @@ def sink_forces(engine, pos, mass, sinks=None, criterion: Criterion | None = Non
         acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, g.walk_eps, n_group=n_group,
                                                sinks=None if self_sinks else sinks,
                                                criterion=criterion, periodic=g.periodic,
-                                               options=g.kernel_options)
+                                               options=g.kernel_options, tuning=engine.tuning)
         t.update(tw)
     t["total"] = time.perf_counter() - t0
     out = Forces(acc, pot, n_pp, n_pc, device=rt.info.label, timings=t)
@@ -117,7 +117,7 @@ def _split(engine, pos, mass, parts: tuple[Part, ...]) -> dict[str, Forces]:
         t1 = time.perf_counter()
         acc, pot, n_pp, n_pc, tw = tree_forces(rt, tree, g.eps, n_group=g.n_group or None,
                                                split=g.changeover, part=part,
-                                               options=g.kernel_options)
+                                               options=g.kernel_options, tuning=engine.tuning)
         tw["build"] = build if not out else 0.0
         tw["total"] = time.perf_counter() - t1 + tw["build"]
         out[part.name] = Forces(acc, pot, n_pp, n_pc, device=rt.info.label, timings=tw)
@@ -153,7 +153,7 @@ def _resident(engine, pos: np.ndarray, mass: np.ndarray, criterion: Criterion | 
     with clock.device("walk"):
         counts, n_groups, _ = walk_into(rt, tree, g.walk_eps, acc_b, pot_b, g.n_group or None,
                                         criterion=criterion, periodic=g.periodic,
-                                        options=g.kernel_options)
+                                        options=g.kernel_options, tuning=engine.tuning)
         total = sum(red.count_sum(n, counts))
         # per-sink counts (caller's order), kept for a later read (walk_into left them
         # in the workspace, which the next call overwrites)

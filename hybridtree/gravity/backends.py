@@ -56,7 +56,8 @@ class DeviceBackend(Backend):
         with e.clock.device("walk", part.walk_key):
             counts, m, _ = walk_active(e.rt, job.tree, g.walk_eps, s.acc[part.name], s.pot,
                                        *active[:2], g.n_group or None, job.criterion,
-                                       g.kernel_options, periodic=g.periodic)
+                                       g.kernel_options, periodic=g.periodic,
+                                       tuning=e.tuning)
         e.kept.forced(m)
         with e.clock.device("reduce"):
             e.tally.add_device(part.name, m, counts)
@@ -74,7 +75,7 @@ class DeviceBackend(Backend):
             job.extra[part], _, _ = walk_into(rt, job.tree, g.walk_eps, s.acc[part.name], pot,
                                               g.n_group or None, g.changeover, part,
                                               criterion=job.criterion, periodic=g.periodic,
-                                              options=g.kernel_options)
+                                              options=g.kernel_options, tuning=e.tuning)
 
     def long_range(self, job: Job, part: Part) -> None:
         e, s = self.engine, job.state
@@ -164,7 +165,8 @@ class HostBackend(Backend):
                                                        part=part, criterion=job.criterion,
                                                        periodic=g.periodic,
                                                        options=g.kernel_options,
-                                                       sink_eps=x["sink_eps"])
+                                                       sink_eps=x["sink_eps"],
+                                                       tuning=e.tuning)
             for name in ("walk", part.walk_key):
                 clock.add(name, -tw["download"])
             clock.add("transfer", tw["download"])

@@ -44,6 +44,7 @@ from .parts import Part, as_parts, whole_part
 from .pipeline import drive
 from .settings import GravitySettings
 from .tree.refit import KeptTree
+from .tuning import TUNING, WalkTuning
 
 __all__ = ["ForceEngine", "Forces", "GravitySettings"]
 
@@ -52,7 +53,8 @@ class ForceEngine:
     """Forces of a state (see the module docstring), or of sinks given as arrays
     (:meth:`sink_forces`).  ``counts``: interactions per part and the number of forces
     computed, cumulative.  ``work``: the buffers kept between calls (default: the
-    engine's own).  ``device``, ``host``: the pipeline's backends (:mod:`.backends`);
+    engine's own).  ``tuning``: the walks' switches (:class:`.tuning.WalkTuning`; tuning
+    scripts and tests give their own).  ``device``, ``host``: the pipeline's backends (:mod:`.backends`);
     subclasses for other ways of computing (many processes:
     :class:`hybridtree.parallel.engine.ParallelEngine`) give backends of their own and
     keep the rest (``refits``: whether they refit)."""
@@ -60,11 +62,12 @@ class ForceEngine:
     refits, mesh_comm = True, None      # mesh_comm: the processes sharing a periodic mesh
 
     def __init__(self, g: GravitySettings, rt: Runtime, clock: Clock | None = None,
-                 work: Workspace | None = None):
+                 work: Workspace | None = None, tuning: WalkTuning = TUNING):
         # a run settles "auto" knowing what it can take (run.assemble.make_stepper); an
         # engine made any other way has not been told, so "auto" walks geometric there
         self.g = g.settled(rt.info.kind, relative_ok=False)
         self.rt, self.clock, self.work = rt, clock or Clock(rt), work or Workspace(rt)
+        self.tuning = tuning
         self.tally, self.softenings = Tally(rt), TypeSoftenings(rt)
         self._known = False       # the state holds forces of its current particles
         # periodic boxes build every tree (a wrapped particle leaves its cell by a box length)

@@ -1,7 +1,7 @@
 """Host side of the group tree walk (cl/treewalk.cl, cl/walklist.cl): sink groups, device
 arrays and the launches (which kernel and defines: :mod:`.walk_kernels`; the list walk's
-batches and room: :mod:`.list_walk`).  Tuning scripts and tests set its global
-PACK_GROUPS."""
+batches and room: :mod:`.list_walk`).  How it groups sinks and sizes the lists: the
+walk's tuning (:class:`.tuning.WalkTuning`), passed in."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from ..device.runtime import Runtime, pack4, split_hi_lo
 from .criterion import Criterion, criterion_of
 from .parts import FULL, Part
 from .periodic import Periodic
+from .tuning import TUNING, WalkTuning
 from .splitting import Changeover
 from .tree import Octree, integer_coords, leaf_ranges, morton_keys
 from .tree.octree import packed_leaf_ranges
@@ -31,14 +32,13 @@ from .walk_kernels import (ACTIVE_COPIES, ACTIVE_MERGE, DEFAULT_GROUP, LARGE_GRO
 __all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "default_group", "sink_groups", "tree_forces",
            "walk_active", "walk_into"]
 
-#: Merge consecutive sibling leaves into fuller sink groups (tree.octree.packed_leaf_ranges):
-#: without it groups are about 30 % full and most of a GPU work-group idles.
-PACK_GROUPS = True
 
-def sink_groups(keys_sorted: np.ndarray, n_group: int) -> tuple[np.ndarray, np.ndarray]:
+def sink_groups(keys_sorted: np.ndarray, n_group: int, pack: bool = TUNING.pack_groups
+                ) -> tuple[np.ndarray, np.ndarray]:
     """Groups of at most ``n_group`` Morton-consecutive sinks: the cells of a split with at
-    most ``n_group`` per cell, consecutive siblings merged where :data:`PACK_GROUPS`."""
-    if PACK_GROUPS:
+    most ``n_group`` per cell, consecutive siblings merged where ``pack``
+    (:attr:`.tuning.WalkTuning.pack_groups`)."""
+    if pack:
         return packed_leaf_ranges(keys_sorted, n_group)
     return leaf_ranges(keys_sorted, n_group)
 
@@ -50,8 +50,8 @@ def _group_boxes(pos: np.ndarray, gstart: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None,
-                n_group: int, criterion: Criterion,
-                sink_eps: np.ndarray | None = None) -> tuple[list, np.ndarray, int]:
+                n_group: int, criterion: Criterion, sink_eps: np.ndarray | None = None,
+                pack: bool = TUNING.pack_groups) -> tuple[list, np.ndarray, int]:
     """Sink groups formed on the host: (kernel arguments from n_groups to sink_self,
     caller index of each sink in group order, n_groups).  A relative ``criterion`` (a_old
     of each sink, caller order): alpha times the group's smallest |a_old| goes into the w
@@ -66,7 +66,7 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
         sorder = np.argsort(skeys, kind="stable")
         skeys, spos = skeys[sorder], sinks[sorder]
         self_idx = np.full(len(spos), -1, np.int32)
-    gstart, gcount = sink_groups(skeys, n_group)
+    gstart, gcount = sink_groups(skeys, n_group, pack)
     gcentre, ghalf = _group_boxes(spos, gstart)
     # the sinks' softenings in group order, and each group's smallest (cl/treebuild.cl
     # group_boxes: the w of the group centre's lo part, PER_EPS walks)
@@ -88,10 +88,11 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
 
 
 def _device_sinks(tree: DeviceTree, n_group: int, groups: DeviceGroups | None = None,
-                  own: bool = True) -> tuple[list, int]:
-    """Sink groups of a device tree's own particles, formed on the device (or ``groups``);
-    ``own``: the sinks are the walked tree's sources too (their self terms are removed)."""
-    g = groups or device_groups(tree, n_group, PACK_GROUPS)
+                  own: bool = True, pack: bool = TUNING.pack_groups) -> tuple[list, int]:
+    """Sink groups of a device tree's own particles, formed on the device (or ``groups``;
+    ``pack``: sibling leaves merged); ``own``: the sinks are the walked tree's sources too
+    (their self terms are removed)."""
+    g = groups or device_groups(tree, n_group, pack)
     self_idx = allocator(tree.rt, tree.alloc)("self_idx", 4 * tree.n)
     if own:
         launch(tree.rt, "treebuild.cl", "iota", tree.n, np.int32(tree.n), self_idx,
@@ -114,11 +115,12 @@ def _set_floor(rt: Runtime, n_groups: int, ranges: cl.Buffer, caller: cl.Buffer,
 
 
 def _enqueue_walk(rt: Runtime, walk: WalkKernel, args: list, n_groups: int, quad: bool,
-                  then: Callable[[], None] | None = None, copies: int | None = None) -> dict:
+                  then: Callable[[], None] | None = None, copies: int | None = None,
+                  tuning: WalkTuning = TUNING) -> dict:
     """Enqueue the walk kernel(s), then ``then`` (see :func:`.list_walk.list_walk`, and
-    there ``copies``); the list walk's kernel times with its PROFILE."""
+    there ``copies`` and ``tuning``); the list walk's kernel times with ``tuning.profile``."""
     if walk.name == LIST_WALK:
-        return list_walk(rt, walk, args, quad, then, copies)
+        return list_walk(rt, walk, args, quad, then, copies, tuning)
     # tree_walk_simd: private arrays, so work-groups of one group each
     per_group = 1 if walk.name == "tree_walk_simd" else walk.n_group
     launch(rt, walk.file, walk.name, n_groups * per_group, *args, defines=walk.defines,
@@ -148,7 +150,8 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
               part: Part | str = FULL, options: dict | None = None,
               n_sinks: int | None = None, groups: DeviceGroups | None = None,
               sinks: DeviceTree | None = None, criterion: Criterion | None = None,
-              periodic: Periodic | None = None) -> tuple[cl.Buffer, int, dict]:
+              periodic: Periodic | None = None, tuning: WalkTuning = TUNING
+              ) -> tuple[cl.Buffer, int, dict]:
     """Walk a device tree for its own particles (double-precision device) and write the
     results as float64, in the caller's particle order, into ``acc`` (n x 3) and
     ``pot`` (n); nothing is read back but the list sizes.  Units: the tree's.
@@ -161,11 +164,12 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     against a tree of the LET received from other processes); results in its caller
     order.  Returns (interaction counts per sink, int2 in the caller's order:
     particle-particle, particle-cell; the number of groups walked; timings of the list
-    kernels with :data:`.list_walk.PROFILE`).  ``split``/``part`` as for :func:`tree_forces`.
+    kernels with ``tuning.profile``).  ``split``/``part`` as for :func:`tree_forces`.
     ``criterion``: the opening criterion (:mod:`.criterion`; None: geometric); a relative
     one's a_old is a float64 n x 3 buffer in the caller's order, and the tree must be
     built with its :attr:`~.criterion.Relative.build_theta`.  ``periodic``: TreePM's
-    short-range force in that box (:mod:`.periodic`; positions in the box).
+    short-range force in that box (:mod:`.periodic`; positions in the box).  ``tuning``:
+    the walk's switches (:class:`.tuning.WalkTuning`).
     """
     if not rt.has_fp64:
         raise ValueError("walk_into writes float64 results: the device needs cl_khr_fp64")
@@ -178,22 +182,23 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     criterion = criterion_of(criterion)
     walk = walk_kernel(rt, keep, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
                        split, part, criterion, periodic)
-    sink_args, n_groups = _device_sinks(sinks, walk.n_group, groups, own)
+    sink_args, n_groups = _device_sinks(sinks, walk.n_group, groups, own, tuning.pack_groups)
     _set_floor(rt, n_groups, sink_args[1], sinks.order, sink_args[4], criterion, keep)
     alloc = allocator(rt, sinks.alloc)
     out, counts = alloc("walk_out", 16 * n), alloc("walk_counts", 8 * n)
     args = source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
     cnt = alloc("walk_cnt", 8 * n)       # the kernel writes counts in caller order too
     prof = _enqueue_walk(rt, walk, args, n_groups, quad,
-                         lambda: _sort_back64(sinks, keep, out, counts, acc, pot, cnt))
+                         lambda: _sort_back64(sinks, keep, out, counts, acc, pot, cnt),
+                         tuning=tuning)
     return cnt, n_groups, prof
 
 
 def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl.Buffer,
                 bins: cl.Buffer, kmin: int, n_group: int | None = None,
                 criterion: Criterion | None = None, options: dict | None = None,
-                n_sinks: int | None = None,
-                periodic: Periodic | None = None) -> tuple[cl.Buffer, int, int]:
+                n_sinks: int | None = None, periodic: Periodic | None = None,
+                tuning: WalkTuning = TUNING) -> tuple[cl.Buffer, int, int]:
     """Walk a device tree for the active particles only: those whose time bin (int32 ``bins``,
     caller order) is at least ``kmin``.  They are packed in tree (Morton) order; each group
     of the whole walk with active sinks gives one group of them, walked with the whole
@@ -209,7 +214,8 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     int2 in packed order; how many are active; the number of groups walked).  ``criterion``
     as for :func:`walk_into`; ``n_sinks``: only particles of caller index below it have bins
     and are sinks (default all: a tree of local particles and received LET entries keeps the
-    local ones first); ``periodic``: TreePM's short range, as for :func:`walk_into`."""
+    local ones first); ``periodic``: TreePM's short range, ``tuning`` the walk's switches,
+    as for :func:`walk_into`."""
     if not rt.has_fp64:
         raise ValueError("walk_active writes float64 results: the device needs cl_khr_fp64")
     n = tree.n
@@ -230,7 +236,7 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     # sinks and walked with the whole group's box
     walk = walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
                        None, FULL, criterion, periodic)
-    whole = device_groups(tree, walk.n_group, PACK_GROUPS)
+    whole = device_groups(tree, walk.n_group, tuning.pack_groups)
     most = max(whole.n_groups, 1)
     snk_hi, snk_lo = alloc("act_hi", 16 * n), alloc("act_lo", 16 * n)
     self_idx, caller = alloc("act_self", 4 * n), alloc("act_caller", 4 * n)
@@ -274,7 +280,8 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
                                         snk_lo, self_idx, np.float32(eps * eps), out, counts]
     cnt = alloc("act_cnt", 8 * n)
     _enqueue_walk(rt, walk, args, n_groups, quad,
-                  lambda: _unsort64(rt, m, keep, caller, out, counts, acc, pot, cnt), copies)
+                  lambda: _unsort64(rt, m, keep, caller, out, counts, acc, pot, cnt), copies,
+                  tuning)
     return counts, m, n_groups
 
 
@@ -282,7 +289,8 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
                 sinks: np.ndarray | None = None, options: dict | None = None,
                 split: Changeover | None = None, part: Part | str = FULL,
                 criterion: Criterion | None = None,
-                periodic: Periodic | None = None, sink_eps: np.ndarray | None = None):
+                periodic: Periodic | None = None, sink_eps: np.ndarray | None = None,
+                tuning: WalkTuning = TUNING):
     """Walk ``tree`` (host-built or device-built) for every sink; float64 results in the
     sinks' own order, on the host.
 
@@ -295,7 +303,7 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     None: geometric); a relative one's a_old is (n, 3) of the sinks in their order (the
     tree must be built with its build_theta).  ``periodic``: as for :func:`walk_into`.  ``sink_eps``: with ``sinks``
     and a tree of a softening per particle, the sinks' own (default 0: each pair is
-    softened with its source's).
+    softened with its source's).  ``tuning``: the walk's switches (:class:`.tuning.WalkTuning`).
     Returns (acc (n, 3), pot (n,), n_pp (n,), n_pc (n,), timings in seconds).
     Results that stay on the device: :func:`walk_into`.
     """
@@ -311,7 +319,7 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
                          f"({n_sinks}, 3), got {np.shape(criterion.a_old)}")
     on_device = isinstance(tree, DeviceTree) and sinks is None
     if on_device:
-        sink_args, n_groups = _device_sinks(tree, walk.n_group)
+        sink_args, n_groups = _device_sinks(tree, walk.n_group, pack=tuning.pack_groups)
         if criterion.relative:
             a_old = rt.to_device(np.ascontiguousarray(criterion.a_old, np.float64))
             _set_floor(rt, n_groups, sink_args[1], tree.order, sink_args[4],
@@ -320,14 +328,14 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
         n = tree.n
     else:
         sink_args, sorder, n_groups = _host_sinks(rt, tree, sinks, walk.n_group, criterion,
-                                                  sink_eps)
+                                                  sink_eps, tuning.pack_groups)
         n = len(sorder)
     out = scratch(rt, "walk_out", 16 * n)
     counts = scratch(rt, "walk_counts", 8 * n)
     args = source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
     rt.queue.finish()
     t1 = time.perf_counter()
-    prof = _enqueue_walk(rt, walk, args, n_groups, quad)
+    prof = _enqueue_walk(rt, walk, args, n_groups, quad, tuning=tuning)
     wide = on_device and rt.has_fp64
     if wide:        # back into the caller's order, as float64, before the download
         acc_buf, pot_buf = scratch(rt, "walk_acc", 24 * n), scratch(rt, "walk_pot", 8 * n)

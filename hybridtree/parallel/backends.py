@@ -95,7 +95,8 @@ class ParallelDeviceBackend(DeviceBackend):
             job.tree = self._merged(s, recv, x["cube"], job.criterion.build_theta)
             if job.active is None:
                 with clock.device("build"):
-                    x["groups"] = local_sink_groups(job.tree, n, x["n_group"])
+                    x["groups"] = local_sink_groups(job.tree, n, x["n_group"],
+                                                    e.tuning.pack_groups)
 
     def _merged(self, s: DeviceState, recv: np.ndarray, cube, theta: float):
         """A tree of the local particles followed by the received LET rows."""
@@ -123,7 +124,7 @@ class ParallelDeviceBackend(DeviceBackend):
         with e.clock.device("walk", part.walk_key):
             cnt, done, _ = walk_active(e.rt, job.tree, e.g.walk_eps, s.acc[part.name], s.pot,
                                        *job.active[:2], job.extra["n_group"], job.criterion,
-                                       e.g.kernel_options, n_sinks=s.n)
+                                       e.g.kernel_options, n_sinks=s.n, tuning=e.tuning)
         with e.clock.device("reduce"):
             e.count(part, sum(reduce.reducer(e.rt).count_sum(done, cnt)))
         return done
@@ -143,7 +144,8 @@ class ParallelDeviceBackend(DeviceBackend):
             cnt, _, _ = walk_into(rt, job.tree, g.walk_eps, s.acc[part.name], pot,
                                   job.extra["n_group"], g.changeover, part, n_sinks=n,
                                   groups=job.extra.get("groups"), criterion=job.criterion,
-                                  periodic=g.periodic, options=g.kernel_options)
+                                  periodic=g.periodic, options=g.kernel_options,
+                                  tuning=e.tuning)
         with e.clock.device("reduce"):
             e.count(part, sum(reduce.reducer(rt).count_sum(n, cnt)))
 
@@ -177,7 +179,8 @@ class ParallelDeviceBackend(DeviceBackend):
         for part in job.parts:
             with clock.device("walk", part.walk_key):
                 cnt, _, _ = walk_into(rt, remote, g.walk_eps, acc, pot, n_group, g.changeover,
-                                      part, sinks=local, options=g.kernel_options)
+                                      part, sinks=local, options=g.kernel_options,
+                                      tuning=e.tuning)
                 launch(rt, "state.cl", "add", 3 * n, np.int32(3 * n), s.acc[part.name], acc,
                        s.acc[part.name])
                 if part.potential:

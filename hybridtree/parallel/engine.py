@@ -21,7 +21,7 @@ distances, nothing beyond r_cut: :func:`.device_let.select_on_device` with ``box
 the processes share one mesh in slabs (``mesh_comm``, :class:`hybridtree.gravity.
 long_range.LongRange`, :mod:`hybridtree.gravity.pm_slabs`).
 
-``overlap`` (and hard substeps where :data:`HARD_SECOND_TREE` is set): the other way
+``overlap`` (and hard substeps where ``hard_second_tree`` is set): the other way
 to treat the received entries.  The LET travels with a non-blocking Alltoallv while the
 local tree is walked for the local particles; then a tree of the received entries alone
 is built and walked by the local tree's groups, and the two forces are added.  One build
@@ -48,6 +48,7 @@ from ..device.runtime import Runtime
 from ..device.transfer import Workspace
 from ..gravity.engine import ForceEngine, GravitySettings
 from ..gravity.parts import Part
+from ..gravity.tuning import TUNING, WalkTuning
 from ..integrate.state import State
 from .backends import ParallelDeviceBackend, ParallelHostBackend
 from .comm import Comm
@@ -55,30 +56,30 @@ from .host_let import ParallelForces, host_let_forces
 
 __all__ = ["ParallelEngine"]
 
-#: Whether hard substeps take the received hard LET as a second tree walked by the local
-#: groups (as ``overlap`` does) instead of one merged tree.  The hard LET is small, so its
-#: tree is cheap, but the merged tree was as fast at K = 2 and 10 % faster at K = 4
-#: (H100, 2^22, docs/history.md, session 8), so it stays off.
-HARD_SECOND_TREE = False
-
 
 class ParallelEngine(ForceEngine):
     """Forces of a state on many processes (module docstring): the one-process engine
     with backends that exchange LETs through ``comm``.  ``counts``: this process's
     interactions and forces per part, cumulative; ``step``: this step's force seconds,
     interactions (``work``) and LET volumes (entries, bytes sent).  Every force builds
-    its trees (``refits`` off: ``gravity.refit_fraction`` is for one process)."""
+    its trees (``refits`` off: ``gravity.refit_fraction`` is for one process).
+    ``hard_second_tree``: whether hard substeps take the received hard LET as a second
+    tree walked by the local groups (as ``overlap`` does) instead of one merged tree.  The
+    hard LET is small, so its tree is cheap, but the merged tree was as fast at K = 2 and
+    10 % faster at K = 4 (H100, 2^22, docs/history.md, session 8), so it is off.
+    ``tuning``: the walks' switches (:class:`hybridtree.gravity.tuning.WalkTuning`)."""
 
     refits = False
 
     def __init__(self, g: GravitySettings, rt: Runtime, comm: Comm, clock: Clock | None = None,
-                 overlap: bool = False):
+                 overlap: bool = False, hard_second_tree: bool = False,
+                 tuning: WalkTuning = TUNING):
         self.comm, self.overlap = comm, overlap
-        super().__init__(g, rt, clock)
+        super().__init__(g, rt, clock, tuning=tuning)
         self.mesh_comm = comm if comm.size > 1 else None     # a periodic box's mesh in slabs
         self.step: dict[str, float] = defaultdict(float)
         self.remote_work = Workspace(rt)       # the received LET's tree (overlap)
-        self.hard_second_tree = HARD_SECOND_TREE
+        self.hard_second_tree = hard_second_tree
 
     def backends(self) -> tuple[ParallelDeviceBackend, ParallelHostBackend]:
         return ParallelDeviceBackend(self), ParallelHostBackend(self)
@@ -106,4 +107,5 @@ class ParallelEngine(ForceEngine):
                    ) -> ParallelForces:
         """The host backend on arrays (validated float64, this process's particles):
         forces of ``part`` from every process's particles (collective), net force kept."""
-        return host_let_forces(self.comm, self.rt, self.g, pos, mass, part, self.overlap)
+        return host_let_forces(self.comm, self.rt, self.g, pos, mass, part, self.overlap,
+                               self.tuning)

@@ -22,6 +22,7 @@ from ..device.runtime import Runtime
 from ..gravity.engine import GravitySettings
 from ..gravity.knobs import build_where
 from ..gravity.parts import as_part
+from ..gravity.tuning import TUNING, WalkTuning
 from ..gravity.tree import build_tree
 from ..gravity.tree.device_build import device_cube
 from ..gravity.tree.morton import Cube
@@ -60,10 +61,11 @@ def particle_boxes(comm: Comm, pos: np.ndarray) -> np.ndarray:
 
 
 def host_let_forces(comm: Comm, rt: Runtime, g: GravitySettings, pos: np.ndarray,
-                    mass: np.ndarray, part: str = "full", overlap: bool = False
-                    ) -> ParallelForces:
+                    mass: np.ndarray, part: str = "full", overlap: bool = False,
+                    tuning: WalkTuning = TUNING) -> ParallelForces:
     """Forces of ``part`` on this process's particles (validated float64 arrays) from all
-    processes' particles (collective), with ``g``'s knobs; the net force kept.  See
+    processes' particles (collective), with ``g``'s knobs and the walks' ``tuning``; the
+    net force kept.  See
     :func:`.forces.parallel_accelerations` for ``part`` and ``overlap``."""
     eps, theta, n_leaf, multipole, build = g.eps, g.theta, g.n_leaf, g.multipole, g.build
     n_group, split, part = g.n_group or None, g.changeover, as_part(part)
@@ -93,7 +95,8 @@ def host_let_forces(comm: Comm, rt: Runtime, g: GravitySettings, pos: np.ndarray
     t2 = time.perf_counter()
     t["let_select"] = t2 - t1
     n = len(pos)
-    walk = {"n_group": n_group, "split": split, "part": part, "options": g.kernel_options}
+    walk = {"n_group": n_group, "split": split, "part": part, "options": g.kernel_options,
+            "tuning": tuning}
     if not overlap:
         recv = comm.alltoallv(send, counts)
         t3 = time.perf_counter()
