@@ -15,6 +15,7 @@ from typing import IO, Any, Callable
 
 import numpy as np
 
+from ..gravity.parts import column_parts
 from ..io.snapshot import atomic_path
 from ..state.quantities import energies, lagrangian_radii, lagrangian_radii_across
 
@@ -72,20 +73,17 @@ def measure(step: int, t: float, mom: dict, radii: list[float], e0: float | None
     p, ang = mom["momentum"], mom["angular_momentum"]
     tot = kin + epot
     ref = tot if e0 is None else e0
-    walls = {"soft": "walk_soft", "hard": "walk_hard"}
+    walls = ("soft", "hard")
     part_s = {}
     forces, secs, n_int = {}, {}, {}
-    for part, key in walls.items():
-        forces[part] = cnt.get(f"{part}_forces", 0) - pcnt.get(f"{part}_forces", 0)
-        if part == "soft":          # a plain run's whole force stands for the soft one
-            forces[part] += cnt.get("full_forces", 0) - pcnt.get("full_forces", 0)
-            secs[part] = sum(sec.get(k, 0.0) - psec.get(k, 0.0)
-                             for k in ("walk_soft", "walk_full"))
-            n_int[part] = sum(cnt.get(k, 0) - pcnt.get(k, 0)
-                              for k in ("soft_interactions", "full_interactions"))
-        else:
-            secs[part] = sec.get(key, 0.0) - psec.get(key, 0.0)
-            n_int[part] = cnt.get("hard_interactions", 0) - pcnt.get("hard_interactions", 0)
+    for column in walls:        # a plain run's whole force stands for the soft one
+        names = [q.name for q in column_parts(column)]
+        forces[column] = sum(cnt.get(f"{k}_forces", 0) - pcnt.get(f"{k}_forces", 0)
+                             for k in names)
+        secs[column] = sum(sec.get(f"walk_{k}", 0.0) - psec.get(f"walk_{k}", 0.0)
+                           for k in names)
+        n_int[column] = sum(cnt.get(f"{k}_interactions", 0) - pcnt.get(f"{k}_interactions", 0)
+                            for k in names)
     if size > 1:
         # every process takes part in every force: its interactions add up, its seconds
         # are averaged (as the t_* columns)

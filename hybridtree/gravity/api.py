@@ -26,8 +26,9 @@ from ..device.transfer import Workspace
 from ..errors import UserInputError, real_argument
 from ..particles import shaped_particles, validate_particles
 from .engine import Forces, ForceEngine, GravitySettings
+from .criterion import Relative
 from .knobs import (BUILDS, METHODS, OPENINGS, check_eps, check_tree_knobs, default,
-                    relative_floor)
+                    relative_criterion)
 from .periodic import ASMTH, RCUT, Periodic, default_mesh
 from .softening import check_softening, pair_factors
 from .splitting import Changeover
@@ -130,9 +131,9 @@ def accelerations(pos, mass, eps: float | np.ndarray = 0.0, method: str = defaul
                                   precise=precise, build=build, box=box, pm_grid=pm_grid,
                                   asmth=asmth, rcut=rcut, softening=softening)
             acc_old = first.acc
-        floor = relative_floor(alpha, theta_max, theta_min, acc_old, n_sink)
+        criterion = relative_criterion(alpha, theta_max, theta_min, acc_old, n_sink)
         out = _forces(pos, mass, eps, method, theta_max, sinks, n_leaf, n_group, multipole,
-                      device, precise, build, floor, periodic, softening)
+                      device, precise, build, criterion, periodic, softening)
         if first is not None:
             out.timings["first_pass"] = first.timings.get("total", 0.0)
         return out
@@ -142,11 +143,11 @@ def accelerations(pos, mass, eps: float | np.ndarray = 0.0, method: str = defaul
 
 def _forces(pos, mass, eps: float, method: str, theta: float, sinks, n_leaf: int,
             n_group: int | None, multipole: str, device: str | None, precise: bool,
-            build: str, floor: tuple[float, np.ndarray, float] | None,
+            build: str, criterion: Relative | None,
             periodic: Periodic | None = None, softening: str = "plummer") -> Forces:
-    """:func:`accelerations` once the opening criterion is settled (``floor``: the
-    relative criterion's alpha and a_old, with ``theta`` its theta_max; ``periodic``:
-    the box of TreePM)."""
+    """:func:`accelerations` once the opening criterion is settled (``criterion``: the
+    relative one, with ``theta`` its theta_max; None: geometric with ``theta``;
+    ``periodic``: the box of TreePM)."""
     check_tree_knobs(n_leaf, n_group, multipole, theta if method == "tree" else None, build)
     eps = eps if isinstance(eps, np.ndarray) else check_eps(eps)
     # the automatic device choice passes over devices too small for these particles
@@ -155,7 +156,7 @@ def _forces(pos, mass, eps: float, method: str, theta: float, sinks, n_leaf: int
     engine = _engine(rt, method=method, eps=eps, theta=theta, n_leaf=n_leaf,
                      n_group=n_group or 0, multipole=multipole, precise=precise, build=build,
                      periodic=periodic, softening=softening)
-    out = engine.sink_forces(pos, mass, sinks, floor)["full"]
+    out = engine.sink_forces(pos, mass, sinks, criterion)["full"]
     check_result(out.acc, out.pot, np.asarray(pos if sinks is None else sinks, np.float64),
                  "accelerations")
     return out

@@ -10,11 +10,12 @@ import numpy as np
 
 from ..config import SCHEMA
 from ..errors import UserInputError
+from .criterion import Relative
 from .tree import Cube, build_tree
 from .tree.device_build import build_device_tree
 
 __all__ = ["BUILDS", "METHODS", "MULTIPOLE_CHOICES", "OPENINGS", "auto_multipole", "build_where",
-           "check_eps", "check_tree_knobs", "default", "relative_floor"]
+           "check_eps", "check_tree_knobs", "default", "relative_criterion"]
 
 
 def default(name: str) -> Any:
@@ -93,9 +94,10 @@ def _upper(name: str) -> str:
     return _rule(name).rsplit("<=", 1)[-1].strip()
 
 
-def relative_floor(alpha: float, theta_max: float, theta_min: float, acc_old, n_sink: int
-                   ) -> tuple[float, np.ndarray, float]:
-    """(alpha, a_old, theta_min) of the relative opening criterion, checked (ValueError)."""
+def relative_criterion(alpha: float, theta_max: float, theta_min: float, acc_old, n_sink: int
+                       ) -> Relative:
+    """The relative opening criterion of these values and ``acc_old`` (a_old of the
+    sinks), checked (UserInputError, a ValueError)."""
     alpha = float(alpha)
     if not (np.isfinite(alpha) and _in_range("alpha", alpha)):
         raise UserInputError(f"alpha must be finite and {_rule('alpha')}, got {alpha!r}")
@@ -111,7 +113,7 @@ def relative_floor(alpha: float, theta_max: float, theta_min: float, acc_old, n_
         raise UserInputError(f"acc_old must have shape ({n_sink}, 3), got {a_old.shape}")
     if not np.isfinite(a_old).all():
         raise UserInputError("acc_old must be finite")
-    return alpha, a_old, float(theta_min)
+    return Relative(alpha, theta_max, float(theta_min), a_old)
 
 
 def build_where(rt, build: str, pos: np.ndarray, mass: np.ndarray, theta: float, n_leaf: int,

@@ -8,9 +8,9 @@ into batches and its longest list filled less than a quarter of it, the room shr
 again, so that one walk with a spike of long lists (a few groups of 10^6 entries) does not
 leave every later walk of the process in small batches.  A room that fits the whole walk
 is kept as it is: shrinking it then gains nothing, and lists that swing from walk to walk
-(a block step's substeps) would be walked twice each time they outgrew it again.  Tuning
-scripts and tests set the globals LIST_START, LIST_MEMORY_SHARE, LIST_BATCH_BYTES, PROFILE and
-_list_room."""
+(a block step's substeps) would be walked twice each time they outgrew it again.  The
+first room, the memory share, the batch bound and the kernels' profile are fields of the
+walk's tuning (:class:`.tuning.WalkTuning`), passed in; ``_list_room`` keeps the rooms."""
 
 from __future__ import annotations
 
@@ -23,37 +23,22 @@ import pyopencl as cl
 from ..device.kernels import launch
 from ..device.runtime import Runtime
 from ..device.transfer import read_small, scratch
+from .tuning import TUNING, WalkTuning
 from .walk_kernels import LIST_WALK, WalkKernel
 
 __all__ = ["list_walk", "shrunk_room"]
-
-#: First room per group list (entries); grown to the largest list seen on overflow.
-LIST_START = 8192
-
-#: Share of the device's global memory that the lists of one batch of groups may use.
-LIST_MEMORY_SHARE = 8
-
-#: Bytes the lists of one batch of groups may use at most, whatever the device's memory
-#: (1/8 of an H200 is 17.9 GB): 8 GiB, 8 bytes per particle at 2^30.  Each further batch
-#: ends in a wait for its slowest groups: a 2^24 step (room 32 768, 16 GiB of lists in
-#: one batch) took 0.0599 s in batches of 2 GiB, 0.0585-0.0591 s of 4 GiB, 0.0565-0.0568
-#: s of 8 GiB and 0.0559-0.0573 s in one (H200, round 126, scripts/tune/list_batch.py)
-LIST_BATCH_BYTES = 8 << 30
 
 _list_room: dict[int, int] = {}     # per context: list room that sufficed last time
 
 #: Walks and walks done again in a larger room, cumulative (tuning scripts read them).
 walks = {"walks": 0, "again": 0}
 
-#: Tuning aid (scripts/tune/walk.py): wait for each list-walk kernel and add its time
-#: to the walk's timings as "list_walk" and "list_eval" (slows the walk a little).
-PROFILE = False
-
 
 def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
-              then: Callable[[], None] | None = None, copies: int | None = None) -> dict:
+              then: Callable[[], None] | None = None, copies: int | None = None,
+              tuning: WalkTuning = TUNING) -> dict:
     """Enqueue walk_lists + eval_lists over batches of groups (arguments as for tree_walk;
-    ``wg``: eval_lists's work-group size); returns kernel times when :data:`PROFILE` is set.
+    ``wg``: eval_lists's work-group size); returns kernel times where ``tuning.profile``.
     ``copies``: how many copies of a small group's sinks may share its work-group (with
     REPLICATE > 1; default REPLICATE).
     ``then``: enqueues what follows the walk (results back to the caller's order); it is
@@ -73,12 +58,13 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
     replicate = int(defines.get("REPLICATE", 1))
     copies = np.int32(max(1, replicate if copies is None else int(copies)))
     info = scratch(rt, "walk_info", 8 * n_groups)
-    budget = min(rt.device.max_mem_alloc_size, rt.device.global_mem_size // LIST_MEMORY_SHARE,
-                 LIST_BATCH_BYTES)
-    room, prof = _list_room.get(id(rt.context), LIST_START), {"list_walk": 0.0, "list_eval": 0.0}
+    budget = min(rt.device.max_mem_alloc_size,
+                 rt.device.global_mem_size // tuning.list_memory_share, tuning.list_batch_bytes)
+    start, profile = tuning.list_start, tuning.profile
+    room, prof = _list_room.get(id(rt.context), start), {"list_walk": 0.0, "list_eval": 0.0}
 
-    def lap(key: str | None, since: float) -> float:     # PROFILE: time since ``since``
-        if not PROFILE:
+    def lap(key: str | None, since: float) -> float:     # profile: time since ``since``
+        if not profile:
             return since
         rt.queue.finish()
         now = time.perf_counter()
@@ -108,9 +94,9 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
         longest = _longest(rt, walk, n_groups, info)
         walks["walks"] += 1
         if longest <= room:
-            if batch < n_groups and 4 * longest < room and room > LIST_START:
-                _list_room[id(rt.context)] = shrunk_room(longest)
-            return prof if PROFILE else {}
+            if batch < n_groups and 4 * longest < room and room > start:
+                _list_room[id(rt.context)] = shrunk_room(longest, start)
+            return prof if profile else {}
         walks["again"] += 1
         room = _list_room[id(rt.context)] = max(64, _pow2(longest))   # again
     raise AssertionError("interaction lists outgrew the room made for them")
@@ -121,11 +107,11 @@ def _pow2(n: int) -> int:
     return 1 << (max(int(n), 1) - 1).bit_length()
 
 
-def shrunk_room(longest: int) -> int:
+def shrunk_room(longest: int, start: int = TUNING.list_start) -> int:
     """The room kept after a walk in batches whose longest list (``longest`` entries)
     filled less than a quarter of it: twice the longest list's power of two (a walk
-    overflows it only if its lists double), never below :data:`LIST_START`."""
-    return max(LIST_START, 2 * _pow2(longest))
+    overflows it only if its lists double), never below the first room ``start``."""
+    return max(start, 2 * _pow2(longest))
 
 
 def _longest(rt: Runtime, walk: WalkKernel, n_groups: int, info: cl.Buffer) -> int:

@@ -1,5 +1,5 @@
 """The gravity knobs of a run as one value (:class:`GravitySettings`), with "auto" settled
-for a device, and the opening criterion's test for a force (:func:`opening_floor`).
+for a device (the opening criterion of a force: :func:`.criterion.opening_criterion`).
 Lengths: the run's units."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from .periodic import Periodic
 from .softening import kernel_options
 from .splitting import Changeover
 
-__all__ = ["GravitySettings", "opening_floor", "type_ratios"]
+__all__ = ["GravitySettings", "type_ratios"]
 
 
 @dataclass(frozen=True)
@@ -126,10 +126,3 @@ def type_ratios(eps: float, eps_types: str) -> tuple[float, ...] | None:
     ratios = tuple(v / eps for v in values) + (1.0,) * (N_TYPES - len(values))
     return None if all(r == 1.0 for r in ratios) else ratios
 
-
-def opening_floor(g: GravitySettings, known: bool, acc):
-    """(alpha, a_old = ``acc``, theta_min) for the relative opening criterion, or None:
-    the geometric test, asked for or by a first force (``known`` false: no a_old yet)."""
-    if g.opening == "relative" and known:
-        return g.alpha, acc, g.theta_min
-    return None

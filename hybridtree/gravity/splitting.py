@@ -54,12 +54,13 @@ class Changeover:
             return y * y / (2 * y * y - 2 * y + 1)
         return y ** 4 * (35 + y * (-84 + y * (70 - 20 * y)))
 
-    def defines(self, part: str) -> dict[str, object]:
-        """Kernel defines for the ``"soft"`` or ``"hard"`` walk (float32 literals)."""
-        if part not in ("soft", "hard"):
-            raise ValueError(f"part must be 'soft' or 'hard', got {part!r}")
+    def defines(self, split: int) -> dict[str, object]:
+        """Kernel defines of a split walk (float32 literals): ``split`` 1 the soft
+        fraction, 2 the hard one (:attr:`hybridtree.gravity.parts.Part.split`)."""
+        if split not in (1, 2):
+            raise ValueError(f"split must be 1 (soft) or 2 (hard), got {split!r}")
         f32 = lambda x: f"{float(np.float32(x))!r}f"
-        return {"SPLIT": 1 if part == "soft" else 2, "CHANGEOVER": CHANGEOVERS[self.shape],
+        return {"SPLIT": int(split), "CHANGEOVER": CHANGEOVERS[self.shape],
                 "R_IN": f32(self.r_in), "R_OUT": f32(self.r_out)}
 
 

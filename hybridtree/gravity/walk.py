@@ -1,7 +1,7 @@
 """Host side of the group tree walk (cl/treewalk.cl, cl/walklist.cl): sink groups, device
 arrays and the launches (which kernel and defines: :mod:`.walk_kernels`; the list walk's
-batches and room: :mod:`.list_walk`).  Tuning scripts and tests set its global
-PACK_GROUPS."""
+batches and room: :mod:`.list_walk`).  How it groups sinks and sizes the lists: the
+walk's tuning (:class:`.tuning.WalkTuning`), passed in."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ import pyopencl as cl
 
 from ..device.kernels import launch, spread_local
 from ..device.runtime import Runtime, pack4, split_hi_lo
+from .criterion import Criterion, criterion_of
+from .parts import FULL, Part
 from .periodic import Periodic
+from .tuning import TUNING, WalkTuning
 from .splitting import Changeover
 from .tree import Octree, integer_coords, leaf_ranges, morton_keys
 from .tree.octree import packed_leaf_ranges
@@ -29,14 +32,13 @@ from .walk_kernels import (ACTIVE_COPIES, ACTIVE_MERGE, DEFAULT_GROUP, LARGE_GRO
 __all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "default_group", "sink_groups", "tree_forces",
            "walk_active", "walk_into"]
 
-#: Merge consecutive sibling leaves into fuller sink groups (tree.octree.packed_leaf_ranges):
-#: without it groups are about 30 % full and most of a GPU work-group idles.
-PACK_GROUPS = True
 
-def sink_groups(keys_sorted: np.ndarray, n_group: int) -> tuple[np.ndarray, np.ndarray]:
+def sink_groups(keys_sorted: np.ndarray, n_group: int, pack: bool = TUNING.pack_groups
+                ) -> tuple[np.ndarray, np.ndarray]:
     """Groups of at most ``n_group`` Morton-consecutive sinks: the cells of a split with at
-    most ``n_group`` per cell, consecutive siblings merged where :data:`PACK_GROUPS`."""
-    if PACK_GROUPS:
+    most ``n_group`` per cell, consecutive siblings merged where ``pack``
+    (:attr:`.tuning.WalkTuning.pack_groups`)."""
+    if pack:
         return packed_leaf_ranges(keys_sorted, n_group)
     return leaf_ranges(keys_sorted, n_group)
 
@@ -48,13 +50,13 @@ def _group_boxes(pos: np.ndarray, gstart: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None,
-                n_group: int, floor: tuple[float, np.ndarray, float] | None = None,
-                sink_eps: np.ndarray | None = None) -> tuple[list, np.ndarray, int]:
+                n_group: int, criterion: Criterion, sink_eps: np.ndarray | None = None,
+                pack: bool = TUNING.pack_groups) -> tuple[list, np.ndarray, int]:
     """Sink groups formed on the host: (kernel arguments from n_groups to sink_self,
-    caller index of each sink in group order, n_groups).  ``floor`` = (alpha, a_old of
-    each sink, caller order): alpha times the group's smallest |a_old| goes into the w of
-    its half-sides (the relative opening criterion).  ``sink_eps``: the sinks' own
-    softenings (a walk with PER_EPS; default 0: a pair takes the source's)."""
+    caller index of each sink in group order, n_groups).  A relative ``criterion`` (a_old
+    of each sink, caller order): alpha times the group's smallest |a_old| goes into the w
+    of its half-sides.  ``sink_eps``: the sinks' own softenings (a walk with PER_EPS;
+    default 0: a pair takes the source's)."""
     centre = tree.cube.centre
     if sinks is None:          # a host tree's own particles
         spos, skeys, sorder = tree.pos, tree.keys, tree.order
@@ -64,17 +66,14 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
         sorder = np.argsort(skeys, kind="stable")
         skeys, spos = skeys[sorder], sinks[sorder]
         self_idx = np.full(len(spos), -1, np.int32)
-    gstart, gcount = sink_groups(skeys, n_group)
+    gstart, gcount = sink_groups(skeys, n_group, pack)
     gcentre, ghalf = _group_boxes(spos, gstart)
     # the sinks' softenings in group order, and each group's smallest (cl/treebuild.cl
     # group_boxes: the w of the group centre's lo part, PER_EPS walks)
     s_eps = 0.0 if sink_eps is None else np.asarray(sink_eps, np.float32)[sorder]
     g_eps = 0.0 if sink_eps is None else np.minimum.reduceat(s_eps, gstart)
     half32 = np.nextafter(ghalf.astype(np.float32), np.float32(np.inf))
-    bound = 0.0
-    if floor is not None:
-        a_old = np.linalg.norm(np.asarray(floor[1], np.float64), axis=1)[sorder]
-        bound = floor[0] * np.minimum.reduceat(a_old, gstart)
+    bound = criterion.group_bounds(sorder, gstart) if criterion.relative else 0.0
     snk_hi, snk_lo = split_hi_lo(spos - centre)
     g_hi, g_lo = split_hi_lo(gcentre - centre)
     args = [np.int32(len(gstart)),
@@ -89,10 +88,11 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
 
 
 def _device_sinks(tree: DeviceTree, n_group: int, groups: DeviceGroups | None = None,
-                  own: bool = True) -> tuple[list, int]:
-    """Sink groups of a device tree's own particles, formed on the device (or ``groups``);
-    ``own``: the sinks are the walked tree's sources too (their self terms are removed)."""
-    g = groups or device_groups(tree, n_group, PACK_GROUPS)
+                  own: bool = True, pack: bool = TUNING.pack_groups) -> tuple[list, int]:
+    """Sink groups of a device tree's own particles, formed on the device (or ``groups``;
+    ``pack``: sibling leaves merged); ``own``: the sinks are the walked tree's sources too
+    (their self terms are removed)."""
+    g = groups or device_groups(tree, n_group, pack)
     self_idx = allocator(tree.rt, tree.alloc)("self_idx", 4 * tree.n)
     if own:
         launch(tree.rt, "treebuild.cl", "iota", tree.n, np.int32(tree.n), self_idx,
@@ -104,22 +104,23 @@ def _device_sinks(tree: DeviceTree, n_group: int, groups: DeviceGroups | None = 
 
 
 def _set_floor(rt: Runtime, n_groups: int, ranges: cl.Buffer, caller: cl.Buffer,
-               g_half: cl.Buffer, floor: tuple[float, cl.Buffer, float], n_sinks: int
-               ) -> None:
-    """alpha |a_old|, the smallest of each group's sinks, into the w of its half-sides
-    (cl/blocks.cl ``group_floor``); ``caller``: each sink's row of the float64 a_old,
-    which has ``n_sinks`` rows (larger caller indices are not sinks)."""
-    alpha, a_old = floor[:2]
-    launch(rt, "blocks.cl", "group_floor", n_groups, np.int32(n_groups), np.int32(n_sinks), ranges,
-                  caller, a_old, np.float64(alpha), g_half)
+               g_half: cl.Buffer, criterion: Criterion, n_sinks: int) -> None:
+    """A relative ``criterion``'s alpha |a_old|, the smallest of each group's sinks, into
+    the w of its half-sides (cl/blocks.cl ``group_floor``); ``caller``: each sink's row of
+    the float64 a_old buffer, which has ``n_sinks`` rows (larger caller indices are not
+    sinks).  Nothing for the geometric criterion."""
+    if criterion.relative:
+        launch(rt, "blocks.cl", "group_floor", n_groups, np.int32(n_groups), np.int32(n_sinks),
+               ranges, caller, *criterion.floor_args, g_half)
 
 
 def _enqueue_walk(rt: Runtime, walk: WalkKernel, args: list, n_groups: int, quad: bool,
-                  then: Callable[[], None] | None = None, copies: int | None = None) -> dict:
+                  then: Callable[[], None] | None = None, copies: int | None = None,
+                  tuning: WalkTuning = TUNING) -> dict:
     """Enqueue the walk kernel(s), then ``then`` (see :func:`.list_walk.list_walk`, and
-    there ``copies``); the list walk's kernel times with its PROFILE."""
+    there ``copies`` and ``tuning``); the list walk's kernel times with ``tuning.profile``."""
     if walk.name == LIST_WALK:
-        return list_walk(rt, walk, args, quad, then, copies)
+        return list_walk(rt, walk, args, quad, then, copies, tuning)
     # tree_walk_simd: private arrays, so work-groups of one group each
     per_group = 1 if walk.name == "tree_walk_simd" else walk.n_group
     launch(rt, walk.file, walk.name, n_groups * per_group, *args, defines=walk.defines,
@@ -146,10 +147,11 @@ def _sort_back64(tree: DeviceTree, keep: int, out: cl.Buffer, counts: cl.Buffer,
 
 def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl.Buffer,
               n_group: int | None = None, split: Changeover | None = None,
-              part: str = "full", options: dict | None = None, n_sinks: int | None = None,
-              groups: DeviceGroups | None = None, sinks: DeviceTree | None = None,
-              floor: tuple[float, cl.Buffer, float] | None = None,
-              periodic: Periodic | None = None) -> tuple[cl.Buffer, int, dict]:
+              part: Part | str = FULL, options: dict | None = None,
+              n_sinks: int | None = None, groups: DeviceGroups | None = None,
+              sinks: DeviceTree | None = None, criterion: Criterion | None = None,
+              periodic: Periodic | None = None, tuning: WalkTuning = TUNING
+              ) -> tuple[cl.Buffer, int, dict]:
     """Walk a device tree for its own particles (double-precision device) and write the
     results as float64, in the caller's particle order, into ``acc`` (n x 3) and
     ``pot`` (n); nothing is read back but the list sizes.  Units: the tree's.
@@ -162,12 +164,12 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     against a tree of the LET received from other processes); results in its caller
     order.  Returns (interaction counts per sink, int2 in the caller's order:
     particle-particle, particle-cell; the number of groups walked; timings of the list
-    kernels with :data:`.list_walk.PROFILE`).  ``split``/``part`` as for :func:`tree_forces`.
-    ``floor`` = (alpha, a_old, theta_min): the relative opening criterion
-    (cl/walkcommon.cl) with tolerance alpha, the sinks' last accelerations a_old (float64
-    n x 3 buffer in the caller's order) and the angle below which a cell is accepted
-    whatever a_old; the tree must then be built with theta_max.  ``periodic``: TreePM's
-    short-range force in that box (:mod:`.periodic`; positions in the box).
+    kernels with ``tuning.profile``).  ``split``/``part`` as for :func:`tree_forces`.
+    ``criterion``: the opening criterion (:mod:`.criterion`; None: geometric); a relative
+    one's a_old is a float64 n x 3 buffer in the caller's order, and the tree must be
+    built with its :attr:`~.criterion.Relative.build_theta`.  ``periodic``: TreePM's
+    short-range force in that box (:mod:`.periodic`; positions in the box).  ``tuning``:
+    the walk's switches (:class:`.tuning.WalkTuning`).
     """
     if not rt.has_fp64:
         raise ValueError("walk_into writes float64 results: the device needs cl_khr_fp64")
@@ -177,25 +179,26 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     n = sinks.n
     keep = n if n_sinks is None else int(n_sinks)
     quad = tree.cell_quad is not None
+    criterion = criterion_of(criterion)
     walk = walk_kernel(rt, keep, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
-                       split, part, floor, periodic)
-    sink_args, n_groups = _device_sinks(sinks, walk.n_group, groups, own)
-    if floor is not None:
-        _set_floor(rt, n_groups, sink_args[1], sinks.order, sink_args[4], floor, keep)
+                       split, part, criterion, periodic)
+    sink_args, n_groups = _device_sinks(sinks, walk.n_group, groups, own, tuning.pack_groups)
+    _set_floor(rt, n_groups, sink_args[1], sinks.order, sink_args[4], criterion, keep)
     alloc = allocator(rt, sinks.alloc)
     out, counts = alloc("walk_out", 16 * n), alloc("walk_counts", 8 * n)
     args = source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
     cnt = alloc("walk_cnt", 8 * n)       # the kernel writes counts in caller order too
     prof = _enqueue_walk(rt, walk, args, n_groups, quad,
-                         lambda: _sort_back64(sinks, keep, out, counts, acc, pot, cnt))
+                         lambda: _sort_back64(sinks, keep, out, counts, acc, pot, cnt),
+                         tuning=tuning)
     return cnt, n_groups, prof
 
 
 def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl.Buffer,
                 bins: cl.Buffer, kmin: int, n_group: int | None = None,
-                floor: tuple[float, cl.Buffer, float] | None = None, options: dict | None = None,
-                n_sinks: int | None = None,
-                periodic: Periodic | None = None) -> tuple[cl.Buffer, int, int]:
+                criterion: Criterion | None = None, options: dict | None = None,
+                n_sinks: int | None = None, periodic: Periodic | None = None,
+                tuning: WalkTuning = TUNING) -> tuple[cl.Buffer, int, int]:
     """Walk a device tree for the active particles only: those whose time bin (int32 ``bins``,
     caller order) is at least ``kmin``.  They are packed in tree (Morton) order; each group
     of the whole walk with active sinks gives one group of them, walked with the whole
@@ -208,10 +211,11 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     GPUs).  Their float64 results go into their rows of ``acc`` and ``pot`` (the other rows
     are left as they were); one blocking read (how many sinks are active and how many groups
     they fill) besides the list walk's.  Returns (interaction counts of the active sinks,
-    int2 in packed order; how many are active; the number of groups walked).  ``floor`` as
-    for :func:`walk_into`; ``n_sinks``: only particles of caller index below it have bins
+    int2 in packed order; how many are active; the number of groups walked).  ``criterion``
+    as for :func:`walk_into`; ``n_sinks``: only particles of caller index below it have bins
     and are sinks (default all: a tree of local particles and received LET entries keeps the
-    local ones first); ``periodic``: TreePM's short range, as for :func:`walk_into`."""
+    local ones first); ``periodic``: TreePM's short range, ``tuning`` the walk's switches,
+    as for :func:`walk_into`."""
     if not rt.has_fp64:
         raise ValueError("walk_active writes float64 results: the device needs cl_khr_fp64")
     n = tree.n
@@ -227,11 +231,12 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     offset, _ = exclusive_scan(rt, flag, n, alloc=tree.alloc, name="act_offset",
                                read_total=False)
     quad = tree.cell_quad is not None
+    criterion = criterion_of(criterion)
     # the groups of the whole tree (as for all particles), each cut down to its active
     # sinks and walked with the whole group's box
     walk = walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
-                       None, "full", floor, periodic)
-    whole = device_groups(tree, walk.n_group, PACK_GROUPS)
+                       None, FULL, criterion, periodic)
+    whole = device_groups(tree, walk.n_group, tuning.pack_groups)
     most = max(whole.n_groups, 1)
     snk_hi, snk_lo = alloc("act_hi", 16 * n), alloc("act_lo", 16 * n)
     self_idx, caller = alloc("act_self", 4 * n), alloc("act_caller", 4 * n)
@@ -263,41 +268,42 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     # few groups: the walk of each is shared by several work-items (SPARSE_WALK)
     if m < keep and n_groups < SPARSE_WALK.get(rt.info.kind, ({}, 0.0))[1] * whole.n_groups:
         walk = walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
-                           None, "full", floor, periodic, sparse=True)
+                           None, FULL, criterion, periodic, sparse=True)
     ranges = alloc("act_ranges", 8 * most)
     g_hi, g_lo, g_half = (alloc("act_g_hi", 16 * most), alloc("act_g_lo", 16 * most),
                           alloc("act_g_half", 16 * most))
     launch(rt, "blocks.cl", "pack_windows", n_windows, i32(n_windows), i32(window), wcount,
            woff, t_ranges, t_hi, t_lo, t_half, ranges, g_hi, g_lo, g_half)
-    if floor is not None:
-        _set_floor(rt, n_groups, ranges, caller, g_half, floor, keep)
+    _set_floor(rt, n_groups, ranges, caller, g_half, criterion, keep)
     out = alloc("act_out", 16 * n)
     args = source_buffers(rt, tree) + [i32(n_groups), ranges, g_hi, g_lo, g_half, snk_hi,
                                         snk_lo, self_idx, np.float32(eps * eps), out, counts]
     cnt = alloc("act_cnt", 8 * n)
     _enqueue_walk(rt, walk, args, n_groups, quad,
-                  lambda: _unsort64(rt, m, keep, caller, out, counts, acc, pot, cnt), copies)
+                  lambda: _unsort64(rt, m, keep, caller, out, counts, acc, pot, cnt), copies,
+                  tuning)
     return counts, m, n_groups
 
 
 def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int | None = None,
                 sinks: np.ndarray | None = None, options: dict | None = None,
-                split: Changeover | None = None, part: str = "full",
-                floor: tuple[float, np.ndarray, float] | None = None,
-                periodic: Periodic | None = None, sink_eps: np.ndarray | None = None):
+                split: Changeover | None = None, part: Part | str = FULL,
+                criterion: Criterion | None = None,
+                periodic: Periodic | None = None, sink_eps: np.ndarray | None = None,
+                tuning: WalkTuning = TUNING):
     """Walk ``tree`` (host-built or device-built) for every sink; float64 results in the
     sinks' own order, on the host.
 
     ``sinks=None``: the sinks are the tree's own particles (in the caller's order,
     with no self-interaction).  ``options``: extra kernel defines (tuning).
-    ``split`` and ``part`` ("full", "soft" or "hard"): the hybrid tree's force parts
-    (:mod:`hybridtree.gravity.splitting`); the potential is always the full one, except for
-    "hard", whose walk skips distant cells and whose potential is meaningless.
-    ``floor`` = (alpha, a_old (n, 3) of the sinks in their order, theta_min): the
-    relative opening criterion (see :func:`walk_into`; the tree must be built with
-    theta_max).  ``periodic``: as for :func:`walk_into`.  ``sink_eps``: with ``sinks``
+    ``split`` and ``part`` (:mod:`.parts`, or its name: "full", "soft" or "hard"): the
+    hybrid tree's force parts (:mod:`hybridtree.gravity.splitting`); the potential is
+    always the full one, except for "hard", whose walk skips distant cells and whose
+    potential is meaningless.  ``criterion``: the opening criterion (:mod:`.criterion`;
+    None: geometric); a relative one's a_old is (n, 3) of the sinks in their order (the
+    tree must be built with its build_theta).  ``periodic``: as for :func:`walk_into`.  ``sink_eps``: with ``sinks``
     and a tree of a softening per particle, the sinks' own (default 0: each pair is
-    softened with its source's).
+    softened with its source's).  ``tuning``: the walk's switches (:class:`.tuning.WalkTuning`).
     Returns (acc (n, 3), pot (n,), n_pp (n,), n_pc (n,), timings in seconds).
     Results that stay on the device: :func:`walk_into`.
     """
@@ -305,29 +311,31 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     n_sinks = (tree.n if isinstance(tree, DeviceTree) else len(tree.pos)) if sinks is None \
         else len(sinks)
     quad = (tree.cell_quad if isinstance(tree, DeviceTree) else tree.quad) is not None
+    criterion = criterion_of(criterion)
     walk = walk_kernel(rt, n_sinks, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
-                       split, part, floor, periodic)
-    if floor is not None and np.shape(floor[1]) != (n_sinks, 3):
+                       split, part, criterion, periodic)
+    if criterion.relative and np.shape(criterion.a_old) != (n_sinks, 3):
         raise ValueError(f"the old accelerations of the relative opening criterion must be "
-                         f"({n_sinks}, 3), got {np.shape(floor[1])}")
+                         f"({n_sinks}, 3), got {np.shape(criterion.a_old)}")
     on_device = isinstance(tree, DeviceTree) and sinks is None
     if on_device:
-        sink_args, n_groups = _device_sinks(tree, walk.n_group)
-        if floor is not None:
-            a_old = rt.to_device(np.ascontiguousarray(floor[1], np.float64))
+        sink_args, n_groups = _device_sinks(tree, walk.n_group, pack=tuning.pack_groups)
+        if criterion.relative:
+            a_old = rt.to_device(np.ascontiguousarray(criterion.a_old, np.float64))
             _set_floor(rt, n_groups, sink_args[1], tree.order, sink_args[4],
-                       (floor[0], a_old, floor[2]), tree.n)
+                       criterion.with_a_old(a_old), tree.n)
         sorder = None
         n = tree.n
     else:
-        sink_args, sorder, n_groups = _host_sinks(rt, tree, sinks, walk.n_group, floor, sink_eps)
+        sink_args, sorder, n_groups = _host_sinks(rt, tree, sinks, walk.n_group, criterion,
+                                                  sink_eps, tuning.pack_groups)
         n = len(sorder)
     out = scratch(rt, "walk_out", 16 * n)
     counts = scratch(rt, "walk_counts", 8 * n)
     args = source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
     rt.queue.finish()
     t1 = time.perf_counter()
-    prof = _enqueue_walk(rt, walk, args, n_groups, quad)
+    prof = _enqueue_walk(rt, walk, args, n_groups, quad, tuning=tuning)
     wide = on_device and rt.has_fp64
     if wide:        # back into the caller's order, as float64, before the download
         acc_buf, pot_buf = scratch(rt, "walk_acc", 24 * n), scratch(rt, "walk_pot", 8 * n)

@@ -12,6 +12,8 @@ import numpy as np
 
 from ..device.kernels import Recorder, kernel, option_sets
 from ..device.runtime import DeviceInfo, Runtime, fit_work_group
+from .criterion import Criterion, Relative, criterion_of
+from .parts import FULL, HARD, SOFT, Part, as_part
 from .periodic import Periodic
 from .softening import check_softening
 from .splitting import CHANGEOVERS, Changeover
@@ -112,31 +114,30 @@ def tree_options(tree, options: dict | None) -> dict | None:
 
 
 def walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: dict | None,
-                 split: Changeover | None, part: str, floor: tuple | None = None,
-                 periodic: Periodic | None = None, sparse: bool = False) -> dict:
-    """The walk's defines; ``floor``: the relative criterion's (alpha, a_old, theta_min);
-    ``periodic``: the short-range force of TreePM in that box; ``sparse``: an active walk
-    of few groups (:data:`SPARSE_WALK`)."""
+                 split: Changeover | None, part: Part | str,
+                 criterion: Criterion | None = None, periodic: Periodic | None = None,
+                 sparse: bool = False) -> dict:
+    """The walk's defines; ``part``: the force part walked (:mod:`.parts`; a short range
+    walks as the full force); ``criterion``: the opening criterion (:mod:`.criterion`;
+    None: geometric); ``periodic``: the short-range force of TreePM in that box;
+    ``sparse``: an active walk of few groups (:data:`SPARSE_WALK`)."""
+    part, criterion = as_part(part), criterion_of(criterion)
     defines = {"WG": n_group, "CAP": max(LIST_CAPACITY, int(n_leaf)), "QUAD": int(quad),
-               "OPENING": int(floor is not None),
+               "OPENING": criterion.opening,
                **WALK_SETTINGS.get(rt.info.kind, WALK_SETTINGS["gpu"]),
                **rt.info.math_defines(), **(options or {})}
-    if floor is not None:
-        defines["INV_THETA_MIN"] = f"{float(np.float32(1.0 / floor[2]))!r}f"
-        if defines.get("KERNEL") == LIST_WALK:
-            for key, value in RELATIVE_WALK.get(rt.info.kind, {}).items():
-                defines.setdefault(key, value)
-    if sparse and part == "full" and defines.get("KERNEL") == LIST_WALK:
+    defines.update(criterion.defines())
+    if criterion.relative and defines.get("KERNEL") == LIST_WALK:
+        for key, value in RELATIVE_WALK.get(rt.info.kind, {}).items():
+            defines.setdefault(key, value)
+    if sparse and not part.split and defines.get("KERNEL") == LIST_WALK:
         for key, value in SPARSE_WALK.get(rt.info.kind, ({}, 0.0))[0].items():
             defines.setdefault(key, value)
     if defines.get("KERNEL") == LIST_WALK and "COOP" in defines:
         defines["COOP"] = min(int(defines["COOP"]), rt.info.max_work_group_size)
     if periodic is not None:
         defines.update(periodic.defines())
-    if part != "full":
-        if split is None:
-            raise ValueError(f"part = {part!r} needs a changeover (split)")
-        defines.update(split.defines(part))
+    defines.update(part.defines(split))
     return defines
 
 
@@ -157,14 +158,16 @@ class WalkKernel:
 
 
 def walk_kernel(rt: Runtime, n_sinks: int, n_group: int | None, n_leaf: int, quad: bool,
-                eps: float, options: dict | None, split: Changeover | None, part: str,
-                floor: tuple | None = None, periodic: Periodic | None = None,
+                eps: float, options: dict | None, split: Changeover | None, part: Part | str,
+                criterion: Criterion | None = None, periodic: Periodic | None = None,
                 sparse: bool = False) -> WalkKernel:
     """Build the kernel of a walk (checked against the device's limits: ValueError where
-    it cannot run); ``floor``: the relative opening criterion's (alpha, a_old, theta_min);
-    ``periodic``: the short-range force of TreePM (monopole cells, no force split);
-    ``sparse``: an active walk of few groups (:data:`SPARSE_WALK`)."""
-    if floor is not None and split is not None:
+    it cannot run); ``part``: the force part (:mod:`.parts`); ``criterion``: the opening
+    criterion (:mod:`.criterion`; None: geometric); ``periodic``: the short-range force of
+    TreePM (monopole cells, no force split); ``sparse``: an active walk of few groups
+    (:data:`SPARSE_WALK`)."""
+    criterion = criterion_of(criterion)
+    if criterion.relative and split is not None:
         raise ValueError("the relative opening criterion does not take a force split "
                          "(hybrid tree) yet")
     if periodic is not None and (quad or split is not None):
@@ -172,9 +175,9 @@ def walk_kernel(rt: Runtime, n_sinks: int, n_group: int | None, n_leaf: int, qua
                          "tree) yet")
     if (options or {}).get("SOFTENING") == 2:
         check_softening("spline", eps, quad)
-    n_group = int(n_group or default_group(rt.info.kind, n_sinks, floor is not None))
-    defines = walk_defines(rt, n_group, n_leaf, quad, options, split, part, floor, periodic,
-                           sparse)
+    n_group = int(n_group or default_group(rt.info.kind, n_sinks, criterion.relative))
+    defines = walk_defines(rt, n_group, n_leaf, quad, options, split, part, criterion,
+                           periodic, sparse)
     name = defines.pop("KERNEL")
     wg = n_group
     if name == LIST_WALK:
@@ -214,11 +217,11 @@ WALK_AXES: dict[str, tuple] = {
     "n_leaf": (16, 1024),                       # the default, the largest allowed (CAP)
     "quad": (False, True),
     "eps": (0.0, 0.01),                         # ZERO_GUARD 1 and 0
-    "part": ("full", "soft", "hard"),
+    "part": (FULL, SOFT, HARD),
     "split": (None,) + tuple(Changeover(0.01, 0.1, shape) for shape in CHANGEOVERS),
-    # the opening criterion: geometric, or relative with (alpha, a_old, theta_min) (OPENING,
-    # INV_THETA_MIN; a_old is no define)
-    "floor": (None, (0.005, None, 0.5)),
+    # the opening criterion: geometric, or relative (OPENING, INV_THETA_MIN; alpha and
+    # a_old are no defines)
+    "criterion": (None, Relative(0.005, 1.0, 0.5)),
     # TreePM's short range (PERIODIC and the box's defines; monopoles only)
     "periodic": (None, Periodic(1.0, 32)),
     # a block substep's active walk of few groups (SPARSE_WALK: COOP on GPUs)

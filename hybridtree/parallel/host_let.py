@@ -21,6 +21,8 @@ import numpy as np
 from ..device.runtime import Runtime
 from ..gravity.engine import GravitySettings
 from ..gravity.knobs import build_where
+from ..gravity.parts import as_part
+from ..gravity.tuning import TUNING, WalkTuning
 from ..gravity.tree import build_tree
 from ..gravity.tree.device_build import device_cube
 from ..gravity.tree.morton import Cube
@@ -59,13 +61,14 @@ def particle_boxes(comm: Comm, pos: np.ndarray) -> np.ndarray:
 
 
 def host_let_forces(comm: Comm, rt: Runtime, g: GravitySettings, pos: np.ndarray,
-                    mass: np.ndarray, part: str = "full", overlap: bool = False
-                    ) -> ParallelForces:
+                    mass: np.ndarray, part: str = "full", overlap: bool = False,
+                    tuning: WalkTuning = TUNING) -> ParallelForces:
     """Forces of ``part`` on this process's particles (validated float64 arrays) from all
-    processes' particles (collective), with ``g``'s knobs; the net force kept.  See
+    processes' particles (collective), with ``g``'s knobs and the walks' ``tuning``; the
+    net force kept.  See
     :func:`.forces.parallel_accelerations` for ``part`` and ``overlap``."""
     eps, theta, n_leaf, multipole, build = g.eps, g.theta, g.n_leaf, g.multipole, g.build
-    n_group, split = g.n_group or None, g.changeover
+    n_group, split, part = g.n_group or None, g.changeover, as_part(part)
     t = {}
     t0 = time.perf_counter()
     boxes = particle_boxes(comm, pos)
@@ -79,7 +82,7 @@ def host_let_forces(comm: Comm, rt: Runtime, g: GravitySettings, pos: np.ndarray
               if r != comm.rank and np.all(boxes[r][0] <= boxes[r][1])]
     if len(pos) and others:
         tree = build_tree(pos, mass, theta=theta, n_leaf=n_leaf, cube=cube, multipole=multipole)
-        r_out = split.r_out if part == "hard" else None
+        r_out = split.r_out if part.near_only else None
         for r in others:
             lo, hi = boxes[r]
             cells, idx = select_let(tree, lo, hi, r_out)
@@ -92,7 +95,8 @@ def host_let_forces(comm: Comm, rt: Runtime, g: GravitySettings, pos: np.ndarray
     t2 = time.perf_counter()
     t["let_select"] = t2 - t1
     n = len(pos)
-    walk = {"n_group": n_group, "split": split, "part": part, "options": g.kernel_options}
+    walk = {"n_group": n_group, "split": split, "part": part, "options": g.kernel_options,
+            "tuning": tuning}
     if not overlap:
         recv = comm.alltoallv(send, counts)
         t3 = time.perf_counter()

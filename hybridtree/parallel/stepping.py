@@ -1,6 +1,6 @@
 """Time stepping on many processes: the one-process scheme and state with parallel forces.
 
-Each process holds its particles in a run state (:mod:`hybridtree.integrate.state`: on the device
+Each process holds its particles in a run state (:mod:`hybridtree.state`: on the device
 where the device has double precision, as for one process) and steps them with the same
 scheme as one process (:class:`hybridtree.integrate.schemes.NestedLeapfrog`);
 :class:`.engine.ParallelEngine` computes the forces from the local tree and the other

@@ -46,7 +46,7 @@ from common import ROOT, JsonLines, add_device, run_header, sample_indices
 from hybridtree import Simulation
 from hybridtree.config import parse_overrides
 from hybridtree.errors import HybridtreeError
-from hybridtree.integrate.quantities import lagrangian_radii
+from hybridtree.state.quantities import lagrangian_radii
 
 M31_CONFIG = ROOT / "configs" / "galaxy_m31.toml"
 #: per system: (eps, largest step, t_end, max_bin) -- the issue's runs

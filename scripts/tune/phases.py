@@ -15,9 +15,8 @@ import numpy as np
 from hybridtree.device import reduce
 from hybridtree.device.choice import get_runtime
 from hybridtree.device.transfer import Workspace
-from hybridtree.gravity import list_walk
-from hybridtree.gravity import walk as treewalk
 from hybridtree.gravity.tree.device_build import DeviceArrays, build_device_tree, device_groups
+from hybridtree.gravity.tuning import TUNING, WalkTuning
 from hybridtree.gravity.walk import walk_into
 from hybridtree.gravity.walk_kernels import default_group
 from hybridtree.ics import plummer
@@ -59,12 +58,11 @@ def main() -> None:
             for k, v in tree.timings.items():
                 best[f"  build.{k}"] = min(best.get(f"  build.{k}", np.inf), v)
             ng = default_group(rt.info.kind, n)
-            lap("groups", lambda: device_groups(tree, ng, treewalk.PACK_GROUPS))
+            lap("groups", lambda: device_groups(tree, ng, TUNING.pack_groups))
             counts = lap("walk", lambda: walk_into(rt, tree, args.eps, s.acc["full"], s.pot,
                                                    ng)[0])
-            list_walk.PROFILE = True
-            prof = walk_into(rt, tree, args.eps, s.acc["full"], s.pot, ng)[2]
-            list_walk.PROFILE = False
+            prof = walk_into(rt, tree, args.eps, s.acc["full"], s.pot, ng,
+                             tuning=WalkTuning(profile=True))[2]
             for k, v in prof.items():
                 best[f"  walk.{k}"] = min(best.get(f"  walk.{k}", np.inf), v)
             lap("count_sum", lambda: red.count_sum(n, counts))

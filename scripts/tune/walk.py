@@ -18,8 +18,7 @@ from hybridtree.gravity import accelerations
 from hybridtree.ics import plummer
 from hybridtree.device.choice import get_runtime
 from hybridtree.gravity.tree.device_build import build_device_tree
-from hybridtree.gravity import list_walk
-from hybridtree.gravity import walk as treewalk
+from hybridtree.gravity.tuning import WalkTuning
 from hybridtree.gravity.walk import tree_forces
 
 
@@ -34,7 +33,7 @@ def main() -> None:
     p.add_argument("--sinks", type=int, nargs="+", default=[1],
                    help="walk_lists sinks per work-item (SINKS)")
     p.add_argument("--pack", type=int, nargs="+", default=[1],
-                   help="merge sibling leaves into fuller sink groups (treewalk.PACK_GROUPS)")
+                   help="merge sibling leaves into fuller sink groups (WalkTuning.pack_groups)")
     p.add_argument("--define", nargs="*", default=[], metavar="KEY=VALUE",
                    help="extra kernel defines for every variant")
     p.add_argument("--variants", nargs="*", default=[""], metavar="KEY=V,KEY=V",
@@ -47,7 +46,6 @@ def main() -> None:
     p.add_argument("--profile", action="store_true",
                    help="time walk_lists and eval_lists apart (waits between them)")
     args = p.parse_args()
-    list_walk.PROFILE = args.profile
     extra = dict(d.split("=", 1) for d in args.define)
     rt = get_runtime(args.device)
     print(f"# {rt.info.label}  theta={args.theta} {args.multipole} eps={args.eps}", flush=True)
@@ -63,14 +61,14 @@ def main() -> None:
                 for tile, sinks, pack, var in itertools.product(
                         args.tile if lists else [1], args.sinks if lists else [1], args.pack,
                         args.variants):
-                    treewalk.PACK_GROUPS = bool(pack)
+                    tune = WalkTuning(pack_groups=bool(pack), profile=args.profile)
                     opts = {"KERNEL": kernel, **extra,
                             **dict(d.split("=", 1) for d in var.split(",") if d)}
                     if lists:
                         opts |= {"TILE": tile * g, "SINKS": sinks}
                     try:
-                        tree_forces(rt, tree, args.eps, g, options=opts)
-                        runs = [tree_forces(rt, tree, args.eps, g, options=opts)
+                        tree_forces(rt, tree, args.eps, g, options=opts, tuning=tune)
+                        runs = [tree_forces(rt, tree, args.eps, g, options=opts, tuning=tune)
                                 for _ in range(args.repeat)]
                     except Exception as exc:        # a variant the device cannot run
                         print(f"{n:9d} {kernel:11s} group={g:4d} tile={tile} sinks={sinks}: "

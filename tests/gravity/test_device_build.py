@@ -7,7 +7,6 @@ from tests.helpers import rel_err
 
 from hybridtree.gravity import accelerations, direct_reference
 from hybridtree.ics import plummer
-from hybridtree.gravity import walk as treewalk
 from hybridtree.gravity.tree import MAX_LEVEL, build_tree, leaf_ranges, split_cells
 from hybridtree.device.kernels import launch
 from hybridtree.gravity.tree import device_build, device_sources
@@ -101,7 +100,6 @@ def test_device_tree_equals_host_tree(runtime, case):
 def test_device_groups_equal_host_groups(runtime, case, pack, early, monkeypatch):
     """``early``: the build counts the groups' first split with its cells (group_sizes),
     and device_groups reads no count of it back."""
-    monkeypatch.setattr(treewalk, "PACK_GROUPS", pack)
     pos, mass = CASES[case][0]()
     cube = device_cube(pos)
     tree = build_device_tree(runtime, pos, mass, cube=cube,
@@ -116,7 +114,7 @@ def test_device_groups_equal_host_groups(runtime, case, pack, early, monkeypatch
         assert len(reads) == (0 if early else i + 1), reads
         ranges = np.empty((g.n_groups, 2), np.int32)
         cl.enqueue_copy(runtime.queue, ranges, g.ranges)
-        start, count = sink_groups(h.keys, n_group)
+        start, count = sink_groups(h.keys, n_group, pack)
         assert np.array_equal(ranges[:, 0], start) and np.array_equal(ranges[:, 1], count)
         half = np.empty((g.n_groups, 4), np.float32)
         centre = np.empty((g.n_groups, 4), np.float32)

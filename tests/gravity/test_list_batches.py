@@ -1,4 +1,4 @@
-"""The list walk's batches are bounded by list_walk.LIST_BATCH_BYTES whatever the
+"""The list walk's batches are bounded by the tuning's list_batch_bytes whatever the
 device's memory, and the forces do not depend on the batches: bit for bit those of one
 batch."""
 
@@ -6,6 +6,7 @@ import numpy as np
 
 from hybridtree.gravity import list_walk
 from hybridtree.gravity.tree import build_tree
+from hybridtree.gravity.tuning import TUNING, WalkTuning
 from hybridtree.gravity.walk import tree_forces
 from hybridtree.ics import plummer
 
@@ -16,24 +17,24 @@ def test_list_batches_are_bounded_and_change_no_force(runtime, monkeypatch):
     pos, _, mass = plummer(5000, seed=4)
     tree = build_tree(pos, mass, 0.5, 16)
     whole = tree_forces(runtime, tree, 0.01, 64, options=opts)
-    room = list_walk._list_room.get(id(runtime.context), list_walk.LIST_START)
+    room = list_walk._list_room.get(id(runtime.context), TUNING.list_start)
     # room for three groups' lists in a batch: the walk in many batches
     budget = 3 * 4 * room
-    monkeypatch.setattr(list_walk, "LIST_BATCH_BYTES", budget)
+    tune = WalkTuning(list_batch_bytes=budget)
     led = runtime.memory
     from hybridtree.device import transfer
     transfer.release(runtime)            # the kept list buffer made anew at the new size
     led.reset_peak()
     base = led.total
-    split = tree_forces(runtime, tree, 0.01, 64, options=opts)
-    assert list_walk._list_room.get(id(runtime.context), list_walk.LIST_START) == room
+    split = tree_forces(runtime, tree, 0.01, 64, options=opts, tuning=tune)
+    assert list_walk._list_room.get(id(runtime.context), TUNING.list_start) == room
     for x, y in zip(split[:4], whole[:4]):
         assert np.array_equal(x, y)
     # the lists' buffer: the budget, not the device's share (the walk's other buffers
     # are a few bytes per sink)
     lists = led.owner_peak["lists"]
     assert lists <= budget * (1 + transfer.GROWTH) + 8 * 5000, (lists, budget)
-    assert runtime.device.global_mem_size // list_walk.LIST_MEMORY_SHARE > 10 * budget
+    assert runtime.device.global_mem_size // TUNING.list_memory_share > 10 * budget
 
 
 def test_a_walk_done_again_in_a_larger_room_holds_one_list_buffer(runtime, monkeypatch):
@@ -42,7 +43,6 @@ def test_a_walk_done_again_in_a_larger_room_holds_one_list_buffer(runtime, monke
     2^24 run's lists at 13.3 GB against 9 GiB, round 127)."""
     from hybridtree.device import transfer
 
-    monkeypatch.setattr(list_walk, "LIST_START", 64)
     monkeypatch.setattr(list_walk, "_list_room", {})
     opts = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 1}
     pos, _, mass = plummer(5000, seed=4)
@@ -51,7 +51,7 @@ def test_a_walk_done_again_in_a_larger_room_holds_one_list_buffer(runtime, monke
     led = runtime.memory
     led.reset_peak()
     walks = dict(list_walk.walks)
-    tree_forces(runtime, tree, 0.01, 64, options=opts)
+    tree_forces(runtime, tree, 0.01, 64, options=opts, tuning=WalkTuning(list_start=64))
     assert list_walk.walks["again"] > walks["again"], "the lists did not outgrow the room"
     assert led.owner_peak["lists"] == led.live["lists"], (led.owner_peak["lists"],
                                                           led.live["lists"])

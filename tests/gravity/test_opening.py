@@ -239,10 +239,11 @@ def test_relative_walks_on_gpus_walk_each_group_cooperatively():
     import dataclasses
     from types import SimpleNamespace
 
+    from hybridtree.gravity.criterion import Relative
     from hybridtree.gravity.walk_kernels import RELATIVE_WALK, walk_defines
     from tools.kernel_builds import PROFILES
 
-    floor = (0.002, None, 0.25)
+    floor = Relative(0.002, 1.0, 0.25)
     coop = RELATIVE_WALK["gpu"]["COOP"]
     assert coop > 1
 

@@ -11,7 +11,9 @@ from hybridtree.gravity import list_walk
 from hybridtree.gravity import walk as treewalk
 from hybridtree.gravity import walk_kernels
 from hybridtree.gravity import accelerations, direct_reference
+from hybridtree.gravity.criterion import Relative
 from hybridtree.gravity.knobs import build_where
+from hybridtree.gravity.tuning import WalkTuning
 from hybridtree.ics import hernquist_satellite, plummer
 from hybridtree.gravity.tree import build_tree
 from hybridtree.gravity.tree.device_build import build_device_tree
@@ -88,7 +90,7 @@ def test_list_walk_matches_the_simd_walk(runtime, multipole, eps, sinks_per_item
     work-item, buffered list writes, copies of small groups) against the CPU walk, on
     both builds, starting with list room too small so that the regrow path runs;
     eps = 0 takes the zero-distance guard."""
-    monkeypatch.setattr(list_walk, "LIST_START", 512)
+    tune = WalkTuning(list_start=512)
     monkeypatch.setattr(list_walk, "_list_room", {})
     pos, _, mass = plummer(20_000, seed=9)
     for build in ("host", "device"):
@@ -98,7 +100,7 @@ def test_list_walk_matches_the_simd_walk(runtime, multipole, eps, sinks_per_item
         a2, p2, pp2, pc2, _ = tree_forces(runtime, tree, eps, 64,
                                           options={"KERNEL": "walk_lists", "TILE": 128,
                                                    "SINKS": sinks_per_item, "LBUF": lbuf,
-                                                   "REPLICATE": replicate})
+                                                   "REPLICATE": replicate}, tuning=tune)
         same_counts_but_at_the_border(pp1, pc1, pp2, pc2)
         # two programs under fast math round each sum their own way: per sink a few ulp
         # of the sum of |terms|, which is up to ~130 x |a| for the few core sinks whose
@@ -117,7 +119,7 @@ def test_the_list_room_shrinks_after_a_spike_of_long_lists(runtime, monkeypatch)
     batches); a room that fits the whole walk is kept.  The forces never depend on the
     room nor on the batches: bit for bit those of walks that start from the first
     room."""
-    monkeypatch.setattr(list_walk, "LIST_START", 64)
+    tune = WalkTuning(list_start=64)
     monkeypatch.setattr(list_walk, "_list_room", {})
     opts = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 1}
     pos, _, mass = plummer(5000, seed=4)
@@ -126,7 +128,7 @@ def test_the_list_room_shrinks_after_a_spike_of_long_lists(runtime, monkeypatch)
     def walk(tree, fresh: bool):
         if fresh:
             list_walk._list_room.clear()
-        return tree_forces(runtime, tree, EPS, 64, options=opts)
+        return tree_forces(runtime, tree, EPS, 64, options=opts, tuning=tune)
 
     key = id(runtime.context)
     ref_big, ref_small = walk(big, True), walk(small, True)
@@ -138,11 +140,11 @@ def test_the_list_room_shrinks_after_a_spike_of_long_lists(runtime, monkeypatch)
     longest_small = int((kept[2] + kept[3]).max())
     assert 4 * longest_small < grown and list_walk._list_room[key] == grown
     # memory for two groups' lists in the grown room: the small tree's walk in batches
-    monkeypatch.setattr(list_walk, "LIST_MEMORY_SHARE",
-                        runtime.device.global_mem_size // (2 * 4 * grown))
+    tune = WalkTuning(list_start=64,
+                      list_memory_share=runtime.device.global_mem_size // (2 * 4 * grown))
     again = walk(small, False)
-    assert list_walk._list_room[key] == list_walk.shrunk_room(longest_small) < grown
-    assert list_walk.shrunk_room(longest_small) >= 2 * longest_small
+    assert list_walk._list_room[key] == list_walk.shrunk_room(longest_small, 64) < grown
+    assert list_walk.shrunk_room(longest_small, 64) >= 2 * longest_small
     later = walk(big, False)        # outgrows the shrunk room: walked again, grown again
     assert list_walk._list_room[key] == grown
     for got, ref in ((kept, ref_small), (again, ref_small), (later, ref_big)):
@@ -154,26 +156,27 @@ def test_buffered_list_writes_give_the_same_lists(runtime, monkeypatch):
     """LBUF only changes how the lists reach global memory: with one copy per group
     (REPLICATE 1) the forces are bit for bit those of one store per entry, also when
     the first room is too small and the lists overflow it."""
-    monkeypatch.setattr(list_walk, "LIST_START", 64)
     monkeypatch.setattr(list_walk, "_list_room", {})
     pos, _, mass = plummer(5000, seed=4)
     tree = build_tree(pos, mass, 0.5, 16)
     runs = [tree_forces(runtime, tree, EPS, 64, options={"KERNEL": "walk_lists", "SINKS": 2,
-                                                         "LBUF": lbuf, "REPLICATE": 1})
+                                                         "LBUF": lbuf, "REPLICATE": 1},
+                        tuning=WalkTuning(list_start=64))
             for lbuf in (0, 4, 8, 16)]
     for r in runs[1:]:
         assert np.array_equal(r[0], runs[0][0]) and np.array_equal(r[1], runs[0][1])
         assert np.array_equal(r[2], runs[0][2]) and np.array_equal(r[3], runs[0][3])
 
 
-def _walk_and_read_lists(runtime, tree, n, floor, options):
+def _walk_and_read_lists(runtime, tree, n, floor, options, tuning):
     """A list walk's forces, and each group's list (its entries sorted) and list_info,
     read back from the walk's scratch buffers (one batch: small trees).  The info buffer
     is filled with -1 first, so the groups walked are the rows written."""
     from hybridtree.device.transfer import scratch
     info_buf = scratch(runtime, "walk_info", 8 * n)     # room for every group: kept
     cl.enqueue_fill_buffer(runtime.queue, info_buf, np.int32(-1), 0, info_buf.size)
-    forces = tree_forces(runtime, tree, EPS, 64, options=options, floor=floor)
+    forces = tree_forces(runtime, tree, EPS, 64, options=options, criterion=floor,
+                         tuning=tuning)
     room = list_walk._list_room[id(runtime.context)]
     info = np.empty((info_buf.size // 8, 2), np.int32)
     cl.enqueue_copy(runtime.queue, info, info_buf)
@@ -195,23 +198,24 @@ def test_cooperative_walk_finds_the_same_entries(runtime, opening, monkeypatch):
     then agree to float32 summation order.  COOP = 1 is a stack walked one cell at a
     time, 64 the largest; COOP = 0 asks for the serial walk (a GPU's relative walks take
     COOP by default)."""
-    monkeypatch.setattr(list_walk, "LIST_START", 256)
+    tune = WalkTuning(list_start=256)
     monkeypatch.setattr(list_walk, "_list_room", {})
     pos, _, mass = hernquist_satellite(6000, seed=3)
     floor = None
     if opening == "relative":
         a_old = tree_forces(runtime, build_tree(pos, mass, 0.5, 16), EPS)[0]
-        floor = (0.002, a_old, 0.25)
+        floor = Relative(0.002, 1.0, 0.25, a_old)
     opts = {"KERNEL": "walk_lists", "SINKS": 2, "REPLICATE": 1, "LBUF": 0, "COOP": 0}
     for build in ("host", "device"):
         tree = build_where(runtime, build, pos, mass, 1.0 if floor else 0.5, 8, "monopole")
         list_walk._list_room.clear()
-        whole, ref_info, ref = _walk_and_read_lists(runtime, tree, len(pos), floor, opts)
+        whole, ref_info, ref = _walk_and_read_lists(runtime, tree, len(pos), floor, opts, tune)
         assert int((whole[2] + whole[3]).max()) > 256     # the first room overflowed
         assert len(ref) > 50
         for coop in (1, 7, 32, 64):
             list_walk._list_room.clear()
-            got, info, lists = _walk_and_read_lists(runtime, tree, len(pos), floor, opts | {"COOP": coop})
+            got, info, lists = _walk_and_read_lists(runtime, tree, len(pos), floor,
+                                                   opts | {"COOP": coop}, tune)
             assert np.array_equal(info, ref_info), (build, coop)
             for b, (x, y) in enumerate(zip(ref, lists)):
                 assert np.array_equal(x, y), (build, coop, b)
@@ -429,16 +433,17 @@ def test_results_enqueued_before_the_list_sizes_are_read_survive_a_regrown_room(
     opts = {"KERNEL": "walk_lists", "SINKS": 2}
     runs = []
     for start in (64, 1 << 16):
-        monkeypatch.setattr(list_walk, "LIST_START", start)
+        tune = WalkTuning(list_start=start)
         monkeypatch.setattr(list_walk, "_list_room", {})
         out = []
         for active in (False, True):
             acc = runtime.to_device(np.zeros((n, 3)))
             pot = runtime.to_device(np.zeros(n))
             if active:
-                treewalk.walk_active(runtime, tree, EPS, acc, pot, bins, 1, 64, options=opts)
+                treewalk.walk_active(runtime, tree, EPS, acc, pot, bins, 1, 64, options=opts,
+                                     tuning=tune)
             else:
-                treewalk.walk_into(runtime, tree, EPS, acc, pot, 64, options=opts)
+                treewalk.walk_into(runtime, tree, EPS, acc, pot, 64, options=opts, tuning=tune)
             a, p = np.empty((n, 3)), np.empty(n)
             cl.enqueue_copy(runtime.queue, a, acc)
             cl.enqueue_copy(runtime.queue, p, pot)

@@ -1,5 +1,5 @@
 """The many-process engine's walks ask for the sink-group size of their opening criterion
-(hybridtree.parallel.engine ``_walk``), as the one-process engine's do
+(hybridtree.parallel.backends ``ParallelDeviceBackend.walk``), as the one-process engine's do
 (tests/gravity/test_treewalk.py): run in one process, with the switch to larger groups
 for relative walks (walk_kernels.RELATIVE_LARGE_GROUP) moved down to this test's size."""
 
@@ -12,6 +12,7 @@ from hybridtree.gravity import walk_kernels
 from hybridtree.gravity.engine import GravitySettings
 from hybridtree.ics import plummer
 from hybridtree.state import DeviceState
+from hybridtree.parallel import backends as parallel_backends
 from hybridtree.parallel import engine as parallel_engine
 from hybridtree.parallel.comm import Comm
 from hybridtree.particles import Particles
@@ -27,13 +28,13 @@ def test_relative_walks_of_the_parallel_engine_ask_for_their_own_group_size(runt
     small = treewalk.default_group(kind, N)
     monkeypatch.setitem(walk_kernels.RELATIVE_LARGE_GROUP, kind, (1000, 2 * small))
     asked = []
-    walk_into = parallel_engine.walk_into
+    walk_into = parallel_backends.walk_into
 
     def recording(rt, tree, eps, acc, pot, n_group, *args, **kwargs):
-        asked.append((n_group, kwargs.get("floor") is not None))
+        asked.append((n_group, kwargs["criterion"].relative))
         return walk_into(rt, tree, eps, acc, pot, n_group, *args, **kwargs)
 
-    monkeypatch.setattr(parallel_engine, "walk_into", recording)
+    monkeypatch.setattr(parallel_backends, "walk_into", recording)
     pos, vel, mass = plummer(N, seed=12)
     g = GravitySettings(eps=0.01, opening="relative", alpha=0.003).settled(kind, relative_ok=True)
     engine = parallel_engine.ParallelEngine(g, runtime, Comm(None), Clock(runtime))

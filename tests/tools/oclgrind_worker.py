@@ -34,6 +34,7 @@ from hybridtree.integrate.schemes import BlockLeapfrog, BlockSettings
 from hybridtree.device.reduce import (host_block_sum, host_lagrangian_radii, host_moments,
                                host_net_acceleration, reducer)
 from hybridtree.gravity.splitting import Changeover
+from hybridtree.gravity.tuning import WalkTuning
 from hybridtree.state import DeviceState
 from hybridtree.device.transfer import upload
 from hybridtree.gravity.tree import build_tree
@@ -183,14 +184,11 @@ def lists() -> None:
     list_walk._list_room.clear()
     roomy = treewalk.tree_forces(rt, tree, EPS, 16)
     list_walk._list_room.clear()
-    start, share = list_walk.LIST_START, list_walk.LIST_MEMORY_SHARE
-    list_walk.LIST_START = 64            # a multiple of LBUF (8)
-    # the batch budget (global memory / share) holds a few groups of the grown lists
-    list_walk.LIST_MEMORY_SHARE = rt.device.global_mem_size // (4 * 2048 * 3)
-    try:
-        tight = treewalk.tree_forces(rt, tree, EPS, 16)
-    finally:
-        list_walk.LIST_START, list_walk.LIST_MEMORY_SHARE = start, share
+    # a first room of a multiple of LBUF (8); the batch budget (global memory / share)
+    # holds a few groups of the grown lists
+    tune = WalkTuning(list_start=64,
+                      list_memory_share=rt.device.global_mem_size // (4 * 2048 * 3))
+    tight = treewalk.tree_forces(rt, tree, EPS, 16, tuning=tune)
     grown = list_walk._list_room[id(rt.context)]
     assert grown > 64, grown
     assert np.array_equal(tight[0], roomy[0]) and np.array_equal(tight[2], roomy[2])
