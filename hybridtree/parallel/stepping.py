@@ -25,7 +25,7 @@ from ..state.quantities import lagrangian_radii_across
 from ..gravity.engine import GravitySettings
 from ..particles import Particles
 from ..device.runtime import Runtime
-from ..integrate.choose import scheme_for
+from ..integrate.choose import Comoving, scheme_for
 from ..integrate.schemes import BlockSettings
 from ..state import DeviceState, HostState, make_state, state_backend
 from ..integrate.stepper import Stepper
@@ -73,13 +73,14 @@ class ParallelStepper(Stepper):
     def __init__(self, g: GravitySettings, p: Particles, rt: Runtime, comm: Comm,
                  grid: tuple[int, int, int] | None = None, samples: int = 2000,
                  overlap: bool = False, external: float = 0.0,
-                 block: BlockSettings | None = None):
+                 block: BlockSettings | None = None, comoving: Comoving | None = None):
         self.comm, self.grid, self.samples = comm, grid, samples
         self.clock = Clock(rt)
         backend = state_backend(rt, g.method, g.build)
         self.state = make_state(p, g.parts, backend, rt, self.clock)
         self.engine = ParallelEngine(g, rt, comm, self.clock, overlap)
-        self.scheme = scheme_for(g, self.engine, external, block, combine=comm.allreduce)
+        self.scheme = scheme_for(g, self.engine, external, block, combine=comm.allreduce,
+                                 comoving=comoving)
         self.totals: dict[str, float] = defaultdict(float)
         self.rng = np.random.default_rng([SAMPLE_SEED, comm.rank])
         self.domains = None

@@ -12,7 +12,7 @@ from ..config.settings import Settings, redshift_list
 from ..gravity.engine import GravitySettings
 from ..gravity.periodic import Periodic, default_mesh
 from ..integrate.schedule import Cosmic, ScheduleError, Uniform
-from ..integrate.choose import Comoving, scheme_for
+from ..integrate.choose import Comoving
 from ..integrate.schemes import BlockSettings
 from ..state import state_backend
 from ..integrate.stepper import SerialStepper, Stepper
@@ -82,15 +82,10 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
             raise RunError(f"{what} on many processes needs the state on the device "
                            "(gravity.build = 'device' and a device with cl_khr_fp64)")
     from ..parallel.stepping import ParallelStepper
-    stepper = ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
-                              samples=settings.parallel.samples,
-                              overlap=settings.parallel.overlap, external=external,
-                              block=block)
-    if comoving is not None:
-        # ParallelStepper takes no ``comoving`` yet (parallel/stepping.py): the same
-        # choice, made by the same function, with its engine
-        stepper.scheme = scheme_for(g, stepper.engine, external, block, comoving=comoving)
-    return stepper
+    return ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
+                           samples=settings.parallel.samples,
+                           overlap=settings.parallel.overlap, external=external,
+                           block=block, comoving=comoving)
 
 
 def periodic_of(settings: Settings, n: int) -> Periodic:

@@ -32,7 +32,9 @@ class DeviceState:
         self.parts = parts
         self.clock = clock or Clock(rt)
         n = self.n
-        acc = p.acc if p.acc is not None and parts == ("full",) else np.zeros((n, 3))
+        # a stored acceleration (a restart's) is the whole force: it seeds a state that keeps
+        # the whole force in one column, not one split into parts
+        acc = p.acc if p.acc is not None and len(parts) == 1 else np.zeros((n, 3))
         pot = p.pot if p.pot is not None else np.zeros(n)
         with self.clock.device("transfer"):
             arrays = [np.asarray(a, t) for a, t in ((p.pos, np.float64), (p.vel, np.float64),

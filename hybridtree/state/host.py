@@ -28,8 +28,8 @@ class HostState:
         self.acc = {part: np.zeros((self.n, 3)) for part in parts}
         self.pot = np.zeros(self.n)
         self.clock = clock or Clock()
-        if p.acc is not None and parts == ("full",):
-            self.acc["full"][:] = p.acc
+        if p.acc is not None and len(parts) == 1:     # the whole force in one column
+            self.acc[parts[0]][:] = p.acc
         if p.pot is not None:
             self.pot[:] = p.pot
 
