@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import hybridtree
-from hybridtree.config.quantities import QuantityError
 from hybridtree.config.units import KPC_CM, MSUN_G, Units
 from hybridtree.errors import HybridtreeError, UserInputError
 from hybridtree.gravity import accelerations
@@ -89,8 +88,31 @@ def test_a_simulation_of_quantities_runs_as_one_of_internal_numbers(sphere):
                                            quiet=True), "gravity.theta takes no units"),
 ], ids=["mass_km", "pos_s", "eps_msun", "vel_kpc", "theta_kpc"])
 def test_a_wrong_dimension_is_one_user_error_line(sphere, call, needle):
-    with pytest.raises(QuantityError) as info:
+    with pytest.raises(UserInputError) as info:
         call(*sphere)
-    assert isinstance(info.value, UserInputError) and isinstance(info.value, HybridtreeError)
+    assert type(info.value).__name__ == "QuantityError"
+    assert isinstance(info.value, HybridtreeError) and isinstance(info.value, ValueError)
     text = str(info.value)
     assert needle in text and "\n" not in text, text
+
+
+def test_ics_helpers_take_lengths_as_quantities():
+    from hybridtree.ics import cold_sphere
+    ref = cold_sphere(500, seed=2, radius=3.0)
+    for radius, units in ((3 * u.kpc, None), (3000 * u.pc, None),
+                          (3 * u.Mpc, Units(KPC_CM * 1e3, 1.0))):     # 3 Mpc in Mpc units
+        got = cold_sphere(500, seed=2, radius=radius, units=units)
+        np.testing.assert_allclose(got[0], ref[0], rtol=1e-12)
+    with pytest.raises(UserInputError, match=r"cold_sphere\(radius\): solMass is not a length"):
+        cold_sphere(500, radius=1 * u.Msun)
+
+
+def test_a_cosmological_sphere_takes_its_lengths_in_its_cosmology_s_units():
+    pytest.importorskip("colossus")
+    from hybridtree.cosmo.background import Cosmology
+    from hybridtree.ics import cosmo_sphere
+    cosmo = Cosmology(0.3, 0.7, 0.045, 0.7, 0.8, 0.96, Units(1e3 * KPC_CM, 1e10 * MSUN_G))
+    ref = cosmo_sphere(16, 40.0, 15.0, 0.02, cosmo, seed=1)          # Mpc
+    got = cosmo_sphere(16, 40 * u.Mpc, (15 * u.Mpc).to(u.kpc), 0.02, cosmo, seed=1)
+    np.testing.assert_array_equal(got[3], ref[3])
+    np.testing.assert_allclose(got[0], ref[0], rtol=1e-12, atol=1e-12 * 40)

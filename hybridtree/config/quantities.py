@@ -137,8 +137,9 @@ def accepts_quantities(result: dict[str, str] | None = None,
                        **dimensions: str) -> Callable[[Callable], Callable]:
     """Decorator: the arguments named in ``dimensions`` (name: dimension), a ``settings``
     dict and ``**options`` may be quantities; they are converted to internal numbers in
-    the function's unit system (its ``units`` argument; else ``self.units``; else the
-    settings'; else the default) before it runs.  A function without a ``units`` parameter
+    the function's unit system (its ``units`` argument; else the ``units`` of an argument
+    that has them: ``self``, a ``Cosmology``; else the settings'; else the default) before
+    it runs.  A function without a ``units`` parameter
     takes ``units=`` as a keyword.  ``result`` (field: dimension): when any argument was a
     quantity, those fields of the returned dataclass come back as quantities."""
 
@@ -158,9 +159,9 @@ def accepts_quantities(result: dict[str, str] | None = None,
                                        **(a.get(var_kw) or {})}.items() if has_units(v)}
             if not given and not extra:
                 return func(*args, **kwargs)
-            units = (unit_system(units_arg) if units_arg is not None
-                     else getattr(a.get("self"), "units", None)
-                     or unit_system(None, a.get("settings")))
+            owner = [v.units for v in a.values() if isinstance(getattr(v, "units", None), Units)]
+            units = (unit_system(units_arg) if units_arg is not None else
+                     owner[0] if owner else unit_system(None, a.get("settings")))
             where = func.__qualname__.replace(".__init__", "")
             for k, dim in dimensions.items():
                 if k in a:

@@ -18,7 +18,6 @@ import pytest
 from hybridtree.config.units import Units
 from hybridtree.io.gadget_units import hubble_rate
 from hybridtree.io.snapshot import write_snapshot
-from hybridtree.io.yt import is_hybridtree_file
 from hybridtree.particles import Particles
 
 yt = pytest.importorskip("yt", reason="yt is not installed: the yt frontend is untested")
@@ -138,6 +137,7 @@ def test_a_fof_catalogue_loads_with_its_groups_in_physical_units(tmp_path, front
 
 
 def test_only_hybridtree_files_are_taken(tmp_path):
+    from hybridtree.io.yt import is_hybridtree_file
     foreign = tmp_path / "gadget.hdf5"
     import h5py
     with h5py.File(foreign, "w") as f:
