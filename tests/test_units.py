@@ -75,6 +75,11 @@ def test_a_simulation_of_quantities_runs_as_one_of_internal_numbers(sphere):
     small = hybridtree.Simulation(pos, vel, mass, dt=1 / 64, eps=0.02, units=PC, quiet=True)
     assert small.quantities.pos.to_value("pc") == pytest.approx(pos, rel=1e-12)
     assert small.quantities.dt.to_value("s") == pytest.approx(PC.time_s / 64, rel=1e-12)
+    # the unit system named by the settings' units.length_cm and units.mass_g
+    named = hybridtree.Simulation(pos * u.pc, vel, mass, dt=1 / 64, length_cm=PC.length_cm,
+                                  settings={"units.mass_g": PC.mass_g}, quiet=True)
+    np.testing.assert_allclose(named.pos, pos, rtol=1e-12)
+    assert named.quantities.mass.to_value("g") == pytest.approx(mass * MSUN_G, rel=1e-12)
 
 
 @pytest.mark.parametrize("call, needle", [

@@ -71,7 +71,7 @@ def internal(value: Any, dimension: str, units: Units, name: str) -> Any:
     if not has_units(value):
         return value
     cgs = DIMENSIONS[dimension][0]
-    unit = getattr(value, "unit", None) or getattr(value, "units", "?")
+    unit = str(getattr(value, "unit", None) or getattr(value, "units", "")) or "dimensionless"
     try:
         out = np.asarray(value.to_value(cgs), np.float64) / _factor(units, dimension)
     except Exception:       # astropy's UnitConversionError, unyt's UnitConversionError ...
@@ -160,8 +160,10 @@ def accepts_quantities(result: dict[str, str] | None = None,
             if not given and not extra:
                 return func(*args, **kwargs)
             owner = [v.units for v in a.values() if isinstance(getattr(v, "units", None), Units)]
-            units = (unit_system(units_arg) if units_arg is not None else
-                     owner[0] if owner else unit_system(None, a.get("settings")))
+            named = {f"units.{k}": v for k, v in (a.get(var_kw) or {}).items()
+                     if k in ("length_cm", "mass_g")}       # Simulation(length_cm=...)
+            units = (unit_system(units_arg) if units_arg is not None else owner[0] if owner
+                     else unit_system(None, {**(a.get("settings") or {}), **named}))
             where = func.__qualname__.replace(".__init__", "")
             for k, dim in dimensions.items():
                 if k in a:

@@ -24,17 +24,17 @@ yt's own AREPO and GADGET classes (which also accept a snapshot).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-import h5py
-import numpy as np
 from yt.frontends.arepo.api import ArepoHDF5Dataset
 from yt.frontends.gadget_fof.api import GadgetFOFDataset
 from yt.frontends.gadget_fof.data_structures import GadgetFOFHDF5File
 from yt.utilities.cosmology import Cosmology
 
-from .yt import bounding_box, group_box, is_hybridtree_file, quiet_about_periodicity, \
-    unit_base_and_box
+from .snapshot import snapshot_files
+from .yt import (bounding_box, group_box, is_hybridtree_file, quiet_about_periodicity,
+                 unit_base_and_box)
 
 __all__ = ["HybridtreeFOFDataset", "HybridtreeHDF5Dataset"]
 
@@ -44,12 +44,10 @@ class HybridtreeHDF5Dataset(ArepoHDF5Dataset):
     ``GadgetHDF5Dataset``'s, a given ``unit_base`` or ``bounding_box`` replacing the file's."""
 
     def __init__(self, filename: str, **kwargs: Any):
-        from pathlib import Path
         units, box = unit_base_and_box(Path(filename))
         if units is not None:
             kwargs.setdefault("unit_base", units)
         if box == 0 and kwargs.get("bounding_box") is None:
-            from .snapshot import snapshot_files
             kwargs["bounding_box"] = bounding_box(snapshot_files(filename))
         with quiet_about_periodicity():
             super().__init__(filename, **kwargs)
@@ -81,9 +79,6 @@ class HybridtreeHDF5Dataset(ArepoHDF5Dataset):
 class _CatalogueFile(GadgetFOFHDF5File):
     """One catalogue file: GADGET-4's header names where yt's reader asks for GADGET-3's."""
 
-    def __init__(self, ds: Any, io: Any, filename: str, file_id: int, frange: Any):
-        super().__init__(ds, io, filename, file_id, frange)
-
     @property
     def header(self) -> dict:
         return self._header
@@ -102,7 +97,6 @@ class HybridtreeFOFDataset(GadgetFOFDataset):
     _file_class = _CatalogueFile
 
     def __init__(self, filename: str, **kwargs: Any):
-        from pathlib import Path
         units, _ = unit_base_and_box(Path(filename), particles=False)
         if units is not None and kwargs.get("unit_base") is None:
             kwargs["unit_base"] = dict(units)
