@@ -28,7 +28,7 @@ from .hdf5_files import N_TYPES, check_extra_types, open_file
 from .snapshot import SnapshotError, snapshot_files
 
 __all__ = ["bounding_box", "group_box", "is_hybridtree_file", "load_yt",
-           "quiet_about_periodicity", "unit_base_and_box"]
+           "physical_field_units", "quiet_about_periodicity", "unit_base_and_box"]
 
 #: rows of Coordinates read at a time while finding the bounding box
 CHUNK = 1 << 20
@@ -155,6 +155,25 @@ def _coordinates_and_masses(path: Path) -> Iterator[tuple[np.ndarray, np.ndarray
 class _DropPeriodicityWarning(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return "disabling periodicity" not in record.getMessage()
+
+
+#: fields hybridtree writes in physical units (no a or h scaling in any run) and their cgs
+PHYSICAL_FIELDS = {"Potential": "cm**2/s**2", "Acceleration": "cm/s**2"}
+
+
+def physical_field_units(path: str | Path) -> dict[tuple[str, str], str]:
+    """yt's ``field_units`` of the file's :data:`PHYSICAL_FIELDS`, from their ``to_cgs``
+    attributes: yt's code units would scale them by a (velocities are × sqrt(a) to yt in
+    a cosmological snapshot) or not know them (``Acceleration``)."""
+    out = {}
+    with open_file(Path(path)) as f:
+        for t in range(N_TYPES):
+            for name, cgs in PHYSICAL_FIELDS.items():
+                d = f.get(f"PartType{t}/{name}")
+                if (isinstance(d, h5py.Dataset) and "to_cgs" in d.attrs
+                        and not d.attrs.get("a_scaling", 0) and not d.attrs.get("h_scaling", 0)):
+                    out[(f"PartType{t}", name)] = f"{float(d.attrs['to_cgs'])!r}*{cgs}"
+    return out
 
 
 def group_box(path: str | Path) -> np.ndarray:

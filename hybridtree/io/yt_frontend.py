@@ -28,20 +28,43 @@ from pathlib import Path
 from typing import Any
 
 from yt.frontends.arepo.api import ArepoHDF5Dataset
+from yt.frontends.arepo.fields import ArepoFieldInfo
 from yt.frontends.gadget_fof.api import GadgetFOFDataset
 from yt.frontends.gadget_fof.data_structures import GadgetFOFHDF5File
 from yt.utilities.cosmology import Cosmology
 
 from .snapshot import snapshot_files
-from .yt import (bounding_box, group_box, is_hybridtree_file, quiet_about_periodicity,
-                 unit_base_and_box)
+from .yt import (bounding_box, group_box, is_hybridtree_file, physical_field_units,
+                 quiet_about_periodicity, unit_base_and_box)
 
-__all__ = ["HybridtreeFOFDataset", "HybridtreeHDF5Dataset"]
+__all__ = ["HybridtreeFOFDataset", "HybridtreeFieldInfo", "HybridtreeHDF5Dataset"]
+
+
+class HybridtreeFieldInfo(ArepoFieldInfo):
+    """AREPO's fields, the file's own (``("PartType1", "Masses")`` ...) given in physical
+    units, as their aliases (``particle_mass``) are: yt would show them in ``code_mass``."""
+
+    known_particle_fields = (*ArepoFieldInfo.known_particle_fields,
+                             ("Acceleration", ("", [], None)))   # units: the file's
+
+    def setup_particle_fields(self, ptype: str, *args: Any, **kwargs: Any) -> None:
+        super().setup_particle_fields(ptype, *args, **kwargs)
+        for name, _ in self.known_particle_fields:
+            field = self.get((ptype, name))
+            # positions stay in code_length: yt selects particles by them
+            if (field is None or (ptype, name) not in self.ds.field_list
+                    or field.units in ("", "code_length")):
+                continue
+            unit = self.ds.quan(1.0, field.units).units
+            if not unit.is_dimensionless:
+                field.output_units = str(self.ds.unit_system[unit.dimensions])
 
 
 class HybridtreeHDF5Dataset(ArepoHDF5Dataset):
     """A hybridtree snapshot in yt (module docstring); ``kwargs`` as yt's
     ``GadgetHDF5Dataset``'s, a given ``unit_base`` or ``bounding_box`` replacing the file's."""
+
+    _field_info_class = HybridtreeFieldInfo
 
     def __init__(self, filename: str, **kwargs: Any):
         units, box = unit_base_and_box(Path(filename))
@@ -64,6 +87,8 @@ class HybridtreeHDF5Dataset(ArepoHDF5Dataset):
 
     def _parse_parameter_file(self) -> None:
         super()._parse_parameter_file()
+        self.field_units = {**(self.field_units or {}), **physical_field_units(
+            self.parameter_filename)}
         h = self.parameters
         # hybridtree's cosmological snapshots: Omega0 > 0 (yt asks for OmegaLambda != 0)
         if not self.cosmological_simulation and float(h.get("Omega0", 0.0)) > 0:

@@ -70,6 +70,12 @@ def test_plain_yt_load_projects_a_snapshot_with_its_whole_mass(tmp_path, fronten
     plot.render()
     label = plot.plots["all", "particle_mass"].cb.ax.get_ylabel()
     assert "code" not in label and r"\rm{g}" in label, label
+    # the file's own field too (yt alone shows it in code_mass)
+    raw = yt.ParticleProjectionPlot(ds, "z", ("PartType1", "Masses"), width=(1.0, "unitary"))
+    raw.render()
+    label = raw.plots["PartType1", "Masses"].cb.ax.get_ylabel()
+    assert "code" not in label and r"\rm{g}" in label, label
+    assert np.nansum(raw.frb["PartType1", "Masses"].to("g").d) == pytest.approx(total_g, rel=1e-9)
     # a phase plot of position and velocity whose bins hold every particle
     ad = ds.all_data()
     fields = [("all", "particle_position_x"), ("all", "particle_velocity_x")]
@@ -87,7 +93,9 @@ def test_plain_yt_load_projects_a_snapshot_with_its_whole_mass(tmp_path, fronten
 @pytest.mark.parametrize("omega_lambda", [0.7, 0.0], ids=["lcdm", "matter_only"])
 def test_a_cosmological_snapshot_is_comoving_with_h(tmp_path, frontend, omega_lambda):
     a, h = 0.5, 0.7
-    p = particles(scale=100.0)
+    q = particles(scale=100.0)
+    rng = np.random.default_rng(9)
+    p = Particles(q.pos, q.vel, q.mass, q.ids, rng.normal(size=(N, 3)), -rng.uniform(1, 2, N))
     cosmo = {"a": a, "h": h, "omega_m": 1.0 - omega_lambda, "omega_lambda": omega_lambda}
     path = write_snapshot(tmp_path / "snapshot_0004.hdf5", p, 0.3, DEFAULT, cosmology=cosmo)
     ds = yt.load(str(path))
@@ -106,6 +114,13 @@ def test_a_cosmological_snapshot_is_comoving_with_h(tmp_path, frontend, omega_la
     v_pec = p.vel - hubble_rate(a, h, 1.0 - omega_lambda, omega_lambda, DEFAULT.time_s) * p.pos
     vx = ad["all", "particle_velocity_x"][order].to("cm/s").d
     np.testing.assert_allclose(vx, v_pec[:, 0] * DEFAULT.velocity_cm_per_s, rtol=1e-9)
+    # potentials and accelerations are physical in every snapshot (yt alone: code units
+    # times a, and none for Acceleration)
+    v2 = DEFAULT.velocity_cm_per_s ** 2
+    np.testing.assert_allclose(ad["PartType1", "Potential"][order].to("cm**2/s**2").d,
+                               p.pot * v2, rtol=1e-12)
+    np.testing.assert_allclose(ad["PartType1", "Acceleration"][order].to("cm/s**2").d,
+                               p.acc * v2 / KPC_CM, rtol=1e-12)
     plot = yt.ParticleProjectionPlot(ds, "x", ("all", "particle_mass"), width=(1.0, "unitary"))
     total = np.nansum(plot.frb["all", "particle_mass"].to("g").d)
     assert total == pytest.approx(p.mass.sum() * DEFAULT.mass_g, rel=1e-9)
