@@ -23,6 +23,7 @@ import numpy as np
 from ..device.choice import get_runtime, memory_needed
 from ..device.clock import Clock
 from ..device.transfer import Workspace
+from ..config.quantities import accepts_quantities
 from ..errors import UserInputError, real_argument
 from ..particles import shaped_particles, validate_particles
 from .engine import Forces, ForceEngine, GravitySettings
@@ -52,6 +53,8 @@ def _engine(rt, **knobs) -> ForceEngine:
     return ForceEngine(g, rt, Clock(rt), work)
 
 
+@accepts_quantities({"acc": "acceleration", "pot": "potential"}, pos="length", mass="mass",
+                    eps="length", sinks="length", box="length", acc_old="acceleration")
 def accelerations(pos, mass, eps: float | np.ndarray = 0.0, method: str = default("method"),
                   theta: float = default("theta"), *, sinks=None,
                   n_leaf: int = default("n_leaf"), n_group: int | None = None,

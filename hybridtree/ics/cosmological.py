@@ -61,6 +61,7 @@ from typing import Callable
 import numpy as np
 import scipy.fft as sfft
 
+from ..config.quantities import accepts_quantities
 from ..cosmo.background import Cosmology
 
 __all__ = ["sphere_count", "lagrangian_positions", "white_noise", "linear_density_k",
@@ -160,6 +161,7 @@ def lpt_displacements(delta_k: np.ndarray, box: float, order: int = 1,
 
 # --- the sphere of particles ------------------------------------------------------------
 
+@accepts_quantities(box="length", radius="length")
 def cosmo_sphere(n_grid: int, box: float, radius: float, a_start: float, cosmo: Cosmology,
                  seed: int, order: int = 1, workers: int = -1) -> Particles:
     """The particles of a sphere cut from a cold-dark-matter realization, at ``a_start``.
@@ -169,7 +171,8 @@ def cosmo_sphere(n_grid: int, box: float, radius: float, a_start: float, cosmo: 
     Zel'dovich (``order`` 1) or 2LPT (``order`` 2) displacements.  The particles kept are
     the grid points whose Lagrangian position q has |q| < ``radius`` (the cut is on q, not
     on the displaced x, so the sphere's mass is exactly its grid points' and does not
-    depend on the realization); ``radius`` <= box/2.  Lengths comoving, internal units.
+    depend on the realization); ``radius`` <= box/2.  Lengths comoving, internal units
+    (``box``, ``radius`` may be quantities with units: converted in ``cosmo.units``).
 
     Returns (pos (m, 3), vel (m, 3), mass (m,), ids (m,) uint64): PHYSICAL positions
     r = a x and velocities v = H r + a ẋ (Hubble flow plus peculiar), internal units,
@@ -181,6 +184,7 @@ def cosmo_sphere(n_grid: int, box: float, radius: float, a_start: float, cosmo: 
                               order=order, workers=workers)
 
 
+@accepts_quantities(box="length", radius="length")
 def cosmo_sphere_share(n_grid: int, box: float, radius: float, a_start: float,
                        cosmo: Cosmology, seed: int, lo: int, hi: int, order: int = 1,
                        workers: int = -1) -> Particles:

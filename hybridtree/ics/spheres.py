@@ -30,6 +30,7 @@ from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
+from ..config.quantities import accepts_quantities
 from .hernquist_df import hernquist_speeds
 from .profiles import check_truncation, plummer_radii
 
@@ -107,8 +108,10 @@ def hernquist_satellite(n: int, seed: int = 0, ratio: float = 0.1, scale: float 
     return pos, vel, mass
 
 
+@accepts_quantities(radius="length")
 def cold_sphere(n: int, seed: int = 0, radius: float = 1.0) -> Arrays:
-    """Uniform-density sphere of total mass 1 and radius ``radius``, at rest.
+    """Uniform-density sphere of total mass 1 and radius ``radius`` (a number, internal
+    units, or a length quantity, converted in ``units=`` or 1 kpc), at rest.
 
     Positions are uniform in the ball |x| <= radius; all velocities are zero.
     With G = M = 1 the free-fall time is t_ff = (π/2) √(R^3 / 2), potential

@@ -1,4 +1,6 @@
-"""yt for GADGET-style snapshots: :func:`load_yt`, one call, the file's own units.
+"""yt for GADGET-style snapshots: :func:`load_yt`, one call, the file's own units; and the
+helpers of hybridtree's yt frontend (:mod:`hybridtree.io.yt_frontend`, through which a plain
+``yt.load`` of hybridtree's snapshots and FOF catalogues does the same).
 
 Plain ``yt.load`` (yt 4.4) reads a GADGET HDF5 file with yt's defaults (1 kpc, 1e10 Msun,
 1 km/s) whatever its ``Units`` group says; of the non-cosmological flavours it honours the
@@ -7,7 +9,8 @@ file's units only for AREPO's, which hybridtree's snapshots claim for that reaso
 other GADGET files lack the mark.  And with ``BoxSize`` 0 (open boundaries) yt knows no domain
 when it sets up its units, so it has no ``unitary`` unit (plots with a ``width`` fail) and
 treats the box it later infers from the particles as periodic.  :func:`load_yt` passes both
-the units and a non-periodic bounding box.
+the units and a non-periodic bounding box; so does plain ``yt.load`` where hybridtree is
+installed (its ``yt.frontends`` entry point, :mod:`hybridtree.io.yt_frontend`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from .gadget_units import file_units
 from .hdf5_files import N_TYPES, check_extra_types, open_file
 from .snapshot import SnapshotError, snapshot_files
 
-__all__ = ["load_yt"]
+__all__ = ["bounding_box", "group_box", "is_hybridtree_file", "load_yt",
+           "physical_field_units", "quiet_about_periodicity", "unit_base_and_box"]
 
 #: rows of Coordinates read at a time while finding the bounding box
 CHUNK = 1 << 20
@@ -50,38 +54,58 @@ def load_yt(path: str | Path, **kwargs: Any) -> Any:
     Raises SnapshotError (a ValueError) for a missing, incomplete or non-GADGET file and
     ImportError when yt is not installed.
     """
-    dataset_class = _gadget_hdf5_dataset()
+    dataset_class = _hybridtree_dataset()
     files = snapshot_files(path)
-    units, box_size = _units_and_box(files[0])
+    units, box_size = unit_base_and_box(files[0])
     if units is not None:
         kwargs.setdefault("unit_base", units)
     if box_size == 0 and "bounding_box" not in kwargs:
-        kwargs["bounding_box"] = _bounding_box(files)
-    with _quiet_about_periodicity():
-        return dataset_class(str(files[0]), **kwargs)
+        kwargs["bounding_box"] = bounding_box(files)
+    return dataset_class(str(files[0]), **kwargs)
 
 
-def _gadget_hdf5_dataset() -> type:
-    """yt's GADGET HDF5 dataset class (named, so that an AREPO-marked file gets the same
-    class as any other); ImportError saying what to install when yt is missing."""
+def _hybridtree_dataset() -> type:
+    """hybridtree's yt dataset class (named, so that any GADGET-style file gets it);
+    ImportError saying what to install when yt is missing."""
     try:
-        from yt.frontends.gadget.api import GadgetHDF5Dataset
+        from .yt_frontend import HybridtreeHDF5Dataset
     except ImportError as exc:
         raise ImportError(f"hybridtree.io.load_yt needs yt, which is not installed "
                           f"({exc}): pip install yt") from None
-    return GadgetHDF5Dataset
+    return HybridtreeHDF5Dataset
 
 
-def _units_and_box(path: Path) -> tuple[dict[str, float] | None, float]:
+def is_hybridtree_file(path: str | Path, kind: str) -> bool:
+    """Whether ``path`` is a file hybridtree wrote: ``kind`` "snapshot" (a ``Header``,
+    particles, and a ``Units`` group with hybridtree's ``G_in_cgs``) or "catalogue" (a FOF
+    catalogue: ``Group``, ``IDs/ID`` and ``Header/LinkingLength``).  False for anything
+    unreadable: yt asks every frontend about every file."""
+    try:
+        with h5py.File(path, "r") as f:
+            if not isinstance(f.get("Header"), h5py.Group):
+                return False
+            if kind == "catalogue":
+                return ("Group" in f and "IDs/ID" in f
+                        and "LinkingLength" in f["Header"].attrs)
+            return ("Group" not in f and isinstance(f.get("Units"), h5py.Group)
+                    and "G_in_cgs" in f["Units"].attrs
+                    and any(f"PartType{t}" in f for t in range(N_TYPES)))
+    except Exception:       # not HDF5, unreadable, a folder: not ours
+        return False
+
+
+def unit_base_and_box(path: Path, particles: bool = True) -> tuple[dict[str, float] | None,
+                                                                    float]:
     """yt's ``unit_base`` from the file's units (cgs; None if it states none) and its
     ``BoxSize`` (internal units; 0 for open boundaries).  SnapshotError if ``path`` has no
-    GADGET ``Header`` or no particles."""
+    GADGET ``Header`` or (``particles``: a snapshot) no particles."""
     with open_file(path) as f:
         if not isinstance(f.get("Header"), h5py.Group):
             raise SnapshotError(f"{path}: no Header group: not a GADGET-style snapshot")
-        if not any(f"PartType{t}" in f for t in range(N_TYPES)):
+        if particles and not any(f"PartType{t}" in f for t in range(N_TYPES)):
             raise SnapshotError(f"{path}: no PartType groups: not a GADGET-style snapshot")
-        check_extra_types(path, f)      # yt's GADGET frontend knows PartType0 .. 5 only
+        if particles:
+            check_extra_types(path, f)      # yt's GADGET frontend knows PartType0 .. 5 only
         stated = file_units(f)
         box = float(np.asarray(f["Header"].attrs.get("BoxSize", 0.0)).reshape(-1)[0])
     if stated is None:
@@ -91,7 +115,7 @@ def _units_and_box(path: Path) -> tuple[dict[str, float] | None, float]:
             "UnitVelocity_in_cm_per_s": velocity_cm_per_s}, box
 
 
-def _bounding_box(files: list[Path]) -> np.ndarray:
+def bounding_box(files: list[Path]) -> np.ndarray:
     """[[x0, x1], [y0, y1], [z0, z1]] (internal length units): the cube centred on the
     centre of mass whose half-width is :data:`MARGIN` times the largest distance of a
     particle from it along an axis."""
@@ -133,8 +157,41 @@ class _DropPeriodicityWarning(logging.Filter):
         return "disabling periodicity" not in record.getMessage()
 
 
+#: fields hybridtree writes in physical units (no a or h scaling in any run) and their cgs
+PHYSICAL_FIELDS = {"Potential": "cm**2/s**2", "Acceleration": "cm/s**2"}
+
+
+def physical_field_units(path: str | Path) -> dict[tuple[str, str], str]:
+    """yt's ``field_units`` of the file's :data:`PHYSICAL_FIELDS`, from their ``to_cgs``
+    attributes: yt's code units would scale them by a (velocities are × sqrt(a) to yt in
+    a cosmological snapshot) or not know them (``Acceleration``)."""
+    out = {}
+    with open_file(Path(path)) as f:
+        for t in range(N_TYPES):
+            for name, cgs in PHYSICAL_FIELDS.items():
+                d = f.get(f"PartType{t}/{name}")
+                if (isinstance(d, h5py.Dataset) and "to_cgs" in d.attrs
+                        and not d.attrs.get("a_scaling", 0) and not d.attrs.get("h_scaling", 0)):
+                    out[(f"PartType{t}", name)] = f"{float(d.attrs['to_cgs'])!r}*{cgs}"
+    return out
+
+
+def group_box(path: str | Path) -> np.ndarray:
+    """The bounding cube (as :func:`bounding_box`) of a FOF catalogue's ``GroupPos``,
+    weighted by ``GroupMass``; a unit cube at the origin for a catalogue of no groups."""
+    with open_file(Path(path)) as f:
+        g = f["Group"]
+        x = np.asarray(g["GroupPos"], np.float64).reshape(-1, 3)
+        m = np.asarray(g["GroupMass"], np.float64).reshape(-1)
+    if not len(x):
+        return np.array([[-1.0, 1.0]] * 3)
+    centre = (m @ x) / m.sum() if m.sum() > 0 else x.mean(axis=0)
+    half = MARGIN * np.max(np.abs(x - centre)) or 1.0
+    return np.column_stack([centre - half, centre + half])
+
+
 @contextmanager
-def _quiet_about_periodicity() -> Iterator[None]:
+def quiet_about_periodicity() -> Iterator[None]:
     """Without yt's warning that a bounding box disables periodicity: for open boundaries
     that is what is meant, not news."""
     from yt.utilities.logger import ytLogger

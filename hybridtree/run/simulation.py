@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..config.settings import ConfigError, Settings, load_config, settings_from_flat
-from ..config.units import Units
+from ..config.quantities import Units, accepts_quantities
 from ..analysis.diagnostics import COLUMNS
 from ..errors import UserInputError, UserTypeError, real_argument
 from ..faults import inject
@@ -74,6 +74,7 @@ class Simulation(ParticleViews):
     Under ``mpiexec`` each process passes its own particles (IDs unique over all).
     """
 
+    @accepts_quantities(pos="length", vel="velocity", mass="mass", time="time")
     def __init__(self, pos: Any, vel: Any, mass: Any, ids: Any = None, *, types: Any = None,
                  time: float = 0.0,
                  units: Units | tuple[float, float] | None = None,
@@ -247,6 +248,7 @@ class Simulation(ParticleViews):
             raise UserInputError(f"step(n): n must be a whole number >= 0, got {n!r}")
         self._advance(int(n))
 
+    @accepts_quantities(t="time")
     def evolve(self, t: float | None = None, *, z: float | None = None) -> None:
         """Step to time ``t`` (internal units), a whole number of steps from now; or, in a
         cosmological run, to the step closest to redshift ``z``."""

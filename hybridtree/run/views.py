@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..config.quantities import QuantityView
 from ..particles import Particles
 
 __all__ = ["CallerOrder", "ParticleViews"]
@@ -124,6 +125,12 @@ class ParticleViews:
     def pot(self) -> np.ndarray:
         """Potentials (N,) of the current positions, internal units G M / L."""
         return self.particles().pot
+
+    @property
+    def quantities(self) -> Any:
+        """``pos``, ``vel``, ``mass``, ``acc``, ``pot``, ``t``, ``dt`` as astropy quantities in
+        the run's units (``sim.quantities.pos.to("kpc")``; needs astropy)."""
+        return QuantityView(self, self.units)
 
     @property
     def memory(self) -> dict[str, Any]:

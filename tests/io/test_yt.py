@@ -21,6 +21,7 @@ from hybridtree.config.units import Units
 
 yt = pytest.importorskip("yt")
 yt.set_log_level(40)
+from yt.utilities.object_registries import output_type_registry  # noqa: E402
 
 KPC_CM, PC_CM, MSUN_G = 3.0856775814913673e21, 3.0857e18, 1.98841e33
 DEFAULT = Units(KPC_CM, 1e10 * MSUN_G)
@@ -140,16 +141,23 @@ def test_plain_yt_load_reads_a_new_snapshots_units(tmp_path, units):
     assert_same(cgs_from_yt(yt.load(str(path))), expected(p, time, units))
 
 
-def test_load_yt_reads_units_that_plain_yt_load_ignores(tmp_path):
+def test_load_yt_reads_units_that_plain_yt_load_ignores(tmp_path, monkeypatch):
     """An older snapshot, without the AREPO mark: yt.load assumes 1 kpc, 1e10 Msun, 1 km/s
-    (velocities off by 207 for the default units); load_yt passes the file's units."""
+    (velocities off by 207 for the default units); load_yt passes the file's units, and so
+    does yt.load with hybridtree's frontend."""
     p, time = particles(), 4.0
     [path] = write_set(tmp_path, p, time, PARSEC, 1)
     with h5py.File(path, "a") as f:
         del f["Config"]
-    plain = cgs_from_yt(yt.load(str(path)))
+    with monkeypatch.context() as m:          # yt without hybridtree's frontend
+        for name in ("HybridtreeHDF5Dataset", "HybridtreeFOFDataset"):
+            m.delitem(output_type_registry, name, raising=False)
+        plain = cgs_from_yt(yt.load(str(path)))
     assert not np.allclose(plain["vel"], expected(p, time, PARSEC)["vel"], rtol=1e-3)
     assert_same(cgs_from_yt(load_yt(path)), expected(p, time, PARSEC))
+    # with it (registered as its entry point is): the file's units (G_in_cgs marks it)
+    import hybridtree.io.yt_frontend  # noqa: F401
+    assert_same(cgs_from_yt(yt.load(str(path))), expected(p, time, PARSEC))
 
 
 def test_a_run_with_parsec_units_opens_in_yt_as_it_ran(tmp_path, monkeypatch):
@@ -247,6 +255,7 @@ def test_unusable_paths_are_one_line_errors_naming_the_file(tmp_path, make, mess
 
 def test_without_yt_the_error_says_how_to_install_it(tmp_path, monkeypatch):
     [path] = write_set(tmp_path, particles(), 1.0, DEFAULT, 1)
-    monkeypatch.setitem(sys.modules, "yt.frontends.gadget.api", None)
+    monkeypatch.setitem(sys.modules, "yt.frontends.arepo.api", None)
+    monkeypatch.delitem(sys.modules, "hybridtree.io.yt_frontend", raising=False)
     with pytest.raises(ImportError, match="pip install yt"):
         load_yt(path)
