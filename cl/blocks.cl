@@ -42,28 +42,44 @@ inline double accel_norm(const int i, const double lam, __global const double *p
     return sqrt(ax * ax + ay * ay + az * az);
 }
 
+/* q at least qv |v|^2 (qv > 0: dt <= eta_v eps / |v|, qv = (dt_max / (eta_v eps))^2) */
+inline double with_speed(double q, const int i, const double qv, __global const double *vel,
+                         const double s2)
+{
+    if (qv > 0.0) {
+        const double vx = vel[3 * i], vy = vel[3 * i + 1], vz = vel[3 * i + 2];
+        q = fmax(q, (qv * ((vx * vx + vy * vy) + vz * vz)) * s2);
+    }
+    return q;
+}
+
 __kernel void assign_bins(const int n, const int kmin, const int kmax, const double q0,
                           const double lam, __global const double *pos,
-                          __global const double *acc, __global int *bin)
+                          __global const double *acc, const double qv,
+                          __global const double *vel, __global int *bin)
 {
     const int i = get_global_id(0);
     if (i >= n || bin[i] < kmin)
         return;
     /* q0 = dt_max^2 / (eta^2 eps) */
-    bin[i] = bin_of(q0 * accel_norm(i, lam, pos, acc), kmin, kmax);
+    bin[i] = bin_of(with_speed(q0 * accel_norm(i, lam, pos, acc), i, qv, vel, 1.0), kmin,
+                    kmax);
 }
 
 /* assign_bins with a softening per type: q = (q0 |a|) * scale[type], scale = eps / eps_type
    (float64, 6 entries), so that dt = eta sqrt(eps_type / |a|) (a softening per type). */
 __kernel void assign_bins_types(const int n, const int kmin, const int kmax, const double q0,
                                 const double lam, __global const double *pos,
-                                __global const double *acc, __global const ulong *types,
+                                __global const double *acc, const double qv,
+                                __global const double *vel, __global const ulong *types,
                                 __global const double *scale, __global int *bin)
 {
     const int i = get_global_id(0);
     if (i >= n || bin[i] < kmin)
         return;
-    bin[i] = bin_of((q0 * accel_norm(i, lam, pos, acc)) * scale[types[i]], kmin, kmax);
+    const double s = scale[types[i]];
+    bin[i] = bin_of(with_speed((q0 * accel_norm(i, lam, pos, acc)) * s, i, qv, vel, s * s),
+                    kmin, kmax);
 }
 
 /* v += h a (+ (h lam) x) for the particles of bin >= kmin, h = half_dt / 2^bin. */

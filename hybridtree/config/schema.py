@@ -225,6 +225,10 @@ SCHEMA: dict[str, dict[str, Option]] = {
                     "0 < eta <= 10"),
         "max_bin": _opt(int, 16, "block steps: the deepest bin (smallest step time.dt / "
                         "2^max_bin)", lambda v: 0 <= v <= 63, "0 <= max_bin <= 63"),
+        "eta_v": _opt(float, 0.0, "block steps: also dt <= eta_v eps / |v|, a step crosses at "
+                      "most eta_v softening lengths (a particle through a softened centre, "
+                      "where |a| -> 0, gets no large step there; docs/galaxies.md); 0: off",
+                      lambda v: 0 <= v <= 1e6, "0 <= eta_v <= 1e6"),
 
     },
     "cosmology": {

@@ -95,10 +95,12 @@ class NestedLeapfrog:
 @dataclass(frozen=True)
 class BlockSettings:
     """Block time steps: dt = ``eta`` sqrt(eps / |a|), in bins 0 ... ``max_bin`` of the
-    largest step (``time.eta``, ``time.max_bin``)."""
+    largest step (``time.eta``, ``time.max_bin``); with ``eta_v`` > 0 also dt <= eta_v
+    eps / |v| (``time.eta_v``)."""
 
     eta: float = 0.2
     max_bin: int = 16
+    eta_v: float = 0.0
 
 
 @dataclass
@@ -181,9 +183,11 @@ class BlockLeapfrog:
                              "(dt = eta sqrt(eps / |a|))")
         bins, lam, deep = self._bins_of(state), self.external, self.block.max_bin
         q0, half, ticks = bin_scale(dt, self.block.eta, eps), 0.5 * dt, 1 << deep
+        # (dt_max / dt)^2 of the velocity criterion is qv |v|^2 (0: off)
+        qv = (dt / (self.block.eta_v * eps)) ** 2 if self.block.eta_v > 0 else 0.0
         ratio = self.engine.g.eps_ratio          # a softening per type: dt from each's
         scale = None if ratio is None else tuple(1.0 / r for r in ratio)   # eps / eps_type
-        bins.assign(0, deep, q0, lam, scale)
+        bins.assign(0, deep, q0, lam, scale, qv=qv)
         occupied = self._total(bins.counts())
         self.stats.particles[:] = occupied
         self.stats.dt = float(dt)
@@ -201,7 +205,7 @@ class BlockLeapfrog:
                 bins.bins, kmin, int(occupied[kmin:].sum())) if kmin else None)
             bins.kick(kmin, half, lam)
             if ti < ticks:
-                bins.assign(kmin, deep, q0, lam, scale)
+                bins.assign(kmin, deep, q0, lam, scale, qv=qv)
                 bins.kick(kmin, half, lam)
                 occupied = self._total(bins.counts())
             done = self._total(np.array([n_forces,

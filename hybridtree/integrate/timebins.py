@@ -59,16 +59,25 @@ class HostBins:
         self.bins = np.zeros(state.n, np.int32)
 
     def assign(self, kmin: int, kmax: int, q0: float, lam: float,
-               scale: tuple[float, ...] | None = None, acc: np.ndarray | None = None) -> None:
+               scale: tuple[float, ...] | None = None, acc: np.ndarray | None = None,
+               qv: float = 0.0) -> None:
         """New bins for the particles of bin >= kmin (cl/blocks.cl ``assign_bins``;
         ``scale``: eps / eps_type per GADGET type, ``assign_bins_types``; ``acc``: the
-        acceleration they follow, default the state's whole force)."""
+        acceleration they follow, default the state's whole force; ``qv`` > 0: q is at
+        least qv |v|^2 (scale^2 with types), dt <= eta_v eps / |v|)."""
         s = self.state
         rows = np.flatnonzero(self.bins >= kmin)
         a = (s.acc["full"] if acc is None else acc)[rows] + lam * s.pos[rows]
         q = q0 * np.sqrt((a[:, 0] * a[:, 0] + a[:, 1] * a[:, 1]) + a[:, 2] * a[:, 2])
         if scale is not None:
             q = q * np.asarray(scale, np.float64)[s.types[rows]]
+        if qv > 0.0:
+            v = s.vel[rows]
+            w = qv * ((v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1]) + v[:, 2] * v[:, 2])
+            if scale is not None:
+                sc = np.asarray(scale, np.float64)[s.types[rows]]
+                w = w * (sc * sc)
+            q = np.maximum(q, w)
         k = np.zeros(len(rows), np.int32)
         for _ in range(kmax):                 # exact: q is divided by 4 per bin
             up = q > 1.0
@@ -113,10 +122,12 @@ class DeviceBins:
         self._counts = self.rt.empty(4 * NBINS)
 
     def assign(self, kmin: int, kmax: int, q0: float, lam: float,
-               scale: tuple[float, ...] | None = None, acc: cl.Buffer | None = None) -> None:
+               scale: tuple[float, ...] | None = None, acc: cl.Buffer | None = None,
+               qv: float = 0.0) -> None:
         s = self.state
         head = (self.n, np.int32(self.n), np.int32(kmin), np.int32(kmax), np.float64(q0),
-                np.float64(lam), s.pos, s.acc["full"] if acc is None else acc)
+                np.float64(lam), s.pos, s.acc["full"] if acc is None else acc,
+                np.float64(qv), s.vel)
         if scale is None:
             launch(self.rt, "blocks.cl", "assign_bins", *head, self.bins)
             return

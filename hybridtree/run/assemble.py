@@ -62,7 +62,7 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
     g = g.settled(rt.info.kind, relative_ok=comm.size == 1 or many_ok,
                   cosmological=settings.cosmology.enabled)
     t = settings.time
-    block = BlockSettings(t.eta, t.max_bin) if t.stepping == "block" else None
+    block = BlockSettings(t.eta, t.max_bin, t.eta_v) if t.stepping == "block" else None
     # a periodic box steps in comoving coordinates (the box: g.periodic's); on many
     # processes the stepper wraps the particles before they change domain
     comoving = (Comoving(sched, step, settings.cosmology.short_steps, wrap=comm.size == 1)

@@ -187,7 +187,7 @@ def test_no_particle_skips_a_synchronisation(monkeypatch):
 def test_the_check_finds_a_particle_that_leaves_its_step_early(monkeypatch):
     """The control of the test above: bins assigned without the rule (a particle may move
     to a larger step at any tick where it is active) are caught."""
-    def unruly(self, kmin, kmax, q0, lam, scale=None, acc=None):
+    def unruly(self, kmin, kmax, q0, lam, scale=None, acc=None, qv=0.0):
         rows = np.flatnonzero(self.bins >= kmin)
         a = self.state.acc["full"][rows] + lam * self.state.pos[rows]
         q = q0 * np.linalg.norm(a, axis=1)
@@ -198,3 +198,25 @@ def test_the_check_finds_a_particle_that_leaves_its_step_early(monkeypatch):
     _, rec = _cusp_run(monkeypatch, steps=2)
     bad = rec.violations()
     assert any("not where its steps start" in v for v in bad), bad[:5]
+
+
+@pytest.mark.parametrize("backend", ["device", "host"])
+def test_the_speed_criterion_gives_a_particle_through_a_softened_centre_its_own_bin(
+        backend, monkeypatch):
+    """time.eta_v: a light particle passing through the centre of a unit mass (|a| = 0
+    there: the acceleration criterion alone gives it the largest step) at speed 1 takes
+    dt <= eta_v eps / |v| = 0.01: bin 3 of 1/16 (1/128 <= 0.01 < 1/64); without it bin 0."""
+    monkeypatch.setenv("HYBRIDTREE_STATE", backend)
+    pos = np.zeros((2, 3))
+    vel = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    mass = np.array([1.0, 1e-10])
+    bins = {}
+    for eta_v in (0.0, 1.0):
+        sim = hybridtree.Simulation(pos, vel, mass, quiet=True, settings={
+            "time.stepping": "block", "time.dt": 1 / 16, "gravity.eps": 0.01,
+            "time.eta_v": eta_v, "gravity.method": "direct" if backend == "host" else "tree"})
+        sim.step(1)
+        bins[eta_v] = sorted((r["bin"], r["particles"]) for r in sim.timebins()
+                             if r["particles"])
+    assert bins[0.0] == [(0, 2)]
+    assert bins[1.0] == [(0, 1), (3, 1)]
