@@ -24,6 +24,7 @@ would: the driver adds no launch, wait or transfer.  Units: G = 1, the state's.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,7 +59,10 @@ class Backend:
     reduction over all parts."""
 
     def __init__(self, engine):
-        self.engine = engine
+        # a weak reference: the engine holds its backends, and a cycle would keep its
+        # buffers (the tree, the lists: most of a run's device memory) until the
+        # garbage collector ran, not when the run is let go
+        self.engine = weakref.proxy(engine)
 
     def sources(self, state, parts: tuple[Part, ...], active: Active | None) -> Job | int:
         raise NotImplementedError

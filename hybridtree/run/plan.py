@@ -23,10 +23,10 @@ from dataclasses import dataclass, field, replace
 from ..config.settings import Settings
 from ..device.runtime import DeviceInfo
 from ..device.transfer import CHUNK, STAGING_SLOTS
-from ..gravity import list_walk
 from ..gravity.periodic import default_mesh
 from ..gravity.pm_device import mesh_bytes
 from ..gravity.settings import GravitySettings
+from ..gravity.tuning import TUNING
 from ..gravity.walk_kernels import LIST_WALK, WALK_SETTINGS, default_group
 from .options import box_of
 
@@ -212,9 +212,9 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1) -> 
         owners["sort"] = n * (_b("sort") + _b("sort_mesh") * (box is not None))
         owners["walk"] = n * (_b("walk") + _b("walk_hybrid") * (g.changeover is not None))
         if WALK_SETTINGS.get(info.kind, {}).get("KERNEL") == LIST_WALK:
-            budget = min(info.max_mem_alloc_size or list_walk.LIST_BATCH_BYTES,
-                         (info.global_mem_size or 0) // list_walk.LIST_MEMORY_SHARE
-                         or list_walk.LIST_BATCH_BYTES, list_walk.LIST_BATCH_BYTES)
+            most = TUNING.list_batch_bytes
+            budget = min(info.max_mem_alloc_size or most,
+                         (info.global_mem_size or 0) // TUNING.list_memory_share or most, most)
             owners["lists"] = min(budget, 4 * _b("list_room") * groups)
             owners["walk"] += _b("walk_info_group") * groups
         owners["reductions"] = _b("reductions") * n

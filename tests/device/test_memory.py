@@ -85,6 +85,30 @@ def test_a_run_enters_every_buffer_under_a_named_owner_and_frees_them():
     assert rt.memory.live["state"] < rep["owner_peak"]["state"]
 
 
+def test_a_run_let_go_frees_its_buffers_without_the_garbage_collector():
+    """No reference cycle holds a run's buffers: dropping the last reference to a
+    Simulation gives its tree, lists and state back at once (a cycle through the force
+    pipeline's backends held them until the collector ran)."""
+    import hybridtree
+    from hybridtree.ics import plummer
+
+    sim = hybridtree.Simulation(*plummer(3000, seed=4), dt=1 / 128, eps=0.01, quiet=True)
+    rt = sim._rt
+    sim.evolve(2 / 128)
+    gc.collect()
+    held = rt.memory.total
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        del sim
+        freed = held - rt.memory.total
+    finally:
+        if was:
+            gc.enable()
+    # the state alone (positions, velocities, masses, accelerations in float64)
+    assert freed >= 3000 * 80, (held, rt.memory.report())
+
+
 @pytest.mark.slow
 def test_the_peak_and_the_host_copies_are_the_resident_growth_on_a_cpu_device():
     """2^18 particles (the issue's CPU size): the process's resident high-water mark grows
