@@ -28,7 +28,8 @@ def write_products(folder: Path, stem: str, power: bool, halos: bool) -> list[Pa
     made = []
     if power:
         from .power import power_table, snapshot_power
-        ps, snap = snapshot_power(path)
+        from .power_device import analysis_runtime
+        ps, snap = snapshot_power(path, runtime=analysis_runtime())
         final = folder / power_name(stem)
         tmp = atomic_path(final)
         try:
