@@ -23,7 +23,7 @@ from ..gravity.periodic import Periodic
 from ..gravity.pm_device import MeshKernels, mesh_bytes, refuse_unless_fits
 from ..gravity.tree.device_sort import MAX_N
 
-__all__ = ["analysis_runtime", "device_meshes", "usable"]
+__all__ = ["analysis_runtime", "device_meshes", "device_slab", "usable"]
 
 
 def analysis_runtime() -> Runtime | None:
@@ -49,13 +49,12 @@ def usable(rt: Runtime | None, n_particles: int, n_mesh: int) -> bool:
 
 
 def device_meshes(rt: Runtime, pos: np.ndarray, mass: np.ndarray, box: float, n_mesh: int,
-                  order: int, interlace: bool) -> tuple[np.ndarray, np.ndarray | None]:
-    """The rfft halves (n, n, n // 2 + 1) of the mass meshes (mass per mesh point, the
-    unit of ``mass``) of the particles at ``pos`` ((N, 3), length, any image) in the
-    periodic cube of side ``box``: the mesh whose points sit at j box / n, and (with
-    ``interlace``) the one at j box / n − box / (2 n), else None; what ``rfftn`` of
-    :func:`hybridtree.gravity.pm.assign_mass` with shift 0 and box / (2 n) gives, to
-    rounding.  ``order`` 2 (CIC) or 3 (TSC)."""
+                  order: int, interlace: bool) -> np.ndarray:
+    """Z (n, n, n, complex128) = F1 + i F2 with F1 and F2 the DFTs of the mass meshes
+    (mass per mesh point, the unit of ``mass``) of the particles at ``pos`` ((N, 3),
+    length, any image) in the periodic cube of side ``box``: F1 of the mesh whose points
+    sit at j box / n, F2 (with ``interlace``, else 0) of the one at j box / n − box / (2 n);
+    :func:`device_slab` takes them apart.  ``order`` 2 (CIC) or 3 (TSC)."""
     n = int(n_mesh)
     one, total = mesh_bytes(n)
     refuse_unless_fits(rt, one, total + 48 * len(pos), f"P(k) on a {n}^3 mesh needs",
@@ -76,12 +75,21 @@ def device_meshes(rt: Runtime, pos: np.ndarray, mass: np.ndarray, box: float, n_
     full = z.get()
     rt.queue.finish()
     full *= (box / n) ** 3          # density (mass / length^3) back to mass per point
+    return full
+
+
+def device_slab(full: np.ndarray, i: int, interlace: bool
+                ) -> tuple[np.ndarray, np.ndarray | None]:
+    """x-slab ``i`` of the rfft halves (n, n // 2 + 1) of F1 and F2 (None without
+    ``interlace``) of :func:`device_meshes`' Z: F1(k) = [Z(k) + Z(−k)*] / 2,
+    F2(k) = [Z(k) − Z(−k)*] / (2i); what ``rfftn`` of
+    :func:`hybridtree.gravity.pm.assign_mass` gives (shift 0 and box / (2 n)), to
+    rounding."""
+    n = full.shape[0]
     half = n // 2 + 1
+    zk = full[i, :, :half]
     if not interlace:
-        return np.ascontiguousarray(full[:, :, :half]), None
+        return zk, None
     neg = (-np.arange(n)) % n
-    mirror = np.conj(full[neg][:, neg][:, :, neg[:half]])      # Z(-k)*
-    zk = full[:, :, :half]
-    first = 0.5 * (zk + mirror)
-    second = -0.5j * (zk - mirror)
-    return first, second
+    mirror = np.conj(full[neg[i]][neg][:, neg[:half]])         # Z(-k)*
+    return 0.5 * (zk + mirror), -0.5j * (zk - mirror)
