@@ -17,19 +17,21 @@ def power_name(stem: str) -> str:
     return stem.replace("snapshot", "powerspec", 1) + ".txt"
 
 
-def write_products(folder: Path, stem: str, power: bool, halos: bool) -> list[Path]:
+def write_products(folder: Path, stem: str, power: bool, halos: bool,
+                   device: str | None = None) -> list[Path]:
     """The files beside the snapshot ``folder/stem`` (a file or a multi-file set, read
     back whole): its P(k) as ``powerspec_NNNN.txt`` (``power``; :func:`.power.snapshot_power`
     with ``hybridtree pk``'s defaults) and its FOF catalogue as ``fof_tab_NNN.hdf5``
     (``halos``; :func:`.halos.find_halos` with ``hybridtree halos``' defaults: b = 0.2, at
-    least 20 particles).  Each is written complete or not at all; returns their paths.
+    least 20 particles).  P(k) on ``device`` (the run's; :func:`.power_device.analysis_runtime`).
+    Each is written complete or not at all; returns their paths.
     Raises OSError, SnapshotError or another user error of the readers."""
     path = resolve_snapshot(folder / stem)
     made = []
     if power:
         from .power import power_table, snapshot_power
         from .power_device import analysis_runtime
-        ps, snap = snapshot_power(path, runtime=analysis_runtime())
+        ps, snap = snapshot_power(path, runtime=analysis_runtime(device))
         final = folder / power_name(stem)
         tmp = atomic_path(final)
         try:

@@ -26,17 +26,17 @@ from ..gravity.tree.device_sort import MAX_N
 __all__ = ["analysis_runtime", "device_meshes", "device_slab", "usable"]
 
 
-def analysis_runtime() -> Runtime | None:
-    """The process's OpenCL runtime for ``hybridtree pk`` and a run's P(k) (the device
-    ``HYBRIDTREE_DEVICE`` names, else the best one), or None where there is no usable
-    device and none was asked for (the host computes then); a device asked for that does
-    not exist stays the user's error (DeviceError)."""
+def analysis_runtime(device: str | None = None) -> Runtime | None:
+    """The process's OpenCL runtime for ``hybridtree pk`` and a run's P(k): ``device`` (a
+    run's gravity.device), else the one ``HYBRIDTREE_DEVICE`` names, else the best one; or
+    None where there is no usable device and none was asked for (the host computes then);
+    a device asked for that does not exist stays the user's error (DeviceError)."""
     from ..device.choice import get_runtime
     from ..device.runtime import DeviceError
     try:
-        return get_runtime(None)
+        return get_runtime(device or None)
     except DeviceError:
-        if os.environ.get("HYBRIDTREE_DEVICE") or os.environ.get("PYOPENCL_CTX"):
+        if device or os.environ.get("HYBRIDTREE_DEVICE") or os.environ.get("PYOPENCL_CTX"):
             raise
         return None
 

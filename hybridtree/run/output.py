@@ -283,7 +283,8 @@ class RunOutput:
         if self.comm.rank == 0:
             try:
                 o = self.settings.output
-                write_products(self.folder, stem, o.power_spectrum, o.halos)
+                write_products(self.folder, stem, o.power_spectrum, o.halos,
+                               self.settings.gravity.device)
             except (OSError, HybridtreeError) as exc:
                 error = f"output.power_spectrum / output.halos: {exc}"
         agree(self.comm, error, SnapshotWriteError)

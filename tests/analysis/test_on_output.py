@@ -24,7 +24,7 @@ def _datasets(path: Path) -> dict[str, np.ndarray]:
     return out
 
 
-def test_a_box_writes_pk_and_halos_at_each_output_as_the_commands_do(tmp_path, monkeypatch):
+def test_pk_and_halos_at_each_output_equal_the_commands(tmp_path, monkeypatch):
     """A 16³ box of 10 Mpc/h (z = 9 → 0, 2 outputs and the start) with both settings on: each of the
     three snapshots gets powerspec_NNNN.txt and fof_tab_NNN.hdf5, equal (text; every
     dataset bit for bit) to `hybridtree pk --out` and `hybridtree halos` on that snapshot;
