@@ -31,14 +31,18 @@ plus O(chunk) temporaries.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
 from scipy import fft
 
 from ..gravity.pm import assign_mass
+from .power_device import device_meshes, device_slab, usable
 from ..io.hdf5_files import N_TYPES, SnapshotError, attr_number, open_file, snapshot_files
 
 __all__ = ["MPC_CM", "PeriodicParticles", "PowerSpectrum", "default_mesh", "power_spectrum",
@@ -79,14 +83,18 @@ def _fft(mesh: np.ndarray) -> np.ndarray:
 
 def power_spectrum(pos: np.ndarray, box: float, n_mesh: int, *, mass: np.ndarray | None = None,
                    order: int = 3, interlace: bool = True, subtract_shot_noise: bool = True,
-                   n_bins: int | None = None, k_max: float | None = None) -> PowerSpectrum:
+                   n_bins: int | None = None, k_max: float | None = None,
+                   runtime: Any = None) -> PowerSpectrum:
     """P(k) of the particles at ``pos`` ((N, 3), length; wrapped into the box [0, ``box``)³)
     with masses ``mass`` ((N,), any unit; default equal), on an ``n_mesh``³ mesh: the
     estimator of the module docstring.  ``order`` 2 (CIC) or 3 (TSC); ``interlace``: average
     with the mesh shifted by half a cell; ``subtract_shot_noise``: subtract V Σm²/(Σm)²
     (right for a Poisson-like sample; a lattice has none).  Shells of equal width from
     k_f/2 to ``k_max`` + k_f/2 (2π/length; default the Nyquist π n_mesh / box), ``n_bins``
-    of them (default: width k_f, centred on k_f, 2 k_f, ...).  Returns a
+    of them (default: width k_f, centred on k_f, 2 k_f, ...).  ``runtime``: an OpenCL
+    :class:`~hybridtree.device.runtime.Runtime` with double precision to assign and
+    transform on (:mod:`.power_device`; the host's numpy and scipy otherwise, and where
+    the device cannot take the case): the same P(k) to rounding.  Returns a
     :class:`PowerSpectrum` (k in 2π/length, P and shot noise in length³)."""
     pos = np.asarray(pos, dtype=np.float64)
     if pos.ndim != 2 or pos.shape[1] != 3 or len(pos) == 0:
@@ -113,21 +121,23 @@ def power_spectrum(pos: np.ndarray, box: float, n_mesh: int, *, mass: np.ndarray
 
     # δ^DFT = Σ_j δ_j e^{-ik·x_j} with δ_j = mesh_j n³ / Σm − 1: the −1 is k = 0 only
     scale = n_mesh ** 3 / total
-    delta = _fft(assign_mass(pos, mass, n_mesh, box, order, 0.0))
+    if usable(runtime, len(pos), n_mesh):
+        full = device_meshes(runtime, pos, mass, box, n_mesh, order, interlace)
+
+        def meshes(i: int) -> tuple[np.ndarray, np.ndarray | None]:
+            return device_slab(full, i, interlace)
+    else:
+        delta = _fft(assign_mass(pos, mass, n_mesh, box, order, 0.0))
+        other = (_fft(assign_mass(pos, mass, n_mesh, box, order, 0.5 * box / n_mesh))
+                 if interlace else None)
+
+        def meshes(i: int) -> tuple[np.ndarray, np.ndarray | None]:
+            return delta[i], None if other is None else other[i]
     freq = np.fft.fftfreq(n_mesh, 1.0 / n_mesh)               # integer wave numbers
     freq_z = np.fft.rfftfreq(n_mesh, 1.0 / n_mesh)
-    if interlace:
-        half = 0.5 * box / n_mesh
-        other = _fft(assign_mass(pos, mass, n_mesh, box, order, half))
-        # exp(+i k·s), s = H/2 per axis: k_i H/2 = π m_i / n
-        phase = np.exp(1j * np.pi * freq / n_mesh)
-        phase_z = np.exp(1j * np.pi * freq_z / n_mesh)
-        for i in range(n_mesh):      # slab by slab: no second full-size temporary
-            other[i] *= phase[i] * phase[:, None] * phase_z[None, :]
-            delta[i] += other[i]
-            delta[i] *= 0.5
-        del other
-
+    # exp(+i k·s), s = H/2 per axis: k_i H/2 = π m_i / n
+    phase = np.exp(1j * np.pi * freq / n_mesh)
+    phase_z = np.exp(1j * np.pi * freq_z / n_mesh)
     wy = np.sinc(freq / n_mesh) ** order                      # np.sinc(x) = sin(πx)/(πx)
     wz = np.sinc(freq_z / n_mesh) ** order
     kyz2 = (freq ** 2)[:, None] + (freq_z ** 2)[None, :]
@@ -137,17 +147,30 @@ def power_spectrum(pos: np.ndarray, box: float, n_mesh: int, *, mass: np.ndarray
     if n_mesh % 2 == 0:
         count[-1] = 1.0
     count = np.broadcast_to(count, kyz2.shape).ravel()
+
+    def slab(i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Slab i's modes, Σ k and Σ P per shell (interlaced meshes combined first)."""
+        d, o = meshes(i)
+        if o is not None:
+            d = (d + o * (phase[i] * phase[:, None] * phase_z[None, :])) * 0.5
+        kmag = kf * np.sqrt(freq[i] ** 2 + kyz2).ravel()
+        window = (np.sinc(freq[i] / n_mesh) ** order * wy[:, None] * wz[None, :]).ravel()
+        p = np.abs(d.ravel() * (scale / window)) ** 2
+        where = np.digitize(kmag, edges)          # 0: below k_f/2 (k = 0), n_bins + 1: above
+        return (np.bincount(where, count, minlength=n_bins + 2),
+                np.bincount(where, count * kmag, minlength=n_bins + 2),
+                np.bincount(where, count * p, minlength=n_bins + 2))
+
     sum_p = np.zeros(n_bins + 2)
     sum_k = np.zeros(n_bins + 2)
     modes = np.zeros(n_bins + 2)
-    for i in range(n_mesh):
-        kmag = kf * np.sqrt(freq[i] ** 2 + kyz2).ravel()
-        window = (np.sinc(freq[i] / n_mesh) ** order * wy[:, None] * wz[None, :]).ravel()
-        p = np.abs(delta[i].ravel() * (scale / window)) ** 2
-        where = np.digitize(kmag, edges)          # 0: below k_f/2 (k = 0), n_bins + 1: above
-        modes += np.bincount(where, count, minlength=n_bins + 2)
-        sum_k += np.bincount(where, count * kmag, minlength=n_bins + 2)
-        sum_p += np.bincount(where, count * p, minlength=n_bins + 2)
+    # the slabs on every core (numpy lets the GIL go), summed in slab order: the same
+    # bits as one slab after another
+    with ThreadPoolExecutor(max(1, min(n_mesh, os.cpu_count() or 1))) as pool:
+        for m, k, p in pool.map(slab, range(n_mesh)):
+            modes += m
+            sum_k += k
+            sum_p += p
     keep = modes[1:-1] > 0
     modes, sum_k, sum_p = modes[1:-1][keep], sum_k[1:-1][keep], sum_p[1:-1][keep]
     volume = box ** 3
@@ -252,14 +275,16 @@ def read_periodic(path: str | Path) -> PeriodicParticles:
 
 
 def snapshot_power(path: str | Path, n_mesh: int | None = None, order: int = 3,
-                   interlace: bool = True) -> tuple[PowerSpectrum, PeriodicParticles]:
+                   interlace: bool = True, runtime: Any = None
+                   ) -> tuple[PowerSpectrum, PeriodicParticles]:
     """P(k) of a periodic snapshot (:func:`read_periodic`) in GADGET's cosmology units: k in
     h/Mpc, P and shot noise (subtracted) in (Mpc/h)³; ``n_mesh`` default
-    :func:`default_mesh`.  Returns it and what was read."""
+    :func:`default_mesh`; ``runtime`` as :func:`power_spectrum`'s.  Returns it and what
+    was read."""
     snap = read_periodic(path)
     n_mesh = default_mesh(len(snap.mass)) if n_mesh is None else n_mesh
     return power_spectrum(snap.pos, snap.box, n_mesh, mass=snap.mass, order=order,
-                          interlace=interlace), snap
+                          interlace=interlace, runtime=runtime), snap
 
 
 def power_table(ps: PowerSpectrum, snap: PeriodicParticles | None = None, source: str = "",

@@ -148,11 +148,12 @@ def halos(args: argparse.Namespace) -> int:
 
 def pk(args: argparse.Namespace) -> int:
     from ..analysis.power import power_table, snapshot_power
+    from ..analysis.power_device import analysis_runtime
 
     order = {"cic": 2, "tsc": 3}[args.order]
     with _user_input():
         ps, snap = snapshot_power(args.snapshot, n_mesh=args.mesh, order=order,
-                                  interlace=not args.no_interlace)
+                                  interlace=not args.no_interlace, runtime=analysis_runtime())
     table = power_table(ps, snap, str(args.snapshot), order, not args.no_interlace)
     if args.out:
         Path(args.out).write_text(table)

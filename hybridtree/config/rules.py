@@ -52,6 +52,10 @@ def check_settings(v: Values) -> None:
     if v["output"]["power_spectrum"] and v["ics"]["kind"] not in ("cosmo_box", "box_file"):
         raise ConfigError("output.power_spectrum = true needs a periodic box (ics.kind = "
                           "'cosmo_box' or 'box_file')", ("output.power_spectrum", "ics.kind"))
+    if v["output"]["halos"] and not v["cosmology"]["enabled"]:
+        raise ConfigError("output.halos = true needs a cosmological run (cosmology.enabled = "
+                          "true): its linking length is b times the mean separation",
+                          ("output.halos", "cosmology.enabled"))
     if v["ics"]["kind"] == "cosmo_sphere" and v["ics"]["radius"] > v["ics"]["box"] / 2:
         raise ConfigError(f"ics.radius ({v['ics']['radius']}) must be at most ics.box / 2 "
                           f"({v['ics']['box'] / 2})", ("ics.radius", "ics.box"))

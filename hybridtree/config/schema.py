@@ -285,6 +285,10 @@ SCHEMA: dict[str, dict[str, Option]] = {
                                "every snapshot as powerspec_NNNN.txt beside it (as hybridtree "
                                "pk writes it: TSC, interlaced, shot noise subtracted; k in "
                                "h/Mpc, P in (Mpc/h)^3); the run waits for it"),
+        "halos": _opt(bool, False, "cosmological runs: the friends-of-friends halos of every "
+                      "snapshot as GADGET-4's fof_tab_NNN.hdf5 beside it (as hybridtree halos "
+                      "writes it: b = 0.2, at least 20 particles; GADGET-4's FOF option); the "
+                      "run waits for it"),
         "gadget2": _opt(bool, False, "also every snapshot as one GADGET-2 binary file "
                         "snapshot_NNNN.gadget2 (format 2, double precision, 64-bit IDs, "
                         "GADGET's kpc, 1e10 Msun, km/s; a box in its comoving convention) for "

@@ -31,14 +31,17 @@ RESTART_RE = re.compile(r"^restart(?:\.(\d+))?\.hdf5$")
 POWER_RE = re.compile(r"^powerspec_(\d+)\.txt$")
 #: a snapshot's GADGET-2 binary twin (output.gadget2): it goes with its snapshot too
 GADGET2_RE = re.compile(r"^snapshot_(\d+)\.gadget2$")
+#: a snapshot's FOF catalogue (output.halos): it goes with its snapshot too
+FOF_RE = re.compile(r"^fof_tab_(\d+)\.hdf5$")
 #: temporary names of unfinished writes (hybridtree.io.snapshot.atomic_path)
 TEMP_RE = re.compile(r"^\.((snapshot_\d+|restart)(\.\d+)?\.hdf5|diagnostics(_types)?\.csv|"
-                     r"powerspec_\d+\.txt|snapshot_\d+\.gadget2)\.\d+\.tmp$")
+                     r"powerspec_\d+\.txt|snapshot_\d+\.gadget2|fof_tab_\d+\.hdf5)\.\d+\.tmp$")
 
 
 def _companion(name: str) -> re.Match | None:
     """A snapshot file or one of the files that go with it (its P(k), its GADGET-2 twin)."""
-    return SNAPSHOT_RE.match(name) or POWER_RE.match(name) or GADGET2_RE.match(name)
+    return (SNAPSHOT_RE.match(name) or POWER_RE.match(name) or GADGET2_RE.match(name)
+            or FOF_RE.match(name))
 
 
 def _run_files(out: Path) -> tuple[list[Path], list[Path], list[Path]]:

@@ -20,6 +20,7 @@ from ..analysis.diagnostics import (TYPE_COLUMNS, DiagnosticsFile, Reporter, bre
 from ..config.settings import Settings
 from ..config.units import GYR_S, Units
 from ..device.memory import run_fields
+from ..errors import HybridtreeError
 from ..state.quantities import with_lambda_potential
 from ..particles import N_TYPES
 from ..integrate.schedule import Cosmic, Uniform
@@ -267,28 +268,25 @@ class RunOutput:
                 self.writer.submit(write)
                 if wait:
                     self.writer.wait()
-            if not restart and self.settings.output.power_spectrum:
+            if not restart and (self.settings.output.power_spectrum or self.settings.output.halos):
                 self._power_spectrum(stem)
             if not restart and self.settings.output.gadget2:
                 self._gadget2(stem)
 
     def _power_spectrum(self, stem: str) -> None:
-        """Collective: P(k) of the snapshot ``stem`` just written, as ``powerspec_NNNN.txt``
-        beside it (process 0 reads the whole set back, as `hybridtree pk` would)."""
-        from ..analysis.power import power_table, snapshot_power
+        """Collective: P(k) and/or FOF halos of the snapshot ``stem`` just written, beside
+        it (process 0 reads the whole set back, as `hybridtree pk` / `halos` would)."""
+        from ..analysis.on_output import write_products
         if self.writer is not None:
             self.writer.wait()          # every part is in place once process 0's is
         error = None
         if self.comm.rank == 0:
             try:
-                path = resolve_snapshot(self.folder / stem)
-                ps, snap = snapshot_power(path)
-                final = self.folder / (stem.replace("snapshot", "powerspec", 1) + ".txt")
-                tmp = atomic_path(final)            # complete or not at all
-                tmp.write_text(power_table(ps, snap, path.name))
-                tmp.replace(final)
-            except (OSError, SnapshotError) as exc:
-                error = f"output.power_spectrum: {exc}"
+                o = self.settings.output
+                write_products(self.folder, stem, o.power_spectrum, o.halos,
+                               self.settings.gravity.device)
+            except (OSError, HybridtreeError) as exc:
+                error = f"output.power_spectrum / output.halos: {exc}"
         agree(self.comm, error, SnapshotWriteError)
 
     def _gadget2(self, stem: str) -> None:

@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -43,7 +45,8 @@ def friends_of_friends(pos: np.ndarray, link: float, chunk: int = FOF_CHUNK,
     ``link`` beyond it, gets its own cKDTree and its linked pairs (``query_pairs``, 16 bytes
     a pair, one slab's pairs at a time), reduced at once by union-find to one edge per
     linked particle (particle -> the first particle of its group in the slab); union-find
-    over those edges of all slabs gives the groups.  Time: O(N log N + linked pairs).
+    over those edges of all slabs gives the groups.  Time: O(N log N + linked pairs),
+    the slabs shared among threads, one per core (memory: one slab's pairs per thread).
     A periodic box adds, for each particle within ``link`` of a face, its images across
     that face (and edge and corner) as ghosts that carry the particle's own index, so the
     same slabs link across the faces.
@@ -70,16 +73,21 @@ def friends_of_friends(pos: np.ndarray, link: float, chunk: int = FOF_CHUNK,
         axis = int(np.argmax(np.ptp(pos, axis=0)))
         order = np.argsort(pos[:, axis], kind="stable").astype(index)
         xs = pos[order, axis]
-        srcs, dsts = [], []
-        for start in range(0, len(pos), chunk):
+
+        def slab(start: int) -> tuple[np.ndarray, np.ndarray]:
             end = min(start + chunk, len(pos))
             # the pairs (i, j), x_i <= x_j, with i in this slab have j in [start, stop)
             stop = int(np.searchsorted(xs, xs[end - 1] + link, side="right"))
             members = order[start:stop]
-            s, d = _window_edges(pos[members], origin[members], link, leafsize)
-            srcs.append(s)
-            dsts.append(d)
-        del order, xs
+            return _window_edges(pos[members], origin[members], link, leafsize)
+
+        # the slabs on every core (cKDTree lets the GIL go while it builds and pairs);
+        # map keeps the slabs' order, so the edges are the same whatever the threads
+        starts = range(0, len(pos), chunk)
+        with ThreadPoolExecutor(max(1, min(len(starts), os.cpu_count() or 1))) as pool:
+            edges = list(pool.map(slab, starts))
+        srcs, dsts = [e[0] for e in edges], [e[1] for e in edges]
+        del order, xs, edges
         src, dst = np.concatenate(srcs), np.concatenate(dsts)
         del srcs, dsts
     roots = _union_find(n, src, dst)
