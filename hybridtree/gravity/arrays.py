@@ -74,7 +74,7 @@ def sink_forces(engine, pos, mass, sinks=None, criterion: Criterion | None = Non
     resident = (not split and g.method == "tree" and g.build == "device" and sinks is None
                 and engine.rt.has_fp64)
     backend = engine.resident if resident else engine.host_arrays
-    # the hybrid tree's parts take no box (as a run: refused at set-up)
+    # the hybrid tree's parts take no box's mesh (a run refuses hybrid in a box at set-up)
     drive(backend, a, as_parts(parts or g.parts) if split else (FULL,), None,
           g.periodic is not None and not split)
     return a.forces
