@@ -38,17 +38,14 @@ from .tree.limits import check_range, check_result
 __all__ = ["BUILDS", "Forces", "METHODS", "OPENINGS", "accelerations", "direct_reference",
            "split_accelerations", "validate_particles"]
 
-#: The buffers of the public calls' engines, one set per OpenCL context (kept between
-#: calls, so that a loop of calls allocates nothing).
-_WORK: dict[int, Workspace] = {}
-
-
 def _engine(rt, **knobs) -> ForceEngine:
     """A force engine for one public call: the net force kept, a fresh clock (the call's
-    timings), the context's kept buffers."""
-    work = _WORK.get(id(rt.context))
+    timings), the runtime's kept buffers (``rt.public_work``: one set per runtime, made at
+    its first public call and kept between calls, so that a loop of calls allocates
+    nothing; they go with the runtime)."""
+    work = getattr(rt, "public_work", None)
     if work is None:
-        work = _WORK[id(rt.context)] = Workspace(rt)
+        work = rt.public_work = Workspace(rt)
     g = GravitySettings(remove_net_force=False, **knobs)
     return ForceEngine(g, rt, Clock(rt), work)
 

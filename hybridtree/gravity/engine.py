@@ -1,7 +1,7 @@
 """The force engine: a run state in, accelerations and potentials in its fields out.
 
-One engine per run (or per runtime for :func:`hybridtree.gravity.accelerations`).  For a
-:class:`hybridtree.state.DeviceState` it builds the tree on the device from the device
+One engine per run (or per call of :func:`hybridtree.gravity.accelerations`, on its
+runtime's kept buffers).  For a :class:`hybridtree.state.DeviceState` it builds the tree on the device from the device
 positions, walks it for each force part into the state's buffers, removes the net force and sums
 the interaction counts on the device; nothing is allocated (a ``Workspace`` keeps the tree's
 buffers between calls), nothing is validated (the state was checked when it was made) and the
@@ -17,9 +17,9 @@ reductions) through the backend of where the state lives (:mod:`.backends`: ``de
 :class:`hybridtree.parallel.engine.ParallelEngine`, whose backends override the tree, the
 exchange and the reductions).  The opening criterion of a force is one value
 (:mod:`.criterion`, :meth:`ForceEngine.criterion`).  Sinks given as arrays (the public
-:func:`hybridtree.gravity.accelerations`): :meth:`ForceEngine.sink_forces`
-(:mod:`.arrays`: the device walk on buffers of its own, values checked on the device, net
-force kept).
+:func:`hybridtree.gravity.accelerations`): :meth:`ForceEngine.sink_forces` drives the same
+stages through the array backends (:mod:`.arrays`: ``resident``, the device walk on buffers
+of its own, values checked on the device; ``host_arrays``; net force kept).
 
 Net force: a tree force violates Newton's third law by the size of its error, so an isolated
 system picks up a spurious net force (measured ~7e-5 at N = 1e4, θ = 0.5, monopole) and its centre
@@ -34,6 +34,7 @@ from ..device.runtime import Runtime
 from ..device.transfer import Workspace
 from ..state import DeviceState, State
 from . import arrays
+from .arrays import ArrayHostBackend, ResidentBackend
 from .backends import DeviceBackend, HostBackend
 from .counts import Tally
 from .criterion import Criterion, opening_criterion
@@ -54,7 +55,8 @@ class ForceEngine:
     (:meth:`sink_forces`).  ``counts``: interactions per part and the number of forces
     computed, cumulative.  ``work``: the buffers kept between calls (default: the
     engine's own).  ``tuning``: the walks' switches (:class:`.tuning.WalkTuning`; tuning
-    scripts and tests give their own).  ``device``, ``host``: the pipeline's backends (:mod:`.backends`);
+    scripts and tests give their own).  ``device``, ``host``: the pipeline's backends (:mod:`.backends`;
+    ``resident``, ``host_arrays``: those of arrays, :mod:`.arrays`);
     subclasses for other ways of computing (many processes:
     :class:`hybridtree.parallel.engine.ParallelEngine`) give backends of their own and
     keep the rest (``refits``: whether they refit)."""
@@ -74,6 +76,8 @@ class ForceEngine:
         self.kept = KeptTree(g.refit_fraction if self.refits and g.periodic is None else 0.0)
         self._long: LongRange | None = None
         self.device, self.host = self.backends()
+        # sinks given as arrays (sink_forces): on the device's own buffers, or from the host
+        self.resident, self.host_arrays = ResidentBackend(self), ArrayHostBackend(self)
 
     def backends(self) -> tuple[DeviceBackend, HostBackend]:
         """The pipeline's backends (device state, host state)."""

@@ -16,7 +16,8 @@ A force of a state goes through the same stages whatever computes it (:func:`dri
 6. ``reduce``: the reductions over all parts (many processes: one allreduce).
 
 A backend implements the stages for where the state lives
-(:mod:`.backends`: device, host); many processes override what they change
+(:mod:`.backends`: device, host; sinks given as arrays, whose state is an
+:class:`.arrays.Arrays` value: :mod:`.arrays`); many processes override what they change
 (:mod:`hybridtree.parallel.backends`: the tree in a global cube, the LET exchange,
 the reductions).  The stages enqueue the same kernels in the same order as one loop
 would: the driver adds no launch, wait or transfer.  Units: G = 1, the state's.
