@@ -281,6 +281,11 @@ SCHEMA: dict[str, dict[str, Option]] = {
                                "every snapshot as powerspec_NNNN.txt beside it (as hybridtree "
                                "pk writes it: TSC, interlaced, shot noise subtracted; k in "
                                "h/Mpc, P in (Mpc/h)^3); the run waits for it"),
+        "double_precision": _opt(bool, True, "scheduled snapshots' Coordinates, Velocities, "
+                                 "Masses, Potential, Acceleration in float64 (false: float32, "
+                                 "GADGET's default without OUTPUT_IN_DOUBLEPRECISION: half the "
+                                 "disk, positions to 2^-24 of their size; such a snapshot is no "
+                                 "restart point: restart points are always float64)"),
         "gadget2": _opt(bool, False, "also every snapshot as one GADGET-2 binary file "
                         "snapshot_NNNN.gadget2 (format 2, double precision, 64-bit IDs, "
                         "GADGET's kpc, 1e10 Msun, km/s; a box in its comoving convention) for "
