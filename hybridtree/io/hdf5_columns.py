@@ -9,7 +9,7 @@ are those written in one piece, bit for bit.  Units internal (G = 1)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -18,7 +18,8 @@ from ..particles import Particles
 from .gadget_units import CosmicHeader
 from .hdf5_files import N_TYPES
 
-__all__ = ["BOX_STATE", "ROWS", "ParticleChunks", "as_chunks", "column_values", "of_type"]
+__all__ = ["BOX_STATE", "ROWS", "ParticleChunks", "as_chunks", "chunks_of", "column_values",
+           "of_type"]
 
 #: particles per chunk of a streamed snapshot: about 400 MB of host arrays (97 bytes a
 #: particle), a few seconds of a GPU's transfers; small against 2^30 particles' 100 GB
@@ -67,6 +68,18 @@ def of_type(p: Particles, t: int) -> Particles:
                      None if p.pot is None else p.pot[rows], p.types[rows])
 
 
+def chunks_of(state: Any, rows: int | None = None) -> ParticleChunks | None:
+    """A device state (:class:`hybridtree.state.DeviceState`) of more than ``rows``
+    (default :data:`ROWS`) particles as chunks of its rows (``download_rows``); None for
+    a host state or a small one, downloaded whole (and then possibly written in the
+    background while the run goes on).  Why: 2^30 particles' host copies are 100 GB."""
+    rows = ROWS if rows is None else rows
+    if getattr(state, "backend", "host") != "device" or state.n <= rows:
+        return None
+    return ParticleChunks(state.n, state.type_counts().astype(np.uint64),
+                          state.download_rows, rows=rows)
+
+
 def column_values(p: Particles, units: Units, cosmic: CosmicHeader | None,
             box: float | None) -> dict[str, np.ndarray]:
     """The datasets' float64 values of particles ``p``: a cosmological run's in GADGET's
@@ -82,7 +95,7 @@ def column_values(p: Particles, units: Units, cosmic: CosmicHeader | None,
             vel = vel / (a * np.sqrt(a))
             pos = pos * h
         mass = mass * h
-    out = {"pos": pos, "vel": vel, "mass": mass, "ids": p.ids.astype(np.uint64),
+    out = {"pos": pos, "vel": vel, "mass": mass, "ids": p.ids.astype(np.uint64, copy=False),
            "pot": p.pot, "acc": p.acc}
     if cosmic is not None:
         out["state"] = np.column_stack([p.pos, p.vel, p.mass]).astype(np.float64)

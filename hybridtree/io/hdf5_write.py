@@ -375,6 +375,7 @@ def write_particle_groups(f: h5py.File, src: ParticleChunks, totals: np.ndarray,
                 if k:
                     d[at[t]:at[t] + k] = v if v.dtype == d.dtype else v.astype(d.dtype)
             at[t] += k
+        chunk = p = values = v = None       # before the next chunk: one on the host at once
     for t in types:             # no rows here (a part of a multi-file set without them)
         if t not in sets:
             empty = np.empty((0, 3))

@@ -44,9 +44,11 @@ from . import hdf5_read
 from .hdf5_read import (GADGET_DEFAULT_UNITS, Particles, Snapshot, SnapshotError, StatedUnits,
                         check_unique_ids, count_particles, file_cosmology, read_particles,
                         read_snapshot, resolve_snapshot, snapshot_files)
+from .hdf5_columns import ParticleChunks, chunks_of
 from .hdf5_write import UNITS_MARK, SnapshotWriteError, atomic_path, write_snapshot
 
-__all__ = ["GADGET_DEFAULT_UNITS", "SNAPSHOT_RE", "Particles", "Snapshot", "SnapshotError",
+__all__ = ["GADGET_DEFAULT_UNITS", "SNAPSHOT_RE", "ParticleChunks", "Particles", "Snapshot",
+           "SnapshotError", "chunks_of",
            "SnapshotWriteError", "StatedUnits", "UNITS_MARK", "atomic_path", "check_unique_ids",
            "count_particles", "file_cosmology", "latest_run_point", "latest_snapshot",
            "read_snapshot", "read_particles", "RESTART_STEM", "restart_point", "resolve_snapshot",
