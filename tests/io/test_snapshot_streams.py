@@ -12,10 +12,8 @@ import hybridtree
 from hybridtree.cli import main
 from hybridtree.config.units import Units
 from hybridtree.ics import plummer
-from hybridtree.io import hdf5_columns
 from hybridtree.io.snapshot import read_snapshot, write_snapshot
 from hybridtree.particles import Particles
-from hybridtree.state import device
 from hybridtree.state.device import DeviceState
 from tests.helpers import one_error_line, run_config
 
@@ -111,6 +109,7 @@ def test_download_rows_are_the_rows_of_download(runtime, parts):
 
 
 def test_type_counts_come_a_chunk_at_a_time(runtime, monkeypatch):
+    from hybridtree.state import device
     p = _particles(1000)
     s = DeviceState(runtime, p, ("full",))
     want = np.bincount(p.types, minlength=6)
@@ -138,6 +137,7 @@ def _same_files(a, b) -> None:
 def test_a_device_state_snapshot_is_streamed_and_the_same_file(tmp_path, monkeypatch):
     """At most ROWS particles on the host at once (no whole download), written in the
     foreground; the files those written from one whole download, bit for bit."""
+    from hybridtree.io import hdf5_columns
     monkeypatch.setenv("HYBRIDTREE_STATE", "device")
     pos, vel, mass = plummer(2000, seed=4)
     types = np.random.default_rng(1).choice([1, 2], 2000)      # rows of a type cross chunks
