@@ -289,6 +289,11 @@ SCHEMA: dict[str, dict[str, Option]] = {
                       "snapshot as GADGET-4's fof_tab_NNN.hdf5 beside it (as hybridtree halos "
                       "writes it: b = 0.2, at least 20 particles; GADGET-4's FOF option); the "
                       "run waits for it"),
+        "double_precision": _opt(bool, True, "scheduled snapshots' Coordinates, Velocities, "
+                                 "Masses, Potential, Acceleration in float64 (false: float32, "
+                                 "GADGET's default without OUTPUT_IN_DOUBLEPRECISION: half the "
+                                 "disk, positions to 2^-24 of their size; such a snapshot is no "
+                                 "restart point: restart points are always float64)"),
         "gadget2": _opt(bool, False, "also every snapshot as one GADGET-2 binary file "
                         "snapshot_NNNN.gadget2 (format 2, double precision, 64-bit IDs, "
                         "GADGET's kpc, 1e10 Msun, km/s; a box in its comoving convention) for "

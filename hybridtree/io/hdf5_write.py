@@ -21,10 +21,12 @@ from ..errors import HybridtreeError
 from ..faults import inject
 from ..config.units import GYR_S, Units
 from .gadget_units import CosmicHeader
+from .hdf5_columns import BOX_STATE, ParticleChunks, as_chunks, column_values, of_type
 from .hdf5_files import N_TYPES
 from ..particles import DM_TYPE, Particles
 
-__all__ = ["UNITS_MARK", "SnapshotWriteError", "atomic_path", "write_snapshot"]
+__all__ = ["BOX_STATE", "UNITS_MARK", "ParticleChunks", "SnapshotWriteError", "atomic_path",
+           "write_snapshot"]
 
 
 
@@ -61,30 +63,12 @@ def atomic_path(final: Path) -> Path:
     return final.with_name(f".{final.name}.{os.getpid()}.tmp")
 
 
-def _dataset(group: h5py.Group, name: str, data: np.ndarray, to_cgs: float,
-             description: str, length: int = 0, mass: int = 0, velocity: int = 0,
-             a_scaling: float = 0.0, h_scaling: float = 0.0) -> None:
-    """A dataset with the unit attributes of GADGET-4 (``*_scaling``, ``to_cgs``: physical
-    cgs = value × to_cgs × a^a_scaling × h^h_scaling) and of the EAGLE convention
-    (``VarDescription`` with U_L/U_M/U_V, ``CGSConversionFactor``) that pynbody reads."""
-    d = group.create_dataset(name, data=data)
-    d.attrs["a_scaling"] = float(a_scaling)
-    d.attrs["h_scaling"] = float(h_scaling)
-    d.attrs["length_scaling"] = float(length)
-    d.attrs["mass_scaling"] = float(mass)
-    d.attrs["velocity_scaling"] = float(velocity)
-    d.attrs["to_cgs"] = float(to_cgs)
-    d.attrs["VarDescription"] = description
-    d.attrs["CGSConversionFactor"] = float(to_cgs)
-    d.attrs["aexp-scale-exponent"] = float(a_scaling)
-    d.attrs["h-scale-exponent"] = float(h_scaling)
-
-
-def write_snapshot(path: str | Path, particles: Particles, time: float, units: Units,
+def write_snapshot(path: str | Path, particles: Particles | ParticleChunks, time: float,
+                   units: Units,
                    parameters: dict[str, Any] | None = None,
                    run_state: dict[str, Any] | None = None, overwrite: bool = False,
                    part: tuple[int, int, int] | None = None, commit: bool = True,
-                   cosmology: dict[str, float] | None = None) -> Path:
+                   cosmology: dict[str, float] | None = None, double: bool = True) -> Path:
     """Write one snapshot file atomically (temporary file + rename); return its path.
 
     ``particles`` in internal units, physical coordinates.  ``cosmology`` (keys ``a``,
@@ -99,6 +83,10 @@ def write_snapshot(path: str | Path, particles: Particles, time: float, units: U
 
     Each particle goes to the group of its type (``PartType{particles.types}``, in the
     order given); a group is written for every type with particles in the set.
+    :class:`ParticleChunks` (a device state's) are written a chunk at a time: the host
+    holds one chunk of them, not all.  ``double`` false: Coordinates, Velocities,
+    Masses, Potential and Acceleration as float32 (``Header/Flag_DoublePrecision`` 0),
+    and no exact state of a cosmological run (such a file is no restart point).
 
     ``part``: (file index, NumFilesPerSnapshot, the set's particle count per type, or
     one number for a set of one type) when this file is
@@ -111,7 +99,8 @@ def write_snapshot(path: str | Path, particles: Particles, time: float, units: U
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists (use --overwrite to replace it)")
     tmp = atomic_path(path)
-    counts = np.bincount(particles.types, minlength=N_TYPES).astype(np.uint64)
+    src = as_chunks(particles)
+    counts = np.asarray(src.counts, np.uint64)
     _, n_files, total = part or (0, 1, counts)
     totals = np.asarray(total, np.uint64)
     if totals.ndim == 0:                # one number: a set of one type
@@ -125,8 +114,8 @@ def write_snapshot(path: str | Path, particles: Particles, time: float, units: U
             float(cosmology["a"]), float(cosmology["h"]), float(cosmology["omega_m"]),
             float(cosmology["omega_lambda"]))
         box = None if cosmology is None else cosmology.get("box")
-        _write_file(tmp, path, particles, time, units, parameters, run_state, counts, totals,
-                    n_files, cosmic, box)
+        _write_file(tmp, path, src, time, units, parameters, run_state, counts, totals,
+                    n_files, cosmic, box, double)
         inject("write", int((run_state or {}).get("Step", -1)))     # tests only
         if not commit:
             return tmp
@@ -213,10 +202,11 @@ class _Sink:
             self.fail(exc)
 
 
-def _write_file(tmp: Path, path: Path, particles: Particles, time: float, units: Units,
+def _write_file(tmp: Path, path: Path, src: ParticleChunks, time: float, units: Units,
                 parameters: dict[str, Any] | None, run_state: dict[str, Any] | None,
                 counts: np.ndarray, totals: np.ndarray, n_files: int,
-                cosmic: CosmicHeader | None = None, box: float | None = None) -> None:
+                cosmic: CosmicHeader | None = None, box: float | None = None,
+                double: bool = True) -> None:
     """The HDF5 file of :func:`write_snapshot` at ``tmp`` (through a :class:`_Sink`); a
     failure (a full disk: OSError; HDF5 errors: OSError or RuntimeError) is a
     :class:`SnapshotWriteError` naming ``path``."""
@@ -228,10 +218,8 @@ def _write_file(tmp: Path, path: Path, particles: Particles, time: float, units:
     gyr = float(time) * units.time_s / GYR_S
     try:
         with h5py.File(sink, "w") as f:
-            _write_header(f, time, gyr, counts, totals, n_files, cosmic, box)
-            for t in np.flatnonzero(totals):
-                _write_particles(f.create_group(f"PartType{t}"), _of_type(particles, t),
-                                 units, cosmic, box)
+            _write_header(f, time, gyr, counts, totals, n_files, cosmic, box, double)
+            write_particle_groups(f, src, totals, units, cosmic, box, double)
             _write_attrs(f, "Units", units.attrs())
             _write_attrs(f, "Parameters", {**(parameters or {}), "Time_GYR": gyr,
                                            **_cosmic_parameters(cosmic, parameters, box)})
@@ -245,16 +233,6 @@ def _write_file(tmp: Path, path: Path, particles: Particles, time: float, units:
         raise _write_error(sink.error, path)
     if sink.error is not None:
         raise sink.error        # an interrupt during a write, raised now that HDF5 is done
-
-
-def _of_type(p: Particles, t: int) -> Particles:
-    """The particles of type ``t`` (all of them, without copies, where they all are)."""
-    if len(p) and p.types.min() == p.types.max() == t:
-        return p
-    rows = p.types == t
-    return Particles(p.pos[rows], p.vel[rows], p.mass[rows], p.ids[rows],
-                     None if p.acc is None else p.acc[rows],
-                     None if p.pot is None else p.pot[rows], p.types[rows])
 
 
 #: ``Config/VORONOI``: the mark by which yt (``yt.load``) and pynbody tell an AREPO-flavoured
@@ -281,7 +259,7 @@ def _cosmic_parameters(cosmic: CosmicHeader | None, parameters: dict[str, Any] |
 
 def _write_header(f: h5py.File, time: float, gyr: float, counts: np.ndarray,
                   totals: np.ndarray, n_files: int, cosmic: CosmicHeader | None = None,
-                  box: float | None = None) -> None:
+                  box: float | None = None, double: bool = True) -> None:
     """``Header`` (GADGET-4's keys; ``Time`` in internal units, ``Time_GYR`` = ``gyr``,
     the same in Gyr) and ``Config`` (see :data:`UNITS_MARK`)."""
     h = f.create_group("Header").attrs
@@ -296,7 +274,7 @@ def _write_header(f: h5py.File, time: float, gyr: float, counts: np.ndarray,
     h["Omega0"] = 0.0
     h["OmegaLambda"] = 0.0
     h["HubbleParam"] = 1.0
-    h["Flag_DoublePrecision"] = 1
+    h["Flag_DoublePrecision"] = int(double)     # GADGET's flag: the floats' precision
     for flag in ("Cooling", "Sfr", "Feedback", "StellarAge", "Metals", "Entropy_ICs"):
         h[f"Flag_{flag}"] = 0
     h["Time_GYR"] = gyr
@@ -311,51 +289,102 @@ def _write_header(f: h5py.File, time: float, gyr: float, counts: np.ndarray,
     f.create_group("Config").attrs[UNITS_MARK[0]] = UNITS_MARK[1]
 
 
-#: the dataset of a cosmological run's snapshot (a periodic box's or an expanding
-#: sphere's) that holds its exact state (the name is the one box snapshots had first)
-BOX_STATE = "HybridtreeBoxState"
+def _dataset(group: h5py.Group, name: str, shape: tuple[int, ...], dtype: type,
+             to_cgs: float, description: str, length: int = 0, mass: int = 0,
+             velocity: int = 0, a_scaling: float = 0.0, h_scaling: float = 0.0) -> h5py.Dataset:
+    """An empty dataset with the unit attributes of GADGET-4 (``*_scaling``, ``to_cgs``:
+    physical cgs = value × to_cgs × a^a_scaling × h^h_scaling) and of the EAGLE convention
+    (``VarDescription`` with U_L/U_M/U_V, ``CGSConversionFactor``) that pynbody reads."""
+    d = group.create_dataset(name, shape=shape, dtype=dtype)
+    d.attrs["a_scaling"] = float(a_scaling)
+    d.attrs["h_scaling"] = float(h_scaling)
+    d.attrs["length_scaling"] = float(length)
+    d.attrs["mass_scaling"] = float(mass)
+    d.attrs["velocity_scaling"] = float(velocity)
+    d.attrs["to_cgs"] = float(to_cgs)
+    d.attrs["VarDescription"] = description
+    d.attrs["CGSConversionFactor"] = float(to_cgs)
+    d.attrs["aexp-scale-exponent"] = float(a_scaling)
+    d.attrs["h-scale-exponent"] = float(h_scaling)
+    return d
 
 
-def _write_particles(g: h5py.Group, particles: Particles, units: Units,
-                     cosmic: CosmicHeader | None = None, box: float | None = None) -> None:
-    """One ``PartTypeN`` group's datasets, in internal units (``to_cgs``: the factor to cgs); a
-    cosmological run's in GADGET's convention (:func:`write_snapshot`)."""
+def _create(g: h5py.Group, n: int, values: dict[str, np.ndarray | None], units: Units,
+            double: bool, cosmic: CosmicHeader | None, box: float | None
+            ) -> dict[str, h5py.Dataset]:
+    """One ``PartTypeN`` group's datasets for ``n`` particles, empty; of the types of
+    ``values`` (:func:`_values` of some of its rows), but float32 for the floats where not
+    ``double`` (the exact state, :data:`BOX_STATE`, is then left out: no restart point)."""
     u = units
-    pos, vel, mass = particles.pos, particles.vel, particles.mass
+
+    def real(key: str) -> np.dtype:
+        return values[key].dtype if double else np.dtype(np.float32)
     a_pos = h_pos = a_vel = 0.0
     if cosmic is not None:
-        a, h = cosmic.a, cosmic.h
-        if box is None:
-            vel = (vel - cosmic.hubble(u.time_s) * pos) / np.sqrt(a)
-            pos = pos * (h / a)
-        else:               # comoving x and p = a² dx/dt: v_pec = p / a
-            vel = vel / (a * np.sqrt(a))
-            pos = pos * h
-        mass = mass * h
         a_pos, h_pos, a_vel = 1.0, -1.0, 0.5
-    _dataset(g, "Coordinates", pos, u.length_cm, "Positions [U_L ]", length=1,
-             a_scaling=a_pos, h_scaling=h_pos)
-    _dataset(g, "Velocities", vel, u.velocity_cm_per_s, "Velocities [U_V ]",
-             velocity=1, a_scaling=a_vel)
-    _dataset(g, "Masses", mass, u.mass_g, "Masses [U_M ]", mass=1, h_scaling=h_pos)
-    if cosmic is not None:
+    out = {"pos": _dataset(g, "Coordinates", (n, 3), real("pos"), u.length_cm,
+                           "Positions [U_L ]", length=1, a_scaling=a_pos, h_scaling=h_pos),
+           "vel": _dataset(g, "Velocities", (n, 3), real("vel"), u.velocity_cm_per_s,
+                           "Velocities [U_V ]", velocity=1, a_scaling=a_vel),
+           "mass": _dataset(g, "Masses", (n,), real("mass"), u.mass_g, "Masses [U_M ]",
+                            mass=1, h_scaling=h_pos)}
+    if cosmic is not None and double:
         # GADGET's numbers (x h / a, p / a^1.5, m h) do not round-trip to the same bits; a
         # restart continues from these (hybridtree.run.restart.exact_box_state)
-        d = g.create_dataset(BOX_STATE, data=np.column_stack(
-            [particles.pos, particles.vel, particles.mass]).astype(np.float64))
+        d = out["state"] = g.create_dataset(BOX_STATE, shape=(n, 7), dtype=np.float64)
         d.attrs["Description"] = (
             "hybridtree's integration state of a periodic box, internal units without h: "
             "comoving x (3), canonical momentum p = a^2 dx/dt (3), mass (1)" if box is not None
             else "hybridtree's integration state of an expanding sphere, internal units "
                  "without h: physical x (3), physical v (3), mass (1)")
-    _dataset(g, "ParticleIDs", particles.ids.astype(np.uint64), 1.0,
-             "Unique particle identifiers (dimensionless)")
-    if particles.pot is not None:
-        _dataset(g, "Potential", particles.pot, u.velocity_cm_per_s ** 2,
-                 "Gravitational potential [U_V^2 ]", velocity=2)
-    if particles.acc is not None:
-        _dataset(g, "Acceleration", particles.acc, u.velocity_cm_per_s ** 2 / u.length_cm,
-                 "Gravitational acceleration [U_V^2 /U_L ]", length=-1, velocity=2)
+    out["ids"] = _dataset(g, "ParticleIDs", (n,), np.uint64, 1.0,
+                          "Unique particle identifiers (dimensionless)")
+    if values["pot"] is not None:
+        out["pot"] = _dataset(g, "Potential", (n,), real("pot"), u.velocity_cm_per_s ** 2,
+                              "Gravitational potential [U_V^2 ]", velocity=2)
+    if values["acc"] is not None:
+        out["acc"] = _dataset(g, "Acceleration", (n, 3), real("acc"),
+                              u.velocity_cm_per_s ** 2 / u.length_cm,
+                              "Gravitational acceleration [U_V^2 /U_L ]", length=-1, velocity=2)
+    return out
+
+
+def write_particle_groups(f: h5py.File, src: ParticleChunks, totals: np.ndarray,
+                          units: Units, cosmic: CosmicHeader | None, box: float | None,
+                          double: bool) -> None:
+    """A ``PartTypeN`` group for every type with particles in the set (``totals``), its
+    datasets created at full size with a chunk's first rows of that type, then filled a
+    chunk of ``src`` at a time; floats as given (``double``) or float32 (rounded to
+    nearest from float64)."""
+    types = [int(t) for t in np.flatnonzero(totals)]
+    groups = {t: f.create_group(f"PartType{t}") for t in types}
+    sets: dict[int, dict[str, h5py.Dataset]] = {}
+    at = dict.fromkeys(types, 0)
+    for chunk in src.chunks():
+        for t in types:
+            p = of_type(chunk, t)
+            k = len(p)
+            if k == 0 and t in sets:
+                continue
+            values = column_values(p, units, cosmic, box)
+            if t not in sets:
+                sets[t] = _create(groups[t], int(src.counts[t]), values, units, double,
+                                  cosmic, box)
+            for key, d in sets[t].items():
+                v = values[key]
+                if k:
+                    d[at[t]:at[t] + k] = v if v.dtype == d.dtype else v.astype(d.dtype)
+            at[t] += k
+        chunk = p = values = v = None       # before the next chunk: one on the host at once
+    for t in types:             # no rows here (a part of a multi-file set without them)
+        if t not in sets:
+            empty = np.empty((0, 3))
+            nothing = Particles(empty, empty, np.empty(0), np.empty(0, np.uint64),
+                                empty if src.has_acc else None,
+                                np.empty(0) if src.has_pot else None)
+            _create(groups[t], 0, column_values(nothing, units, cosmic, box), units, double,
+                    cosmic, box)
+    assert all(at[t] == int(src.counts[t]) for t in types), "chunks and counts disagree"
 
 
 def _write_attrs(f: h5py.File, group: str, values: dict[str, Any]) -> None:

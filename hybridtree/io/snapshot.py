@@ -5,9 +5,10 @@ Layout (what GADGET-4 writes for a non-cosmological run, so h5py, pynbody and yt
 - ``Header``: ``NumPart_ThisFile``, ``NumPart_Total``, ``NumPart_Total_HighWord``,
   ``MassTable``, ``Time``, ``Redshift`` (0), ``BoxSize`` (0: open boundaries),
   ``NumFilesPerSnapshot`` (1), ``Omega0``/``OmegaLambda`` (0), ``HubbleParam`` (1),
-  ``Flag_DoublePrecision`` (1) and the other ``Flag_*`` (0).
+  ``Flag_DoublePrecision`` (1; 0 for float32 files) and the other ``Flag_*`` (0).
 - ``PartType1``: ``Coordinates``, ``Velocities``, ``Masses``, ``ParticleIDs``, and for run
-  snapshots ``Potential`` and ``Acceleration`` (float64, internal units, G = 1).  Each
+  snapshots ``Potential`` and ``Acceleration`` (float64, or float32 where
+  ``output.double_precision = false``; internal units, G = 1).  Each
   dataset carries GADGET-4's ``a_scaling``/``h_scaling`` (0: physical quantities) and
   ``to_cgs`` attributes.
 - ``Units``: ``UnitLength_in_cm``, ``UnitMass_in_g``, ``UnitVelocity_in_cm_per_s``,
@@ -44,9 +45,11 @@ from . import hdf5_read
 from .hdf5_read import (GADGET_DEFAULT_UNITS, Particles, Snapshot, SnapshotError, StatedUnits,
                         check_unique_ids, count_particles, file_cosmology, read_particles,
                         read_snapshot, resolve_snapshot, snapshot_files)
+from .hdf5_columns import ParticleChunks, chunks_of
 from .hdf5_write import UNITS_MARK, SnapshotWriteError, atomic_path, write_snapshot
 
-__all__ = ["GADGET_DEFAULT_UNITS", "SNAPSHOT_RE", "Particles", "Snapshot", "SnapshotError",
+__all__ = ["GADGET_DEFAULT_UNITS", "SNAPSHOT_RE", "ParticleChunks", "Particles", "Snapshot",
+           "SnapshotError", "chunks_of",
            "SnapshotWriteError", "StatedUnits", "UNITS_MARK", "atomic_path", "check_unique_ids",
            "count_particles", "file_cosmology", "latest_run_point", "latest_snapshot",
            "read_snapshot", "read_particles", "RESTART_STEM", "restart_point", "resolve_snapshot",

@@ -70,18 +70,19 @@ def file_name(stem: str, part: int | None = None) -> str:
 
 def write_run_snapshot(comm: Comm, folder: Path, stem: str, p: Particles, time: float,
                        units: Units, parameters: dict[str, Any], run_state: dict[str, Any],
-                       layout: str = "single", cosmology: dict[str, float] | None = None
-                       ) -> list[Path]:
+                       layout: str = "single", cosmology: dict[str, float] | None = None,
+                       double: bool = True) -> list[Path]:
     """Collective: write this process's particles ``p`` (with their accelerations and
     potentials) as ``folder/STEM.hdf5`` (or the parts ``STEM.K.hdf5`` in the
     ``per_process`` layout); returns the paths this process wrote.  A failure anywhere
     raises CollectiveError everywhere, and no part of the new snapshot is left under its
-    final name.  ``cosmology``: see :func:`hybridtree.io.snapshot.write_snapshot`."""
+    final name.  ``cosmology``, ``double``: see :func:`hybridtree.io.snapshot.write_snapshot`
+    (one process: ``p`` may be its :class:`~hybridtree.io.hdf5_columns.ParticleChunks`)."""
     if comm.size == 1:
         path = folder / file_name(stem)
         try:
             return [write_snapshot(path, p, time, units, parameters, run_state, overwrite=True,
-                                    cosmology=cosmology)]
+                                    cosmology=cosmology, double=double)]
         except SnapshotWriteError:      # names the snapshot already
             raise
         except OSError as exc:       # name the file: "No space left on device" alone is not enough
@@ -96,7 +97,7 @@ def write_run_snapshot(comm: Comm, folder: Path, stem: str, p: Particles, time: 
             try:
                 paths = [write_snapshot(folder / file_name(stem), whole, time, units,
                                         parameters, run_state, overwrite=True,
-                                        cosmology=cosmology)]
+                                        cosmology=cosmology, double=double)]
             except OSError as exc:
                 error = f"writing {folder / file_name(stem)}: {exc.strerror or exc}"
         agree(comm, error)
@@ -112,7 +113,7 @@ def write_run_snapshot(comm: Comm, folder: Path, stem: str, p: Particles, time: 
     try:
         tmp = write_snapshot(final, p, time, units, parameters, state, overwrite=True,
                              part=(comm.rank, comm.size, total), commit=False,
-                             cosmology=cosmology)
+                             cosmology=cosmology, double=double)
     except OSError as exc:
         error = f"writing {final}: {exc.strerror or exc}"
     try:

@@ -25,8 +25,8 @@ from ..state.quantities import with_lambda_potential
 from ..particles import N_TYPES
 from ..integrate.schedule import Cosmic, Uniform
 from ..io.background import BackgroundWriter
-from ..io.snapshot import (SnapshotError, SnapshotWriteError, atomic_path, resolve_snapshot,
-                           snapshot_name)
+from ..io.snapshot import (SnapshotError, SnapshotWriteError, atomic_path, chunks_of,
+                           resolve_snapshot, snapshot_name)
 from ..parallel.comm import Comm
 from ..parallel.snapshots import agree, write_run_snapshot
 from .folder import RESTART_STEM
@@ -227,9 +227,8 @@ class RunOutput:
     def _run_state(self, step: int) -> dict[str, Any]:
         # SnapshotNumber: the last scheduled snapshot written, so a continuation numbers
         # on from it whatever else (a restart point, a save) was written since
-        return {"Step": step, "SnapshotNumber": self.number - 1,
-                "InitialEnergy": self.e0, "Version": __version__,
-                "Processes": self.comm.size, "Time": self.sched.time(step)}
+        return {"Step": step, "SnapshotNumber": self.number - 1, "InitialEnergy": self.e0,
+                "Version": __version__, "Processes": self.comm.size, "Time": self.sched.time(step)}
 
     def _cosmo_header(self, step: int) -> dict[str, float] | None:
         """What a snapshot of a cosmological run needs for GADGET's convention (scale
@@ -251,18 +250,21 @@ class RunOutput:
         if not restart:
             state["SnapshotNumber"] = self.number
             self.number += 1
-        particles = self.stepper.particles()              # timed as "transfer"
-        comm, out, t = self.comm, self.folder, self.sched.time(step)
+        streamed = chunks_of(self.stepper.state) if self.comm.size == 1 else None
+        particles = self.stepper.particles() if streamed is None else streamed  # "transfer"
+        comm, out, t, units = self.comm, self.folder, self.sched.time(step), self.units
         params, layout = self.settings.flat(), self.settings.output.snapshot_files
-        cosmo, units = self._cosmo_header(step), self.units
+        cosmo, double = self._cosmo_header(step), restart or self.settings.output.double_precision
 
         def write() -> list[Path]:
             return write_run_snapshot(comm, out, stem, particles, t, units, params,
-                                      state, layout, cosmology=cosmo)
+                                      state, layout, cosmology=cosmo, double=double)
 
         self.written = step
         with self.stepper.clock.host("output"):
-            if self.writer is None:
+            if self.writer is None or streamed is not None:
+                if self.writer is not None:     # streamed: written before the state moves
+                    self.writer.wait()
                 self.made.extend(write())
             else:
                 self.writer.submit(write)
@@ -394,5 +396,3 @@ class RunOutput:
             "end", steps=steps, wall_s=round(wall, 3),
             **{f"{k}_s": round(float(v), 3) for k, v in zip(PHASES, seconds)},
             interactions=interactions, **extra)
-
-

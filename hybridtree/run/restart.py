@@ -121,6 +121,7 @@ def _restart_header(path: str, overrides: dict[str, Any]
                        f"from its particles use ics.kind = \"file\": a config with the lines "
                        f"ics.kind = \"file\" and ics.file = \"{full}\" (hybridtree run "
                        f"CONFIG), or --set ics.kind=file --set ics.file={full}")
+    _refuse_single_precision(path, str(params.get("ics.kind")) in BOX_KINDS)
     flat = {k: v for k, v in params.items() if "." in k}
     ignored = {k: v for k, v in overrides.items() if k.startswith(IGNORED)}
     try:
@@ -140,6 +141,24 @@ def _restart_header(path: str, overrides: dict[str, Any]
                 changes(old, settings.flat(), ignored))
     except SnapshotError as exc:
         raise RunError(f"restart: {exc}") from None
+
+
+def _refuse_single_precision(path: str, box: bool) -> None:
+    """RunError where run snapshot ``path`` holds float32 particles
+    (``output.double_precision = false``: ``Header/Flag_DoublePrecision`` 0): a run
+    continued from positions rounded to 2^-24 is no continuation bit for bit.  ``box``:
+    a periodic run's snapshot (a new run from it is ``ics.kind = box_file``)."""
+    try:
+        flag = group_attrs(path, "Header").get("Flag_DoublePrecision", 1)
+    except SnapshotError as exc:
+        raise RunError(f"restart: {exc}") from None
+    if int(np.asarray(flag).reshape(-1)[0]) == 0:
+        full, kind = os.path.abspath(path), "box_file" if box else "file"
+        raise RunError(f"restart: {path} was written in single precision (output."
+                       f"double_precision = false), so a run continued from it would not "
+                       f"be the same run bit for bit; restart from a double-precision "
+                       f"snapshot or restart point (restart.hdf5), or start a new run from "
+                       f"its particles: --set ics.kind={kind} --set ics.file={full}")
 
 
 def snapshot_a(path: str) -> float:

@@ -17,6 +17,9 @@ from .host import HostState
 
 __all__ = ["DeviceState"]
 
+#: types counted per download in :meth:`DeviceState.type_counts` (32 MB of host memory)
+TYPE_ROWS = 4 << 20
+
 
 class DeviceState:
     """The state in device buffers (float64; IDs uint64), allocated once."""
@@ -132,13 +135,71 @@ class DeviceState:
         p.types = types.astype(np.uint8)
         return p
 
+    def download_rows(self, lo: int, hi: int) -> Particles:
+        """Host copies of rows lo .. hi - 1 of the state's order: a chunk of what
+        :meth:`download` without ``order`` gives, the same bits (acc: the parts added on
+        the device, as there), so that a snapshot written chunk by chunk holds one chunk on
+        the host.  Device scratch: 24 bytes per row of the chunk (three times that for an
+        acceleration of two parts)."""
+        k = hi - lo
+        assert 0 <= lo <= hi <= self.n, (lo, hi, self.n)
+        p = Particles(np.empty((k, 3)), np.empty((k, 3)), np.empty(k), np.empty(k, np.uint64),
+                      np.empty((k, 3)), np.empty(k))
+        types = np.empty(k, np.uint64)
+        if k == 0:
+            p.types = types.astype(np.uint8)
+            return p
+        q = self.rt.queue
+        acc = [self.acc[self.parts[0]]] if "full" in self.acc else [self.acc[x] for x in self.parts]
+        columns = [(self.pos, p.pos), (self.vel, p.vel), (self.mass, p.mass),
+                   (self.ids, p.ids), (self.pot, p.pot), (self.types, types)]
+        with self.clock.host("transfer", wait=True):
+            tmp = [self.rt.empty(24 * k) for _ in range(1 + (len(acc) > 1) * 2)]
+            try:
+                for buf, host in columns:
+                    self._rows(buf, lo, host, tmp[0])
+                for part, out in zip(acc, tmp[1:] if len(acc) > 1 else tmp):
+                    cl.enqueue_copy(q, out, part, byte_count=24 * k, src_offset=24 * lo)
+                if len(acc) > 1:        # the sum of the parts, as total_acc adds them
+                    launch(self.rt, "state.cl", "add", 3 * k, np.int32(3 * k), tmp[1],
+                           tmp[2], tmp[0])
+                download(self.rt, [(tmp[0], p.acc)])
+            finally:
+                for b in tmp:
+                    b.release()
+        p.types = types.astype(np.uint8)
+        return p
+
+    def _rows(self, buf: cl.Buffer, lo: int, host: np.ndarray, tmp: cl.Buffer) -> None:
+        """``host`` (C-contiguous, k rows) := rows lo .. lo + k - 1 of the state's column
+        ``buf``, through the device buffer ``tmp`` (room for them)."""
+        k = len(host)
+        width = host.size // k
+        cl.enqueue_copy(self.rt.queue, tmp, buf, byte_count=8 * width * k,
+                        src_offset=8 * width * lo)
+        download(self.rt, [(tmp, host)])
+
     def type_counts(self) -> np.ndarray:
-        """Particles of each GADGET type 0..5 (the types alone come to the host)."""
-        types = np.empty(self.n, np.uint64)
-        if self.n:
-            with self.clock.host("transfer", wait=True):
+        """Particles of each GADGET type 0..5 (the types alone come to the host, 4 Mi of
+        them at a time: a snapshot of 2^30 particles counts them first)."""
+        counts = np.zeros(N_TYPES, np.int64)
+        rows = min(self.n, TYPE_ROWS)
+        if self.n == 0:
+            return counts
+        types = np.empty(rows, np.uint64)
+        with self.clock.host("transfer", wait=True):
+            if rows == self.n:
                 download(self.rt, [(self.types, types)])
-        return np.bincount(types.astype(np.int64), minlength=N_TYPES)
+                return np.bincount(types.astype(np.int64), minlength=N_TYPES)
+            tmp = self.rt.empty(8 * rows)
+            try:
+                for lo in range(0, self.n, rows):
+                    part = types[:min(rows, self.n - lo)]
+                    self._rows(self.types, lo, part, tmp)
+                    counts += np.bincount(part.astype(np.int64), minlength=N_TYPES)
+            finally:
+                tmp.release()
+        return counts
 
     def type_mass(self, t: int) -> cl.Buffer:
         """The masses of the particles of GADGET type ``t``, 0 for the others (on the device:
