@@ -162,23 +162,23 @@ static inline double radius(__global const double *pos, const size_t p, const do
     return sqrt((dx * dx + dy * dy) + dz * dz);
 }
 
-/* (radius about (cx, cy, cz), mass) of every particle, once per set of Lagrangian radii:
-   the enclosed-mass passes read 16 bytes a particle, not 32 and a square root each. */
-__kernel void radius_mass(const int n, __global const double *pos, __global const double *mass,
-                          const double cx, const double cy, const double cz,
-                          __global double2 *rm)
+/* The radius about (cx, cy, cz) of every particle, once per set of Lagrangian radii:
+   the enclosed-mass passes read 16 bytes a particle (radius, mass), not 32 and a square
+   root each; only the radii are kept (8 bytes a particle: the masses are the state's). */
+__kernel void radius_of(const int n, __global const double *pos, const double cx,
+                        const double cy, const double cz, __global double *r)
 {
     const int p = get_global_id(0);
     if (p >= n)
         return;
-    rm[p] = (double2)(radius(pos, p, cx, cy, cz), mass[p]);
+    r[p] = radius(pos, p, cx, cy, cz);
 }
 
 /* Level 1 of the enclosed masses: term k of particle p is m_p where r_p <= radii[k]
-   (rm from radius_mass).  (__constant: every work-item reads the same radius at the same
+   (r from radius_of).  (__constant: every work-item reads the same radius at the same
    time.) */
-__kernel void enclosed_terms(const int n, __global const double2 *rm, __constant double *radii,
-                             __global double *out)
+__kernel void enclosed_terms(const int n, __global const double *r, __global const double *mass,
+                             __constant double *radii, __global double *out)
 {
     const int j = get_global_id(0);
     if (j >= (n + BLOCK - 1) / BLOCK)
@@ -187,9 +187,9 @@ __kernel void enclosed_terms(const int n, __global const double2 *rm, __constant
     for (int i = 0; i < BLOCK; i++) {
         const size_t p = (size_t)j * BLOCK + i;
         const int in = p < (size_t)n;
-        const double2 x = in ? rm[p] : (double2)(0.0, 0.0);
+        const double rp = in ? r[p] : 0.0, mp = in ? mass[p] : 0.0;
         for (int k = 0; k < NR; k++) {
-            const double t = in && x.s0 <= radii[k] ? x.s1 : 0.0;
+            const double t = in && rp <= radii[k] ? mp : 0.0;
             s[k] = i == 0 ? t : s[k] + t;
         }
     }

@@ -252,13 +252,13 @@ class Reducer:
         rmax = float(combine(rmax, "max")[0])
         nr = len(fractions) * TRIALS
         radii = scratch(self.rt, "reduce.radii", 8 * nr)
-        rm = self._radius_mass(n, pos, mass, c)
+        r_of = self._radius_of(n, pos, c)
 
         def enclosed(r: np.ndarray) -> np.ndarray:
             if n == 0:
                 return combine(np.zeros(r.size), "sum").reshape(r.shape)
             cl.enqueue_copy(self.rt.queue, radii, np.ascontiguousarray(r, np.float64))
-            return combine(self._levels("enclosed_terms", n, nr, rm, radii, nr=nr),
+            return combine(self._levels("enclosed_terms", n, nr, r_of, mass, radii, nr=nr),
                            "sum").reshape(r.shape)
 
         return multisect(fractions, total_mass, rmax, enclosed, TRIALS)
@@ -284,22 +284,22 @@ class Reducer:
         cl.enqueue_copy(rt.queue, st, rmax, byte_count=8, dst_offset=8)
         radii = scratch(rt, "reduce.radii", 8 * nr)
         self._run("radii_start", nf, np.int32(nf), np.int32(TRIALS), st, radii)
-        rm = self._radius_mass(n, pos, mass, c)
+        r_of = self._radius_of(n, pos, c)
         for _ in range(PASSES):
-            sums = self._levels_on_device("enclosed_terms", n, nr, rm, radii, nr=nr)
+            sums = self._levels_on_device("enclosed_terms", n, nr, r_of, mass, radii, nr=nr)
             self._run("radii_narrow", nf, np.int32(nf), np.int32(TRIALS), sums, st, radii)
         out = read_small(rt, np.empty(2 + 4 * nf, np.int64), st)
         lo, hi = out[2 + nf:2 + 2 * nf], out[2 + 2 * nf:2 + 3 * nf]
         assert np.all(hi - lo <= 1), "the multisection did not converge in PASSES passes"
         return [float(h) for h in hi.view(np.float64)]
 
-    def _radius_mass(self, n: int, pos: cl.Buffer, mass: cl.Buffer, c: list) -> cl.Buffer | None:
-        """(radius about ``c``, mass) of each particle (cl/reduce.cl ``radius_mass``)."""
+    def _radius_of(self, n: int, pos: cl.Buffer, c: list) -> cl.Buffer | None:
+        """The radius about ``c`` of each particle (cl/reduce.cl ``radius_of``)."""
         if n == 0:
             return None
-        rm = scratch(self.rt, "reduce.rm", 16 * n)
-        self._run("radius_mass", n, np.int32(n), pos, mass, *c, rm)
-        return rm
+        r_of = scratch(self.rt, "reduce.radius", 8 * n)       # 8 B/particle
+        self._run("radius_of", n, np.int32(n), pos, *c, r_of)
+        return r_of
 
     def type_mass(self, n: int, types: cl.Buffer, t: int, mass: cl.Buffer) -> cl.Buffer:
         """The masses (float64) of the particles whose GADGET type (uint64 ``types``) is

@@ -20,7 +20,7 @@ import pyopencl as cl
 from ...device.kernels import launch, option_sets, spread_local
 from ...device.runtime import DeviceInfo, Runtime
 from ...device.transfer import allocator, read_counts, read_small
-from .device_sort import exclusive_scan, radix_sort
+from .device_sort import SortBuffers, exclusive_scan, sort_input, sort_into
 from .device_sources import (DeviceArrays, cube_buffers, device_cube, device_extent,
                              extent_work_group, upload_sources)
 from .morton import BITS, MAX_LEVEL, Cube
@@ -190,28 +190,54 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     if cube is not None and not np.log2(cube.side).is_integer():
         raise ValueError(f"the device build needs a power-of-two cube side, got {cube.side}")
     per_eps = (pos.eps if isinstance(pos, DeviceArrays) else eps) is not None
-    cube, (cube_d, cube_f), in_hi, in_lo = upload_sources(rt, pos, mass, cube, prepare_on_device,
-                                                          work, eps)
+    src = upload_sources(rt, pos, mass, cube, prepare_on_device, work, eps)
+    cube, cube_d, cube_f = src.cube, src.cube_d, src.cube_f
     t1 = phase("upload", t0)
 
+    # Bytes a particle, kept with the tree: 8 (keys) + 4 (order) + 32 (src_hi, src_lo);
+    # what only one stage needs lives in these: the sort's spare halves (12) and then the
+    # cells' and the first split's counts and scans (4 + 8) in src_hi and src_lo, which
+    # the gather fills last.  The cells: 64 bytes a cell (96 with the quadrupole, 112
+    # with a softening per particle), 0.2-0.25 cells a particle at n_leaf = 16.
     i32 = np.int32
-    keys = alloc("keys", 8 * n)
-    _launch(rt, "morton_keys", n, i32(n), in_hi, in_lo, cube_f, keys)
-    skeys, order = radix_sort(rt, keys, n, key_bits=3 * BITS, alloc=work)
-    src_hi, src_lo = alloc("src_hi", 16 * n), alloc("src_lo", 16 * n)
-    _launch(rt, "gather", n, i32(n), order, in_hi, in_lo, src_hi, src_lo)
+    src_hi = alloc("src_hi", max(16 * n, 4 * (n + 1)))         # 16 B/particle
+    src_lo = alloc("src_lo", max(16 * n, 4 * (2 * n + 1)))     # 16 B/particle
+    bufs = SortBuffers(keys=alloc("keys", 8 * n), order=alloc("order", 4 * n),  # 8 + 4 B/p
+                       spare_keys=src_hi, spare_vals=src_lo)
+    key_bits = 3 * BITS
+    if n:
+        keys_in = sort_input(rt, bufs, key_bits)
+        if src.arrays is not None:
+            launch(rt, "prepare.cl", "split_keys", n, i32(n), src.arrays.pos, cube_d, cube_f,
+                   keys_in, local=spread_local(rt.info))
+        else:
+            _launch(rt, "morton_keys", n, i32(n), src.hi, src.lo, cube_f, keys_in)
+    sort_into(rt, bufs, n, key_bits, alloc=work)
+    skeys, order = bufs.keys, bufs.order
     t2 = phase("sort", t1)
 
-    n_start = alloc("n_start", 4 * n)
-    _launch(rt, "count_cells", n, i32(n), skeys, i32(n_leaf), n_start, None, None)
-    offset, _ = exclusive_scan(rt, n_start, n, alloc=work, name="cell_offset", read_total=False)
-    splits = {int(g): _leaf_split(rt, n, skeys, int(g), allocator(rt, work)) for g in group_sizes}
+    # counts scanned in place: the cells' in src_hi, the first split's flags in src_lo
+    # with its leaf sizes behind them (from n + 1 on); further splits have their own
+    _launch(rt, "count_cells", n, i32(n), skeys, i32(n_leaf), src_hi, None, None, np.uint32(0))
+    offset, _ = exclusive_scan(rt, src_hi, n, src_hi, alloc=work, name="cell_offset",
+                               read_total=False)
+    splits = {}
+    for k, g in enumerate(int(g) for g in group_sizes):
+        splits[g] = _leaf_split(rt, n, skeys, g, allocator(rt, work), src_lo if k == 0 else None)
     counts = read_counts(rt, [(offset, 4 * n)] + [(sp.offset, 4 * n) for sp in splits.values()])
     n_cells = int(counts[0])
-    for split, count in zip(splits.values(), counts[1:]):
-        split.n_leaves = int(count)
     info, link = alloc("cell_info", 16 * n_cells), alloc("cell_link", 16 * n_cells)
     _launch(rt, "fill_cells", n, i32(n), skeys, i32(n_leaf), offset, info, link)
+    for (g, split), count in zip(splits.items(), counts[1:]):
+        _fill_leaves(rt, n, split, int(count), allocator(rt, work), g)
+    if src.arrays is not None:      # into tree order: overwrites the counts
+        a = src.arrays
+        eps_arg = [a.eps] if a.eps is not None else []
+        launch(rt, "prepare.cl", "split_gather", n, i32(n), order, a.pos, a.mass, cube_d,
+               *eps_arg, src_hi, src_lo, local=spread_local(rt.info),
+               defines={"PER_EPS": 1} if eps_arg else None)
+    else:
+        _launch(rt, "gather", n, i32(n), order, src.hi, src.lo, src_hi, src_lo)
     t3 = phase("cells", t2)
 
     quad = multipole == "quadrupole"
@@ -256,26 +282,41 @@ def inverse_order(tree: DeviceTree) -> cl.Buffer:
 @dataclass
 class LeafSplit:
     """The leaves of a split with at most n_group per leaf (cl/treebuild.cl count_cells):
-    per particle the size of the leaf that starts there (0: none), the exclusive scan of
-    where leaves start, and their count (the scan's end, set once read)."""
+    the exclusive scan of where leaves start (``offset``, in place of the flags), per
+    particle the size of the leaf that starts there (0: none) in ``size`` from
+    ``size_at`` on, and once the count is read the leaves themselves (int2 first
+    particle, count: ``leaves``, ``n_leaves``)."""
 
     size: cl.Buffer
+    size_at: int
     offset: cl.Buffer
     n_leaves: int = 0
+    leaves: cl.Buffer | None = None
 
 
-def _leaf_split(rt: Runtime, n: int, keys: cl.Buffer, n_group: int, alloc) -> LeafSplit:
+def _leaf_split(rt: Runtime, n: int, keys: cl.Buffer, n_group: int, alloc,
+                room: cl.Buffer | None = None) -> LeafSplit:
     """Enqueue the split of n >= 0 sorted keys into leaves of at most n_group (nothing
-    read back: ``n_leaves`` is the caller's to fill)."""
-    def name(base: str) -> str:         # splits of other sizes stay valid
-        return f"{base}_{n_group}"
-
-    n_start, flag, size = alloc(name("g_start"), 4 * n), alloc(name("g_flag"), 4 * n), \
-        alloc(name("g_size"), 4 * n)
-    _launch(rt, "count_cells", n, np.int32(n), keys, np.int32(n_group), n_start, flag, size)
-    offset, _ = exclusive_scan(rt, flag, n, alloc=alloc, name=name("g_offset"),
+    read back: :func:`_fill_leaves` follows once the count is read).  ``room``: a buffer
+    of at least 4 (2 n + 1) bytes free until the leaves are filled, for the flags (then
+    their scan) and the sizes; None: buffers of the split's own (4 + 4 B/particle)."""
+    if room is None:
+        room = alloc(f"g_flag_{n_group}", 4 * (2 * n + 1))   # splits of other sizes stay valid
+    _launch(rt, "count_cells", n, np.int32(n), keys, np.int32(n_group), None, room, room,
+            np.uint32(n + 1))
+    offset, _ = exclusive_scan(rt, room, n, room, alloc=alloc, name=f"g_offset_{n_group}",
                                read_total=False)
-    return LeafSplit(size, offset)
+    return LeafSplit(room, n + 1, offset)
+
+
+def _fill_leaves(rt: Runtime, n: int, split: LeafSplit, n_leaves: int, alloc,
+                 n_group: int) -> None:
+    """The split's ``n_leaves`` leaves (read back by the caller) into its ``leaves``
+    (8 bytes a leaf, enqueued)."""
+    split.n_leaves = n_leaves
+    split.leaves = alloc(f"g_leaves_{n_group}", 8 * n_leaves)
+    _launch(rt, "fill_leaves", n, np.int32(n), split.size, np.uint32(split.size_at),
+            split.offset, split.leaves)
 
 
 def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGroups:
@@ -296,10 +337,9 @@ def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGr
     split = tree.leaf_splits.get(n_group)
     if split is None:                   # not counted with the build's cells
         split = tree.leaf_splits[n_group] = _leaf_split(rt, n, tree.keys, n_group, base)
-        split.n_leaves = int(read_small(rt, np.empty(1, np.uint32), split.offset, 4 * n)[0])
-    n_groups = split.n_leaves
-    ranges = alloc("g_leaves", 8 * n_groups)
-    _launch(rt, "fill_leaves", n, i32(n), split.size, split.offset, ranges)
+        count = int(read_small(rt, np.empty(1, np.uint32), split.offset, 4 * n)[0])
+        _fill_leaves(rt, n, split, count, base, n_group)
+    n_groups, ranges = split.n_leaves, split.leaves
     if pack:
         n_leaves, leaves = n_groups, ranges
         gflag, box = alloc("g_pack", 4 * n_leaves), alloc("g_box", 32 * n_leaves)
