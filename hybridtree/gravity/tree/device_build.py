@@ -12,6 +12,7 @@ hi/lo pairs come from :mod:`.device_sources`).  Lengths and masses: the caller's
 from __future__ import annotations
 
 import time
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -82,6 +83,15 @@ class DeviceTree:
             self.host_cube = Cube(corner=c[:3].copy(), side=float(c[3]))
         return self.host_cube
 
+    def let_go(self) -> None:
+        """Drop the references to the buffers (the next build into the same workspace has
+        begun: this tree is no longer valid), so that a workspace buffer that must grow
+        is freed before its successor is made, not held by this tree beside it."""
+        for name in ("order", "keys", "src_hi", "src_lo", "info", "link", "cell_hi",
+                     "cell_lo", "cell_quad", "cell_eps", "cell_ext", "inverse"):
+            setattr(self, name, None)
+        self.groups, self.leaf_splits = {}, {}
+
     def to_host(self) -> dict[str, np.ndarray]:
         """Copies of the device arrays (tests and debugging); positions relative to the cube
         are turned back into the caller's coordinates."""
@@ -129,6 +139,10 @@ class DeviceGroups:
     half: cl.Buffer     # float4 box half sides
 
 
+#: workspace -> the last tree built in it (a weak reference: :meth:`DeviceTree.let_go`)
+_LAST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) -> None:
     """Kernel ``name`` of treebuild.cl over ``n`` work-items (kernels check their bounds)."""
     launch(rt, "treebuild.cl", name, n, *args, defines=defines, local=spread_local(rt.info))
@@ -174,6 +188,12 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     alloc = allocator(rt, alloc)
     n = pos.n if isinstance(pos, DeviceArrays) else len(pos)
     check_build_args(n, theta, n_leaf, multipole)
+    last = _LAST.get(work) if work is not None else None
+    if last is not None and last() is not None:
+        # the last tree of this workspace ends here: its cells must not be held beside
+        # grown ones (the cells of a step with more cells than the last: 22 bytes a
+        # particle counted twice at the peak)
+        last().let_go()
     if n >= 2**31 - 1:
         raise ValueError(f"{n} particles exceed the device build's int32 indices")
     t = {}
@@ -251,6 +271,8 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
                       alloc=work, cube_d=cube_d, cube_f=cube_f, leaf_splits=splits)
     device_moments(tree)
     phase("moments", t3)
+    if work is not None:
+        _LAST[work] = weakref.ref(tree)
     return tree
 
 
