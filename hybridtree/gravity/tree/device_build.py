@@ -1,12 +1,16 @@
 """Octree build on the OpenCL device (cl/treebuild.cl): the numpy build's tree, kept there.
 
-The host uploads positions once (float32 hi/lo pairs relative to the cube centre); keys,
-sort, cells, links and moments are computed on the device and stay there for the walk,
-so that large N is not limited by numpy.  Given the same cube, the cells (first particle,
-count, level, next, leaf) are those of :func:`hybridtree.gravity.tree.build_tree`; moments agree
-to float32 rounding.  The cube's side is a power of two so that the key scaling and every
-cell centre are exact in float32 (:func:`.device_sources.device_cube`; the cube and the
-hi/lo pairs come from :mod:`.device_sources`).  Lengths and masses: the caller's units.
+The particles' float64 positions are on the device (a run's state, or uploaded once);
+keys, sort, cells, links, the float32 hi/lo pairs relative to the cube centre in tree
+order and moments are computed on the device and stay there for the walk, so that large
+N is not limited by numpy.  Given the same cube, the cells (first particle, count, level,
+next, leaf) are those of :func:`hybridtree.gravity.tree.build_tree`; moments agree to
+float32 rounding.  The cube's side is a power of two so that the key scaling and every
+cell centre are exact in float32 (:func:`.device_sources.device_cube`; the cube comes
+from :mod:`.device_sources`).  Memory: what only one stage needs (the unsorted keys, the
+sort's spare halves, the counts) lives in the buffers the tree keeps
+(:func:`build_device_tree`; docs/running.md, "Device memory by owner").  Lengths and
+masses: the caller's units.
 """
 
 from __future__ import annotations
@@ -246,6 +250,7 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
         splits[g] = _leaf_split(rt, n, skeys, g, allocator(rt, work), src_lo if k == 0 else None)
     counts = read_counts(rt, [(offset, 4 * n)] + [(sp.offset, 4 * n) for sp in splits.values()])
     n_cells = int(counts[0])
+    # 16 + 16 B/cell (0.2-0.3 cells a particle at n_leaf 16)
     info, link = alloc("cell_info", 16 * n_cells), alloc("cell_link", 16 * n_cells)
     _launch(rt, "fill_cells", n, i32(n), skeys, i32(n_leaf), offset, info, link)
     for (g, split), count in zip(splits.items(), counts[1:]):
@@ -261,9 +266,9 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     t3 = phase("cells", t2)
 
     quad = multipole == "quadrupole"
-    cell_hi, cell_lo = alloc("cell_hi", 16 * n_cells), alloc("cell_lo", 16 * n_cells)
-    cell_quad = alloc("cell_quad", 32 * n_cells) if quad else None
-    cell_eps = alloc("cell_eps", 16 * n_cells) if per_eps else None
+    cell_hi, cell_lo = alloc("cell_hi", 16 * n_cells), alloc("cell_lo", 16 * n_cells)  # 32 B/cell
+    cell_quad = alloc("cell_quad", 32 * n_cells) if quad else None      # 32 B/cell
+    cell_eps = alloc("cell_eps", 16 * n_cells) if per_eps else None     # 16 B/cell
     tree = DeviceTree(rt=rt, host_cube=cube, theta=float(theta), n_leaf=int(n_leaf),
                       multipole=multipole, n=n, n_cells=int(n_cells), order=order, keys=skeys,
                       src_hi=src_hi, src_lo=src_lo, info=info, link=link, cell_hi=cell_hi,
@@ -295,7 +300,7 @@ def inverse_order(tree: DeviceTree) -> cl.Buffer:
     """The inverse of the tree's ``order`` (made once per tree on first use; a refit keeps
     the order): results go back to the caller's order as a gather (prepare.cl)."""
     if tree.inverse is None:
-        tree.inverse = allocator(tree.rt, tree.alloc)("inverse", 4 * tree.n)
+        tree.inverse = allocator(tree.rt, tree.alloc)("inverse", 4 * tree.n)   # 4 B/particle
         launch(tree.rt, "prepare.cl", "invert_order", tree.n, np.int32(tree.n), tree.order,
                tree.inverse, local=spread_local(tree.rt.info))
     return tree.inverse
@@ -323,7 +328,8 @@ def _leaf_split(rt: Runtime, n: int, keys: cl.Buffer, n_group: int, alloc,
     of at least 4 (2 n + 1) bytes free until the leaves are filled, for the flags (then
     their scan) and the sizes; None: buffers of the split's own (4 + 4 B/particle)."""
     if room is None:
-        room = alloc(f"g_flag_{n_group}", 4 * (2 * n + 1))   # splits of other sizes stay valid
+        # 8 B/particle, a split of its own (splits of other sizes stay valid)
+        room = alloc(f"g_flag_{n_group}", 4 * (2 * n + 1))
     _launch(rt, "count_cells", n, np.int32(n), keys, np.int32(n_group), None, room, room,
             np.uint32(n + 1))
     offset, _ = exclusive_scan(rt, room, n, room, alloc=alloc, name=f"g_offset_{n_group}",
@@ -336,7 +342,7 @@ def _fill_leaves(rt: Runtime, n: int, split: LeafSplit, n_leaves: int, alloc,
     """The split's ``n_leaves`` leaves (read back by the caller) into its ``leaves``
     (8 bytes a leaf, enqueued)."""
     split.n_leaves = n_leaves
-    split.leaves = alloc(f"g_leaves_{n_group}", 8 * n_leaves)
+    split.leaves = alloc(f"g_leaves_{n_group}", 8 * n_leaves)     # 8 B/leaf
     _launch(rt, "fill_leaves", n, np.int32(n), split.size, np.uint32(split.size_at),
             split.offset, split.leaves)
 
@@ -364,16 +370,16 @@ def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGr
     n_groups, ranges = split.n_leaves, split.leaves
     if pack:
         n_leaves, leaves = n_groups, ranges
-        gflag, box = alloc("g_pack", 4 * n_leaves), alloc("g_box", 32 * n_leaves)
+        gflag, box = alloc("g_pack", 4 * n_leaves), alloc("g_box", 32 * n_leaves)  # 36 B/leaf
         _launch(rt, "leaf_boxes", n_leaves, i32(n_leaves), leaves, tree.keys, box)
         _launch(rt, "pack_leaves", n_leaves, i32(n_leaves), leaves, i32(n), tree.keys, box,
                 i32(n_group), np.array(PACK_SPREAD + PACK_UNION, np.int32).view(cl.cltypes.int4)[0],
                 gflag)
         offset, n_groups = exclusive_scan(rt, gflag, n_leaves, alloc=base, name="g_offset2")
-        ranges = alloc("g_ranges", 8 * n_groups)
+        ranges = alloc("g_ranges", 8 * n_groups)                 # 8 B/group
         _launch(rt, "fill_groups", n_leaves, i32(n_leaves), leaves, gflag, offset, ranges)
     g_hi, g_lo, g_half = (alloc("g_hi", 16 * n_groups), alloc("g_lo", 16 * n_groups),
-                          alloc("g_half", 16 * n_groups))
+                          alloc("g_half", 16 * n_groups))            # 48 B/group
     tree.groups[n_group, pack] = DeviceGroups(int(n_groups), ranges, g_hi, g_lo, g_half)
     group_boxes(tree, tree.groups[n_group, pack])
     return tree.groups[n_group, pack]
