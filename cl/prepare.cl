@@ -141,6 +141,52 @@ __kernel void split_gather(const int n, __global const uint *order, __global con
     split_one(i, (size_t)j, pos, mass, cube, EPS_OF(j), hi, lo);
 }
 
+/* treebuild.cl's spread3 and grid_coord (the same code: a key from the same hi/lo pair
+   is the same key). */
+inline ulong spread3(ulong v)
+{
+    v &= 0x1FFFFFUL;
+    v = (v | (v << 32)) & 0x1F00000000FFFFUL;
+    v = (v | (v << 16)) & 0x1F0000FF0000FFUL;
+    v = (v | (v << 8)) & 0x100F00F00F00F00FUL;
+    v = (v | (v << 4)) & 0x10C30C30C30C30C3UL;
+    v = (v | (v << 2)) & 0x1249249249249249UL;
+    return v;
+}
+
+inline ulong grid_coord(const float hi, const float lo, const float scale)
+{
+    const float a = hi * scale;
+    const float fa = floor(a);
+    const float r = (a - fa) + lo * scale;
+    long u = (long)fa + (long)floor(r) + 1048576L;
+    u = clamp(u, 0L, 2097151L);
+    return (ulong)u;
+}
+
+/* Morton key of particle i from its hi/lo split (split_sources) without storing the
+   split: treebuild.cl's morton_keys of split_sources' pairs, the same bits, and the tree
+   build needs no buffers of the pairs in the caller's order (their 32 bytes a particle:
+   the tree order's pairs come from split_gather once the sort is done).  cube_f[1]: the
+   key scale (extent_cube). */
+__kernel void split_keys(const int n, __global const double *pos, __global const double *cube,
+                         __global const float *cube_f, __global ulong *keys)
+{
+    const int i = get_global_id(0);
+    if (i >= n)
+        return;
+    const double x = pos[3 * (size_t)i] - cube[4];
+    const double y = pos[3 * (size_t)i + 1] - cube[5];
+    const double z = pos[3 * (size_t)i + 2] - cube[6];
+    const float hx = (float)x, hy = (float)y, hz = (float)z;
+    const float lx = (float)(x - (double)hx), ly = (float)(y - (double)hy),
+                lz = (float)(z - (double)hz);
+    const float scale = cube_f[1];
+    keys[i] = (spread3(grid_coord(hx, lx, scale)) << 2)
+            | (spread3(grid_coord(hy, ly, scale)) << 1)
+            | spread3(grid_coord(hz, lz, scale));
+}
+
 /* One sink's walk result widened into row j of the caller's float64 arrays. */
 inline void put64(const float4 r, const int2 c, const size_t j, __global double *acc,
                   __global double *pot, __global int2 *out_cnt)

@@ -105,6 +105,48 @@ __kernel void reduce_rows_max(const int m, const int K, __global const double *i
     for (int k = 0; k < (K); k++)                                   \
         out[(size_t)j * (K) + k] = s[k]
 
+/* Levels 1 and 2 in one kernel (the level-1 rows never reach global memory: their
+   buffer would be 8 K / BLOCK bytes a particle): a work-group of BLOCK work-items, each
+   with its block's K sums in s (LEVEL12_SUMS; blocks past the last are +0.0, as
+   reduce_rows pads), leaves its BLOCK rows in local memory, and K work-items sum them
+   in reduce_rows' order into row get_group_id(0) of level 2: the bits of the two levels
+   one after the other.  Launched with work-groups of exactly BLOCK, and only where a
+   level 2 runs anyway (more than one block: one block alone is its own sum).  Built
+   where its local rows take at most 16 KiB (FUSED(K)). */
+#define FUSED(K) ((K) * BLOCK * 8 <= 16384)
+#define LEVEL12_TAIL(K, out, s)                                     \
+    for (int k = 0; k < (K); k++)                                   \
+        rows_[get_local_id(0) * (K) + k] = s[k];                    \
+    barrier(CLK_LOCAL_MEM_FENCE);                                   \
+    for (int k = get_local_id(0); k < (K); k += BLOCK) {            \
+        SUM r = rows_[k];                                           \
+        for (int i = 1; i < BLOCK; i++)                             \
+            r = r + rows_[i * (K) + k];                             \
+        out[(size_t)get_group_id(0) * (K) + k] = r;                 \
+    }
+
+#define LEVEL12(K, n, out, TERMS)                                   \
+    __local double rows_[BLOCK * (K)];                              \
+    const int j = get_global_id(0);                                 \
+    SUM s[K];                                                       \
+    if (j < ((n) + BLOCK - 1) / BLOCK) {                            \
+        double t[K];                                                \
+        for (int i = 0; i < BLOCK; i++) {                           \
+            const size_t p = (size_t)j * BLOCK + i;                 \
+            for (int k = 0; k < (K); k++)                           \
+                t[k] = 0.0;                                         \
+            if (p < (size_t)(n))                                    \
+                TERMS;                                              \
+            ACCUMULATE(K, s, t, i);                                 \
+        }                                                           \
+    } else {                                                        \
+        for (int k = 0; k < (K); k++)                               \
+            s[k] = 0.0;                                             \
+    }                                                               \
+    LEVEL12_TAIL(K, out, s)
+
+#define REQD_BLOCK __attribute__((reqd_work_group_size(BLOCK, 1, 1)))
+
 /* The net force's terms of particle p: m ax, m ay, m az, m. */
 static inline void net_t(__global const double *mass, __global const double *acc,
                          const size_t p, double *t)
@@ -121,6 +163,13 @@ __kernel void net_terms(const int n, __global const double *mass, __global const
                         __global double *out)
 {
     LEVEL1(4, n, out, net_t(mass, acc, p, t));
+}
+
+/* Levels 1 and 2 of the net force. */
+__kernel REQD_BLOCK void net_terms2(const int n, __global const double *mass,
+                                    __global const double *acc, __global double *out)
+{
+    LEVEL12(4, n, out, net_t(mass, acc, p, t));
 }
 
 /* The moments' terms of particle p: m, m x (3), kinetic, potential, m v (3),
@@ -155,6 +204,15 @@ __kernel void moment_terms(const int n, __global const double *pos, __global con
     LEVEL1(13, n, out, moment_t(pos, vel, mass, pot, has_pot, p, t));
 }
 
+/* Levels 1 and 2 of the moments. */
+__kernel REQD_BLOCK void moment_terms2(const int n, __global const double *pos,
+                                       __global const double *vel,
+                                       __global const double *mass, __global const double *pot,
+                                       const int has_pot, __global double *out)
+{
+    LEVEL12(13, n, out, moment_t(pos, vel, mass, pot, has_pot, p, t));
+}
+
 static inline double radius(__global const double *pos, const size_t p, const double cx,
                             const double cy, const double cz)
 {
@@ -162,23 +220,23 @@ static inline double radius(__global const double *pos, const size_t p, const do
     return sqrt((dx * dx + dy * dy) + dz * dz);
 }
 
-/* (radius about (cx, cy, cz), mass) of every particle, once per set of Lagrangian radii:
-   the enclosed-mass passes read 16 bytes a particle, not 32 and a square root each. */
-__kernel void radius_mass(const int n, __global const double *pos, __global const double *mass,
-                          const double cx, const double cy, const double cz,
-                          __global double2 *rm)
+/* The radius about (cx, cy, cz) of every particle, once per set of Lagrangian radii:
+   the enclosed-mass passes read 16 bytes a particle (radius, mass), not 32 and a square
+   root each; only the radii are kept (8 bytes a particle: the masses are the state's). */
+__kernel void radius_of(const int n, __global const double *pos, const double cx,
+                        const double cy, const double cz, __global double *r)
 {
     const int p = get_global_id(0);
     if (p >= n)
         return;
-    rm[p] = (double2)(radius(pos, p, cx, cy, cz), mass[p]);
+    r[p] = radius(pos, p, cx, cy, cz);
 }
 
 /* Level 1 of the enclosed masses: term k of particle p is m_p where r_p <= radii[k]
-   (rm from radius_mass).  (__constant: every work-item reads the same radius at the same
+   (r from radius_of).  (__constant: every work-item reads the same radius at the same
    time.) */
-__kernel void enclosed_terms(const int n, __global const double2 *rm, __constant double *radii,
-                             __global double *out)
+__kernel void enclosed_terms(const int n, __global const double *r, __global const double *mass,
+                             __constant double *radii, __global double *out)
 {
     const int j = get_global_id(0);
     if (j >= (n + BLOCK - 1) / BLOCK)
@@ -187,15 +245,42 @@ __kernel void enclosed_terms(const int n, __global const double2 *rm, __constant
     for (int i = 0; i < BLOCK; i++) {
         const size_t p = (size_t)j * BLOCK + i;
         const int in = p < (size_t)n;
-        const double2 x = in ? rm[p] : (double2)(0.0, 0.0);
+        const double rp = in ? r[p] : 0.0, mp = in ? mass[p] : 0.0;
         for (int k = 0; k < NR; k++) {
-            const double t = in && x.s0 <= radii[k] ? x.s1 : 0.0;
+            const double t = in && rp <= radii[k] ? mp : 0.0;
             s[k] = i == 0 ? t : s[k] + t;
         }
     }
     for (int k = 0; k < NR; k++)
         out[(size_t)j * NR + k] = s[k];
 }
+
+#if FUSED(NR)
+/* Levels 1 and 2 of the enclosed masses. */
+__kernel REQD_BLOCK void enclosed_terms2(const int n, __global const double *r,
+                                         __global const double *mass,
+                                         __constant double *radii, __global double *out)
+{
+    __local double rows_[BLOCK * NR];
+    const int j = get_global_id(0);
+    SUM s[NR];
+    if (j < (n + BLOCK - 1) / BLOCK) {
+        for (int i = 0; i < BLOCK; i++) {
+            const size_t p = (size_t)j * BLOCK + i;
+            const int in = p < (size_t)n;
+            const double rp = in ? r[p] : 0.0, mp = in ? mass[p] : 0.0;
+            for (int k = 0; k < NR; k++) {
+                const double t = in && rp <= radii[k] ? mp : 0.0;
+                s[k] = i == 0 ? t : s[k] + t;
+            }
+        }
+    } else {
+        for (int k = 0; k < NR; k++)
+            s[k] = 0.0;
+    }
+    LEVEL12_TAIL(NR, out, s)
+}
+#endif
 
 /* The Lagrangian radii's multisection over the bit patterns of non-negative doubles
    (ordered as the doubles are), one work-item per mass fraction; reduce.py's _radii is

@@ -3,8 +3,10 @@
  * Input: particles as float4 hi/lo pairs relative to the centre of a cube whose side is a
  * power of two (so that the key scaling and every cell centre are exact in float32).
  * Pipeline (hybridtree/tree/device_build.py drives it):
- *   morton_keys -> radix sort (sort.cl) -> gather -> count_cells -> scan -> fill_cells
- *   -> cell_moments once per level, deepest first.
+ *   morton_keys (or prepare.cl's split_keys) -> radix sort (sort.cl) -> count_cells ->
+ *   scan -> fill_cells -> gather (or prepare.cl's split_gather) -> cell_moments once per
+ *   level, deepest first.  The counts and scans are kept in the buffers the gather fills
+ *   last (the particles' hi/lo pairs), so that they cost no memory of their own.
  * A refit (hybridtree/gravity/tree/refit.py) keeps the cells and redoes only the last
  * step for moved particles: split_gather (prepare.cl) -> cell_moments with ext.
  *
@@ -203,18 +205,20 @@ inline int cells_at(const int i, const int n, __global const ulong *keys, const 
     return m + 1;
 }
 
-/* n_start[i]: cells that start at particle i; optional (may be NULL): leaf_flag[i] = 1
-   and leaf_size[i] = its size when a leaf starts at i, else 0. */
+/* n_start[i]: cells that start at particle i; optional (each may be NULL): leaf_flag[i]
+   = 1 and leaf_size[size_at + i] = its size when a leaf starts at i, else 0 (size_at: a
+   build keeps the sizes behind the flags' scan in one buffer, device_build.py). */
 __kernel void count_cells(const int n, __global const ulong *keys, const int nmax,
                           __global uint *n_start, __global uint *leaf_flag,
-                          __global uint *leaf_size)
+                          __global uint *leaf_size, const uint size_at)
 {
     const int i = get_global_id(0);
     if (i >= n) return;
     int lc;
-    n_start[i] = (uint)cells_at(i, n, keys, nmax, 0, 0, 0, 0, 0, &lc);
+    const int cells = cells_at(i, n, keys, nmax, 0, 0, 0, 0, 0, &lc);
+    if (n_start) n_start[i] = (uint)cells;
     if (leaf_flag) leaf_flag[i] = lc > 0;
-    if (leaf_size) leaf_size[i] = (uint)lc;
+    if (leaf_size) leaf_size[(size_t)size_at + (size_t)i] = (uint)lc;
 }
 
 __kernel void fill_cells(const int n, __global const ulong *keys, const int nmax,
@@ -227,12 +231,13 @@ __kernel void fill_cells(const int n, __global const ulong *keys, const int nmax
 }
 
 /* Leaves of the split with at most nmax particles, in key order: (start, count). */
-__kernel void fill_leaves(const int n, __global const uint *leaf_size,
+__kernel void fill_leaves(const int n, __global const uint *leaf_size, const uint size_at,
                           __global const uint *offset, __global int2 *leaves)
 {
     const int i = get_global_id(0);
     if (i >= n) return;
-    if (leaf_size[i] > 0) leaves[offset[i]] = (int2)(i, (int)leaf_size[i]);
+    const uint c = leaf_size[(size_t)size_at + (size_t)i];
+    if (c > 0) leaves[offset[i]] = (int2)(i, (int)c);
 }
 
 /* Level of the parent cell of the leaf [s, s + c) of a split (-1: the leaf is the root):

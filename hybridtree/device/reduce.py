@@ -56,6 +56,13 @@ def host_block_sum(terms: np.ndarray) -> np.ndarray:
 #: The kernels of one level (a work-item per output value, not per block).
 _LEVEL_OPS = ("reduce_rows", "reduce_rows_max")
 
+#: Level-1 kernels with a twin that does levels 1 and 2 at once (cl/reduce.cl LEVEL12,
+#: ``name + "2"``), where its local rows (8 K BLOCK bytes) take at most this many bytes
+#: (FUSED there): the level-1 rows, 8 K / BLOCK bytes a particle (2.6 for the radii's 21
+#: sums), never reach global memory, and a level's launch is saved.
+_FUSED = ("net_terms", "moment_terms", "enclosed_terms")
+_FUSED_LOCAL = 16384
+
 
 def _net(s: np.ndarray) -> np.ndarray:
     return s[:3] / s[3] if s[3] != 0 else np.zeros(3)
@@ -147,6 +154,7 @@ class Reducer:
         self.rt = rt
         self._radii_init: np.ndarray | None = None   # a non-blocking upload's source
         self.wg = reduce_work_group(rt.info)
+        self._fused: dict[tuple[str, int, int], bool] = {}
         # count_sum's work-group is fixed at build time (WG): it must fit what the built
         # kernel allows on this device too, not only the device's own limit
         limit = rt.max_work_group_size(self._knl("count_sum"))
@@ -176,16 +184,34 @@ class Reducer:
         the row (valid for the kernels enqueued right after)."""
         names = ("reduce.even", "reduce.odd")
         rows = -(-n // BLOCK)
-        out = scratch(self.rt, names[0], 8 * k * rows)
-        # a level-1 kernel has a work-item per block; the level kernels one per value
-        self._run(name, rows * (k if name in _LEVEL_OPS else 1), np.int32(n), *args, out,
-                  nr=nr)
+        if rows > 1 and self._fuses(name, k, nr):
+            # a work-group of BLOCK per row of level 2; the buffers: 8 K / BLOCK^2 B/particle
+            rows = -(-rows // BLOCK)
+            out = scratch(self.rt, names[0], 8 * k * rows)
+            launch(self.rt, "reduce.cl", name + "2", rows * BLOCK, np.int32(n), *args, out,
+                   defines=self._defines(nr), local=BLOCK, fixed=True)
+        else:
+            out = scratch(self.rt, names[0], 8 * k * rows)
+            # a level-1 kernel has a work-item per block; the level kernels one per value
+            self._run(name, rows * (k if name in _LEVEL_OPS else 1), np.int32(n), *args,
+                      out, nr=nr)
         level = 1
         while rows > 1:
             nxt = scratch(self.rt, names[level % 2], 8 * k * -(-rows // BLOCK))
             self._run(op, k * -(-rows // BLOCK), np.int32(rows), np.int32(k), out, nxt)
             out, rows, level = nxt, -(-rows // BLOCK), level + 1
         return out
+
+    def _fuses(self, name: str, k: int, nr: int) -> bool:
+        """Whether level-1 kernel ``name`` of ``k`` sums has its levels-1-and-2 twin here
+        (:data:`_FUSED`; work-groups of BLOCK allowed for the built kernel)."""
+        key = (name, k, nr)
+        if key not in self._fused:
+            self._fused[key] = (name in _FUSED and 8 * k * BLOCK <= _FUSED_LOCAL and
+                                self.rt.max_work_group_size(
+                                    kernel(self.rt, "reduce.cl", name + "2",
+                                           self._defines(nr))) >= BLOCK)
+        return self._fused[key]
 
     def block_sum(self, n: int, k: int, terms: cl.Buffer) -> np.ndarray:
         """Column sums (k,) of the (n, k) float64 buffer ``terms``; :func:`host_block_sum`."""
@@ -252,13 +278,13 @@ class Reducer:
         rmax = float(combine(rmax, "max")[0])
         nr = len(fractions) * TRIALS
         radii = scratch(self.rt, "reduce.radii", 8 * nr)
-        rm = self._radius_mass(n, pos, mass, c)
+        r_of = self._radius_of(n, pos, c)
 
         def enclosed(r: np.ndarray) -> np.ndarray:
             if n == 0:
                 return combine(np.zeros(r.size), "sum").reshape(r.shape)
             cl.enqueue_copy(self.rt.queue, radii, np.ascontiguousarray(r, np.float64))
-            return combine(self._levels("enclosed_terms", n, nr, rm, radii, nr=nr),
+            return combine(self._levels("enclosed_terms", n, nr, r_of, mass, radii, nr=nr),
                            "sum").reshape(r.shape)
 
         return multisect(fractions, total_mass, rmax, enclosed, TRIALS)
@@ -284,22 +310,22 @@ class Reducer:
         cl.enqueue_copy(rt.queue, st, rmax, byte_count=8, dst_offset=8)
         radii = scratch(rt, "reduce.radii", 8 * nr)
         self._run("radii_start", nf, np.int32(nf), np.int32(TRIALS), st, radii)
-        rm = self._radius_mass(n, pos, mass, c)
+        r_of = self._radius_of(n, pos, c)
         for _ in range(PASSES):
-            sums = self._levels_on_device("enclosed_terms", n, nr, rm, radii, nr=nr)
+            sums = self._levels_on_device("enclosed_terms", n, nr, r_of, mass, radii, nr=nr)
             self._run("radii_narrow", nf, np.int32(nf), np.int32(TRIALS), sums, st, radii)
         out = read_small(rt, np.empty(2 + 4 * nf, np.int64), st)
         lo, hi = out[2 + nf:2 + 2 * nf], out[2 + 2 * nf:2 + 3 * nf]
         assert np.all(hi - lo <= 1), "the multisection did not converge in PASSES passes"
         return [float(h) for h in hi.view(np.float64)]
 
-    def _radius_mass(self, n: int, pos: cl.Buffer, mass: cl.Buffer, c: list) -> cl.Buffer | None:
-        """(radius about ``c``, mass) of each particle (cl/reduce.cl ``radius_mass``)."""
+    def _radius_of(self, n: int, pos: cl.Buffer, c: list) -> cl.Buffer | None:
+        """The radius about ``c`` of each particle (cl/reduce.cl ``radius_of``)."""
         if n == 0:
             return None
-        rm = scratch(self.rt, "reduce.rm", 16 * n)
-        self._run("radius_mass", n, np.int32(n), pos, mass, *c, rm)
-        return rm
+        r_of = scratch(self.rt, "reduce.radius", 8 * n)       # 8 B/particle
+        self._run("radius_of", n, np.int32(n), pos, *c, r_of)
+        return r_of
 
     def type_mass(self, n: int, types: cl.Buffer, t: int, mass: cl.Buffer) -> cl.Buffer:
         """The masses (float64) of the particles whose GADGET type (uint64 ``types``) is

@@ -214,6 +214,12 @@ def test_upload_on_device_gives_the_host_bits(runtime, make):
         cl.enqueue_copy(runtime.queue, a, getattr(host, name))
         cl.enqueue_copy(runtime.queue, b, getattr(dev, name))
         assert np.array_equal(a.view(np.uint32), b.view(np.uint32)), name
+    # the keys: treebuild.cl morton_keys of the host's pairs, prepare.cl split_keys here
+    for name, dtype in (("keys", np.uint64), ("order", np.uint32)):
+        a, b = np.empty(len(pos), dtype), np.empty(len(pos), dtype)
+        cl.enqueue_copy(runtime.queue, a, getattr(host, name))
+        cl.enqueue_copy(runtime.queue, b, getattr(dev, name))
+        assert np.array_equal(a, b), name
 
 
 def _point(n=50):

@@ -1,17 +1,22 @@
 """Octree build on the OpenCL device (cl/treebuild.cl): the numpy build's tree, kept there.
 
-The host uploads positions once (float32 hi/lo pairs relative to the cube centre); keys,
-sort, cells, links and moments are computed on the device and stay there for the walk,
-so that large N is not limited by numpy.  Given the same cube, the cells (first particle,
-count, level, next, leaf) are those of :func:`hybridtree.gravity.tree.build_tree`; moments agree
-to float32 rounding.  The cube's side is a power of two so that the key scaling and every
-cell centre are exact in float32 (:func:`.device_sources.device_cube`; the cube and the
-hi/lo pairs come from :mod:`.device_sources`).  Lengths and masses: the caller's units.
+The particles' float64 positions are on the device (a run's state, or uploaded once);
+keys, sort, cells, links, the float32 hi/lo pairs relative to the cube centre in tree
+order and moments are computed on the device and stay there for the walk, so that large
+N is not limited by numpy.  Given the same cube, the cells (first particle, count, level,
+next, leaf) are those of :func:`hybridtree.gravity.tree.build_tree`; moments agree to
+float32 rounding.  The cube's side is a power of two so that the key scaling and every
+cell centre are exact in float32 (:func:`.device_sources.device_cube`; the cube comes
+from :mod:`.device_sources`).  Memory: what only one stage needs (the unsorted keys, the
+sort's spare halves, the counts) lives in the buffers the tree keeps
+(:func:`build_device_tree`; docs/running.md, "Device memory by owner").  Lengths and
+masses: the caller's units.
 """
 
 from __future__ import annotations
 
 import time
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +25,7 @@ import pyopencl as cl
 from ...device.kernels import launch, option_sets, spread_local
 from ...device.runtime import DeviceInfo, Runtime
 from ...device.transfer import allocator, read_counts, read_small
-from .device_sort import exclusive_scan, radix_sort
+from .device_sort import SortBuffers, exclusive_scan, sort_input, sort_into
 from .device_sources import (DeviceArrays, cube_buffers, device_cube, device_extent,
                              extent_work_group, upload_sources)
 from .morton import BITS, MAX_LEVEL, Cube
@@ -82,6 +87,15 @@ class DeviceTree:
             self.host_cube = Cube(corner=c[:3].copy(), side=float(c[3]))
         return self.host_cube
 
+    def let_go(self) -> None:
+        """Drop the references to the buffers (the next build into the same workspace has
+        begun: this tree is no longer valid), so that a workspace buffer that must grow
+        is freed before its successor is made, not held by this tree beside it."""
+        for name in ("order", "keys", "src_hi", "src_lo", "info", "link", "cell_hi",
+                     "cell_lo", "cell_quad", "cell_eps", "cell_ext", "inverse"):
+            setattr(self, name, None)
+        self.groups, self.leaf_splits = {}, {}
+
     def to_host(self) -> dict[str, np.ndarray]:
         """Copies of the device arrays (tests and debugging); positions relative to the cube
         are turned back into the caller's coordinates."""
@@ -129,6 +143,10 @@ class DeviceGroups:
     half: cl.Buffer     # float4 box half sides
 
 
+#: workspace -> the last tree built in it (a weak reference: :meth:`DeviceTree.let_go`)
+_LAST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) -> None:
     """Kernel ``name`` of treebuild.cl over ``n`` work-items (kernels check their bounds)."""
     launch(rt, "treebuild.cl", name, n, *args, defines=defines, local=spread_local(rt.info))
@@ -174,6 +192,12 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     alloc = allocator(rt, alloc)
     n = pos.n if isinstance(pos, DeviceArrays) else len(pos)
     check_build_args(n, theta, n_leaf, multipole)
+    last = _LAST.get(work) if work is not None else None
+    if last is not None and last() is not None:
+        # the last tree of this workspace ends here: its cells must not be held beside
+        # grown ones (the cells of a step with more cells than the last: 22 bytes a
+        # particle counted twice at the peak)
+        last().let_go()
     if n >= 2**31 - 1:
         raise ValueError(f"{n} particles exceed the device build's int32 indices")
     t = {}
@@ -190,34 +214,61 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     if cube is not None and not np.log2(cube.side).is_integer():
         raise ValueError(f"the device build needs a power-of-two cube side, got {cube.side}")
     per_eps = (pos.eps if isinstance(pos, DeviceArrays) else eps) is not None
-    cube, (cube_d, cube_f), in_hi, in_lo = upload_sources(rt, pos, mass, cube, prepare_on_device,
-                                                          work, eps)
+    src = upload_sources(rt, pos, mass, cube, prepare_on_device, work, eps)
+    cube, cube_d, cube_f = src.cube, src.cube_d, src.cube_f
     t1 = phase("upload", t0)
 
+    # Bytes a particle, kept with the tree: 8 (keys) + 4 (order) + 32 (src_hi, src_lo);
+    # what only one stage needs lives in these: the sort's spare halves (12) and then the
+    # cells' and the first split's counts and scans (4 + 8) in src_hi and src_lo, which
+    # the gather fills last.  The cells: 64 bytes a cell (96 with the quadrupole, 112
+    # with a softening per particle), 0.2-0.25 cells a particle at n_leaf = 16.
     i32 = np.int32
-    keys = alloc("keys", 8 * n)
-    _launch(rt, "morton_keys", n, i32(n), in_hi, in_lo, cube_f, keys)
-    skeys, order = radix_sort(rt, keys, n, key_bits=3 * BITS, alloc=work)
-    src_hi, src_lo = alloc("src_hi", 16 * n), alloc("src_lo", 16 * n)
-    _launch(rt, "gather", n, i32(n), order, in_hi, in_lo, src_hi, src_lo)
+    src_hi = alloc("src_hi", max(16 * n, 4 * (n + 1)))         # 16 B/particle
+    src_lo = alloc("src_lo", max(16 * n, 4 * (2 * n + 1)))     # 16 B/particle
+    bufs = SortBuffers(keys=alloc("keys", 8 * n), order=alloc("order", 4 * n),  # 8 + 4 B/p
+                       spare_keys=src_hi, spare_vals=src_lo)
+    key_bits = 3 * BITS
+    if n:
+        keys_in = sort_input(rt, bufs, key_bits)
+        if src.arrays is not None:
+            launch(rt, "prepare.cl", "split_keys", n, i32(n), src.arrays.pos, cube_d, cube_f,
+                   keys_in, local=spread_local(rt.info))
+        else:
+            _launch(rt, "morton_keys", n, i32(n), src.hi, src.lo, cube_f, keys_in)
+    sort_into(rt, bufs, n, key_bits, alloc=work)
+    skeys, order = bufs.keys, bufs.order
     t2 = phase("sort", t1)
 
-    n_start = alloc("n_start", 4 * n)
-    _launch(rt, "count_cells", n, i32(n), skeys, i32(n_leaf), n_start, None, None)
-    offset, _ = exclusive_scan(rt, n_start, n, alloc=work, name="cell_offset", read_total=False)
-    splits = {int(g): _leaf_split(rt, n, skeys, int(g), allocator(rt, work)) for g in group_sizes}
+    # counts scanned in place: the cells' in src_hi, the first split's flags in src_lo
+    # with its leaf sizes behind them (from n + 1 on); further splits have their own
+    _launch(rt, "count_cells", n, i32(n), skeys, i32(n_leaf), src_hi, None, None, np.uint32(0))
+    offset, _ = exclusive_scan(rt, src_hi, n, src_hi, alloc=work, name="cell_offset",
+                               read_total=False)
+    splits = {}
+    for k, g in enumerate(int(g) for g in group_sizes):
+        splits[g] = _leaf_split(rt, n, skeys, g, allocator(rt, work), src_lo if k == 0 else None)
     counts = read_counts(rt, [(offset, 4 * n)] + [(sp.offset, 4 * n) for sp in splits.values()])
     n_cells = int(counts[0])
-    for split, count in zip(splits.values(), counts[1:]):
-        split.n_leaves = int(count)
+    # 16 + 16 B/cell (0.2-0.3 cells a particle at n_leaf 16)
     info, link = alloc("cell_info", 16 * n_cells), alloc("cell_link", 16 * n_cells)
     _launch(rt, "fill_cells", n, i32(n), skeys, i32(n_leaf), offset, info, link)
+    for (g, split), count in zip(splits.items(), counts[1:]):
+        _fill_leaves(rt, n, split, int(count), allocator(rt, work), g)
+    if src.arrays is not None:      # into tree order: overwrites the counts
+        a = src.arrays
+        eps_arg = [a.eps] if a.eps is not None else []
+        launch(rt, "prepare.cl", "split_gather", n, i32(n), order, a.pos, a.mass, cube_d,
+               *eps_arg, src_hi, src_lo, local=spread_local(rt.info),
+               defines={"PER_EPS": 1} if eps_arg else None)
+    else:
+        _launch(rt, "gather", n, i32(n), order, src.hi, src.lo, src_hi, src_lo)
     t3 = phase("cells", t2)
 
     quad = multipole == "quadrupole"
-    cell_hi, cell_lo = alloc("cell_hi", 16 * n_cells), alloc("cell_lo", 16 * n_cells)
-    cell_quad = alloc("cell_quad", 32 * n_cells) if quad else None
-    cell_eps = alloc("cell_eps", 16 * n_cells) if per_eps else None
+    cell_hi, cell_lo = alloc("cell_hi", 16 * n_cells), alloc("cell_lo", 16 * n_cells)  # 32 B/cell
+    cell_quad = alloc("cell_quad", 32 * n_cells) if quad else None      # 32 B/cell
+    cell_eps = alloc("cell_eps", 16 * n_cells) if per_eps else None     # 16 B/cell
     tree = DeviceTree(rt=rt, host_cube=cube, theta=float(theta), n_leaf=int(n_leaf),
                       multipole=multipole, n=n, n_cells=int(n_cells), order=order, keys=skeys,
                       src_hi=src_hi, src_lo=src_lo, info=info, link=link, cell_hi=cell_hi,
@@ -225,6 +276,8 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
                       alloc=work, cube_d=cube_d, cube_f=cube_f, leaf_splits=splits)
     device_moments(tree)
     phase("moments", t3)
+    if work is not None:
+        _LAST[work] = weakref.ref(tree)
     return tree
 
 
@@ -247,7 +300,7 @@ def inverse_order(tree: DeviceTree) -> cl.Buffer:
     """The inverse of the tree's ``order`` (made once per tree on first use; a refit keeps
     the order): results go back to the caller's order as a gather (prepare.cl)."""
     if tree.inverse is None:
-        tree.inverse = allocator(tree.rt, tree.alloc)("inverse", 4 * tree.n)
+        tree.inverse = allocator(tree.rt, tree.alloc)("inverse", 4 * tree.n)   # 4 B/particle
         launch(tree.rt, "prepare.cl", "invert_order", tree.n, np.int32(tree.n), tree.order,
                tree.inverse, local=spread_local(tree.rt.info))
     return tree.inverse
@@ -256,26 +309,42 @@ def inverse_order(tree: DeviceTree) -> cl.Buffer:
 @dataclass
 class LeafSplit:
     """The leaves of a split with at most n_group per leaf (cl/treebuild.cl count_cells):
-    per particle the size of the leaf that starts there (0: none), the exclusive scan of
-    where leaves start, and their count (the scan's end, set once read)."""
+    the exclusive scan of where leaves start (``offset``, in place of the flags), per
+    particle the size of the leaf that starts there (0: none) in ``size`` from
+    ``size_at`` on, and once the count is read the leaves themselves (int2 first
+    particle, count: ``leaves``, ``n_leaves``)."""
 
     size: cl.Buffer
+    size_at: int
     offset: cl.Buffer
     n_leaves: int = 0
+    leaves: cl.Buffer | None = None
 
 
-def _leaf_split(rt: Runtime, n: int, keys: cl.Buffer, n_group: int, alloc) -> LeafSplit:
+def _leaf_split(rt: Runtime, n: int, keys: cl.Buffer, n_group: int, alloc,
+                room: cl.Buffer | None = None) -> LeafSplit:
     """Enqueue the split of n >= 0 sorted keys into leaves of at most n_group (nothing
-    read back: ``n_leaves`` is the caller's to fill)."""
-    def name(base: str) -> str:         # splits of other sizes stay valid
-        return f"{base}_{n_group}"
-
-    n_start, flag, size = alloc(name("g_start"), 4 * n), alloc(name("g_flag"), 4 * n), \
-        alloc(name("g_size"), 4 * n)
-    _launch(rt, "count_cells", n, np.int32(n), keys, np.int32(n_group), n_start, flag, size)
-    offset, _ = exclusive_scan(rt, flag, n, alloc=alloc, name=name("g_offset"),
+    read back: :func:`_fill_leaves` follows once the count is read).  ``room``: a buffer
+    of at least 4 (2 n + 1) bytes free until the leaves are filled, for the flags (then
+    their scan) and the sizes; None: buffers of the split's own (4 + 4 B/particle)."""
+    if room is None:
+        # 8 B/particle, a split of its own (splits of other sizes stay valid)
+        room = alloc(f"g_flag_{n_group}", 4 * (2 * n + 1))
+    _launch(rt, "count_cells", n, np.int32(n), keys, np.int32(n_group), None, room, room,
+            np.uint32(n + 1))
+    offset, _ = exclusive_scan(rt, room, n, room, alloc=alloc, name=f"g_offset_{n_group}",
                                read_total=False)
-    return LeafSplit(size, offset)
+    return LeafSplit(room, n + 1, offset)
+
+
+def _fill_leaves(rt: Runtime, n: int, split: LeafSplit, n_leaves: int, alloc,
+                 n_group: int) -> None:
+    """The split's ``n_leaves`` leaves (read back by the caller) into its ``leaves``
+    (8 bytes a leaf, enqueued)."""
+    split.n_leaves = n_leaves
+    split.leaves = alloc(f"g_leaves_{n_group}", 8 * n_leaves)     # 8 B/leaf
+    _launch(rt, "fill_leaves", n, np.int32(n), split.size, np.uint32(split.size_at),
+            split.offset, split.leaves)
 
 
 def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGroups:
@@ -296,22 +365,21 @@ def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGr
     split = tree.leaf_splits.get(n_group)
     if split is None:                   # not counted with the build's cells
         split = tree.leaf_splits[n_group] = _leaf_split(rt, n, tree.keys, n_group, base)
-        split.n_leaves = int(read_small(rt, np.empty(1, np.uint32), split.offset, 4 * n)[0])
-    n_groups = split.n_leaves
-    ranges = alloc("g_leaves", 8 * n_groups)
-    _launch(rt, "fill_leaves", n, i32(n), split.size, split.offset, ranges)
+        count = int(read_small(rt, np.empty(1, np.uint32), split.offset, 4 * n)[0])
+        _fill_leaves(rt, n, split, count, base, n_group)
+    n_groups, ranges = split.n_leaves, split.leaves
     if pack:
         n_leaves, leaves = n_groups, ranges
-        gflag, box = alloc("g_pack", 4 * n_leaves), alloc("g_box", 32 * n_leaves)
+        gflag, box = alloc("g_pack", 4 * n_leaves), alloc("g_box", 32 * n_leaves)  # 36 B/leaf
         _launch(rt, "leaf_boxes", n_leaves, i32(n_leaves), leaves, tree.keys, box)
         _launch(rt, "pack_leaves", n_leaves, i32(n_leaves), leaves, i32(n), tree.keys, box,
                 i32(n_group), np.array(PACK_SPREAD + PACK_UNION, np.int32).view(cl.cltypes.int4)[0],
                 gflag)
         offset, n_groups = exclusive_scan(rt, gflag, n_leaves, alloc=base, name="g_offset2")
-        ranges = alloc("g_ranges", 8 * n_groups)
+        ranges = alloc("g_ranges", 8 * n_groups)                 # 8 B/group
         _launch(rt, "fill_groups", n_leaves, i32(n_leaves), leaves, gflag, offset, ranges)
     g_hi, g_lo, g_half = (alloc("g_hi", 16 * n_groups), alloc("g_lo", 16 * n_groups),
-                          alloc("g_half", 16 * n_groups))
+                          alloc("g_half", 16 * n_groups))            # 48 B/group
     tree.groups[n_group, pack] = DeviceGroups(int(n_groups), ranges, g_hi, g_lo, g_half)
     group_boxes(tree, tree.groups[n_group, pack])
     return tree.groups[n_group, pack]

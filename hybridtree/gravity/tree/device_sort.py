@@ -21,8 +21,8 @@ from ...device.kernels import kernel, launch, option_sets
 from ...device.runtime import DeviceError, DeviceInfo, Runtime
 from ...device.transfer import allocator, read_small
 
-__all__ = ["MAX_N", "Tuning", "exclusive_scan", "fit_tuning", "local_bytes", "radix_sort",
-           "sort_defines"]
+__all__ = ["MAX_N", "SortBuffers", "Tuning", "exclusive_scan", "fit_tuning", "local_bytes",
+           "radix_sort", "sort_defines", "sort_input", "sort_into"]
 
 #: Largest element count the kernels' uint32 arithmetic allows.
 MAX_N = 2**31 - 1
@@ -225,8 +225,9 @@ def exclusive_scan(rt: Runtime, values: cl.Buffer, n: int, out: cl.Buffer | None
     """Exclusive prefix sum of n uint32 values; returns (out, total).
 
     ``out`` has n + 1 entries: out[i] = values[0] + ... + values[i - 1], out[n] = total.
-    ``values`` is not modified and must not be ``out``.  A given ``out`` must hold at
-    least n + 1 uint32.  The total is read back (blocking, the one host round trip;
+    ``values`` is not modified, unless it is ``out`` (a scan in place, which then holds
+    n + 1 uint32: scan_add loads a block into local memory before it writes the block,
+    and out[n] is no value).  A given ``out`` must hold at least n + 1 uint32.  The total is read back (blocking, the one host round trip;
     ``read_total`` false: not read, None returned, nothing waits); everything else stays
     on the device.  Sums wrap modulo 2^32.  ``tuning``
     overrides ``TUNING[rt.info.kind]`` (tests, benchmarks).  ``alloc``: where ``out``
@@ -248,8 +249,22 @@ def exclusive_scan(rt: Runtime, values: cl.Buffer, n: int, out: cl.Buffer | None
 
 
 @dataclass
+class SortBuffers:
+    """Where a sort into the caller's buffers (:func:`sort_into`) runs: the sorted keys
+    end in ``keys`` (ulong, n) and the order in ``order`` (uint, n); ``spare_keys`` (at
+    least 8 n bytes) and ``spare_vals`` (at least 4 n bytes) are its ping-pong halves,
+    free again once the sort has run (a tree build lends it buffers it fills later)."""
+
+    keys: cl.Buffer
+    order: cl.Buffer
+    spare_keys: cl.Buffer
+    spare_vals: cl.Buffer
+
+
+@dataclass
 class _SortScratch:
-    """Ping-pong key and payload buffers plus histogram and scan scratch of one sort."""
+    """Ping-pong key and payload buffers plus histogram and scan scratch of one sort;
+    pass p writes keys[p % 2] and vals[p % 2]."""
 
     keys: tuple[cl.Buffer, cl.Buffer]
     vals: tuple[cl.Buffer, cl.Buffer]
@@ -258,10 +273,13 @@ class _SortScratch:
     sums: cl.Buffer
 
     @classmethod
-    def allocate(cls, alloc, k: _Kernels, n: int, n_tiles: int) -> _SortScratch:
+    def allocate(cls, alloc, k: _Kernels, n: int, n_tiles: int,
+                 keys: tuple[cl.Buffer, cl.Buffer] | None = None,
+                 vals: tuple[cl.Buffer, cl.Buffer] | None = None) -> _SortScratch:
         n_hist = (1 << k.radix_bits) * n_tiles
-        return cls(keys=(alloc("sort_keys0", 8 * n), alloc("sort_keys1", 8 * n)),
-                   vals=(alloc("sort_vals0", 4 * n), alloc("sort_vals1", 4 * n)),
+        return cls(keys=keys or (alloc("sort_keys0", 8 * n), alloc("sort_keys1", 8 * n)),
+                   vals=vals or (alloc("sort_vals0", 4 * n), alloc("sort_vals1", 4 * n)),
+                   # 4 * 2^radix_bits / tile bytes per key: 0.25 (CPU), 0.03 (GPU)
                    hist=alloc("sort_hist", 4 * n_hist),
                    offsets=alloc("sort_offsets", 4 * (n_hist + 1)),
                    sums=alloc("sort_sums", _scan_sums_nbytes(k, n_hist)))
@@ -271,6 +289,31 @@ def _digit_passes(key_bits: int, radix_bits: int) -> list[tuple[int, int]]:
     """(shift, mask) of every pass, least significant digit first; the last may be narrower."""
     return [(shift, (1 << min(radix_bits, key_bits - shift)) - 1)
             for shift in range(0, key_bits, radix_bits)]
+
+
+def _check_bits(key_bits: int) -> int:
+    key_bits = int(key_bits)
+    if not 1 <= key_bits <= 64:
+        raise ValueError(f"key_bits must be in [1, 64], got {key_bits}")
+    return key_bits
+
+
+def _enqueue_sort(rt: Runtime, k: _Kernels, keys: cl.Buffer, n: int, key_bits: int,
+                  s: _SortScratch) -> tuple[cl.Buffer, cl.Buffer]:
+    """Enqueue the passes of a sort of n >= 1 keys read from ``keys`` (pass 0 reads them
+    and writes ``s.keys[0]``, so they may lie in ``s.keys[1]``); the buffers of the last
+    pass's results."""
+    n_tiles = _ceil_div(n, k.tile)
+    src_keys, src_vals = keys, s.vals[1]   # pass 0 makes its own payload, src_vals is unread
+    for p, (shift, mask) in enumerate(_digit_passes(key_bits, k.radix_bits)):
+        dst_keys, dst_vals = s.keys[p % 2], s.vals[p % 2]
+        geometry = (np.uint32(shift), np.uint32(mask), np.uint32(n_tiles))
+        k.launch(rt, "radix_histogram", n_tiles, src_keys, np.uint32(n), *geometry, s.hist)
+        _enqueue_scan(rt, k, s.hist, (mask + 1) * n_tiles, s.offsets, s.sums)
+        k.launch(rt, "radix_scatter", n_tiles, src_keys, src_vals, np.uint32(p == 0),
+                 np.uint32(n), *geometry, s.offsets, dst_keys, dst_vals)
+        src_keys, src_vals = dst_keys, dst_vals
+    return src_keys, src_vals
 
 
 def radix_sort(rt: Runtime, keys: cl.Buffer, n: int, key_bits: int = 63,
@@ -285,27 +328,54 @@ def radix_sort(rt: Runtime, keys: cl.Buffer, n: int, key_bits: int = 63,
     passes (radix_bits = 4 on GPUs, 8 on CPUs, see ``TUNING``) of 5 kernel
     launches each, all enqueued without waiting and with no read-back; the caller
     synchronises (reading the results does).  Device memory: 24 bytes per key
-    during the sort (two ping-pong pairs), 12 of them kept as the results.
+    during the sort (two ping-pong pairs), 12 of them kept as the results
+    (:func:`sort_into` sorts in the caller's buffers instead).
     ``tuning`` overrides ``TUNING[rt.info.kind]`` (tests, benchmarks).  ``alloc``: a
     :class:`hybridtree.device.transfer.Workspace` for every buffer (the results are then
     workspace buffers too, valid until its next sort).
     """
     n = _check_n(n)
-    key_bits = int(key_bits)
-    if not 1 <= key_bits <= 64:
-        raise ValueError(f"key_bits must be in [1, 64], got {key_bits}")
+    key_bits = _check_bits(key_bits)
     if n == 0:
         return rt.empty(0), rt.empty(0)
     k = _kernels(rt, tuning)
-    n_tiles = _ceil_div(n, k.tile)
-    s = _SortScratch.allocate(allocator(rt, alloc), k, n, n_tiles)
-    src_keys, src_vals = keys, s.vals[1]   # pass 0 makes its own payload, src_vals is unread
-    for p, (shift, mask) in enumerate(_digit_passes(key_bits, k.radix_bits)):
-        dst_keys, dst_vals = s.keys[p % 2], s.vals[p % 2]
-        geometry = (np.uint32(shift), np.uint32(mask), np.uint32(n_tiles))
-        k.launch(rt, "radix_histogram", n_tiles, src_keys, np.uint32(n), *geometry, s.hist)
-        _enqueue_scan(rt, k, s.hist, (mask + 1) * n_tiles, s.offsets, s.sums)
-        k.launch(rt, "radix_scatter", n_tiles, src_keys, src_vals, np.uint32(p == 0),
-                 np.uint32(n), *geometry, s.offsets, dst_keys, dst_vals)
-        src_keys, src_vals = dst_keys, dst_vals
-    return src_keys, src_vals
+    s = _SortScratch.allocate(allocator(rt, alloc), k, n, _ceil_div(n, k.tile))
+    return _enqueue_sort(rt, k, keys, n, key_bits, s)
+
+
+def _ping_pong(n_passes: int, bufs: SortBuffers
+               ) -> tuple[tuple[cl.Buffer, cl.Buffer], tuple[cl.Buffer, cl.Buffer]]:
+    """(keys, vals) pairs for :class:`_SortScratch` whose last pass writes ``bufs.keys``
+    and ``bufs.order``: pass p writes pair[p % 2]."""
+    last = (n_passes - 1) % 2
+    keys = (bufs.keys, bufs.spare_keys) if last == 0 else (bufs.spare_keys, bufs.keys)
+    vals = (bufs.order, bufs.spare_vals) if last == 0 else (bufs.spare_vals, bufs.order)
+    return keys, vals
+
+
+def sort_input(rt: Runtime, bufs: SortBuffers, key_bits: int = 63,
+               tuning: Tuning | None = None) -> cl.Buffer:
+    """The buffer of ``bufs`` that :func:`sort_into` reads its keys from (``keys`` or
+    ``spare_keys``, by the parity of the passes): the caller writes its n keys there, and
+    no separate buffer of unsorted keys is needed."""
+    k = _kernels(rt, tuning)
+    keys, _ = _ping_pong(len(_digit_passes(_check_bits(key_bits), k.radix_bits)), bufs)
+    return keys[1]
+
+
+def sort_into(rt: Runtime, bufs: SortBuffers, n: int, key_bits: int = 63, *,
+              tuning: Tuning | None = None, alloc=None) -> None:
+    """:func:`radix_sort` of the n keys the caller wrote into :func:`sort_input`'s buffer,
+    in the caller's buffers: the sorted keys end in ``bufs.keys``, the order in
+    ``bufs.order``; ``bufs.spare_*`` and the input are overwritten.  Only the histograms
+    (0.25 bytes per key on a CPU, 0.03 on a GPU) come from ``alloc``.  Enqueued only."""
+    n = _check_n(n)
+    key_bits = _check_bits(key_bits)
+    if n == 0:
+        return
+    k = _kernels(rt, tuning)
+    passes = len(_digit_passes(key_bits, k.radix_bits))
+    keys, vals = _ping_pong(passes, bufs)
+    s = _SortScratch.allocate(allocator(rt, alloc), k, n, _ceil_div(n, k.tile), keys, vals)
+    out = _enqueue_sort(rt, k, keys[1], n, key_bits, s)
+    assert out[0] is bufs.keys and out[1] is bufs.order

@@ -1,6 +1,6 @@
 """Particles onto the device for a tree build: their extent and the tree's cube
-(cl/prepare.cl), the float32 hi/lo pairs relative to the cube's centre, from host arrays
-or from float64 arrays already on the device.  Units: the caller's lengths and masses."""
+(cl/prepare.cl), and the float64 arrays the build forms its keys and float32 hi/lo pairs
+from (or, without double precision, the pairs split on the host).  Units: the caller's lengths and masses."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from ...device.runtime import DeviceInfo, Runtime, fit_work_group, pack4, split_
 from ...device.transfer import allocator, read_small, upload
 from .morton import BITS, Cube, bounding_cube
 
-__all__ = ["DeviceArrays", "cube_buffers", "device_cube", "device_extent", "extent_work_group",
-           "upload_sources"]
+__all__ = ["DeviceArrays", "Sources", "cube_buffers", "device_cube", "device_extent",
+           "extent_work_group", "upload_sources"]
 
 
 def device_cube(pos: np.ndarray) -> Cube:
@@ -92,18 +92,33 @@ class DeviceArrays:
     eps: cl.Buffer | None = None
 
 
+@dataclass
+class Sources:
+    """Where a tree build finds its particles (:func:`upload_sources`): the cube as the
+    host has it (None: found on the device, not read back) and on the device
+    (:func:`cube_buffers`), and either the float64 arrays on the device (``arrays``: the
+    build forms the keys and the tree order's hi/lo pairs from them, cl/prepare.cl
+    ``split_keys`` and ``split_gather``) or float4 hi/lo pairs in the caller's order
+    (``hi``, ``lo``: a device without double precision, or the host's split asked for)."""
+
+    cube: Cube | None
+    cube_d: cl.Buffer | None
+    cube_f: cl.Buffer
+    arrays: DeviceArrays | None = None
+    hi: cl.Buffer | None = None
+    lo: cl.Buffer | None = None
+
+
 def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray | None,
                    cube: Cube | None, on_device: bool | None = None, alloc=None,
-                   eps: np.ndarray | None = None
-                   ) -> tuple[Cube | None, tuple, cl.Buffer, cl.Buffer]:
-    """(cube, (cube_d, cube_f), hi, lo): float4 hi/lo positions relative to the cube
-    centre, w = mass (hi) and the softening (lo: ``eps``, one per particle, or the
-    :class:`DeviceArrays`' ``eps``; else 0); the cube as the host has it (None: found on
-    the device and not read back) and on the device (:func:`cube_buffers`).
+                   eps: np.ndarray | None = None) -> Sources:
+    """The particles on the device for a tree build (:class:`Sources`).  Host split: the
+    float4 hi/lo pairs relative to the cube centre, w = mass (hi) and the softening (lo:
+    ``eps``, one per particle; else 0).
 
-    ``on_device`` (default: where the device has double precision): upload the
-    float64 arrays as they are and find the extent and split on the device
-    (cl/prepare.cl); otherwise on the host.  Both give the same bits.
+    ``on_device`` (default: where the device has double precision): upload the float64
+    arrays as they are (into the transfer scratch) and leave the split to the device
+    (cl/prepare.cl); otherwise split on the host.  Both give the same bits.
     :class:`DeviceArrays` are used where they are (double precision needed).
     ``alloc``: a :class:`hybridtree.device.transfer.Workspace` for the device buffers.
     """
@@ -115,24 +130,21 @@ def upload_sources(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndarray
     if not resident and (not on_device or n == 0):
         cube = cube or device_cube(pos)
         hi, lo = split_hi_lo(pos - cube.centre)
-        return (cube, cube_buffers(rt, cube, alloc=alloc), rt.to_device(pack4(hi, mass)),
-                rt.to_device(pack4(lo, 0.0 if eps is None else eps)))
+        # 16 + 16 bytes a particle (fresh buffers, freed with the build)
+        return Sources(cube, *cube_buffers(rt, cube, alloc=alloc),
+                       hi=rt.to_device(pack4(hi, mass)),
+                       lo=rt.to_device(pack4(lo, 0.0 if eps is None else eps)))
     if not rt.has_fp64:         # prepare.cl is float64 throughout
         raise ValueError("particles kept or prepared on the device need double precision "
                          f"(cl_khr_fp64), which {rt.info.label} lacks")
     if resident:
-        d_pos, d_mass, d_eps = pos.pos, pos.mass, pos.eps
+        arrays = pos
     else:
         d_pos, d_mass = upload(rt, [np.asarray(pos, np.float64), np.asarray(mass, np.float64)],
                                ["upload_pos", "upload_mass"])
         d_eps = None if eps is None else upload(rt, [np.asarray(eps, np.float32)],
                                                 ["upload_eps"])[0]
+        arrays = DeviceArrays(d_pos, d_mass, n, d_eps)
     if n == 0 and cube is None:
         cube = Cube(corner=np.full(3, -0.5), side=1.0)     # no extent: side 1, any centre
-    buffers = cube_buffers(rt, cube, d_pos, n, alloc)
-    hi, lo = alloc("in_hi", 16 * n), alloc("in_lo", 16 * n)
-    per_eps = [d_eps] if d_eps is not None else []
-    launch(rt, "prepare.cl", "split_sources", n, np.int32(n), d_pos, d_mass, buffers[0],
-           *per_eps, hi, lo, local=spread_local(rt.info),
-           defines={"PER_EPS": 1} if per_eps else None)
-    return cube, buffers, hi, lo
+    return Sources(cube, *cube_buffers(rt, cube, arrays.pos, n, alloc), arrays=arrays)
