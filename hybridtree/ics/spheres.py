@@ -113,9 +113,8 @@ def cold_sphere(n: int, seed: int = 0, radius: float = 1.0) -> Arrays:
     """Uniform-density sphere of total mass 1 and radius ``radius`` (a number, internal
     units, or a length quantity, converted in ``units=`` or 1 kpc), at rest.
 
-    Positions are uniform in the ball |x| <= radius; all velocities are zero.
-    With G = M = 1 the free-fall time is t_ff = (π/2) √(R^3 / 2), potential
-    energy W = -3/5 · 1/R (continuum; -(3/5)(1 - 1/n)/R expected for n points).
+    Positions are uniform in the ball |x| <= radius; all velocities are zero.  With G = M =
+    1 t_ff = (π/2) √(R^3 / 2), W = -3/5 · 1/R (continuum; -(3/5)(1 - 1/n)/R for n points).
     The shift to the centre-of-mass frame displaces the ball by the sample's
     mean position, |Δ| ~ R √(3/(5n)), so radii measured from the origin reach
     up to R + |Δ|; the density and the radius of the ball are not altered.

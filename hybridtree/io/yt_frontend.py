@@ -34,8 +34,8 @@ from yt.frontends.gadget_fof.data_structures import GadgetFOFHDF5File
 from yt.utilities.cosmology import Cosmology
 
 from .snapshot import snapshot_files
-from .yt import (bounding_box, group_box, is_hybridtree_file, physical_field_units,
-                 quiet_about_periodicity, unit_base_and_box)
+from .yt_files import (bounding_box, group_box, is_hybridtree_file, physical_field_units,
+                       quiet_about_periodicity, unit_base_and_box)
 
 __all__ = ["HybridtreeFOFDataset", "HybridtreeFieldInfo", "HybridtreeHDF5Dataset"]
 
