@@ -55,9 +55,12 @@ def test_remarks_are_logged_not_warned(runtime, no_compiler_output, caplog):
         warnings.simplefilter("error")          # any escaping warning fails the test
         prg = build_program(runtime.context, fresh(), OPTIONS, "the test kernel")
     assert said(prg)
-    [record] = ours(caplog)
-    assert record.levelno == logging.DEBUG
-    assert "the test kernel" in record.getMessage()
+    # every record at debug level; one names the build and holds the compiler's log (a
+    # driver that also writes to file descriptor 2, NVIDIA's, adds a record of its own:
+    # device/quiet.py)
+    records = ours(caplog)
+    assert records and all(r.levelno == logging.DEBUG for r in records)
+    [record] = [r for r in records if "the test kernel" in r.getMessage()]
     assert all(line in record.getMessage() for line in said(prg))
 
 
@@ -69,8 +72,10 @@ def test_runtime_builds_are_quiet(runtime, no_compiler_output, monkeypatch, capl
         warnings.simplefilter("error")
         prg = new.program("remark.cl", {"X": 1})
     assert said(prg)
-    [record] = ours(caplog)
-    assert "remark.cl" in record.getMessage() and said(prg)[0] in record.getMessage()
+    records = ours(caplog)
+    assert all(r.levelno == logging.DEBUG for r in records)
+    [record] = [r for r in records if "remark.cl" in r.getMessage()]
+    assert said(prg)[0] in record.getMessage()
 
 
 def test_pyopencl_switch_still_shows_the_log(runtime, monkeypatch):
