@@ -125,9 +125,11 @@ def _clean(results: dict, scenario: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_kernels_under_oclgrind(scenario, tmp_path):
-    """One scenario of the worker under both passes (a few seconds to ~2.5 minutes each
-    on 2 cores: Oclgrind interprets every work-item; the sizes are already the smallest
-    that reach every branch the scenario names: several tiles, blocks and groups)."""
+    """One scenario of the worker under both passes, the two at once (a few seconds to
+    about a minute each on 2 cores, longer on a busy machine: Oclgrind interprets every
+    work-item, which no shorter run can spare; the sizes are the smallest that reach every
+    branch the scenario names: several tiles, blocks and groups, each scenario's N and
+    the other scenarios' sort tuning in oclgrind_worker.py)."""
     _clean(run_worker(tmp_path, scenario, PASSES), scenario)
 
 
