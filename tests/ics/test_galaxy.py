@@ -297,6 +297,10 @@ def test_a_small_model_stays_in_equilibrium_under_hybridtree():
 
 @pytest.mark.slow
 def test_a_model_with_too_slow_velocities_fails_the_equilibrium_bounds():
+    """The bounds fail a model out of equilibrium.  Kept at the full 10 time units (~30 s
+    on 2 cores): the virial ratio is off from t = 0 and the disk's height by t = 3, but its
+    radial dispersion at 2 R_d had changed by 3 % at t = 2 and 4 % at t = 4 (bound 15 %;
+    2026-11-29, CPU device), so a shorter run would not fail every bound."""
     change = evolve_small(0.8)
     assert all(change[k] > BOUNDS[k] for k in BOUNDS), change
 

@@ -31,7 +31,7 @@ from hybridtree.parallel.device_let import local_sink_groups, select_on_device
 from hybridtree.parallel.domain import Domains
 from hybridtree.parallel.migrate import migrate, sample_positions
 from hybridtree.integrate.schemes import BlockLeapfrog, BlockSettings
-from hybridtree.device.reduce import (host_block_sum, host_lagrangian_radii, host_moments,
+from hybridtree.device.reduce import (BLOCK, host_block_sum, host_lagrangian_radii, host_moments,
                                host_net_acceleration, reducer)
 from hybridtree.gravity.splitting import Changeover
 from hybridtree.gravity.tuning import WalkTuning
@@ -203,9 +203,14 @@ def lists() -> None:
 def steps() -> None:
     """Leapfrog steps with the state on the device (kicks, drifts, net-force removal,
     finiteness checks, hybrid sums) against the same steps with the state on the host:
-    the same bits, plain and hybrid."""
+    the same bits, plain and hybrid.  N = 72 (was 100: Oclgrind's cost grows as N^2 in the
+    walk): the same kernels run as often (the fixed-order sums still reduce two blocks of
+    64), one sink group (the default group of 128) with every interaction a particle's at
+    either size, and 62 pairs in the changeover zone (0.05-0.3; none inside 0.05 at either
+    size) for the hybrid's hard part."""
     _rt()
-    pos, vel, m = plummer(100, seed=7)
+    pos, vel, m = plummer(72, seed=7)
+    assert len(m) > BLOCK               # the sums' second level (reduce_rows) runs
     for g in (GravitySettings(eps=EPS, theta=0.6, n_leaf=8),
               GravitySettings(eps=EPS, theta=0.6, n_leaf=8, changeover=Changeover(0.05, 0.3),
                               n_hard=2)):
@@ -223,9 +228,11 @@ def blocks() -> None:
     active sinks) with the relative opening criterion, the state on the device against
     the state on the host (not the same bits: their walks of the active sinks group them
     differently; on PoCL too velocities differ by ~2e-8 of their largest); and one
-    relative force against float64 sums."""
+    relative force against float64 sums.  N = 32 (was 64): the same bins hold particles
+    (1 and 2 of max_bin = 2: one particle in bin 1 at either size, so the walks of the
+    active sinks run), one sink group and particle interactions only at either size."""
     _rt()
-    pos, vel, m = plummer(64, seed=13)
+    pos, vel, m = plummer(32, seed=13)
     g = GravitySettings(eps=EPS, theta=0.6, n_leaf=8, opening="relative")
     runs = []
     for backend in ("host", "device"):
@@ -450,8 +457,11 @@ if __name__ == "__main__":
     # hybridtree looks these up in pyopencl at each call
     cl.Buffer, cl.enqueue_copy, cl.enqueue_fill_buffer = _KeptBuffer, _copy, _fill
     # the GPU sort tuning sorts 16 passes of 2048-key tiles, however few the keys: tested
-    # once in sort(); elsewhere a small tuning (8 passes of 256) saves simulated time
-    os.environ["HYBRIDTREE_SORT_TUNING"] = "32,8,8,8"
+    # once in sort(); elsewhere a small tuning (8 passes of 8-bit digits, tiles of 128 keys
+    # in work-groups of 4) saves simulated time: a pass's counters are 2^8 per work-item,
+    # so work-groups of 4 simulate an eighth of those of 32 (the sort's share of the steps
+    # scenario's CPU time fell from ~60 % to ~20 %); the same kernels and branches run
+    os.environ["HYBRIDTREE_SORT_TUNING"] = "4,32,8,8"
     for name in sys.argv[1:]:
         t0 = time.perf_counter()
         {**SCENARIOS, **SPECIAL}[name]()

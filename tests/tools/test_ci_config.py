@@ -4,6 +4,7 @@ test extra, and the long tests are handed out first."""
 import configparser
 import shlex
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -47,3 +48,68 @@ def test_the_kernels_folders_are_marked_gpu(folder, marked):
     item.fspath = ROOT / "tests" / folder / "test_x.py"
     conftest.pytest_collection_modifyitems([item])
     assert ("gpu" in item.markers) == marked
+
+
+class _Node:
+    """A pytest-xdist worker as its load scheduler sees it."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.queue, self.shutting_down = name, [], False
+        self.gateway = SimpleNamespace(id=name)
+
+    def send_runtest_some(self, indices) -> None:
+        self.queue.extend(indices)
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def _addopts_option(name: str):
+    """The value of ``name`` (e.g. "--maxschedchunk") in setup.cfg's addopts, or None."""
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    args = shlex.split(cfg["tool:pytest"].get("addopts", ""))
+    for i, a in enumerate(args):
+        if a == name:
+            return args[i + 1]
+        if a.startswith(name + "="):
+            return a.split("=", 1)[1]
+    return None
+
+
+def test_the_long_tests_are_dealt_to_both_workers():
+    """pytest-xdist's load scheduler with setup.cfg's options, on a suite shaped like ours
+    (70 long tests of 100 s first, 1 350 of 1 s): the two workers end within a long test of
+    each other.  Without --maxschedchunk 1 the scheduler hands each worker a first batch
+    of a quarter of its share (~177 tests), so one worker got every long test and the
+    suite took as long as the long tests alone (docs/testing.md)."""
+    xdist_load = pytest.importorskip("xdist.scheduler.load")
+    chunk = _addopts_option("--maxschedchunk")
+
+    class Config:
+        def getvalue(self, name):
+            return [f"{_addopts_option('-n')}*popen"]
+
+        def getoption(self, name):
+            return int(chunk) if name == "maxschedchunk" and chunk is not None else None
+
+    seconds = [100.0] * 70 + [1.0] * 1350
+    sched = xdist_load.LoadScheduling(Config())
+    nodes = [_Node("gw0"), _Node("gw1")]
+    for node in nodes:
+        sched.add_node(node)
+    for node in nodes:
+        sched.add_node_collection(node, [f"t{i}" for i in range(len(seconds))])
+    sched.schedule()
+    clock = {node.name: 0.0 for node in nodes}
+    done = 0
+    while done < len(seconds):
+        busy = [n for n in nodes if n.queue]
+        assert busy, "tests left that no worker holds"
+        node = min(busy, key=lambda n: clock[n.name] + seconds[n.queue[0]])
+        index = node.queue.pop(0)
+        clock[node.name] += seconds[index]
+        sched.mark_test_complete(node, index, seconds[index])
+        done += 1
+    ends = sorted(clock.values())
+    assert ends[1] - ends[0] <= 100.0, clock
