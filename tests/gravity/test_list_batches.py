@@ -12,12 +12,12 @@ from hybridtree.ics import plummer
 
 
 def test_list_batches_are_bounded_and_change_no_force(runtime, monkeypatch):
-    monkeypatch.setattr(list_walk, "_list_room", {})
+    monkeypatch.setattr(runtime, "lists", list_walk.ListRoom())
     opts = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 1}
     pos, _, mass = plummer(5000, seed=4)
     tree = build_tree(pos, mass, 0.5, 16)
     whole = tree_forces(runtime, tree, 0.01, 64, options=opts)
-    room = list_walk._list_room.get(id(runtime.context), TUNING.list_start)
+    room = list_walk.list_room(runtime).room or TUNING.list_start
     # room for three groups' lists in a batch: the walk in many batches
     budget = 3 * 4 * room
     tune = WalkTuning(list_batch_bytes=budget)
@@ -27,7 +27,7 @@ def test_list_batches_are_bounded_and_change_no_force(runtime, monkeypatch):
     led.reset_peak()
     base = led.total
     split = tree_forces(runtime, tree, 0.01, 64, options=opts, tuning=tune)
-    assert list_walk._list_room.get(id(runtime.context), TUNING.list_start) == room
+    assert (list_walk.list_room(runtime).room or TUNING.list_start) == room
     for x, y in zip(split[:4], whole[:4]):
         assert np.array_equal(x, y)
     # the lists' buffer: the budget, not the device's share (the walk's other buffers
@@ -43,15 +43,15 @@ def test_a_walk_done_again_in_a_larger_room_holds_one_list_buffer(runtime, monke
     2^24 run's lists at 13.3 GB against 9 GiB, round 127)."""
     from hybridtree.device import transfer
 
-    monkeypatch.setattr(list_walk, "_list_room", {})
+    monkeypatch.setattr(runtime, "lists", list_walk.ListRoom())
     opts = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 1}
     pos, _, mass = plummer(5000, seed=4)
     tree = build_tree(pos, mass, 0.5, 16)
     transfer.release(runtime)
     led = runtime.memory
     led.reset_peak()
-    walks = dict(list_walk.walks)
+    again = list_walk.list_room(runtime).again
     tree_forces(runtime, tree, 0.01, 64, options=opts, tuning=WalkTuning(list_start=64))
-    assert list_walk.walks["again"] > walks["again"], "the lists did not outgrow the room"
+    assert list_walk.list_room(runtime).again > again, "the lists did not outgrow the room"
     assert led.owner_peak["lists"] == led.live["lists"], (led.owner_peak["lists"],
                                                           led.live["lists"])
