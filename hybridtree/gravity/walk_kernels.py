@@ -57,8 +57,10 @@ def walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: di
     part, criterion = as_part(part), criterion_of(criterion)
     mine = tuning.device(rt.info.kind)
     defines = {"WG": n_group, "CAP": max(LIST_CAPACITY, int(n_leaf)), "QUAD": int(quad),
-               "OPENING": criterion.opening, **dict(mine.walk),
-               **rt.info.math_defines(), **(options or {})}
+               "OPENING": criterion.opening}
+    defines.update(mine.walk)           # (name, value) pairs: no dict made of them
+    defines.update(rt.info.math_defines())
+    defines.update(options or {})
     defines.update(criterion.defines())
     if criterion.relative and defines.get("KERNEL") == LIST_WALK:
         for key, value in mine.relative_walk:
