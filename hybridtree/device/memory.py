@@ -20,8 +20,11 @@ separate figure, named an estimate.  Units: bytes.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections import Counter
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Callable
 
 import pyopencl as cl
@@ -32,7 +35,7 @@ __all__ = ["Ledger", "OWNERS", "TrackedBuffer", "new_buffer", "owner_of_caller",
 #: the owner of the buffers each module asks for, by the module's name under
 #: ``hybridtree.`` (the longest matching prefix wins); modules of the device layer itself
 #: (the allocators) are skipped when the caller is looked for
-OWNERS: dict[str, str] = {
+OWNERS: Mapping[str, str] = MappingProxyType({
     "state": "state",
     "integrate.timebins": "state",
     "gravity.eps_types": "state",
@@ -59,7 +62,7 @@ OWNERS: dict[str, str] = {
     "device.probe": "probe",
     "run.views": "views",
     "analysis": "reductions",
-}
+})
 
 #: modules whose frames are passed over when the caller is looked for: the allocators
 _ALLOCATORS = ("hybridtree.device.memory", "hybridtree.device.runtime",
@@ -77,22 +80,17 @@ class TrackedBuffer(cl.Buffer):
             ledger.leave(self._owner, self._nbytes)
 
 
-#: module name -> owner, filled as modules allocate (the prefix search once per module)
-_OWNER_OF: dict[str, str | None] = {}
-
-
+@functools.cache
 def _owner_of_module(name: str) -> str | None:
     """The owner of module ``name``; None for a module passed over (the allocators, or
-    code outside the package)."""
-    if name in _OWNER_OF:
-        return _OWNER_OF[name]
+    code outside the package).  Remembered per name (the prefix search once per module):
+    a function of the name and :data:`OWNERS`, which cannot change."""
     who: str | None = None
     if name.startswith("hybridtree.") and not name.startswith(_ALLOCATORS):
         mod = name[len("hybridtree."):]
         best = max((p for p in OWNERS if mod == p or mod.startswith(p + ".")), key=len,
                    default="")
         who = OWNERS[best] if best else "other"
-    _OWNER_OF[name] = who
     return who
 
 

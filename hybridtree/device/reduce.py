@@ -369,12 +369,9 @@ class Reducer:
         return groups, part
 
 
-_REDUCERS: dict[int, Reducer] = {}
-
-
 def reducer(rt: Runtime) -> Reducer:
-    """The runtime's :class:`Reducer` (one per OpenCL context)."""
-    red = _REDUCERS.get(id(rt.context))
+    """The runtime's :class:`Reducer` (one per runtime: :attr:`Runtime.reductions`)."""
+    red = rt.reductions
     if red is None:
-        red = _REDUCERS[id(rt.context)] = Reducer(rt)
+        red = rt.reductions = Reducer(rt)
     return red

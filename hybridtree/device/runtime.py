@@ -288,6 +288,10 @@ class Runtime:
     #: this runtime's copies (hybridtree.device.transfer.Copies: their options, the
     #: pinned staging area, the kept scratch buffers), made at the first copy unless given
     copies: Any = None
+    #: made at their first use: this runtime's reductions (device.reduce.Reducer) and the
+    #: list walk's room and counts (gravity.list_walk.ListRoom)
+    reductions: Any = None
+    lists: Any = None
 
     @property
     def device(self) -> cl.Device:

@@ -10,36 +10,31 @@ import pyopencl as cl
 from ..device.kernels import kernel, launch, option_sets
 from ..device.runtime import DeviceInfo, Runtime, fit_work_group, pack4, split_hi_lo
 from .softening import check_softening
-
-#: Work-group size (= j-tile size) per device kind; measured, see docs/benchmarks.md (GPU:
-#: the H100).  :func:`direct_defines` takes the largest size within what the device
-#: allows (ROCm's OpenCL reports 256 as its limit).
-DEFAULT_WG = {"gpu": 512, "cpu": 64}
-
-#: Sinks per work-item (the kernel's NI) per device kind; measured, docs/benchmarks.md.
-DEFAULT_NI = {"gpu": 2, "cpu": 1}
-
+from .tuning import TUNING, WalkTuning
 
 def direct_defines(info: DeviceInfo, eps: float, split: bool = True,
-                   work_group: int | None = None, options: dict | None = None) -> dict:
+                   work_group: int | None = None, options: dict | None = None,
+                   tuning: WalkTuning = TUNING) -> dict:
     """Build-time defines of cl/direct.cl for a device: WG (work-group = tile size), NI,
     SPLIT, SELF_BRANCH, FULL_TILE, ZERO_GUARD (eps, length units, rounds to 0 in float32),
     and the device's math (:meth:`DeviceInfo.math_defines`: RSQRT_MODE).
 
-    Without ``work_group`` WG is :data:`DEFAULT_WG` of the device's kind, made to fit the
-    device's work-group limit and its local memory (16 bytes per work-item, 32 with
-    ``split``); a given ``work_group`` is taken as it is (tuning).  ``options``: extra
-    defines, applied last.
+    Without ``work_group`` WG is ``tuning``'s direct_wg of the device's kind
+    (:class:`.tuning.DeviceTuning`; NI its direct_ni), made to fit the device's
+    work-group limit and its local memory (16 bytes per work-item, 32 with ``split``); a
+    given ``work_group`` is taken as it is (tuning).  ``options``: extra defines, applied
+    last.
     """
     gpu = info.kind == "gpu"
+    mine = tuning.device(info.kind)
     if work_group is None:
         # tile (and tile_lo) float4s in local memory, and a float of eps with PER_EPS
         per_item = (32 if split else 16) + (4 if (options or {}).get("PER_EPS") else 0)
-        wg = fit_work_group(DEFAULT_WG.get(info.kind, 64), info.work_group_limit(),
+        wg = fit_work_group(mine.direct_wg, info.work_group_limit(),
                             info.local_mem_limit() // per_item)
     else:
         wg = int(work_group)
-    return {"WG": wg, "NI": DEFAULT_NI.get(info.kind, 1), "SPLIT": int(split),
+    return {"WG": wg, "NI": mine.direct_ni, "SPLIT": int(split),
             "SELF_BRANCH": int(gpu), "FULL_TILE": int(gpu),
             "ZERO_GUARD": int(np.float32(eps * eps) == 0), **info.math_defines(),
             **(options or {})}
@@ -89,7 +84,8 @@ def _direct_kernel(rt: Runtime, defines: dict, fixed: bool) -> tuple[cl.Kernel, 
 def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_pos: np.ndarray,
                   eps: float | np.ndarray, self_skip: bool, work_group: int | None = None,
                   split: bool = True, options: dict | None = None,
-                  sink_eps: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
+                  sink_eps: np.ndarray | None = None, tuning: WalkTuning = TUNING
+                  ) -> tuple[np.ndarray, np.ndarray, dict]:
     """Accelerations (n_i, 3) and potentials (n_i,) in float64, G = 1.
 
     ``self_skip``: sink i is source i and exerts no force on itself.
@@ -106,7 +102,8 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
     the sink's and the source's (GADGET-4's rule), a sink's own being its source's with
     ``self_skip`` and 0 otherwise (sinks given apart feel each source's), or ``sink_eps``
     where given (sinks that are sources too, e.g. the active ones of block steps).
-    Returns (acc, pot, timings in seconds).
+    ``tuning``: the default work-group and NI per kind of device
+    (:class:`.tuning.WalkTuning`).  Returns (acc, pot, timings in seconds).
     """
     per = np.ndim(eps) > 0
     eps_j = np.asarray(eps, np.float32) if per else None
@@ -118,7 +115,7 @@ def direct_forces(rt: Runtime, src_pos: np.ndarray, src_mass: np.ndarray, sink_p
         check_softening("spline", eps_min)
     t0 = time.perf_counter()
     centre = np.median(src_pos, axis=0)
-    defines = direct_defines(rt.info, eps_min, split, work_group, options)
+    defines = direct_defines(rt.info, eps_min, split, work_group, options, tuning)
     _, defines = _direct_kernel(rt, defines, fixed=work_group is not None or
                                   "WG" in (options or {}))
     wg = int(defines["WG"])

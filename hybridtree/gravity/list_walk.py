@@ -10,11 +10,13 @@ leave every later walk of the process in small batches.  A room that fits the wh
 is kept as it is: shrinking it then gains nothing, and lists that swing from walk to walk
 (a block step's substeps) would be walked twice each time they outgrew it again.  The
 first room, the memory share, the batch bound and the kernels' profile are fields of the
-walk's tuning (:class:`.tuning.WalkTuning`), passed in; ``_list_room`` keeps the rooms."""
+walk's tuning (:class:`.tuning.WalkTuning`), passed in; the runtime keeps its room
+(:class:`ListRoom`, :func:`list_room`)."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -26,12 +28,28 @@ from ..device.transfer import read_small, scratch
 from .tuning import TUNING, WalkTuning
 from .walk_kernels import LIST_WALK, WalkKernel
 
-__all__ = ["list_walk", "shrunk_room"]
+__all__ = ["ListRoom", "list_room", "list_walk", "shrunk_room"]
 
-_list_room: dict[int, int] = {}     # per context: list room that sufficed last time
 
-#: Walks and walks done again in a larger room, cumulative (tuning scripts read them).
-walks = {"walks": 0, "again": 0}
+@dataclass
+class ListRoom:
+    """The list walk's state on one runtime: ``room``, the room (entries per group list)
+    that sufficed last time (None: no walk yet, the tuning's first room); ``walks`` and
+    ``again``, walks and walks done again in a larger room, cumulative (tuning scripts
+    and tests read them)."""
+
+    room: int | None = None
+    walks: int = 0
+    again: int = 0
+
+
+def list_room(rt: Runtime) -> ListRoom:
+    """The list walk's state on ``rt`` (:attr:`Runtime.lists
+    <hybridtree.device.runtime.Runtime.lists>`), made at the first call."""
+    kept = rt.lists
+    if kept is None:
+        kept = rt.lists = ListRoom()
+    return kept
 
 
 def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
@@ -61,7 +79,8 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
     budget = min(rt.device.max_mem_alloc_size,
                  rt.device.global_mem_size // tuning.list_memory_share, tuning.list_batch_bytes)
     start, profile = tuning.list_start, tuning.profile
-    room, prof = _list_room.get(id(rt.context), start), {"list_walk": 0.0, "list_eval": 0.0}
+    kept = list_room(rt)
+    room, prof = kept.room or start, {"list_walk": 0.0, "list_eval": 0.0}
 
     def lap(key: str | None, since: float) -> float:     # profile: time since ``since``
         if not profile:
@@ -92,13 +111,13 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
         if then is not None:
             then()
         longest = _longest(rt, walk, n_groups, info)
-        walks["walks"] += 1
+        kept.walks += 1
         if longest <= room:
             if batch < n_groups and 4 * longest < room and room > start:
-                _list_room[id(rt.context)] = shrunk_room(longest, start)
+                kept.room = shrunk_room(longest, start)
             return prof if profile else {}
-        walks["again"] += 1
-        room = _list_room[id(rt.context)] = max(64, _pow2(longest))   # again
+        kept.again += 1
+        room = kept.room = max(64, _pow2(longest))   # again
     raise AssertionError("interaction lists outgrew the room made for them")
 
 

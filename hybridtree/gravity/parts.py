@@ -12,7 +12,9 @@ a state's ``acc[name]``, the counts' ``<name>_forces`` and the clock's ``walk_<n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 __all__ = ["FULL", "HARD", "LONG", "PARTS", "Part", "SHORT", "SOFT", "as_part", "as_parts",
            "column_parts", "whole_part"]
@@ -69,7 +71,7 @@ SHORT = Part("short", mesh=False)
 LONG = Part("long", walked=False)
 
 #: Every part, by name (the order of the diagnostics' sums: soft before full).
-PARTS: dict[str, Part] = {p.name: p for p in (SOFT, HARD, FULL, SHORT, LONG)}
+PARTS: Mapping[str, Part] = MappingProxyType({p.name: p for p in (SOFT, HARD, FULL, SHORT, LONG)})
 
 
 def as_part(part: Part | str) -> Part:

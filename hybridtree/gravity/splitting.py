@@ -19,12 +19,13 @@ evaluates φ_soft by quadrature on the host for tests and analysis.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
 __all__ = ["CHANGEOVERS", "Changeover", "soft_potential"]
 
-CHANGEOVERS = {"dll": 1, "poly7": 2}          # value = the kernel's CHANGEOVER define
+CHANGEOVERS = MappingProxyType({"dll": 1, "poly7": 2})  # value = the kernel's CHANGEOVER define
 
 
 @dataclass(frozen=True)

@@ -25,12 +25,9 @@ from .tree.device_build import DeviceGroups, DeviceTree, device_groups, inverse_
 from .tree.device_sort import exclusive_scan
 from .list_walk import list_walk
 from .walk_sources import source_buffers
-from .walk_kernels import (ACTIVE_COPIES, ACTIVE_MERGE, DEFAULT_GROUP, LARGE_GROUP, LIST_WALK,
-                           SPARSE_WALK, WalkKernel, default_group, tree_options,
-                           walk_kernel)
+from .walk_kernels import LIST_WALK, WalkKernel, default_group, tree_options, walk_kernel
 
-__all__ = ["DEFAULT_GROUP", "LARGE_GROUP", "default_group", "sink_groups", "tree_forces",
-           "walk_active", "walk_into"]
+__all__ = ["default_group", "sink_groups", "tree_forces", "walk_active", "walk_into"]
 
 
 def sink_groups(keys_sorted: np.ndarray, n_group: int, pack: bool = TUNING.pack_groups
@@ -181,7 +178,7 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     quad = tree.cell_quad is not None
     criterion = criterion_of(criterion)
     walk = walk_kernel(rt, keep, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
-                       split, part, criterion, periodic)
+                       split, part, criterion, periodic, tuning=tuning)
     sink_args, n_groups = _device_sinks(sinks, walk.n_group, groups, own, tuning.pack_groups)
     _set_floor(rt, n_groups, sink_args[1], sinks.order, sink_args[4], criterion, keep)
     alloc = allocator(rt, sinks.alloc)
@@ -204,11 +201,11 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     of the whole walk with active sinks gives one group of them, walked with the whole
     group's box, so that the active sinks get a full walk's lists and forces (on GPUs the
     list evaluation spreads a small group's list over idle work-items, up to the whole
-    work-group: ``copies`` in cl/walklist.cl, ACTIVE_COPIES; where every sink is active, as a
-    full walk does, so that the forces are :func:`walk_into`'s bits).  Consecutive sparse
-    groups may be walked as one with the union of their boxes (ACTIVE_MERGE: CPUs), and a
-    walk of few groups shares each group's walk among several work-items (SPARSE_WALK:
-    GPUs).  Their float64 results go into their rows of ``acc`` and ``pot`` (the other rows
+    work-group: ``copies`` in cl/walklist.cl, ``tuning``'s active_copies; where every sink
+    is active, as a full walk does, so that the forces are :func:`walk_into`'s bits).
+    Consecutive sparse groups may be walked as one with the union of their boxes
+    (active_merge: CPUs), and a walk of few groups shares each group's walk among several
+    work-items (sparse_walk: GPUs; :class:`.tuning.DeviceTuning`).  Their float64 results go into their rows of ``acc`` and ``pot`` (the other rows
     are left as they were); one blocking read (how many sinks are active and how many groups
     they fill) besides the list walk's.  Returns (interaction counts of the active sinks,
     int2 in packed order; how many are active; the number of groups walked).  ``criterion``
@@ -234,8 +231,9 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     criterion = criterion_of(criterion)
     # the groups of the whole tree (as for all particles), each cut down to its active
     # sinks and walked with the whole group's box
+    mine = tuning.device(rt.info.kind)
     walk = walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
-                       None, FULL, criterion, periodic)
+                       None, FULL, criterion, periodic, tuning=tuning)
     whole = device_groups(tree, walk.n_group, tuning.pack_groups)
     most = max(whole.n_groups, 1)
     snk_hi, snk_lo = alloc("act_hi", 16 * n), alloc("act_lo", 16 * n)
@@ -246,9 +244,9 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     # not the active sinks': the box of one or two active sinks accepts nearer cells
     # (with 2 % active at random a p99 error 1.5-2 x the full force's,
     # tests/gravity/test_treewalk.py); consecutive sparse groups walked as one
-    # (ACTIVE_MERGE); where every sink is active the kernel keeps the whole walk's
+    # (active_merge); where every sink is active the kernel keeps the whole walk's
     # groups, so that the forces are walk_into's bits
-    window, cap, grow = ACTIVE_MERGE.get(rt.info.kind, (1, 0, 1.0))
+    window, cap, grow = mine.active_merge
     cap = min(cap, walk.n_group)
     n_windows = -(-whole.n_groups // window)
     wcount = alloc("act_wcount", 4 * max(n_windows, 1))
@@ -264,11 +262,11 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
         return counts, 0, 0
     # a small group's list spread over more copies of its sinks than a full walk's;
     # all active: the full walk's, so that the forces are the full walk's bits
-    copies = ACTIVE_COPIES.get(rt.info.kind) if m < keep else None
-    # few groups: the walk of each is shared by several work-items (SPARSE_WALK)
-    if m < keep and n_groups < SPARSE_WALK.get(rt.info.kind, ({}, 0.0))[1] * whole.n_groups:
+    copies = mine.active_copies if m < keep else None
+    # few groups: the walk of each is shared by several work-items (sparse_walk)
+    if m < keep and n_groups < mine.sparse_share * whole.n_groups:
         walk = walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
-                           None, FULL, criterion, periodic, sparse=True)
+                           None, FULL, criterion, periodic, sparse=True, tuning=tuning)
     ranges = alloc("act_ranges", 8 * most)
     g_hi, g_lo, g_half = (alloc("act_g_hi", 16 * most), alloc("act_g_lo", 16 * most),
                           alloc("act_g_half", 16 * most))
@@ -313,7 +311,7 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
     quad = (tree.cell_quad if isinstance(tree, DeviceTree) else tree.quad) is not None
     criterion = criterion_of(criterion)
     walk = walk_kernel(rt, n_sinks, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
-                       split, part, criterion, periodic)
+                       split, part, criterion, periodic, tuning=tuning)
     if criterion.relative and np.shape(criterion.a_old) != (n_sinks, 3):
         raise ValueError(f"the old accelerations of the relative opening criterion must be "
                          f"({n_sinks}, 3), got {np.shape(criterion.a_old)}")

@@ -81,7 +81,8 @@ class ParallelDeviceBackend(DeviceBackend):
                                                           r_out, work, box))
             counts[others] = per_box
         e.sent(job.parts, len(send), send.nbytes)
-        x["n_group"] = g.n_group or default_group(rt.info.kind, n, job.criterion.relative)
+        x["n_group"] = g.n_group or default_group(rt.info.kind, n, job.criterion.relative,
+                                                  e.tuning)
         if e.overlap or (near and e.hard_second_tree):
             assert job.active is None and not job.criterion.relative, \
                 "refused at set-up (make_stepper)"
@@ -167,7 +168,7 @@ class ParallelDeviceBackend(DeviceBackend):
         e, s, local = self.engine, job.state, job.extra["local"]
         g, rt, clock, work = e.g, e.rt, e.clock, e.remote_work
         n, m = s.n, len(recv)
-        n_group = g.n_group or default_group(rt.info.kind, n)
+        n_group = g.n_group or default_group(rt.info.kind, n, tuning=e.tuning)
         with clock.device("transfer"):
             r_pos, r_mass = upload(rt, [recv[:, :3], recv[:, 3]], ["let_rpos", "let_rmass"])
         with clock.device("build"):

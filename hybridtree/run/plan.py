@@ -18,7 +18,9 @@ layer's own constants (the list budget, the mesh's buffers)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 from ..config.settings import Settings
 from ..device.runtime import DeviceInfo
@@ -26,8 +28,8 @@ from ..device.transfer import CHUNK, STAGING_SLOTS
 from ..gravity.periodic import default_mesh
 from ..gravity.pm_device import mesh_bytes
 from ..gravity.settings import GravitySettings
-from ..gravity.tuning import TUNING
-from ..gravity.walk_kernels import LIST_WALK, WALK_SETTINGS, default_group
+from ..gravity.tuning import LIST_WALK, TUNING
+from ..gravity.walk_kernels import default_group
 from .options import box_of
 
 __all__ = ["BYTES", "CONTEXT", "Plan", "device_plan", "largest_n"]
@@ -36,7 +38,7 @@ MIB = 1 << 20
 
 #: Bytes of each buffer family: (figure, source).  Per particle unless the name says
 #: otherwise (``_cell``: per tree cell; ``_group``: per leaf of a sink-group split).
-BYTES: dict[str, tuple[float, str]] = {
+BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
     "state": (80, "state/device.py DeviceState: float64 pos, vel (24 B each), mass, pot; "
                   "uint64 ids, types"),
     "state_part": (24, "state/device.py: acc of each force part (float64 x 3); a state "
@@ -75,7 +77,7 @@ BYTES: dict[str, tuple[float, str]] = {
     "direct": (80, "gravity/direct.py: sinks' hi, lo, out and sources' hi, lo (float4)"),
     "let": (64, "parallel/engine.py: let_pos 24, let_mass 8, x_acc 24, x_pot 8 per local "
                 "particle (an estimate: the LET's own size is not planned)"),
-}
+})
 
 #: The driver's own memory per device (bytes; no ledger sees it): the OpenCL context and
 #: the kernels' programs.  NVIDIA: the H200's nvidia-smi less the ledger's peak, 528 MiB
@@ -85,8 +87,8 @@ BYTES: dict[str, tuple[float, str]] = {
 #: buffers, measured on the 2-core development machine (2026-11-29): Intel's CPU runtime
 #: 242 MiB, PoCL 3.0 (PyPI) 250 MiB (a first run that compiles its kernels peaked at 420:
 #: LLVM's own memory while it builds).
-CONTEXT: dict[str, int] = {"nvidia": 528 * MIB, "gpu": 530 * MIB, "intel-cpu": 242 * MIB,
-                           "cpu": 250 * MIB}
+CONTEXT: Mapping[str, int] = MappingProxyType({"nvidia": 528 * MIB, "gpu": 530 * MIB,
+                                             "intel-cpu": 242 * MIB, "cpu": 250 * MIB})
 
 
 def context_bytes(info: DeviceInfo) -> int:
@@ -211,7 +213,7 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1) -> 
         largest = max(largest, int(32 * cells))
         owners["sort"] = n * (_b("sort") + _b("sort_mesh") * (box is not None))
         owners["walk"] = n * (_b("walk") + _b("walk_hybrid") * (g.changeover is not None))
-        if WALK_SETTINGS.get(info.kind, {}).get("KERNEL") == LIST_WALK:
+        if dict(TUNING.device(info.kind).walk).get("KERNEL") == LIST_WALK:
             most = TUNING.list_batch_bytes
             budget = min(info.max_mem_alloc_size or most,
                          (info.global_mem_size or 0) // TUNING.list_memory_share or most, most)
@@ -252,13 +254,14 @@ def largest_n(settings: Settings, info: DeviceInfo, size: int = 1) -> int:
 
 #: The default settings the largest N is told for (``hybridtree devices``, docs/gpus.md):
 #: a Plummer sphere, and a periodic ΛCDM box (TreePM)
-DEFAULT_RUNS: dict[str, dict] = {"plummer": {"ics.kind": "plummer"},
-                                 "box": {"ics.kind": "cosmo_box", "cosmology.enabled": True}}
+DEFAULT_RUNS: Mapping[str, Mapping] = MappingProxyType({
+    "plummer": MappingProxyType({"ics.kind": "plummer"}),
+    "box": MappingProxyType({"ics.kind": "cosmo_box", "cosmology.enabled": True})})
 
 
 def default_largest(info: DeviceInfo) -> tuple[int, int]:
     """(largest N of a Plummer run, of a periodic box) with the default settings on
     ``info`` (one process)."""
     from ..config.settings import settings_from_flat
-    return tuple(largest_n(settings_from_flat(flat), info)        # type: ignore[return-value]
+    return tuple(largest_n(settings_from_flat(dict(flat)), info)        # type: ignore[return-value]
                  for flat in DEFAULT_RUNS.values())

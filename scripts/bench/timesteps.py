@@ -38,7 +38,8 @@ from common import JsonLines, add_device, plummer, rel_errors, timed
 
 from hybridtree import Simulation
 from hybridtree.config import parse_overrides
-from hybridtree.gravity import accelerations, direct_reference, walk_kernels
+from hybridtree.gravity import accelerations, direct_reference
+from hybridtree.gravity.tuning import TUNING
 from hybridtree.ics import hernquist_satellite
 
 OUT = JsonLines(None)
@@ -59,11 +60,13 @@ def model(name: str, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return s.pos, s.vel, s.mass
 
 
-def fresh_lists() -> None:
-    """Forget the list room of earlier walks (it only grows within a process): each
-    configuration is timed with the lists its own walks need, not an earlier one's."""
+def fresh_lists(device: str | None) -> None:
+    """Forget the list room of earlier walks on the device's runtime (it only grows
+    within a process): each configuration is timed with the lists its own walks need,
+    not an earlier one's."""
+    from hybridtree.device.choice import get_runtime
     from hybridtree.gravity import list_walk
-    list_walk._list_room.clear()
+    list_walk.list_room(get_runtime(device or None)).room = None
 
 
 def errors(args) -> None:
@@ -92,7 +95,7 @@ def errors(args) -> None:
                     kw = {"theta": knob} if opening == "geometric" else \
                          {"opening": "relative", "alpha": knob, "acc_old": old,
                           "theta_min": tmin}
-                    fresh_lists()
+                    fresh_lists(args.device)
                     f, wall = timed(lambda: accelerations(pos, mass, eps, multipole=multipole,
                                                           device=args.device, n_group=ng or None,
                                                           **kw))
@@ -127,7 +130,6 @@ def warm_up(args) -> None:
 
 
 def steps(args) -> None:
-    own, own_merge = dict(walk_kernels.ACTIVE_COPIES), dict(walk_kernels.ACTIVE_MERGE)
     variants = [(e, r, m) for e in args.eta for r in args.active_replicate
                 for m in args.active_merge]
     warm_up(args)
@@ -139,8 +141,9 @@ def steps(args) -> None:
                      {"gravity.refit_fraction": args.refit_fraction}),
                   **parse_overrides(args.set)}
 
-        def run(settings: dict) -> tuple[dict, Simulation]:
+        def run(settings: dict, tuning=TUNING) -> tuple[dict, Simulation]:
             sim = Simulation(pos, vel, mass, quiet=True, settings={**common, **settings})
+            sim._stepper.engine.tuning = tuning         # the walks' choices (a tuning aid)
             t0 = time.perf_counter()
             sim.evolve(args.t_end)
             wall = time.perf_counter() - t0
@@ -152,16 +155,15 @@ def steps(args) -> None:
 
         blocks, deep = [], 0
         for eta, rep, merge in variants:
+            tuning = TUNING
             if rep is not None:         # the active walk's copies on GPUs (a tuning aid)
-                walk_kernels.ACTIVE_COPIES["gpu"] = rep
+                tuning = tuning.for_kind("gpu", active_copies=rep)
             if merge is not None:       # its merging of sparse groups (a tuning aid)
                 w, cap, grow = merge.split(",")
-                for kind in walk_kernels.ACTIVE_MERGE:
-                    walk_kernels.ACTIVE_MERGE[kind] = (int(w), int(cap), float(grow))
+                for kind in ("gpu", "cpu", "other"):
+                    tuning = tuning.for_kind(kind, active_merge=(int(w), int(cap), float(grow)))
             row, sim = run({"time.stepping": "block", "time.dt": args.dt, "time.eta": eta,
-                            "time.max_bin": args.max_bin})
-            walk_kernels.ACTIVE_COPIES.update(own)
-            walk_kernels.ACTIVE_MERGE.update(own_merge)
+                            "time.max_bin": args.max_bin}, tuning)
             row["active_replicate"], row["active_merge"] = rep, merge
             bins = sim.timebins()
             deep = max(deep, max(r["bin"] for r in bins))
@@ -196,7 +198,7 @@ def openings(args) -> None:
                     [("relative", al, tm) for al in args.alpha for tm in args.theta_min]:
                 key = "gravity.theta" if opening == "geometric" else "gravity.alpha"
                 extra = {} if tmin is None else {"gravity.theta_min": tmin}
-                fresh_lists()
+                fresh_lists(args.device)
                 sim = Simulation(pos, vel, mass, quiet=True, settings={
                     "gravity.eps": args.eps, "gravity.device": args.device,
                     "gravity.opening": opening, key: knob, "time.dt": 1 / 512,
@@ -249,11 +251,11 @@ def main(argv: list[str] | None = None) -> None:
                         "e.g. gravity.n_group=256 (repeatable)")
     p.add_argument("--active-replicate", type=int, nargs="+", default=[None],
                    help="steps: one block run per value of the active walk's copies of a "
-                        "small group's sinks on GPUs (walk_kernels.ACTIVE_COPIES; default: "
+                        "small group's sinks on GPUs (WalkTuning's active_copies; default: "
                         "the code's own)")
     p.add_argument("--active-merge", nargs="+", default=[None],
                    help="steps: one block run per W,CAP,GROW of the active walk's merging "
-                        "of sparse groups (walk_kernels.ACTIVE_MERGE; 1,0,1 merges none; "
+                        "of sparse groups (WalkTuning's active_merge; 1,0,1 merges none; "
                         "default: the code's own)")
     p.add_argument("--quick", action="store_true", help="N = 20000, sample 300 (smoke)")
     p.add_argument("--json")

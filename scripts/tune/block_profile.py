@@ -39,7 +39,8 @@ def profiled(settings: dict, pos, vel, mass, t_end: float) -> dict:
     hooks._COPIES.clear()
     undo = hooks._patch_host_calls()         # each blocking read's wait, in hooks._COPIES
     cl.Kernel.__call__ = _recording
-    before = dict(list_walk.walks)
+    rooms = list_walk.list_room(sim._rt)
+    before = {"walks": rooms.walks, "again": rooms.again}
     try:
         t0 = time.perf_counter()
         sim.evolve(t_end)
@@ -63,7 +64,7 @@ def profiled(settings: dict, pos, vel, mass, t_end: float) -> dict:
             walks[key][1] += t
     return {"wall": wall, "per": per, "walks": walks, "waits": (len(waits), sum(waits)),
             "counts": dict(sim._stepper.counts), "steps": sim.steps,
-            "list_walks": {k: v - before[k] for k, v in list_walk.walks.items()},
+            "list_walks": {k: getattr(rooms, k) - v for k, v in before.items()},
             "bins": sim.timebins() if settings.get("time.stepping") == "block" else []}
 
 

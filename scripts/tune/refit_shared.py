@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Shared steps on refitted trees: an experiment for issue 30, not an option of the code
-(a tuning aid, not a test).  The force engine is patched so that a force of all particles
-refits the last tree (:func:`hybridtree.gravity.tree.refit.refit_device_tree`: cells
+(a tuning aid, not a test).  The one-process device backend's build
+(:meth:`hybridtree.gravity.backends.DeviceBackend.build`) is patched so that a force of all
+particles refits the last tree (:func:`hybridtree.gravity.tree.refit.refit_device_tree`: cells
 kept, moments and sides redone) except every ``K``-th, which builds; for each K it
 times ``--steps`` steps of ``hybridtree.Simulation`` (Plummer, the defaults, a report
 every ``--diag-every``) by the caller's clock and gives the energy error and the last
@@ -11,6 +12,7 @@ What stops it from being an option: a restart would build where the run refitted
 it would not continue bit for bit (docs/history.md §21).
 
     PYTHONPATH=. python scripts/tune/refit_shared.py --device nvidia --n 4194304 --k 1 2 4 8
+    PYTHONPATH=. python scripts/tune/refit_shared.py --n 2048 --k 1 2 --steps 4 --sinks 50
 """
 
 from __future__ import annotations
@@ -22,32 +24,29 @@ import time
 import numpy as np
 
 import hybridtree
-from hybridtree.gravity import engine as eng
 from hybridtree.gravity import direct_reference
-from hybridtree.gravity.settings import opening_floor
+from hybridtree.gravity.backends import DeviceBackend
 from hybridtree.gravity.tree.device_build import DeviceArrays
-from hybridtree.gravity.tree.refit import refit_device_tree
 from hybridtree.ics import plummer
 
 _BUILD_EVERY = [1]
-_ORIGINAL = eng.ForceEngine._tree
+_ORIGINAL = DeviceBackend.build
 
 
-def _tree(self, s, active):
-    """ForceEngine._tree with forces of all particles refitting but every K-th."""
-    k = _BUILD_EVERY[0]
+def _build(self, s, active, criterion):
+    """DeviceBackend.build with forces of all particles refitting but every K-th (the
+    tree built with the criterion's angle, as the backend's own)."""
+    k, e = _BUILD_EVERY[0], self.engine
     if active is None and k > 1:
-        self._full = getattr(self, "_full", 0) + 1
-        kept = self.kept
-        theta = self.g.theta_max if opening_floor(self.g, self._known, None) else self.g.theta
-        if (kept.tree is not None and kept.owner is s and kept.tree.theta == float(theta)
-                and (self._full - 1) % k):
-            arrays = DeviceArrays(s.pos, s.mass, s.n,
-                                  self.softenings.device(s, self.g, self.work))
-            self.tally.add("refits", 1)
-            with self.clock.device("build", "refit"):
-                return refit_device_tree(kept.tree, arrays)
-    return _ORIGINAL(self, s, active)
+        e._full = getattr(e, "_full", 0) + 1
+        kept = e.kept
+        if (kept.tree is not None and kept.owner is s and kept.tree.n == s.n
+                and kept.tree.theta == float(criterion.build_theta) and (e._full - 1) % k):
+            arrays = DeviceArrays(s.pos, s.mass, s.n, e.softenings.device(s, e.g, e.work))
+            e.tally.add("refits", 1)
+            with e.clock.device("build", "refit"):
+                return kept.refit(arrays)
+    return _ORIGINAL(self, s, active, criterion)
 
 
 def main() -> None:
@@ -60,7 +59,7 @@ def main() -> None:
     p.add_argument("--sinks", type=int, default=300)
     p.add_argument("--json", default=None)
     args = p.parse_args()
-    eng.ForceEngine._tree = _tree
+    DeviceBackend.build = _build
     rows = []
     for n in args.n:
         pos, vel, mass = plummer(n, seed=1)

@@ -2,13 +2,15 @@
 
 For each model and criterion: one device tree (built with theta, or theta_max for the
 relative rows), a_old from a geometric theta = 0.5 walk, then the list walk with
-``list_walk.PROFILE`` on (each kernel waited for): seconds in walk_lists and in eval_lists,
+``WalkTuning(profile=True)`` (each kernel waited for): seconds in walk_lists and in eval_lists,
 interactions per particle and per second of each kernel, and the list lengths per group
 (mean, p99, max, and the mean over warps of 32 consecutive groups of the longest list
 over the mean list: the lock-step cost of walk_lists's one-work-item-per-group loop).
 
     PYTHONPATH=. python scripts/tune/relative.py --device nvidia --n 4194304 \
         --variants CHUNKS=1 CHUNKS=8
+    PYTHONPATH=. python scripts/tune/relative.py --n 4096 --models plummer --theta 0.5 \
+        --alpha 0.002 --repeat 1
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ import pyopencl as cl
 from hybridtree.device.choice import get_runtime
 from hybridtree.gravity import list_walk
 from hybridtree.gravity import walk as treewalk
-from hybridtree.gravity.tree.device_build import build_device_tree
+from hybridtree.gravity.criterion import Relative
+from hybridtree.gravity.tree.device_build import build_device_tree, device_groups
+from hybridtree.gravity.tuning import TUNING, WalkTuning
 from hybridtree.gravity.walk import tree_forces
 from hybridtree.ics import hernquist_satellite, plummer
 
@@ -30,7 +34,7 @@ from hybridtree.ics import hernquist_satellite, plummer
 def group_ranges(tree, n_group: int) -> tuple[np.ndarray, np.ndarray]:
     """(first sink and count of each of the walk's sink groups, in tree order; caller
     index of each particle in tree order), read back from the device."""
-    g = treewalk.device_groups(tree, n_group, treewalk.PACK_GROUPS)
+    g = device_groups(tree, n_group, TUNING.pack_groups)
     ranges = np.empty((g.n_groups, 2), np.int32)
     cl.enqueue_copy(tree.rt.queue, ranges, g.ranges)
     order = np.empty(tree.n, np.uint32)
@@ -99,23 +103,23 @@ def main() -> None:
             olds = {m: shaped_a_old(rt, pos, mass, a_old, m, treewalk.default_group(
                 rt.info.kind, n, relative=True), theta_max) for m in args.floor_mode}
             rows = [("geo", t, None) for t in args.theta] + \
-                   [("rel", a, (a, olds[m], args.theta_min), m) for a in args.alpha
-                    for m in args.floor_mode]
+                   [("rel", a, Relative(a, theta_max, args.theta_min, olds[m]), m)
+                    for a in args.alpha for m in args.floor_mode]
             rows = [r if len(r) == 4 else r + ("",) for r in rows]
             for (kind, knob, floor, mode), var, ng in [(r, v, g) for r in rows for v in args.variants
                                                  for g in args.n_group]:
                 opts = dict(kv.split("=", 1) for kv in var.split(",") if kv)
-                list_walk._list_room.clear()
+                list_walk.list_room(rt).room = None
                 tree = build_device_tree(rt, pos, mass, theta_max if floor else knob, 16,
                                          "monopole")
-                list_walk.PROFILE = False
-                tree_forces(rt, tree, args.eps, ng or None, floor=floor, options=opts)  # warm-up
-                list_walk.PROFILE = True
+                tree_forces(rt, tree, args.eps, ng or None, criterion=floor,
+                            options=opts)                           # warm-up
                 best = None
                 for _ in range(args.repeat):
                     t0 = time.perf_counter()
-                    acc, pot, n_pp, n_pc, t = tree_forces(rt, tree, args.eps, ng or None, floor=floor,
-                                                          options=opts)
+                    acc, pot, n_pp, n_pc, t = tree_forces(rt, tree, args.eps, ng or None,
+                                                          criterion=floor, options=opts,
+                                                          tuning=WalkTuning(profile=True))
                     t["total"] = time.perf_counter() - t0
                     if best is None or t["total"] < best["total"]:
                         best = t
@@ -133,7 +137,6 @@ def main() -> None:
                       f"{best['total']:.4f} | {ints / le:.3e} | {ints / (lw + le):.3e} | "
                       f"{lens.mean():.0f} {np.percentile(lens, 99):.0f} {lens.max():.0f} | "
                       f"{warp_ratio:.2f} | {np.sum(n_pc, dtype=np.int64) / ints:.2f}", flush=True)
-    list_walk.PROFILE = False
 
 
 if __name__ == "__main__":

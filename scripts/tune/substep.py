@@ -5,13 +5,15 @@ the last tree against a build (a tuning aid, not a test; Plummer, θ = 0.5 monop
         [--replicate R ...] [--merge W,CAP,GROW ...] [--active-options K=V,...]
         [--alpha A] [--n-group G] [--profile]
 
-Each variant starts from the first list room (list_walk._list_room cleared) and prints
-the room its walks left (a long list makes every later list walk's room large).
+Each variant starts from the first list room (the runtime's list room forgotten:
+list_walk.list_room) and prints the room its walks left (a long list makes every later
+list walk's room large).
 ``--replicate``: the active walk's copies of a small group's sinks
-(walk_kernels.ACTIVE_COPIES) to try, one run each (default: the device's own).
+(WalkTuning's active_copies of the device's kind) to try, one run each (default: the
+device's own).
 ``--merge``: the active walk's merging of sparse consecutive groups
-(walk_kernels.ACTIVE_MERGE: window, cap, grow; 1,0,1 merges none) to try, one run each
-after the copies' runs (default: the device's own).
+(active_merge: window, cap, grow; 1,0,1 merges none) to try, one run each after the
+copies' runs (default: the device's own).  Each variant's engine gets its WalkTuning.
 ``--active-options``: kernel options of the active walks only (e.g. KERNEL=tree_walk),
 over the engine's, for every run.
 ``--alpha``: the relative opening criterion with that alpha instead of θ = 0.5.
@@ -30,9 +32,10 @@ import pyopencl as cl
 
 from hybridtree.device.choice import get_runtime
 from hybridtree.device.clock import Clock
-from hybridtree.gravity import engine as engine_module
-from hybridtree.gravity import list_walk, walk_kernels
+from hybridtree.gravity import backends as backend_module
+from hybridtree.gravity import list_walk
 from hybridtree.gravity.engine import ForceEngine, GravitySettings
+from hybridtree.gravity.tuning import TUNING
 from hybridtree.state import make_state
 from hybridtree.ics import plummer
 from hybridtree.particles import Particles
@@ -56,15 +59,15 @@ rt = get_runtime()
 pos, vel, mass = plummer(n, seed=1)
 bins_host = np.zeros(n, np.int32)
 bins_host[np.random.default_rng(0).random(n) < frac] = 1      # active: bin >= 1
-own = dict(walk_kernels.ACTIVE_COPIES)
 extra = {k: (int(v) if v.lstrip("-").isdigit() else v)
          for k, v in (kv.split("=") for kv in args.active_options.split(",") if kv)}
-_walk_active = engine_module.walk_active
+_walk_active = backend_module.walk_active
 walked: list[float] = []          # each active walk's groups over the whole walk's
 
 
 def walk_active(*a, **kw):
-    """The engine's walk_active with --active-options, recording the groups walked."""
+    """The device backend's walk_active with --active-options, recording the groups
+    walked (against the whole walk's groups: the groups of the tree's own split)."""
     a = list(a)
     a[9] = {**(a[9] or {}), **extra} or None      # options, after n_group and floor
     out = _walk_active(*a, **kw)
@@ -73,8 +76,7 @@ def walk_active(*a, **kw):
     return out
 
 
-engine_module.walk_active = walk_active
-own_merge = dict(walk_kernels.ACTIVE_MERGE)
+backend_module.walk_active = walk_active
 
 
 def substeps(eng, s, bins) -> list[float]:
@@ -135,17 +137,19 @@ def parse_merge(text: str | None) -> tuple[int, int, float] | None:
 variants = [(rep, None) for rep in args.replicate] + \
     [(None, parse_merge(m)) for m in args.merge if m is not None]
 for rep, merge in variants:
-    walk_kernels.ACTIVE_COPIES.update(own if rep is None else {rt.info.kind: rep})
-    walk_kernels.ACTIVE_MERGE.update(own_merge if merge is None else {rt.info.kind: merge})
+    changes = {} if rep is None else {"active_copies": rep}
+    if merge is not None:
+        changes["active_merge"] = merge
+    tuning = TUNING.for_kind(rt.info.kind, **changes)
     label = ("" if rep is None else f" copies={rep}") + \
         ("" if merge is None else " merge={},{},{}".format(*merge))
     for f in (0.0, 1e9):   # 0: build every substep; huge: always refit
-        list_walk._list_room.clear()
+        list_walk.list_room(rt).room = None
         crit = {"theta": 0.5} if args.alpha is None else {"opening": "relative",
                                                           "alpha": args.alpha}
         g = GravitySettings(eps=0.01, refit_fraction=min(f, 100), n_group=args.n_group, **crit)
         clock = Clock(rt)
-        eng = ForceEngine(g, rt, clock)
+        eng = ForceEngine(g, rt, clock, tuning=tuning)
         s = make_state(Particles(pos, vel, mass, np.arange(1, n + 1, dtype=np.uint64)),
                        ("full",), "device", rt, clock)
         bins = rt.to_device(bins_host)
@@ -160,7 +164,7 @@ for rep, merge in variants:
             rt.queue.finish()
             full.append(time.perf_counter() - t0)
         snap = clock.snapshot()
-        room = max(list_walk._list_room.values(), default=list_walk.LIST_START)
+        room = list_walk.list_room(rt).room or tuning.list_start
         crit_label = ("" if args.alpha is None else f" alpha={args.alpha}") + \
             (f" n_group={args.n_group}" if args.n_group else "")
         print(f"N={n} active={frac:.3f}{label}{crit_label} {'refit' if f else 'build'}: substep "
@@ -171,5 +175,3 @@ for rep, merge in variants:
         if args.profile:
             eng.compute(s, ("full",))             # the next substeps refit this build
             profiled(eng, s, bins)
-walk_kernels.ACTIVE_COPIES.update(own)
-walk_kernels.ACTIVE_MERGE.update(own_merge)

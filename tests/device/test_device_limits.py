@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hybridtree.device import choice as opencl
-from hybridtree.gravity.direct import DEFAULT_WG, direct_defines
+from hybridtree.gravity.direct import direct_defines
 from hybridtree.analysis.info import device_listing
 from tools.kernel_builds import PROFILES
 from hybridtree.device.choice import ProcessDevices, _best, _match, choose_device, memory_needed
@@ -21,6 +21,7 @@ from hybridtree.device.probe import Probe
 from hybridtree.device.reduce import reduce_work_group
 from hybridtree.gravity.tree.device_build import extent_work_group
 from hybridtree.gravity.tree.device_sort import TUNING, Tuning, fit_tuning, local_bytes
+from hybridtree.gravity.tuning import TUNING as WALK_TUNING
 
 ROOT = Path(__file__).resolve().parents[2]
 GIB = 2**30
@@ -99,7 +100,7 @@ def test_work_groups_and_tunings_fit_the_device(name):
     for split in (True, False):
         wg = direct_defines(info, 0.01, split)["WG"]
         assert wg <= limit and wg * (32 if split else 16) <= local
-        assert wg <= DEFAULT_WG[info.kind]
+        assert wg <= WALK_TUNING.device(info.kind).direct_wg
     for wg, per_item in ((extent_work_group(info), 48), (reduce_work_group(info), 16)):
         assert wg & (wg - 1) == 0 and wg <= limit and wg * per_item <= local
     t = fit_tuning(TUNING.get(info.kind, TUNING["gpu"]), info)

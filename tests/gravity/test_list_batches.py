@@ -12,12 +12,12 @@ from hybridtree.ics import plummer
 
 
 def test_list_batches_are_bounded_and_change_no_force(runtime, monkeypatch):
-    monkeypatch.setattr(list_walk, "_list_room", {})
+    monkeypatch.setattr(runtime, "lists", list_walk.ListRoom())
     opts = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 1}
     pos, _, mass = plummer(5000, seed=4)
     tree = build_tree(pos, mass, 0.5, 16)
     whole = tree_forces(runtime, tree, 0.01, 64, options=opts)
-    room = list_walk._list_room.get(id(runtime.context), TUNING.list_start)
+    room = list_walk.list_room(runtime).room or TUNING.list_start
     # room for three groups' lists in a batch: the walk in many batches
     budget = 3 * 4 * room
     tune = WalkTuning(list_batch_bytes=budget)
@@ -27,7 +27,7 @@ def test_list_batches_are_bounded_and_change_no_force(runtime, monkeypatch):
     led.reset_peak()
     base = led.total
     split = tree_forces(runtime, tree, 0.01, 64, options=opts, tuning=tune)
-    assert list_walk._list_room.get(id(runtime.context), TUNING.list_start) == room
+    assert (list_walk.list_room(runtime).room or TUNING.list_start) == room
     for x, y in zip(split[:4], whole[:4]):
         assert np.array_equal(x, y)
     # the lists' buffer: the budget, not the device's share (the walk's other buffers
@@ -43,15 +43,43 @@ def test_a_walk_done_again_in_a_larger_room_holds_one_list_buffer(runtime, monke
     2^24 run's lists at 13.3 GB against 9 GiB, round 127)."""
     from hybridtree.device import transfer
 
-    monkeypatch.setattr(list_walk, "_list_room", {})
+    monkeypatch.setattr(runtime, "lists", list_walk.ListRoom())
     opts = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 1}
     pos, _, mass = plummer(5000, seed=4)
     tree = build_tree(pos, mass, 0.5, 16)
     transfer.release(runtime)
     led = runtime.memory
     led.reset_peak()
-    walks = dict(list_walk.walks)
+    again = list_walk.list_room(runtime).again
     tree_forces(runtime, tree, 0.01, 64, options=opts, tuning=WalkTuning(list_start=64))
-    assert list_walk.walks["again"] > walks["again"], "the lists did not outgrow the room"
+    assert list_walk.list_room(runtime).again > again, "the lists did not outgrow the room"
     assert led.owner_peak["lists"] == led.live["lists"], (led.owner_peak["lists"],
                                                           led.live["lists"])
+
+
+def test_the_list_room_and_counts_are_the_runtimes_own(runtime, monkeypatch):
+    """What a runtime's list walks learned (the room they grew, how many walks were done
+    again) is that runtime's (Runtime.lists), not the process's: another runtime on the
+    same OpenCL context starts from its tuning's first room, grows its own, and leaves
+    the first one's as it was; its forces are the first one's bits."""
+    from hybridtree.device.reduce import reducer
+    from hybridtree.device.runtime import Runtime
+
+    monkeypatch.setattr(runtime, "lists", list_walk.ListRoom())
+    opts = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 1}
+    tune = WalkTuning(list_start=64)
+    pos, _, mass = plummer(2000, seed=5)
+    tree = build_tree(pos, mass, 0.5, 16)
+    first = tree_forces(runtime, tree, 0.01, 64, options=opts, tuning=tune)
+    mine = list_walk.list_room(runtime)
+    grown, counts = mine.room, (mine.walks, mine.again)
+    assert grown > 64 and counts == (2, 1), (grown, counts)      # walked again, once
+    other = Runtime(runtime.info, runtime.context, runtime.queue)
+    assert list_walk.list_room(other).room is None
+    second = tree_forces(other, tree, 0.01, 64, options=opts, tuning=tune)
+    theirs = list_walk.list_room(other)
+    assert (theirs.room, theirs.walks, theirs.again) == (grown, 2, 1)
+    assert (mine.room, mine.walks, mine.again) == (grown, *counts)
+    for x, y in zip(first[:4], second[:4]):
+        assert np.array_equal(x, y)
+    assert reducer(other) is not reducer(runtime) and reducer(other) is reducer(other)

@@ -65,7 +65,7 @@ def test_relative_beats_geometric_at_the_same_cost(model):
 
 def test_larger_groups_open_more_and_lose_no_accuracy(model):
     """Groups of 256 sinks against 128 (GPUs take 256 for relative walks from 2^21 sinks,
-    walk_kernels.RELATIVE_LARGE_GROUP): a group opens by its smallest |a_old| and its box,
+    DeviceTuning.relative_large_group): a group opens by its smallest |a_old| and its box,
     both of which a larger group can only lower or grow, so it makes more interactions
     and its errors are no larger (measured here on the CPU device: p99 and median 0.73-0.80 x)."""
     name, pos, mass, ref = model
@@ -240,11 +240,12 @@ def test_relative_walks_on_gpus_walk_each_group_cooperatively():
     from types import SimpleNamespace
 
     from hybridtree.gravity.criterion import Relative
-    from hybridtree.gravity.walk_kernels import RELATIVE_WALK, walk_defines
+    from hybridtree.gravity.tuning import TUNING
+    from hybridtree.gravity.walk_kernels import walk_defines
     from tools.kernel_builds import PROFILES
 
     floor = Relative(0.002, 1.0, 0.25)
-    coop = RELATIVE_WALK["gpu"]["COOP"]
+    coop = dict(TUNING.gpu.relative_walk)["COOP"]
     assert coop > 1
 
     def defines(profile, floor, options=None, **limits):

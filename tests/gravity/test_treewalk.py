@@ -9,11 +9,13 @@ from tests.helpers import rel_err, same_counts_but_at_the_border
 
 from hybridtree.gravity import list_walk
 from hybridtree.gravity import walk as treewalk
-from hybridtree.gravity import walk_kernels
 from hybridtree.gravity import accelerations, direct_reference
 from hybridtree.gravity.criterion import Relative
 from hybridtree.gravity.knobs import build_where
-from hybridtree.gravity.tuning import WalkTuning
+from hybridtree.gravity.arrays import sink_forces
+from hybridtree.gravity.engine import ForceEngine, GravitySettings
+from hybridtree.gravity.knobs import default, relative_criterion
+from hybridtree.gravity.tuning import TUNING, WalkTuning
 from hybridtree.ics import hernquist_satellite, plummer
 from hybridtree.gravity.tree import build_tree
 from hybridtree.gravity.tree.device_build import build_device_tree
@@ -91,7 +93,7 @@ def test_list_walk_matches_the_simd_walk(runtime, multipole, eps, sinks_per_item
     both builds, starting with list room too small so that the regrow path runs;
     eps = 0 takes the zero-distance guard."""
     tune = WalkTuning(list_start=512)
-    monkeypatch.setattr(list_walk, "_list_room", {})
+    monkeypatch.setattr(runtime, "lists", list_walk.ListRoom())
     pos, _, mass = plummer(20_000, seed=9)
     for build in ("host", "device"):
         tree = build_where(runtime, build, pos, mass, 0.5, 16, multipole)
@@ -109,7 +111,7 @@ def test_list_walk_matches_the_simd_walk(runtime, multipole, eps, sinks_per_item
         e = rel_err(a2, a1)
         assert np.percentile(e, 99) < 2e-6 and e.max() < 1e-4, (np.percentile(e, 99), e.max())
         assert np.allclose(p1, p2, rtol=1e-5)
-    assert list_walk._list_room[id(runtime.context)] > 512      # the lists did outgrow it
+    assert list_walk.list_room(runtime).room > 512      # the lists did outgrow it
 
 
 def test_the_list_room_shrinks_after_a_spike_of_long_lists(runtime, monkeypatch):
@@ -120,33 +122,32 @@ def test_the_list_room_shrinks_after_a_spike_of_long_lists(runtime, monkeypatch)
     room nor on the batches: bit for bit those of walks that start from the first
     room."""
     tune = WalkTuning(list_start=64)
-    monkeypatch.setattr(list_walk, "_list_room", {})
+    monkeypatch.setattr(runtime, "lists", list_walk.ListRoom())
     opts = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 1}
     pos, _, mass = plummer(5000, seed=4)
     big, small = build_tree(pos, mass, 0.3, 16), build_tree(pos[:200], mass[:200], 0.5, 16)
 
     def walk(tree, fresh: bool):
         if fresh:
-            list_walk._list_room.clear()
+            list_walk.list_room(runtime).room = None
         return tree_forces(runtime, tree, EPS, 64, options=opts, tuning=tune)
 
-    key = id(runtime.context)
     ref_big, ref_small = walk(big, True), walk(small, True)
     first = walk(big, True)
-    grown = list_walk._list_room[key]
+    grown = list_walk.list_room(runtime).room
     longest_big = int((first[2] + first[3]).max())
     assert grown >= longest_big > 1024, "the long lists grew the room"
     kept = walk(small, False)           # the room holds the whole walk: kept
     longest_small = int((kept[2] + kept[3]).max())
-    assert 4 * longest_small < grown and list_walk._list_room[key] == grown
+    assert 4 * longest_small < grown and list_walk.list_room(runtime).room == grown
     # memory for two groups' lists in the grown room: the small tree's walk in batches
     tune = WalkTuning(list_start=64,
                       list_memory_share=runtime.device.global_mem_size // (2 * 4 * grown))
     again = walk(small, False)
-    assert list_walk._list_room[key] == list_walk.shrunk_room(longest_small, 64) < grown
+    assert list_walk.list_room(runtime).room == list_walk.shrunk_room(longest_small, 64) < grown
     assert list_walk.shrunk_room(longest_small, 64) >= 2 * longest_small
     later = walk(big, False)        # outgrows the shrunk room: walked again, grown again
-    assert list_walk._list_room[key] == grown
+    assert list_walk.list_room(runtime).room == grown
     for got, ref in ((kept, ref_small), (again, ref_small), (later, ref_big)):
         for x, y in zip(got[:4], ref[:4]):
             assert np.array_equal(x, y)
@@ -156,7 +157,7 @@ def test_buffered_list_writes_give_the_same_lists(runtime, monkeypatch):
     """LBUF only changes how the lists reach global memory: with one copy per group
     (REPLICATE 1) the forces are bit for bit those of one store per entry, also when
     the first room is too small and the lists overflow it."""
-    monkeypatch.setattr(list_walk, "_list_room", {})
+    monkeypatch.setattr(runtime, "lists", list_walk.ListRoom())
     pos, _, mass = plummer(5000, seed=4)
     tree = build_tree(pos, mass, 0.5, 16)
     runs = [tree_forces(runtime, tree, EPS, 64, options={"KERNEL": "walk_lists", "SINKS": 2,
@@ -177,7 +178,7 @@ def _walk_and_read_lists(runtime, tree, n, floor, options, tuning):
     cl.enqueue_fill_buffer(runtime.queue, info_buf, np.int32(-1), 0, info_buf.size)
     forces = tree_forces(runtime, tree, EPS, 64, options=options, criterion=floor,
                          tuning=tuning)
-    room = list_walk._list_room[id(runtime.context)]
+    room = list_walk.list_room(runtime).room
     info = np.empty((info_buf.size // 8, 2), np.int32)
     cl.enqueue_copy(runtime.queue, info, info_buf)
     n_groups = int(np.argmax(info[:, 0] < 0)) if (info[:, 0] < 0).any() else len(info)
@@ -199,7 +200,7 @@ def test_cooperative_walk_finds_the_same_entries(runtime, opening, monkeypatch):
     time, 64 the largest; COOP = 0 asks for the serial walk (a GPU's relative walks take
     COOP by default)."""
     tune = WalkTuning(list_start=256)
-    monkeypatch.setattr(list_walk, "_list_room", {})
+    monkeypatch.setattr(runtime, "lists", list_walk.ListRoom())
     pos, _, mass = hernquist_satellite(6000, seed=3)
     floor = None
     if opening == "relative":
@@ -208,12 +209,12 @@ def test_cooperative_walk_finds_the_same_entries(runtime, opening, monkeypatch):
     opts = {"KERNEL": "walk_lists", "SINKS": 2, "REPLICATE": 1, "LBUF": 0, "COOP": 0}
     for build in ("host", "device"):
         tree = build_where(runtime, build, pos, mass, 1.0 if floor else 0.5, 8, "monopole")
-        list_walk._list_room.clear()
+        list_walk.list_room(runtime).room = None
         whole, ref_info, ref = _walk_and_read_lists(runtime, tree, len(pos), floor, opts, tune)
         assert int((whole[2] + whole[3]).max()) > 256     # the first room overflowed
         assert len(ref) > 50
         for coop in (1, 7, 32, 64):
-            list_walk._list_room.clear()
+            list_walk.list_room(runtime).room = None
             got, info, lists = _walk_and_read_lists(runtime, tree, len(pos), floor,
                                                    opts | {"COOP": coop}, tune)
             assert np.array_equal(info, ref_info), (build, coop)
@@ -256,37 +257,48 @@ def test_sinks_differ_from_sources():
 
 
 def test_default_group_grows_with_n_on_gpus_only():
-    assert treewalk.default_group("cpu", 1 << 26) == treewalk.DEFAULT_GROUP["cpu"]
-    small, (n_large, large) = treewalk.DEFAULT_GROUP["gpu"], treewalk.LARGE_GROUP["gpu"]
+    assert treewalk.default_group("cpu", 1 << 26) == TUNING.cpu.group
+    small, (n_large, large) = TUNING.gpu.group, TUNING.gpu.large_group
     assert treewalk.default_group("gpu", n_large - 1) == small
     assert treewalk.default_group("gpu", n_large) == large > small
-    # relative walks: larger groups from fewer sinks (walk_kernels.RELATIVE_LARGE_GROUP)
-    n_rel, rel = walk_kernels.RELATIVE_LARGE_GROUP["gpu"]
+    # relative walks: larger groups from fewer sinks (DeviceTuning.relative_large_group)
+    n_rel, rel = TUNING.gpu.relative_large_group
     assert n_rel < n_large
     assert treewalk.default_group("gpu", n_rel - 1, relative=True) == small
     assert treewalk.default_group("gpu", n_rel, relative=True) == rel > small
     assert treewalk.default_group("gpu", n_rel) == small
-    assert treewalk.default_group("cpu", 1 << 26, relative=True) == treewalk.DEFAULT_GROUP["cpu"]
+    assert treewalk.default_group("cpu", 1 << 26, relative=True) == TUNING.cpu.group
+    # kinds measured on neither: the GPUs' kernel, groups of 64 (the choices before the
+    # tables became a WalkTuning's)
+    other = TUNING.device("accelerator")
+    assert other is TUNING.device("other") and dict(other.walk)["KERNEL"] == "walk_lists"
+    assert treewalk.default_group("accelerator", 1 << 26, relative=True) == 64
 
 
-def test_relative_walks_ask_for_their_own_group_size(runtime, monkeypatch):
-    """The engine's walk takes the relative criterion's group size
-    (walk_kernels.RELATIVE_LARGE_GROUP) for relative walks only: with that switch moved
+def test_relative_walks_ask_for_their_own_group_size(runtime):
+    """The engine's walk takes the relative criterion's group size of the engine's tuning
+    (DeviceTuning.relative_large_group) for relative walks only: with that switch moved
     down to 1000 sinks on this device kind, a relative walk of 5000 sinks has about half
     the groups of the geometric walk, which keeps the small ones; without it, the same."""
     pos, _, mass = plummer(5000, seed=12)
     ref = accelerations(pos, mass, EPS, theta=0.5).acc
+    theta_max = default("theta_max")
+    relative = relative_criterion(0.003, theta_max, default("theta_min"), ref, len(pos))
 
-    def groups() -> tuple[int, int]:
-        geo = accelerations(pos, mass, EPS, theta=0.5)
-        rel = accelerations(pos, mass, EPS, opening="relative", alpha=0.003, acc_old=ref)
-        return geo.timings["n_groups"], rel.timings["n_groups"]
+    def groups(tuning: WalkTuning) -> tuple[int, int]:
+        out = []
+        for theta, criterion in ((0.5, None), (theta_max, relative)):
+            g = GravitySettings(eps=EPS, theta=theta, remove_net_force=False)
+            engine = ForceEngine(g, runtime, tuning=tuning)
+            out.append(sink_forces(engine, pos, mass, criterion=criterion)["full"]
+                       .timings["n_groups"])
+        return tuple(out)
 
-    geo, rel = groups()
+    geo, rel = groups(TUNING)
     assert rel == geo
     small = treewalk.default_group(runtime.info.kind, 5000)
-    monkeypatch.setitem(walk_kernels.RELATIVE_LARGE_GROUP, runtime.info.kind, (1000, 2 * small))
-    geo_large, rel_large = groups()
+    geo_large, rel_large = groups(TUNING.for_kind(runtime.info.kind,
+                                                  relative_large_group=(1000, 2 * small)))
     assert geo_large == geo and rel_large < 0.7 * geo, (geo, rel_large)
 
 
@@ -296,9 +308,9 @@ LISTS = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 4}
 @pytest.mark.parametrize("share, options, sparse", [
     (0.02, None, None), (0.6, None, None),
     # the GPUs' list walk, a small group's list spread over the whole work-group
-    # (ACTIVE_COPIES), on every device
+    # (active_copies), on every device
     (0.02, LISTS, None), (0.6, LISTS, None),
-    # ... and few groups' lists walked by 8 work-items each (SPARSE_WALK)
+    # ... and few groups' lists walked by 8 work-items each (sparse_walk)
     (0.02, LISTS, ({"COOP": 8}, 1.0))])
 def test_an_active_walk_gives_the_active_sinks_the_full_walks_forces(runtime, share, options,
                                                                      sparse, monkeypatch):
@@ -310,13 +322,13 @@ def test_an_active_walk_gives_the_active_sinks_the_full_walks_forces(runtime, sh
     sphere, theta = 0.5): one or two sinks' box accepts nearer cells."""
     if not runtime.has_fp64:
         pytest.skip("walk_active writes float64 results: the device lacks cl_khr_fp64")
-    monkeypatch.setitem(walk_kernels.ACTIVE_COPIES, runtime.info.kind, 64)
-    monkeypatch.setitem(walk_kernels.ACTIVE_MERGE, runtime.info.kind, (1, 0, 1.0))
-    monkeypatch.setitem(walk_kernels.SPARSE_WALK, runtime.info.kind, sparse or ({}, 0.0))
+    sparse_walk, sparse_share = sparse or ({}, 0.0)
+    tune = TUNING.for_kind(runtime.info.kind, active_copies=64, active_merge=(1, 0, 1.0),
+                           sparse_walk=sparse_walk, sparse_share=sparse_share)
     kinds, build = [], treewalk.walk_kernel
     monkeypatch.setattr(treewalk, "walk_kernel",
                         lambda *a, **kw: kinds.append(kw.get("sparse", False)) or build(*a, **kw))
-    active, full, counts_full, got, cnt, _ = _active_walk(runtime, share, options)
+    active, full, counts_full, got, cnt, _ = _active_walk(runtime, share, options, tune)
     assert any(kinds) == (sparse is not None), "the sparse walk where (only where) asked"
     rows = np.flatnonzero(active)
     assert len(cnt) == len(rows) and not got[~active].any(), "only the active rows are written"
@@ -326,8 +338,9 @@ def test_an_active_walk_gives_the_active_sinks_the_full_walks_forces(runtime, sh
     assert np.percentile(rel_err(got[rows], ref), 99) <= 2.5e-3
 
 
-def _active_walk(runtime, share: float, options: dict | None):
-    """walk_active over the active share of a Plummer sphere of 20 000 (groups of 64):
+def _active_walk(runtime, share: float, options: dict | None, tuning: WalkTuning):
+    """walk_active with ``tuning`` over the active share of a Plummer sphere of 20 000
+    (groups of 64):
     (active flags, the full walk's forces, the full walk's interactions of the active
     sinks in packed order, the active walk's forces in caller rows, its interactions in
     packed order, the number of groups it walked)."""
@@ -339,7 +352,7 @@ def _active_walk(runtime, share: float, options: dict | None):
     acc, pot = runtime.to_device(np.zeros((n, 3))), runtime.to_device(np.zeros(n))
     counts, m, n_groups = treewalk.walk_active(runtime, tree, EPS, acc, pot,
                                                runtime.to_device(active.astype(np.int32)), 1,
-                                               64, options=options)
+                                               64, options=options, tuning=tuning)
     got, cnt, order = np.empty((n, 3)), np.empty((m, 2), np.int32), np.empty(n, np.uint32)
     cl.enqueue_copy(runtime.queue, got, acc)
     cl.enqueue_copy(runtime.queue, cnt, counts)
@@ -349,19 +362,20 @@ def _active_walk(runtime, share: float, options: dict | None):
 
 
 @pytest.mark.parametrize("options", [None, LISTS])
-def test_merged_sparse_groups_walk_less_and_lose_no_accuracy(runtime, options, monkeypatch):
+def test_merged_sparse_groups_walk_less_and_lose_no_accuracy(runtime, options):
     """Consecutive groups of the whole walk with few active sinks are walked as one
-    (ACTIVE_MERGE) with the union of their boxes: fewer walks, every active sink's box at
+    (active_merge) with the union of their boxes: fewer walks, every active sink's box at
     least its own group's, so each sink has at least the full walk's interactions and
     forces at least as accurate (float64 direct sums); the union is bounded, so no list
     runs away (at most 3 x the full walk's longest per sink)."""
     if not runtime.has_fp64:
         pytest.skip("walk_active writes float64 results: the device lacks cl_khr_fp64")
-    monkeypatch.setitem(walk_kernels.ACTIVE_COPIES, runtime.info.kind, 64)
-    monkeypatch.setitem(walk_kernels.ACTIVE_MERGE, runtime.info.kind, (1, 0, 1.0))
-    *_, alone = _active_walk(runtime, 0.02, options)
-    monkeypatch.setitem(walk_kernels.ACTIVE_MERGE, runtime.info.kind, (8, 32, 2.05))
-    active, full, counts_full, got, cnt, merged = _active_walk(runtime, 0.02, options)
+    kind = runtime.info.kind
+    *_, alone = _active_walk(runtime, 0.02, options,
+                             TUNING.for_kind(kind, active_copies=64, active_merge=(1, 0, 1.0)))
+    active, full, counts_full, got, cnt, merged = _active_walk(
+        runtime, 0.02, options, TUNING.for_kind(kind, active_copies=64,
+                                                active_merge=(8, 32, 2.05)))
     rows = np.flatnonzero(active)
     assert not got[~active].any(), "only the active rows are written"
     assert merged < 0.7 * alone, f"{merged} walks against {alone} unmerged"
@@ -382,17 +396,16 @@ def _active_reference(share: float) -> np.ndarray:
     return direct_reference(pos, mass, EPS, sinks=pos[active])[0]
 
 
-def test_an_active_walk_of_every_sink_is_the_full_walk_bit_for_bit(runtime, monkeypatch):
+def test_an_active_walk_of_every_sink_is_the_full_walk_bit_for_bit(runtime):
     """Where every sink is active (a block step's deepest bin holding them all), the
     active walk evaluates its lists as a full walk does, without the extra copies of
-    small groups' sinks (ACTIVE_COPIES), so that block steps and the time split agree
+    small groups' sinks (active_copies), so that block steps and the time split agree
     to the bit (tests/cosmo/test_box_block_steps.py); with one sink inactive the
     copies spread the small groups and the sums change only by rounding."""
     if not runtime.has_fp64:
         pytest.skip("walk_active writes float64 results: the device lacks cl_khr_fp64")
-    monkeypatch.setitem(walk_kernels.ACTIVE_COPIES, runtime.info.kind, 64)
     # the copies alone: no merged groups, which would change the lists (tested above)
-    monkeypatch.setitem(walk_kernels.ACTIVE_MERGE, runtime.info.kind, (1, 0, 1.0))
+    tune = TUNING.for_kind(runtime.info.kind, active_copies=64, active_merge=(1, 0, 1.0))
     opts = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 4}
     pos, _, mass = hernquist_satellite(5000, seed=6)
     n = len(pos)
@@ -401,10 +414,10 @@ def test_an_active_walk_of_every_sink_is_the_full_walk_bit_for_bit(runtime, monk
     def forces(bins=None):
         acc, pot = runtime.to_device(np.zeros((n, 3))), runtime.to_device(np.zeros(n))
         if bins is None:
-            treewalk.walk_into(runtime, tree, EPS, acc, pot, 64, options=opts)
+            treewalk.walk_into(runtime, tree, EPS, acc, pot, 64, options=opts, tuning=tune)
         else:
             treewalk.walk_active(runtime, tree, EPS, acc, pot, runtime.to_device(bins), 1, 64,
-                                 options=opts)
+                                 options=opts, tuning=tune)
         out = np.empty((n, 3))
         cl.enqueue_copy(runtime.queue, out, acc)
         return out
@@ -434,7 +447,7 @@ def test_results_enqueued_before_the_list_sizes_are_read_survive_a_regrown_room(
     runs = []
     for start in (64, 1 << 16):
         tune = WalkTuning(list_start=start)
-        monkeypatch.setattr(list_walk, "_list_room", {})
+        monkeypatch.setattr(runtime, "lists", list_walk.ListRoom())
         out = []
         for active in (False, True):
             acc = runtime.to_device(np.zeros((n, 3)))
@@ -449,7 +462,7 @@ def test_results_enqueued_before_the_list_sizes_are_read_survive_a_regrown_room(
             cl.enqueue_copy(runtime.queue, p, pot)
             out += [a, p]
         if start == 64:
-            assert list_walk._list_room[id(runtime.context)] > 64   # the room was regrown
+            assert list_walk.list_room(runtime).room > 64   # the room was regrown
         runs.append(out)
     for small, roomy in zip(*runs):
         assert np.array_equal(small, roomy)

@@ -20,7 +20,7 @@ from hybridtree.ics import plummer
 from hybridtree.io.snapshot import read_snapshot
 from hybridtree.device.choice import get_runtime
 from hybridtree.gravity.splitting import Changeover
-from hybridtree.gravity.walk_kernels import LIST_WALK, WALK_SETTINGS
+from hybridtree.gravity.tuning import LIST_WALK, TUNING
 
 pytestmark = pytest.mark.skipif(not get_runtime().has_fp64,
                                 reason="no double precision on this device: no device state")
@@ -78,7 +78,7 @@ def test_a_device_force_reads_back_only_what_the_build_needs(monkeypatch):
     engine.compute(state, ("full",))
     monkeypatch.setattr(cl, "enqueue_copy", copy)
     monkeypatch.setattr(transfer, "_wait", wait)
-    lists = int(WALK_SETTINGS[get_runtime().info.kind]["KERNEL"] == LIST_WALK)
+    lists = int(dict(TUNING.device(get_runtime().info.kind).walk)["KERNEL"] == LIST_WALK)
     # the cells' and the first split's counts (8 bytes), the packed groups', the longest
     # list; no per-group, no per-particle read, and every read a wait of its own
     assert sorted(reads) == sorted([8, 4] + [4] * lists), reads

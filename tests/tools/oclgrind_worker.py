@@ -181,15 +181,15 @@ def lists() -> None:
     room and walks again) and batches of a few groups, against one roomy walk."""
     rt = _rt()
     pos, mass, tree = _tree(rt, seed=6)
-    list_walk._list_room.clear()
+    list_walk.list_room(rt).room = None
     roomy = treewalk.tree_forces(rt, tree, EPS, 16)
-    list_walk._list_room.clear()
+    list_walk.list_room(rt).room = None
     # a first room of a multiple of LBUF (8); the batch budget (global memory / share)
     # holds a few groups of the grown lists
     tune = WalkTuning(list_start=64,
                       list_memory_share=rt.device.global_mem_size // (4 * 2048 * 3))
     tight = treewalk.tree_forces(rt, tree, EPS, 16, tuning=tune)
-    grown = list_walk._list_room[id(rt.context)]
+    grown = list_walk.list_room(rt).room
     assert grown > 64, grown
     assert np.array_equal(tight[0], roomy[0]) and np.array_equal(tight[2], roomy[2])
     assert tight[4]["n_groups"] > 3

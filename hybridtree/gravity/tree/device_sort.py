@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 
 import numpy as np
 import pyopencl as cl
@@ -60,8 +61,9 @@ class Tuning:
 #: at 2^24; in input order 1.82-2.02, 1.94-2.03 and 5.91-6.08 ms with tiles of 4096
 #: (docs/history.md §29).  Stores in sorted order cost the 2-core machine's PoCL
 #: 15-25 % more (2^20: 57-64 ms against 50-51), so CPUs store in input order.
-TUNING = {"gpu": Tuning(wg=256, items=8, scan_items=8, radix_bits=4, sorted_stores=1),
-          "cpu": Tuning(wg=4, items=1024, scan_items=256, radix_bits=8, sorted_stores=0)}
+TUNING = MappingProxyType({
+    "gpu": Tuning(wg=256, items=8, scan_items=8, radix_bits=4, sorted_stores=1),
+    "cpu": Tuning(wg=4, items=1024, scan_items=256, radix_bits=8, sorted_stores=0)})
 
 def _env_tuning() -> Tuning | None:
     """HYBRIDTREE_SORT_TUNING="wg,items,scan_items,radix_bits[,sorted_stores]" (a tuning
