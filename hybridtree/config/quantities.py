@@ -16,6 +16,7 @@ import copy
 import functools
 import inspect
 from dataclasses import is_dataclass
+from types import MappingProxyType
 from typing import Any, Callable
 
 import numpy as np
@@ -27,13 +28,13 @@ __all__ = ["DIMENSIONS", "QuantityError", "QuantityView", "Units", "accepts_quan
            "has_units", "internal", "quantity", "unit_system"]
 
 #: the cgs unit of each dimension, and the unit results are shown in
-DIMENSIONS = {"length": ("cm", "kpc"), "mass": ("g", "Msun"), "time": ("s", "Myr"),
+DIMENSIONS = MappingProxyType({"length": ("cm", "kpc"), "mass": ("g", "Msun"), "time": ("s", "Myr"),
               "velocity": ("cm/s", "km/s"), "acceleration": ("cm/s**2", "km/(s*Myr)"),
-              "potential": ("cm**2/s**2", "km**2/s**2")}
+              "potential": ("cm**2/s**2", "km**2/s**2")})
 #: settings (short or full name's last part) that carry a dimension
-SETTING_DIMENSIONS = {"eps": "length", "r_in": "length", "r_out": "length", "box": "length",
+SETTING_DIMENSIONS = MappingProxyType({"eps": "length", "r_in": "length", "r_out": "length", "box": "length",
                       "radius": "length", "dt": "time", "t_end": "time",
-                      "snapshot_dt": "time"}
+                      "snapshot_dt": "time"})
 
 
 class QuantityError(UserInputError):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pyopencl as cl
@@ -177,6 +178,9 @@ class Workspace:
         self.rt = rt
         self.buffers: dict[str, cl.Buffer] = {}
         self._held: dict[str, int] = {}
+        # a weak reference to what was last made in these buffers (a tree), which the
+        # next user lets go before it reuses them (gravity/tree/device_build.py)
+        self.last: Callable[[], object | None] | None = None
 
     def __call__(self, name: str, nbytes: int) -> cl.Buffer:
         held = self._held.get(name, 0)

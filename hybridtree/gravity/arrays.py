@@ -258,7 +258,7 @@ class ArrayHostBackend(_ArrayStages):
             self_sinks = sinks is None
             acc, pot, t = direct_forces(rt, pos, x["mass"], pos if self_sinks else sinks,
                                         g.eps, self_skip=self_sinks, split=g.precise,
-                                        options=g.kernel_options)
+                                        options=g.kernel_options, tuning=e.tuning)
             n_pp = np.full(job.n, len(pos) - int(self_sinks), np.int64)
             n_pc = np.zeros(job.n, np.int64)
             t["total"] = time.perf_counter() - x["t0"]

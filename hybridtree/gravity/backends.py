@@ -43,7 +43,7 @@ class DeviceBackend(Backend):
             with e.clock.device("build", "refit"):
                 return kept.refit(arrays)
         with e.clock.device("build"):        # the walk's first split counted with the cells
-            groups = g.n_group or default_group(kind, s.n, criterion.relative)
+            groups = g.n_group or default_group(kind, s.n, criterion.relative, tuning=e.tuning)
             tree = build_device_tree(e.rt, arrays, None, theta=theta, n_leaf=g.n_leaf,
                                      multipole=g.multipole, alloc=e.work, timed=False,
                                      group_sizes=(groups,))
@@ -154,7 +154,8 @@ class HostBackend(Backend):
                 acc, pot, _ = direct_forces(rt, s.pos, s.mass, sink_pos,
                                             g.eps if eps is None else eps,
                                             self_skip=rows is None, split=g.precise,
-                                            options=g.kernel_options, sink_eps=x["sink_eps"])
+                                            options=g.kernel_options, sink_eps=x["sink_eps"],
+                                            tuning=e.tuning)
             e.count(part, len(sink_pos) * max(s.n - 1, 0))
         elif not part.walked:         # the mesh alone; its potential adds to the short's
             acc, pot = np.zeros((s.n, 3)), s.pot.copy()

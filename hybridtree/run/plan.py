@@ -45,9 +45,9 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
                        "of two parts adds their sum (total_acc) at a snapshot"),
     "state_eps": (4, "gravity/eps_types.py: float32 eps per particle (gravity.eps_types)"),
     "state_bins": (4, "integrate/timebins.py: int32 bin per particle (block steps)"),
-    "tree": (92, "gravity/tree: in_hi, in_lo 32 (device_sources.py upload_sources), keys 8, "
-                 "src_hi, src_lo 32, n_start 4 (device_build.py), inverse 4, a leaf split "
-                 "(g_start, g_flag, g_size) 12"),
+    "tree": (48, "gravity/tree: src_hi, src_lo 32 (the sort's spare halves and the first "
+                 "split's counts live inside them until split_gather fills them), sorted "
+                 "keys 8 and order 4, inverse 4 (device_build.py; docs/running.md)"),
     "tree_cell": (64, "device_build.py: cell_info, cell_link, cell_hi, cell_lo (16 B each)"),
     "tree_cell_quad": (32, "device_build.py cell_quad (quadrupole moments)"),
     "tree_cell_eps": (16, "device_build.py cell_eps (a softening per type)"),
@@ -55,24 +55,24 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
     #: cells per particle at n_leaf 16 (scaled by 16 / n_leaf): Plummer, CPU ledger at
     #: 2^15-2^18: 0.23-0.255 cells per particle
     "cells_per_particle": (0.26, "measured: Plummer, n_leaf 16, 2^15-2^18 (CPU ledger)"),
-    #: the last force's tree keeps its cell buffers while the next build makes larger
-    #: ones (the ledger at 2^17 and 2^18 held both): counted twice
-    "cell_generations": (2, "measured: CPU ledger at 2^17, 2^18 (cell buffers x2)"),
+    #: a build lets the workspace's last tree go before it grows the cell buffers
+    #: (DeviceTree.let_go): one generation of cells at a time
+    "cell_generations": (1, "device_build.py: the last tree let go first"),
     "tree_group": (100, "device_build.py device_groups: g_leaves 8, g_pack 4, g_box 32, "
                         "g_ranges 8, g_hi, g_lo, g_half 48, per leaf of the split"),
     #: particles per leaf of a split into at most n_group: 0.35 n_group (CPU, 2^15-2^18);
     #: the H200's list buffers imply 0.36 at 2^20 and 0.46 at 2^22
     "group_fill": (0.35, "measured: CPU ledger; H200 lists (docs/benchmarks.md §7)"),
-    "sort": (32.5, "gravity/tree/device_sort.py: keys 2 x 8, values 2 x 4, the scans of n "
-                   "(cell_offset, g_offset) 8, histograms 0.5"),
+    "sort": (0.64, "gravity/tree/device_sort.py: the histograms (0.62-0.8 measured, CPU "
+                  "ledger 2^16-2^18); keys and values in the tree's buffers (SortBuffers)"),
     "sort_mesh": (24, "device_sort.py: the mesh's sort of particles by cell (keys, values)"),
     "walk": (36, "gravity/walk.py: walk_out 16, walk_counts 8, walk_cnt 8, self_idx 4"),
     "walk_hybrid": (8, "gravity/engine.py pot_unused: the hard part's potential"),
     "walk_info_group": (8, "gravity/list_walk.py walk_info per sink group"),
     #: entries per group list: the room grows to the longest list (H200, 2^22-2^27)
     "list_room": (32768, "measured: H200, docs/benchmarks.md §7"),
-    "reductions": (21, "device/reduce.py: radius_mass 16, the level sums (up to 39 per 64 "
-                       "particles) 4.9; measured 20.8 (CPU), 18-20 (H200)"),
+    "reductions": (8.3, "device/reduce.py: the radii's radius 8, levels 1 and 2 summed in "
+                        "one kernel (K sums: 8 K / 4096); measured 8.2 (CPU ledger, 2^15)"),
     "mesh": (72, "gravity/pm_device.py: pm_keys 8, pm_part 32, pm_tmp 32 (interlaced)"),
     "direct": (80, "gravity/direct.py: sinks' hi, lo, out and sources' hi, lo (float4)"),
     "let": (64, "parallel/engine.py: let_pos 24, let_mass 8, x_acc 24, x_pot 8 per local "

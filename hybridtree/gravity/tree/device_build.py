@@ -24,7 +24,7 @@ import pyopencl as cl
 
 from ...device.kernels import launch, option_sets, spread_local
 from ...device.runtime import DeviceInfo, Runtime
-from ...device.transfer import allocator, read_counts, read_small
+from ...device.transfer import Workspace, allocator, read_counts, read_small
 from .device_sort import SortBuffers, exclusive_scan, sort_input, sort_into
 from .device_sources import (DeviceArrays, cube_buffers, device_cube, device_extent,
                              extent_work_group, upload_sources)
@@ -143,10 +143,6 @@ class DeviceGroups:
     half: cl.Buffer     # float4 box half sides
 
 
-#: workspace -> the last tree built in it (a weak reference: :meth:`DeviceTree.let_go`)
-_LAST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def _launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) -> None:
     """Kernel ``name`` of treebuild.cl over ``n`` work-items (kernels check their bounds)."""
     launch(rt, "treebuild.cl", name, n, *args, defines=defines, local=spread_local(rt.info))
@@ -192,7 +188,8 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     alloc = allocator(rt, alloc)
     n = pos.n if isinstance(pos, DeviceArrays) else len(pos)
     check_build_args(n, theta, n_leaf, multipole)
-    last = _LAST.get(work) if work is not None else None
+    # the workspace's last tree (a weak reference: :meth:`DeviceTree.let_go`)
+    last = work.last if isinstance(work, Workspace) else None
     if last is not None and last() is not None:
         # the last tree of this workspace ends here: its cells must not be held beside
         # grown ones (the cells of a step with more cells than the last: 22 bytes a
@@ -276,8 +273,8 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
                       alloc=work, cube_d=cube_d, cube_f=cube_f, leaf_splits=splits)
     device_moments(tree)
     phase("moments", t3)
-    if work is not None:
-        _LAST[work] = weakref.ref(tree)
+    if isinstance(work, Workspace):
+        work.last = weakref.ref(tree)
     return tree
 
 
