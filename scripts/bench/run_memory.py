@@ -9,7 +9,8 @@ through ``hybridtree.Simulation`` with every other setting at its default, ``--s
 steps; meanwhile this process samples ``nvidia-smi``'s used memory every 50 ms.  A first
 child with 4096 particles measures what the OpenCL context and the kernels' programs
 take on the device (the part no ledger sees).  A row gives the ledger's peak by owner, the
-device's peak over its idle value, the difference, and bytes per particle.  On a CPU
+device's peak over its idle value, the plan's prediction (hybridtree.run.plan, context
+included), and bytes per particle.  On a CPU
 device the child's resident high-water mark stands in for the device's figure.
 """
 
@@ -38,8 +39,12 @@ def one(n: int, device: str | None, steps: int) -> dict:
     sim.evolve((1 + steps) / 128)
     step_s = (time.perf_counter() - t1) / steps
     rep = sim._rt.memory.report()
+    from hybridtree.run.plan import device_plan
+    plan = device_plan(sim.settings, sim._rt.info, n)
     hwm = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) * 1024
     return {"n": n, "setup_s": setup, "step_s": step_s, "ledger": rep, "hwm": hwm,
+            "plan": {"owners": plan.owners, "buffers": plan.buffers, "total": plan.total,
+                     "context": plan.context},
             "kind": sim._rt.info.kind, "energy_error": float(sim.energy_error)}
 
 
@@ -75,8 +80,9 @@ def main(argv: list[str] | None = None) -> None:
         led = row["ledger"]["peak"] / 2**20
         dev = row["device_peak_mib"]
         owners = ", ".join(f"{k} {v / 2**20:.0f}" for k, v in row["ledger"]["at_peak"].items())
+        plan = row["plan"]["total"] / 2**20
         print(f"N {n:>11}  step {row['step_s']:.4f} s  ledger {led:9.1f} MiB "
-              f"({row['ledger']['peak'] / n:6.1f} B/p)  device {dev} MiB  "
+              f"({row['ledger']['peak'] / n:6.1f} B/p)  device {dev} MiB  plan {plan:9.1f} MiB  "
               f"hwm {row['hwm'] / 2**20:.0f} MiB  [{owners}]", flush=True)
     write_json(args.json, {"idle_mib": idle, "rows": rows})
 
