@@ -207,7 +207,11 @@ class Reducer:
         (:data:`_FUSED`; work-groups of BLOCK allowed for the built kernel)."""
         key = (name, k, nr)
         if key not in self._fused:
-            self._fused[key] = (name in _FUSED and 8 * k * BLOCK <= _FUSED_LOCAL and
+            # not on GPUs: the fused kernel took a run's reductions 3.1 -> 3.9 ms a step at
+            # 2^24 on the H200 (round 130); there the level-1 rows cost 8 K / 64 bytes a
+            # particle (2.6 for the radii) and keep the speed
+            self._fused[key] = (self.rt.info.kind != "gpu" and name in _FUSED
+                                and 8 * k * BLOCK <= _FUSED_LOCAL and
                                 self.rt.max_work_group_size(
                                     kernel(self.rt, "reduce.cl", name + "2",
                                            self._defines(nr))) >= BLOCK)

@@ -6,6 +6,7 @@ does not finish removes what it wrote, even on Ctrl-C.  Units internal (G = 1)."
 
 from __future__ import annotations
 
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,9 +137,20 @@ def _first_state(settings: Settings, comm: Comm, start: Start, sched: Uniform | 
             rep.warning(text)
             if not echo and comm.rank == 0:
                 # the line of the caller of the Simulation's constructor
-                warnings.warn(text, RuntimeWarning, stacklevel=5)
+                warnings.warn(text, RuntimeWarning, stacklevel=_outside_level())
     if start.restart is None:
         if out.folder is not None:
             out.snapshot(start.step, wait=True)
         out.report(start.step)
     return stepper
+
+
+def _outside_level() -> int:
+    """warnings.warn's ``stacklevel`` for its caller that names the first frame outside
+    the package (the user's line, however many of the package's frames lie between)."""
+    package = str(Path(__file__).resolve().parent.parent)
+    frame, level = sys._getframe(1), 1
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(
+            package):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -73,6 +73,8 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
     "list_room": (32768, "measured: H200, docs/benchmarks.md §7"),
     "reductions": (8.3, "device/reduce.py: the radii's radius 8, levels 1 and 2 summed in "
                         "one kernel (K sums: 8 K / 4096); measured 8.2 (CPU ledger, 2^15)"),
+    "reductions_gpu": (2.6, "device/reduce.py: on GPUs levels 1 and 2 are not fused (speed): "
+                            "the radii's 21 level-1 rows, 8 x 21 / 64"),
     "mesh": (72, "gravity/pm_device.py: pm_keys 8, pm_part 32, pm_tmp 32 (interlaced)"),
     "direct": (80, "gravity/direct.py: sinks' hi, lo, out and sources' hi, lo (float4)"),
     "let": (64, "parallel/engine.py: let_pos 24, let_mass 8, x_acc 24, x_pot 8 per local "
@@ -219,7 +221,7 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1) -> 
                          (info.global_mem_size or 0) // TUNING.list_memory_share or most, most)
             owners["lists"] = min(budget, 4 * _b("list_room") * groups)
             owners["walk"] += _b("walk_info_group") * groups
-        owners["reductions"] = _b("reductions") * n
+        owners["reductions"] = (_b("reductions") + _b("reductions_gpu") * (info.kind == "gpu")) * n
         if box is not None:
             big, all_mesh = mesh_bytes(n_mesh)
             starts = 4 * (n_mesh ** 3 + 1)

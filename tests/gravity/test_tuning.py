@@ -27,9 +27,14 @@ def test_an_engine_hands_its_tuning_to_its_walks(runtime):
     assert not np.array_equal(packed[3], plain[3]), "packing changed no group"
 
 
+class _NoEngine:
+    """A stand-in engine: the recorder's stages never read it."""
+
+
 class _Recorder(Backend):
     def __init__(self):
-        super().__init__(None)
+        self._engine = _NoEngine()          # the backend holds its engine weakly
+        super().__init__(self._engine)
         self.calls = []
 
     def sources(self, state, parts, active):

@@ -201,39 +201,48 @@ def _yt_section(text: str) -> str:
     return text[start:end]
 
 
-def test_output_md_says_plain_yt_load_cannot_project_and_gives_the_one_line_fix():
-    """Plain ``yt.load`` of a snapshot (BoxSize 0) has no domain: projections fail with
-    yt's UnitParseError about 'unitary'.  The guide says so where yt is introduced, with
-    the error text (to be found by a search for it) and the one line that works."""
+def test_output_md_says_plain_yt_load_works_and_what_fails_without_the_frontend():
+    """Plain ``yt.load`` of a snapshot works where hybridtree is installed (its
+    ``yt.frontends`` entry point); the guide says so where yt is introduced, and names
+    yt's UnitParseError about 'unitary' (to be found by a search for it) for a reader
+    without the frontend, with the call that works then (``load_yt``)."""
     section = _yt_section((ROOT / "docs" / "output.md").read_text(encoding="utf-8"))
     first = section.split("\n\n")[0]
-    assert "UnitParseError" in first and "'unitary'" in first, first
-    assert "ds = hybridtree.io.load_yt(" in first, first
+    assert "yt.load" in first and "yt.frontends" in first, first
+    assert "UnitParseError" in section and "'unitary'" in section, section
+    assert "hybridtree.io.load_yt(" in section, section
     quick = (ROOT / "docs" / "quickstart.md").read_text(encoding="utf-8")
     quick_yt = quick[quick.index("**yt**"):quick.index("**h5py**")]
-    assert "UnitParseError" in quick_yt and "yt.load" in quick_yt, quick_yt
+    assert "yt.load" in quick_yt and "frontend" in quick_yt, quick_yt
 
 
-def test_the_documented_yt_failure_is_real_and_the_documented_fix_works(tmp_path,
-                                                                      monkeypatch):
-    """What docs/output.md states: plain yt.load, then ParticleProjectionPlot, raises
-    UnitParseError for 'unitary'; the section's example (load_yt) renders."""
+def test_the_documented_yt_example_renders_and_fails_without_the_frontend(tmp_path,
+                                                                          monkeypatch):
+    """What docs/output.md states: with hybridtree's frontend, plain yt.load and a
+    ParticleProjectionPlot work (the section's example renders); with yt's own reader
+    alone the plot raises UnitParseError for 'unitary'."""
     yt = pytest.importorskip("yt")
     from unyt.exceptions import UnitParseError
+    from yt.utilities.object_registries import output_type_registry
     yt.set_log_level(40)
+    frontend = pytest.importorskip("hybridtree.io.yt_frontend")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "out").mkdir()
     path = write_snapshot(tmp_path / "out" / "snapshot_0008.hdf5", particles(300), 4.0,
                           UNITS)
-    ds = yt.load(str(path))
-    with pytest.raises(UnitParseError, match="unitary"):
-        yt.ParticleProjectionPlot(ds, "z", ("all", "particle_mass"))
     section = _yt_section((ROOT / "docs" / "output.md").read_text(encoding="utf-8"))
     blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
     assert blocks
     for code in blocks:
         exec(compile(code, "docs/output.md", "exec"), {})
     assert list(tmp_path.glob("*.png"))
+    # yt's readers alone: our classes out of yt's registry of dataset types
+    for name in [k for k, v in output_type_registry.items()
+                 if getattr(v, "__module__", "") == frontend.__name__]:
+        monkeypatch.delitem(output_type_registry, name)
+    ds = yt.load(str(path))
+    with pytest.raises(UnitParseError, match="unitary"):
+        yt.ParticleProjectionPlot(ds, "z", ("all", "particle_mass"))
 
 
 # --- 5. one figure per duration in the guide --------------------------------------------
