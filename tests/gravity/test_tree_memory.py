@@ -87,14 +87,16 @@ def test_tree_sort_and_reduction_peaks_per_particle_stay_bounded(runtime):
     pairs in the caller's order, unsorted keys, the sort's spare halves, the counts); the
     reductions keep a radius (8), not a (radius, mass) pair, and their first level's
     sums (3 for the radii) stay in local memory (cl/reduce.cl LEVEL12): 8.2 where main
-    held 21."""
+    held 21.  GPUs keep the levels apart (the fused kernel was slower on the H200, round
+    130): their first level's rows take 8 K / 64 bytes a particle more (12.9 measured on
+    the H200, round 132)."""
     if not runtime.has_fp64:
         pytest.skip("a device state needs double precision")
     per = _owner_bytes_per_particle(2**15)
     assert per.get("tree", 0) > 60, per          # the kept tree itself is measured
     assert per["tree"] + per.get("sort", 0) <= 85, per
     assert per.get("sort", 0) <= 2, per
-    assert per.get("reductions", 0) <= 9, per
+    assert per.get("reductions", 0) <= (9 if runtime.info.kind != "gpu" else 13.5), per
 
 
 def test_a_build_lets_the_last_trees_buffers_go_before_it_grows_them(runtime):
