@@ -161,41 +161,6 @@ def test_devices_tells_the_largest_n_of_the_default_runs(capsys, runtime):
             f"settings; a periodic box {box:.2g}") in out, out
 
 
-@pytest.mark.slow
-def test_the_plan_predicts_a_runs_resident_memory_within_ten_percent(tmp_path, runtime):
-    """A Plummer run of 2^18 particles on the CPU device, two steps and a snapshot each
-    (``hybridtree run`` in a child process): its peak resident memory is the plan's
-    prediction (the interpreter, the device's plan with the driver's context, the host's
-    arrays) within 10 %.  Slow: the run takes 20-70 s on 2 cores (2^18 is where the
-    device's buffers, 85 MiB, are no longer lost in the driver's 250)."""
-    if runtime.info.kind != "cpu":
-        pytest.skip("resident memory tells the device's memory on a CPU device only")
-    from hybridtree.run.size import resident_need
-    n = 1 << 18
-    (tmp_path / "p.toml").write_text(
-        f'[ics]\nkind = "plummer"\nn = {n}\nseed = 1\n[gravity]\neps = 0.01\n'
-        '[time]\ndt = 0.0078125\nt_end = 0.015625\n[output]\ndir = "out"\n'
-        'snapshot_dt = 0.0078125\ndiag_every = 1\n')
-    code = ("import resource, sys; from hybridtree.cli import main; "
-            "rc = main(['run', 'p.toml', '--quiet']); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); sys.exit(rc)")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    # a run of 4096 first builds the kernels into the build cache: a build's compiler
-    # takes its own memory (PoCL's and Intel's LLVM: 170-530 MiB more at the peak), which
-    # is the first run's, not the run's
-    (tmp_path / "w.toml").write_text((tmp_path / "p.toml").read_text().replace(
-        f"n = {n}", "n = 4096").replace('dir = "out"', 'dir = "warm"'))
-    warm = subprocess.run([sys.executable, "-m", "hybridtree", "run", "w.toml", "--quiet"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    assert warm.returncode == 0, warm.stderr
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    rss = int(proc.stdout.split()[-1]) * 1024
-    want = resident_need(plummer_settings(n), runtime.info, n)
-    assert abs(rss - want) <= 0.10 * rss, (rss / 2**20, want / 2**20)
-
-
 def test_a_periodic_boxs_plan_bounds_its_ledger_within_ten_percent(runtime):
     """A 32^3 ΛCDM box (TreePM: the mesh's buffers and sort too), two steps: no owner
     holds more than planned, and the plan is the ledger's peak within 10 % (its tree
