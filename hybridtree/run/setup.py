@@ -297,9 +297,33 @@ def _ids(ids: Any, n: int) -> np.ndarray:
                           f"ids[{int(np.flatnonzero(ids < 0)[0])}] = "
                           f"{int(ids[ids < 0][0])}"))
     ids = ids.astype(np.uint64)
-    if len(np.unique(ids)) != n:
+    if not ids_unique(ids):
         raise RunError("Simulation: ids must be unique")
     return ids
+
+
+#: rows marked at a time by :func:`ids_unique` (its temporaries: 8 bytes per row of one)
+ID_ROWS = 1 << 24
+
+
+def ids_unique(ids: np.ndarray, rows: int = ID_ROWS) -> bool:
+    """Whether the uint64 ``ids`` are all different.  IDs that fill at most four slots per
+    particle between their least and largest (a range, as almost every run has) are
+    marked in a byte per slot, ``rows`` at a time: O(N), 2^22 IDs in about 0.02 s, where
+    numpy's ``unique`` took 3.6 s on the H200 machine's host (numpy 2's hash table; it
+    was 90 % of a 2^22 ``Simulation()``); other IDs are sorted (8 bytes per ID)."""
+    n = len(ids)
+    if n < 2:
+        return True
+    lo, hi = int(ids.min()), int(ids.max())
+    if hi - lo >= 4 * n:
+        s = np.sort(ids)
+        return not bool((s[1:] == s[:-1]).any())
+    seen = np.zeros(hi - lo + 1, np.bool_)
+    for a in range(0, n, rows):
+        seen[ids[a:a + rows] - np.uint64(lo)] = True
+    # n marks land in n different slots exactly when no two IDs are equal
+    return int(np.count_nonzero(seen)) == n
 
 
 def check_end(settings: Settings, t0: float) -> None:

@@ -211,3 +211,27 @@ def test_accelerations_knobs_out_of_range_are_user_errors(kw):
     with pytest.raises(HybridtreeError, match=list(kw)[0]) as info:
         accelerations(pos, np.ones(50), **{"eps": 0.01, **kw})
     assert isinstance(info.value, ValueError)
+
+
+def test_duplicate_ids_are_found_by_both_paths_of_the_check():
+    """run/setup.py's ids_unique marks dense IDs in a byte per slot and sorts sparse ones:
+    each path finds one duplicate among many (at the start, the end, across the chunks
+    of its rows), and accepts every permutation of distinct IDs (against numpy's unique)."""
+    from hybridtree.run import setup
+    rng = np.random.default_rng(3)
+    n = 5000
+    dense = rng.permutation(np.arange(7, 7 + n, dtype=np.uint64))
+    sparse = np.unique(rng.integers(0, 2**63, 2 * n, dtype=np.uint64))[:n]
+    sparse = rng.permutation(sparse)
+    for ids in (dense, sparse, dense[:1], dense[:0], np.array([2**64 - 1, 0], np.uint64)):
+        assert setup.ids_unique(ids) == (len(np.unique(ids)) == len(ids))
+        assert setup.ids_unique(ids)
+    for ids in (dense, sparse):
+        for i, j in ((0, 1), (0, n - 1), (n - 2, n - 1), (17, 4321)):
+            bad = ids.copy()
+            bad[j] = bad[i]
+            assert not setup.ids_unique(bad), (i, j)
+    # the chunks of the dense path: a duplicate split across two of them
+    bad = dense.copy()
+    bad[4000] = bad[3]
+    assert not setup.ids_unique(bad, rows=64) and setup.ids_unique(dense, rows=64)
