@@ -7,7 +7,8 @@ Only numpy buffers travel in the hot path (uppercase mpi4py calls); small contro
 Sizes: MPI counts and displacements are C ints, so rows travel as bytes in one collective
 (Alltoallv, Gatherv) only while the whole exchange, summed over every process, is at most
 ``Comm.chunk_bytes`` (:data:`CHUNK_BYTES`); a larger one goes as point-to-point messages of
-at most that many bytes each (every process knows that total, so all take the same path without asking).
+at most that many bytes each (every process knows that total, so all take the same path
+without asking).
 """
 
 from __future__ import annotations
