@@ -39,16 +39,18 @@ POINTS = ("step", "write", "start")
 class FaultSpecError(HybridtreeError, ValueError):
     """A HYBRIDTREE_FAULT that is not ``KIND@POINT:STEP[:RANK]``."""
 
-_SPEC: tuple[str, str, int, int | None] | None | bool = False     # False: not read yet
+#: HYBRIDTREE_FAULT's text and its parse (None: unset), parsed again when the text
+#: changes: a test sets the variable (monkeypatch.setenv) and the next point reads it
+_SPEC: tuple[str, tuple[str, str, int, int | None] | None] = ("", None)
 _STEPS_DONE = 0          # the last step the run's thread passed the "step" point of
 
 
 def _spec() -> tuple[str, str, int, int | None] | None:
     global _SPEC
-    if _SPEC is False:
-        text = os.environ.get("HYBRIDTREE_FAULT", "")
-        _SPEC = _parse(text) if text else None      # a bad one stays unread: raised again
-    return _SPEC
+    text = os.environ.get("HYBRIDTREE_FAULT", "")
+    if text != _SPEC[0]:
+        _SPEC = (text, _parse(text) if text else None)  # a bad one stays unread: raised again
+    return _SPEC[1]
 
 
 def _parse(text: str) -> tuple[str, str, int, int | None]:

@@ -58,7 +58,7 @@ def figures(monkeypatch) -> dict:
 
     from hybridtree.analysis import plot
     seen = {}
-    save = plot._save
+    save = plot.save_figure
 
     def keep(fig, path):
         seen[path.name] = fig
@@ -66,7 +66,7 @@ def figures(monkeypatch) -> dict:
         FigureCanvasAgg(fig).draw()
         return out
 
-    monkeypatch.setattr(plot, "_save", keep)
+    monkeypatch.setattr(plot, "save_figure", keep)
     return seen
 
 

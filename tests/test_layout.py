@@ -294,7 +294,8 @@ MUTABLE_GLOBALS = {
         "the declarations of @option_sets, written when their modules are imported "
         "(like a class's methods), never during a run",
     ("hybridtree.faults", "_SPEC"):
-        "the fault-injection hook of the failure tests: HYBRIDTREE_FAULT, read once",
+        "the fault-injection hook of the failure tests: HYBRIDTREE_FAULT's text and its "
+        "parse, parsed again when the text changes",
     ("hybridtree.faults", "_STEPS_DONE"):
         "the fault-injection hook: the last step a run passed, for kill_after",
 }
@@ -413,3 +414,77 @@ def test_the_layout_test_sees_late_imports_parts_and_globals(tmp_path, monkeypat
         test_no_mutable_module_level_globals()
     found = set(re.findall(r"hybridtree\.pw\.f:\d+ (\w+) =", str(err.value)))
     assert found == {"CACHE", "KEYS", "FLAG"}
+
+
+#: the tests' patches of a private or upper-case name (a module's private function, a
+#: constant), each with why it stays; every other test passes an option or wraps a
+#: documented public seam instead (``Comm.chunk_bytes``, ``transfer.wait_for``,
+#: ``hdf5_write.unit_dataset``, ``plot.save_figure``, HYBRIDTREE_FAULT read when it changes)
+PATCHED_NAMES = {
+    ("tests/gravity/test_device_build.py", "PACK_UNION"):
+        "the build's packing rule is a constant of the device build's kernels' arguments; "
+        "the test loosens it to show the rule matters (no run chooses it)",
+    ("tests/io/test_snapshot_streams.py", "TYPE_ROWS"):
+        "the device state's chunk of rows per type count: 4 Mi rows, lowered so that "
+        "1000 particles take several chunks (no run chooses it)",
+    ("tests/io/test_snapshot_streams.py", "ROWS"):
+        "the snapshot writer's rows per streamed chunk, lowered so that a small run "
+        "streams in several chunks (no run chooses it)",
+    ("tests/parallel/test_let_model.py", "CHUNK"):
+        "scripts/model/let_model.py's particles per random stream (2^20), lowered for "
+        "several streams at N = 8000; a script's constant, read by its helpers",
+    ("tests/tools/test_vendor_compile.py", "WALK_AXES"):
+        "the table of walk options the kernel-build tools read: the tests plant a bad "
+        "or a single-valued axis to see the tools follow the table",
+}
+
+
+def _patched_name(name: str) -> bool:
+    return (name.startswith("_") and not name.endswith("__")) or name.isupper()
+
+
+def patched_names(path: Path) -> list[tuple[int, str]]:
+    """(line, name) of every private or upper-case name ``path`` patches: with
+    ``monkeypatch.setattr(obj, "NAME", ...)`` (or the builtin ``setattr``), with
+    ``monkeypatch.setattr("module.NAME", ...)`` or by assigning ``obj.NAME = ...``
+    (attributes of ``self`` apart)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = []
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("setattr"):
+            texts = [a.value for a in node.args if isinstance(a, ast.Constant)
+                     and isinstance(a.value, str)]
+            names = [t.rsplit(".", 1)[-1] for t in texts[:1]]
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.attr for t in targets if isinstance(t, ast.Attribute)
+                     and not (isinstance(t.value, ast.Name) and t.value.id in ("self", "cls"))]
+        out += [(node.lineno, n) for n in names if _patched_name(n)]
+    return sorted(out)
+
+
+def test_no_test_patches_a_private_or_upper_case_name():
+    """A test changes what the code does through an option, a field or a documented seam
+    (issue 55: a private name or a constant patched from outside is a contract nobody
+    wrote down); the few that stay are in PATCHED_NAMES with their reason."""
+    found = {(str(p.relative_to(ROOT)), line, name)
+             for p in sorted((ROOT / "tests").rglob("*.py")) for line, name in patched_names(p)}
+    bad = sorted(f"{f}:{line} patches {name}" for f, line, name in found
+                 if (f, name) not in PATCHED_NAMES)
+    assert not bad, "\n".join(bad)
+    stale = set(PATCHED_NAMES) - {(f, name) for f, _, name in found}
+    assert not stale, f"PATCHED_NAMES lists patches no test makes: {sorted(stale)}"
+
+
+def test_the_layout_test_sees_a_patched_private_name(tmp_path):
+    """The check above can fail: planted patches of a private name, a constant and a
+    dotted path are found; a public name, a dunder and self's fields are not."""
+    path = tmp_path / "test_x.py"
+    path.write_text("def test(monkeypatch):\n"
+                    "    monkeypatch.setattr(mod, '_wait', f)\n"
+                    "    monkeypatch.setattr('a.b.CHUNK', 3)\n"
+                    "    mod.LIMIT = 4\n"
+                    "    monkeypatch.setattr(mod, 'wait_for', f)\n"
+                    "    monkeypatch.setattr(Cls, '__call__', f)\n"
+                    "    self._x = 1\n")
+    assert patched_names(path) == [(2, "_wait"), (3, "CHUNK"), (4, "LIMIT")]

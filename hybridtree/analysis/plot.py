@@ -33,7 +33,7 @@ when ``diagnostics.csv`` has a column ``a``.
 The figures are built in :mod:`hybridtree.analysis.figure_diagnostics` and
 :mod:`hybridtree.analysis.figure_maps`, in the units of :mod:`hybridtree.analysis.figure_units`, with the
 numbers of :mod:`hybridtree.analysis.figure_text`; this module writes them (every PNG through
-``_save``).
+:func:`save_figure`, the seam where the tests see each figure saved).
 """
 
 from __future__ import annotations
@@ -55,11 +55,13 @@ from ..io.snapshot import SnapshotError, atomic_path, latest_snapshot, resolve_s
 __all__ = ["NBODY", "REDSHIFTS", "PlotUnits", "SnapshotCosmology", "cosmological_snapshots",
            "diagnostics_figure", "energy_norm", "plot_diagnostics", "plot_projection",
            "plot_redshift_panels", "plot_run", "plot_snapshot", "plot_units",
-           "projection_figure", "redshift_panels", "run_units", "snapshot_cosmology",
-           "snapshot_units"]
+           "projection_figure", "redshift_panels", "run_units", "save_figure",
+           "snapshot_cosmology", "snapshot_units"]
 
 
-def _save(fig: Figure, path: Path) -> Path:
+def save_figure(fig: Figure, path: Path) -> Path:
+    """Write ``fig`` to ``path`` (PNG, 120 dpi) under its final name at once; every figure
+    of this module goes through this module function (tests wrap it to measure them)."""
     # A reader (an image viewer refreshing, a web page) never sees half a file.
     tmp = atomic_path(path)
     try:
@@ -80,7 +82,7 @@ def plot_diagnostics(csv_path: Path, out: Path, units: PlotUnits | None = None,
         snap = latest_snapshot(Path(csv_path).parent)
         units = units or (run_units(snap) if snap is not None else NBODY)
         norm = norm or energy_norm(snap)
-    return _save(diagnostics_figure(Path(csv_path), units, norm), out)
+    return save_figure(diagnostics_figure(Path(csv_path), units, norm), out)
 
 
 def energy_norm(snap: Path | None) -> str:
@@ -98,14 +100,14 @@ def energy_norm(snap: Path | None) -> str:
 def plot_projection(snapshot: Path, out: Path, bins: int = 256, width: float | None = None,
                     h_units: bool = False) -> Path:
     """Write :func:`projection_figure` of ``snapshot`` to ``out`` (PNG)."""
-    return _save(projection_figure(Path(snapshot), bins, width, h_units), out)
+    return save_figure(projection_figure(Path(snapshot), bins, width, h_units), out)
 
 
 def plot_redshift_panels(folder: str | Path, out: Path,
                          redshifts: tuple[float, ...] = REDSHIFTS, width: float | None = None,
                          bins: int = 256, h_units: bool = False) -> Path:
     """Write :func:`redshift_panels` of ``folder`` to ``out`` (PNG)."""
-    return _save(redshift_panels(folder, redshifts, width, bins, h_units), out)
+    return save_figure(redshift_panels(folder, redshifts, width, bins, h_units), out)
 
 
 def _snapshot_file(path: Path) -> Path:

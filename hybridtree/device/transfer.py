@@ -26,7 +26,7 @@ from ..errors import UserInputError
 from .runtime import Runtime
 
 __all__ = ["STAGING", "CopyOptions", "Copies", "Workspace", "allocator", "copies", "download",
-           "read_counts", "read_small", "release", "scratch", "upload", "use_staging"]
+           "read_counts", "read_small", "release", "scratch", "upload", "use_staging", "wait_for"]
 
 #: Bytes per pipelined chunk (H100 machine, docs/benchmarks.md: 4 MB moved 29.6 GB/s up
 #: at N = 2^22 against 21.1 GB/s for 16 MB, and the same at 2^24).
@@ -329,7 +329,7 @@ def read_small(rt: Runtime, out: np.ndarray, buf: cl.Buffer, offset: int = 0) ->
     times them all.  (Polling the copy's status instead of the driver's wait gained
     nothing on the H100: 0.084 ms blocking against 0.110 ms polled for a 4-byte read
     after a 0.068 ms kernel, scripts/tune/readlat.py, docs/history.md §21.)"""
-    _wait(cl.enqueue_copy(rt.queue, out, buf, src_offset=offset, is_blocking=False))
+    wait_for(cl.enqueue_copy(rt.queue, out, buf, src_offset=offset, is_blocking=False))
     return out
 
 
@@ -345,6 +345,8 @@ def read_counts(rt: Runtime, places: list[tuple[cl.Buffer, int]]) -> np.ndarray:
     return read_small(rt, np.empty(k, np.uint32), out)
 
 
-def _wait(event: cl.Event) -> None:
-    """Until ``event`` has run (a module function: scripts/tune/kernels.py times it)."""
+def wait_for(event: cl.Event) -> None:
+    """Until ``event`` has run.  The seam of the host's waits: every wait of
+    :func:`read_small` goes through this module function, so that scripts/tune/kernels.py
+    (timing them) and the tests (counting them) wrap it, not a private name."""
     event.wait()

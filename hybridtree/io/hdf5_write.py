@@ -26,7 +26,7 @@ from .hdf5_files import N_TYPES
 from ..particles import DM_TYPE, Particles
 
 __all__ = ["BOX_STATE", "UNITS_MARK", "ParticleChunks", "SnapshotWriteError", "atomic_path",
-           "write_snapshot"]
+           "unit_dataset", "write_snapshot"]
 
 
 
@@ -289,12 +289,15 @@ def _write_header(f: h5py.File, time: float, gyr: float, counts: np.ndarray,
     f.create_group("Config").attrs[UNITS_MARK[0]] = UNITS_MARK[1]
 
 
-def _dataset(group: h5py.Group, name: str, shape: tuple[int, ...], dtype: type,
-             to_cgs: float, description: str, length: int = 0, mass: int = 0,
-             velocity: int = 0, a_scaling: float = 0.0, h_scaling: float = 0.0) -> h5py.Dataset:
+def unit_dataset(group: h5py.Group, name: str, shape: tuple[int, ...], dtype: type,
+                 to_cgs: float, description: str, length: int = 0, mass: int = 0,
+                 velocity: int = 0, a_scaling: float = 0.0, h_scaling: float = 0.0
+                 ) -> h5py.Dataset:
     """An empty dataset with the unit attributes of GADGET-4 (``*_scaling``, ``to_cgs``:
     physical cgs = value × to_cgs × a^a_scaling × h^h_scaling) and of the EAGLE convention
-    (``VarDescription`` with U_L/U_M/U_V, ``CGSConversionFactor``) that pynbody reads."""
+    (``VarDescription`` with U_L/U_M/U_V, ``CGSConversionFactor``) that pynbody reads.
+    Every dataset of a snapshot but the box state is made here: the seam where the
+    failure tests make a write fail (a full disk), by wrapping this module function."""
     d = group.create_dataset(name, shape=shape, dtype=dtype)
     d.attrs["a_scaling"] = float(a_scaling)
     d.attrs["h_scaling"] = float(h_scaling)
@@ -322,12 +325,13 @@ def _create(g: h5py.Group, n: int, values: dict[str, np.ndarray | None], units: 
     a_pos = h_pos = a_vel = 0.0
     if cosmic is not None:
         a_pos, h_pos, a_vel = 1.0, -1.0, 0.5
-    out = {"pos": _dataset(g, "Coordinates", (n, 3), real("pos"), u.length_cm,
-                           "Positions [U_L ]", length=1, a_scaling=a_pos, h_scaling=h_pos),
-           "vel": _dataset(g, "Velocities", (n, 3), real("vel"), u.velocity_cm_per_s,
-                           "Velocities [U_V ]", velocity=1, a_scaling=a_vel),
-           "mass": _dataset(g, "Masses", (n,), real("mass"), u.mass_g, "Masses [U_M ]",
-                            mass=1, h_scaling=h_pos)}
+    out = {"pos": unit_dataset(g, "Coordinates", (n, 3), real("pos"), u.length_cm,
+                               "Positions [U_L ]", length=1, a_scaling=a_pos,
+                               h_scaling=h_pos),
+           "vel": unit_dataset(g, "Velocities", (n, 3), real("vel"), u.velocity_cm_per_s,
+                               "Velocities [U_V ]", velocity=1, a_scaling=a_vel),
+           "mass": unit_dataset(g, "Masses", (n,), real("mass"), u.mass_g, "Masses [U_M ]",
+                                mass=1, h_scaling=h_pos)}
     if cosmic is not None and double:
         # GADGET's numbers (x h / a, p / a^1.5, m h) do not round-trip to the same bits; a
         # restart continues from these (hybridtree.run.restart.exact_box_state)
@@ -337,15 +341,16 @@ def _create(g: h5py.Group, n: int, values: dict[str, np.ndarray | None], units: 
             "comoving x (3), canonical momentum p = a^2 dx/dt (3), mass (1)" if box is not None
             else "hybridtree's integration state of an expanding sphere, internal units "
                  "without h: physical x (3), physical v (3), mass (1)")
-    out["ids"] = _dataset(g, "ParticleIDs", (n,), np.uint64, 1.0,
-                          "Unique particle identifiers (dimensionless)")
+    out["ids"] = unit_dataset(g, "ParticleIDs", (n,), np.uint64, 1.0,
+                              "Unique particle identifiers (dimensionless)")
     if values["pot"] is not None:
-        out["pot"] = _dataset(g, "Potential", (n,), real("pot"), u.velocity_cm_per_s ** 2,
-                              "Gravitational potential [U_V^2 ]", velocity=2)
+        out["pot"] = unit_dataset(g, "Potential", (n,), real("pot"), u.velocity_cm_per_s ** 2,
+                                  "Gravitational potential [U_V^2 ]", velocity=2)
     if values["acc"] is not None:
-        out["acc"] = _dataset(g, "Acceleration", (n, 3), real("acc"),
-                              u.velocity_cm_per_s ** 2 / u.length_cm,
-                              "Gravitational acceleration [U_V^2 /U_L ]", length=-1, velocity=2)
+        out["acc"] = unit_dataset(g, "Acceleration", (n, 3), real("acc"),
+                                  u.velocity_cm_per_s ** 2 / u.length_cm,
+                                  "Gravitational acceleration [U_V^2 /U_L ]", length=-1,
+                                  velocity=2)
     return out
 
 

@@ -5,7 +5,8 @@ what many processes change in its stages (the steps are described in
 (``exchange``), walks the local sinks (``walk``; counts summed per part), walks what
 arrived late (``received``: ``overlap``) and removes the net force over all processes
 (``reduce``: one allreduce); :class:`ParallelHostBackend` takes each part's forces from
-the host LET path (:func:`.host_let.host_let_forces`).  Units: G = 1, the state's."""
+a force of host arrays (:meth:`.engine.ParallelEngine.let_forces`: the stages of
+:class:`.host_let.ParallelArrayBackend`).  Units: G = 1, the state's."""
 
 from __future__ import annotations
 

@@ -6,8 +6,9 @@ Only numpy buffers travel in the hot path (uppercase mpi4py calls); small contro
 
 Sizes: MPI counts and displacements are C ints, so rows travel as bytes in one collective
 (Alltoallv, Gatherv) only while the whole exchange, summed over every process, is at most
-:data:`CHUNK_BYTES`; a larger one goes as point-to-point messages of at most CHUNK_BYTES
-each (every process knows that total, so all take the same path without asking).
+``Comm.chunk_bytes`` (:data:`CHUNK_BYTES`); a larger one goes as point-to-point messages of
+at most that many bytes each (every process knows that total, so all take the same path
+without asking).
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from ..errors import HybridtreeError
 __all__ = ["Comm", "CollectiveError", "Pending", "world", "node_local_rank", "CHUNK_BYTES"]
 
 #: most bytes of one MPI message, and most bytes of an exchange that travels as one
-#: collective (its counts and displacements are C ints: < 2^31); read at every call, so a
-#: test may lower it to force the point-to-point path
+#: collective (its counts and displacements are C ints: < 2^31): the default of
+#: :attr:`Comm.chunk_bytes`, which a test lowers to force the point-to-point path
 CHUNK_BYTES = 1 << 30
 
 # tags of the point-to-point paths (no other point-to-point traffic uses the communicators)
@@ -38,9 +39,13 @@ class CollectiveError(HybridtreeError, RuntimeError):
 
 @dataclass
 class Comm:
-    """A communicator: ``mpi`` is an mpi4py communicator, or None for one process."""
+    """A communicator: ``mpi`` is an mpi4py communicator, or None for one process;
+    ``chunk_bytes``: most bytes of one message, and of an exchange that travels as one
+    collective (module docstring; every process of the communicator must give the same;
+    in [1, 2^31))."""
 
     mpi: Any = None
+    chunk_bytes: int = CHUNK_BYTES
 
     @property
     def rank(self) -> int:
@@ -85,7 +90,7 @@ class Comm:
         item = _row_bytes(rows)
         flat = _bytes(rows)
         sizes = counts * item
-        limit = _chunk_bytes()
+        limit = _chunk_bytes(self)
         out = (np.empty((int(counts.sum()),) + rows.shape[1:], rows.dtype)
                if self.rank == root else None)
         if sizes.sum() <= limit:
@@ -157,7 +162,7 @@ class Comm:
         sd = np.concatenate([[0], np.cumsum(sc)])
         rd = np.concatenate([[0], np.cumsum(rc)])
         sflat, rflat = _bytes(send), _bytes(recv)
-        limit = _chunk_bytes()
+        limit = _chunk_bytes(self)
         if total <= limit:
             sbuf = [sflat, sc, sd[:-1], MPI.BYTE]
             req = self.mpi.Ialltoallv(sbuf, [rflat, rc, rd[:-1], MPI.BYTE])
@@ -199,10 +204,10 @@ class Pending:
         return self._result
 
 
-def _chunk_bytes() -> int:
-    limit = int(CHUNK_BYTES)
+def _chunk_bytes(comm: Comm) -> int:
+    limit = int(comm.chunk_bytes)
     if not 1 <= limit < 2**31:
-        raise ValueError(f"CHUNK_BYTES must be in [1, 2^31), got {CHUNK_BYTES}")
+        raise ValueError(f"chunk_bytes must be in [1, 2^31), got {comm.chunk_bytes}")
     return limit
 
 
@@ -233,13 +238,14 @@ def _irecv_pieces(mpi: Any, data: np.ndarray, source: int, tag: int, limit: int)
             for a in range(0, len(data), limit)]
 
 
-def world() -> Comm:
-    """COMM_WORLD through mpi4py when it can be imported, else a one-process Comm."""
+def world(chunk_bytes: int = CHUNK_BYTES) -> Comm:
+    """COMM_WORLD through mpi4py when it can be imported, else a one-process Comm
+    (``chunk_bytes``: :class:`Comm`'s)."""
     try:
         from mpi4py import MPI
     except ImportError:
-        return Comm(None)
-    return Comm(MPI.COMM_WORLD)
+        return Comm(None, chunk_bytes)
+    return Comm(MPI.COMM_WORLD, chunk_bytes)
 
 
 def node_local_rank(comm: Comm) -> int:

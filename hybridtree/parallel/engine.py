@@ -27,8 +27,10 @@ local tree is walked for the local particles; then a tree of the received entrie
 is built and walked by the local tree's groups, and the two forces are added.  One build
 of N + m particles becomes one of m, at the price of a second walk of every local group;
 measured slower (docs/history.md, session 8).
-With a host state the forces come from the host backend, :func:`.host_let.host_let_forces`
-(host LET selection), the path of devices without double precision.  The steps are stages
+With a host state the forces come from the host backend, each part's a force of host
+arrays (:meth:`ParallelEngine.let_forces`: host LET selection, the stages of
+:class:`.host_let.ParallelArrayBackend`), the path of devices without double precision
+and of :func:`.forces.parallel_accelerations`.  The steps are stages
 of the one force pipeline (:mod:`hybridtree.gravity.pipeline`) whose many-process
 backends (:mod:`.backends`) override the tree, the exchange, the walks and the
 reductions.  Everything else — settings, clock, kept buffers, counts, ``forces_known``,
@@ -47,12 +49,13 @@ from ..device.clock import Clock
 from ..device.runtime import Runtime
 from ..device.transfer import Workspace
 from ..gravity.engine import ForceEngine, GravitySettings
-from ..gravity.parts import Part
+from ..gravity.parts import Part, as_part
+from ..gravity.pipeline import drive
 from ..gravity.tuning import TUNING, WalkTuning
 from ..state import State
 from .backends import ParallelDeviceBackend, ParallelHostBackend
 from .comm import Comm
-from .host_let import ParallelForces, host_let_forces
+from .host_let import ParallelArrayBackend, ParallelArrays, ParallelForces
 
 __all__ = ["ParallelEngine"]
 
@@ -67,7 +70,8 @@ class ParallelEngine(ForceEngine):
     tree walked by the local groups (as ``overlap`` does) instead of one merged tree.  The
     hard LET is small, so its tree is cheap, but the merged tree was as fast at K = 2 and
     10 % faster at K = 4 (H100, 2^22, docs/history.md, session 8), so it is off.
-    ``tuning``: the walks' switches (:class:`hybridtree.gravity.tuning.WalkTuning`)."""
+    ``tuning``: the walks' switches (:class:`hybridtree.gravity.tuning.WalkTuning`).
+    ``let_arrays``: the backend of forces of host arrays (:meth:`let_forces`)."""
 
     refits = False
 
@@ -80,6 +84,7 @@ class ParallelEngine(ForceEngine):
         self.step: dict[str, float] = defaultdict(float)
         self.remote_work = Workspace(rt)       # the received LET's tree (overlap)
         self.hard_second_tree = hard_second_tree
+        self.let_arrays = ParallelArrayBackend(self)
 
     def backends(self) -> tuple[ParallelDeviceBackend, ParallelHostBackend]:
         return ParallelDeviceBackend(self), ParallelHostBackend(self)
@@ -105,7 +110,11 @@ class ParallelEngine(ForceEngine):
 
     def let_forces(self, pos: np.ndarray, mass: np.ndarray, part: str = "full"
                    ) -> ParallelForces:
-        """The host backend on arrays (validated float64, this process's particles):
-        forces of ``part`` from every process's particles (collective), net force kept."""
-        return host_let_forces(self.comm, self.rt, self.g, pos, mass, part, self.overlap,
-                               self.tuning)
+        """Forces of ``part`` on this process's particles (validated float64 arrays) from
+        every process's particles (collective), net force kept: the pipeline's stages
+        through :attr:`let_arrays`.  See :func:`.forces.parallel_accelerations` for
+        ``part`` and ``overlap``."""
+        part = as_part(part)
+        a = ParallelArrays(pos, mass)
+        drive(self.let_arrays, a, (part,), None, False)
+        return a.forces[part.name]

@@ -1,6 +1,7 @@
 """Gravity across processes from host arrays: :func:`parallel_accelerations`, the public
-convenience over the parallel engine's host backend (:mod:`.host_let`).  Units: G = 1, the
-caller's length and mass units.
+convenience over the force pipeline's driver with the parallel engine's backend of host
+arrays (:class:`.host_let.ParallelArrayBackend`).  Units: G = 1, the caller's length and
+mass units.
 """
 
 from __future__ import annotations

@@ -51,10 +51,12 @@ if str(ROOT) not in sys.path:                     # run from a checkout without 
 CHILD_CWD = tempfile.gettempdir()
 
 
-def child_env(**extra: str) -> dict[str, str]:
+def child_env(path_first: list[str] | None = None, **extra: str) -> dict[str, str]:
     """The environment of a child process that imports hybridtree: PYTHONPATH's entries
-    first, then the checkout (as this process's ``sys.path``), plus ``extra``."""
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(_PATH + [str(ROOT)]), **extra}
+    first (``path_first``: these instead of this process's), then the checkout (as this
+    process's ``sys.path``), plus ``extra``."""
+    first = _PATH if path_first is None else path_first
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(first + [str(ROOT)]), **extra}
 
 T = TypeVar("T")
 PLUMMER_SEED, SAMPLE_SEED = 1, 2

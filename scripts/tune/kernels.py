@@ -70,10 +70,10 @@ def _patch_host_calls() -> list:
     from hybridtree.gravity import walk
     undo = [(transfer.Workspace, "__call__", transfer.Workspace.__call__),
             (transfer, "scratch", transfer.scratch), (walk, "scratch", walk.scratch),
-            (transfer, "_wait", transfer._wait)]
+            (transfer, "wait_for", transfer.wait_for)]
     transfer.Workspace.__call__ = _timed(transfer.Workspace.__call__, "workspace")
     transfer.scratch = walk.scratch = _timed(transfer.scratch, "scratch")
-    wait = transfer._wait
+    wait = transfer.wait_for
 
     def recording_wait(event):               # read_small's wait: a blocking read
         t0 = time.perf_counter()
@@ -82,7 +82,7 @@ def _patch_host_calls() -> list:
         where = _caller()
         _COPIES.append((where, event, t1 - t0))
         _READ[0] = (where, t1)
-    transfer._wait = recording_wait
+    transfer.wait_for = recording_wait
     return undo
 
 

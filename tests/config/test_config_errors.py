@@ -76,7 +76,7 @@ def test_a_full_disk_names_the_snapshot_and_leaves_no_temporary_file(here, capsy
     """HDF5's own report of ENOSPC names the temporary file (OSError while writing,
     RuntimeError while closing); the user must see the snapshot's name."""
     import hybridtree.io.hdf5_write as snapshot
-    real = snapshot._dataset
+    real = snapshot.unit_dataset
 
     def dataset(group, name, *a, **k):
         fname = group.file.filename
@@ -87,7 +87,7 @@ def test_a_full_disk_names_the_snapshot_and_leaves_no_temporary_file(here, capsy
             raise OSError(28, text) if kind is OSError else RuntimeError(text)
         return real(group, name, *a, **k)
 
-    monkeypatch.setattr(snapshot, "_dataset", dataset)
+    monkeypatch.setattr(snapshot, "unit_dataset", dataset)
     assert main(["run", "small.toml", "--quiet"]) == 2
     msg = one_error_line(capsys)
     assert "snapshot_0001.hdf5" in msg and ".tmp" not in msg, msg
@@ -105,7 +105,7 @@ def test_write_snapshot_error_names_the_file(tmp_path, monkeypatch):
     def broken(*a, **k):
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(snapshot, "_dataset", broken)
+    monkeypatch.setattr(snapshot, "unit_dataset", broken)
     p = snapshot.Particles(np.zeros((2, 3)), np.zeros((2, 3)), np.ones(2),
                            np.arange(1, 3, dtype=np.uint64))
     with pytest.raises(snapshot.SnapshotWriteError) as info:

@@ -113,8 +113,8 @@ def test_read_counts_reads_values_of_several_buffers_in_one_wait(runtime, monkey
     values = [np.arange(1, 100_001, dtype=np.uint32), np.full(5000, 3, np.uint32)]
     scans = [exclusive_scan(runtime, runtime.to_device(v), len(v), read_total=False)[0]
              for v in values]
-    waits, wait = [], transfer._wait
-    monkeypatch.setattr(transfer, "_wait", lambda event: waits.append(1) or wait(event))
+    waits, wait = [], transfer.wait_for
+    monkeypatch.setattr(transfer, "wait_for", lambda event: waits.append(1) or wait(event))
     got = transfer.read_counts(runtime, [(scans[0], 4 * len(values[0])), (scans[1], 4 * 10),
                                          (scans[1], 4 * len(values[1]))])
     want = [int(values[0].sum(dtype=np.uint64) % 2**32), 30, 15000]

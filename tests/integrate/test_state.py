@@ -66,7 +66,7 @@ def test_a_device_force_reads_back_only_what_the_build_needs(monkeypatch):
     state, scheme = stepping(pos, vel, m, g, "device")
     engine = scheme.engine
     before = engine.counts["interactions"]
-    reads, waits, copy, wait = [], [], cl.enqueue_copy, transfer._wait
+    reads, waits, copy, wait = [], [], cl.enqueue_copy, transfer.wait_for
 
     def counting(queue, dest, src, **kwargs):
         if isinstance(dest, np.ndarray) and isinstance(src, cl.MemoryObjectHolder):
@@ -74,10 +74,10 @@ def test_a_device_force_reads_back_only_what_the_build_needs(monkeypatch):
         return copy(queue, dest, src, **kwargs)
 
     monkeypatch.setattr(cl, "enqueue_copy", counting)
-    monkeypatch.setattr(transfer, "_wait", lambda event: waits.append(1) or wait(event))
+    monkeypatch.setattr(transfer, "wait_for", lambda event: waits.append(1) or wait(event))
     engine.compute(state, ("full",))
     monkeypatch.setattr(cl, "enqueue_copy", copy)
-    monkeypatch.setattr(transfer, "_wait", wait)
+    monkeypatch.setattr(transfer, "wait_for", wait)
     lists = int(dict(TUNING.device(get_runtime().info.kind).walk)["KERNEL"] == LIST_WALK)
     # the cells' and the first split's counts (8 bytes), the packed groups', the longest
     # list; no per-group, no per-particle read, and every read a wait of its own

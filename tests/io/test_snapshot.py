@@ -105,8 +105,8 @@ def test_a_failed_write_leaves_nothing_under_the_final_name(tmp_path, monkeypatc
             raise OSError("disk full (simulated)")
         return real(group, name, *args, **kwargs)
 
-    real = snapmod._dataset
-    monkeypatch.setattr(snapmod, "_dataset", broken)
+    real = snapmod.unit_dataset
+    monkeypatch.setattr(snapmod, "unit_dataset", broken)
     with pytest.raises(OSError, match="disk full"):
         write_snapshot(tmp_path / "snapshot_0001.hdf5", particles(), 0.0, UNITS)
     assert list(tmp_path.iterdir()) == []

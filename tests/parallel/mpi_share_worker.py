@@ -7,7 +7,7 @@ byte paths that ``exchange`` checks).
 
 ``exchange OUT LIMITS``: ``alltoallv``, ``ialltoallv`` and ``gather_array`` of rows of a
 structured dtype with uneven counts (zeros included), once under each
-``comm.CHUNK_BYTES`` in LIMITS (a JSON list; null = the module's default); rank 0 writes
+``Comm.chunk_bytes`` in LIMITS (a JSON list; null = the module's default); rank 0 writes
 what every process received.
 """
 
@@ -55,14 +55,14 @@ def gather_rows(src: int) -> np.ndarray:
 
 
 def exchange(out: str, limits: list) -> None:
-    comm = world()
     default = comm_module.CHUNK_BYTES
+    comm = world()
     k = comm.size
     send = np.concatenate([rows_for(comm.rank, j) for j in range(k)])
     counts = np.array([send_count(comm.rank, j) for j in range(k)])
     results = {}
     for i, limit in enumerate(limits):
-        comm_module.CHUNK_BYTES = default if limit is None else int(limit)
+        comm.chunk_bytes = default if limit is None else int(limit)
         a = comm.alltoallv(send, counts)
         pending = comm.ialltoallv(send, counts)
         while not pending.test():
@@ -79,7 +79,6 @@ def exchange(out: str, limits: list) -> None:
                 results[f"a_{i}_{r}"] = a_r.view(np.uint8).reshape(-1)
                 results[f"b_{i}_{r}"] = b_r.view(np.uint8).reshape(-1)
                 results[f"g_{i}_{r}"] = g_r.view(np.uint8).reshape(-1)
-    comm_module.CHUNK_BYTES = default
     if comm.rank == 0:
         np.savez(out, **results)
 

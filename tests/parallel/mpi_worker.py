@@ -17,7 +17,6 @@ from hybridtree.gravity.engine import GravitySettings
 from hybridtree.particles import Particles
 from hybridtree.device.choice import get_runtime
 from hybridtree.device.clock import Clock
-from hybridtree.parallel import comm as comm_module
 from hybridtree.parallel.engine import ParallelEngine
 from hybridtree.parallel.migrate import migrate, sample_positions
 from hybridtree.parallel.stepping import ParallelStepper
@@ -28,9 +27,8 @@ from hybridtree.gravity.splitting import Changeover
 
 def run(n: int, out: str, opts: dict) -> None:
     """A short leapfrog (or hybrid) run; rank 0 writes the energy history."""
-    comm = world()
-    if opts.get("chunk"):           # messages of at most this many bytes (the large path)
-        comm_module.CHUNK_BYTES = int(opts["chunk"])
+    # messages of at most opts["chunk"] bytes: the large path
+    comm = world(int(opts["chunk"])) if opts.get("chunk") else world()
     pos, vel, mass = plummer(n, seed=7)
     mine = np.flatnonzero(np.arange(n) % comm.size == comm.rank)
     p = Particles(pos[mine], vel[mine], mass[mine], mine.astype(np.uint64))

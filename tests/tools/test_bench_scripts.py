@@ -156,7 +156,7 @@ def _older_copy(tmp_path: Path) -> Path:
     return pkg.parent
 
 
-def test_children_and_scripts_take_the_hybridtree_of_pythonpath(tmp_path, monkeypatch):
+def test_children_and_scripts_take_the_hybridtree_of_pythonpath(tmp_path):
     """A round's `code old` puts an older copy on PYTHONPATH: `python -m hybridtree`
     children (step.py, galaxy.py, cosmo.py) and the scripts themselves must import it,
     not the checkout (rounds 100-122 compared the checkout with itself)."""
@@ -164,14 +164,12 @@ def test_children_and_scripts_take_the_hybridtree_of_pythonpath(tmp_path, monkey
 
     import common
     old = _older_copy(tmp_path)
-    monkeypatch.setattr(common, "_PATH", [str(old)])
+    env = common.child_env(path_first=[str(old)])     # as if PYTHONPATH named it
     run = [sys.executable, "-m", "hybridtree"]
-    child = subprocess.run(run, env=common.child_env(), cwd=common.CHILD_CWD,
-                           capture_output=True, text=True)
+    child = subprocess.run(run, env=env, cwd=common.CHILD_CWD, capture_output=True, text=True)
     assert child.stdout.strip() == "old", child.stderr
     # in the checkout `-m` takes the checkout's package first, whatever PYTHONPATH says
-    here = subprocess.run(run, env=common.child_env(), cwd=common.ROOT, capture_output=True,
-                          text=True)
+    here = subprocess.run(run, env=env, cwd=common.ROOT, capture_output=True, text=True)
     assert here.stdout.strip() != "old"
     # a script importing common, then hybridtree
     code = (f"import sys; sys.path.insert(0, {str(SCRIPTS / 'bench')!r}); import common; "
