@@ -39,8 +39,8 @@ MIB = 1 << 20
 #: Bytes of each buffer family: (figure, source).  Per particle unless the name says
 #: otherwise (``_cell``: per tree cell; ``_group``: per leaf of a sink-group split).
 BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
-    "state": (80, "state/device.py DeviceState: float64 pos, vel (24 B each), mass, pot; "
-                  "uint64 ids, types"),
+    "state": (69, "state/device.py DeviceState: float64 pos, vel (24 B each), mass, pot; "
+                  "uint32 ids (uint64 where an ID is 2^32 or more: 4 B more), uint8 types"),
     "state_part": (24, "state/device.py: acc of each force part (float64 x 3); a state "
                        "of two parts adds their sum (total_acc) at a snapshot"),
     "state_eps": (4, "gravity/eps_types.py: float32 eps per particle (gravity.eps_types)"),
