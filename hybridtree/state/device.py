@@ -123,7 +123,8 @@ class DeviceState:
 
     def download(self, order: tuple[int, cl.Buffer | None] | None = None) -> Particles:
         """Host copies of the particles (through pinned memory on GPUs; acc: the sum of
-        the parts, added on the device).  ``order = (lo, table)``: put them in the
+        the parts, added on the host: the device's ``add`` bits, without a third
+        acceleration buffer on the device).  ``order = (lo, table)``: put them in the
         caller's order on the device first -- the IDs must be the range lo .. lo + n - 1;
         a particle goes to row ``table[id - lo]`` (int32 device buffer), or ``id - lo``
         without a table."""
@@ -131,14 +132,18 @@ class DeviceState:
         p = Particles(np.empty((n, 3)), np.empty((n, 3)), np.empty(n), np.empty(n, np.uint64),
                       np.empty((n, 3)), np.empty(n), np.zeros(n, np.uint8))
         ids = np.empty(n, self.id_type) if self.narrow else p.ids
+        two = "full" not in self.acc and n > 0
+        other = np.empty((n, 3)) if two else None
         columns = [(self.pos, p.pos), (self.vel, p.vel), (self.mass, p.mass),
-                   (self.ids, ids), (self.total_acc(), p.acc), (self.pot, p.pot),
-                   (self.types, p.types)]
+                   (self.ids, ids), (self.acc[self.parts[0]], p.acc), (self.pot, p.pot),
+                   (self.types, p.types)] + ([(self.acc[self.parts[1]], other)] if two else [])
         with self.clock.host("transfer", wait=True):
             if order is None or n == 0:
                 download(self.rt, columns)
             else:
                 self._to_caller(columns, *order)
+        if two:
+            p.acc += other          # one rounded add, as cl/state.cl add (total_acc)
         if self.narrow:
             p.ids[:] = ids
         return p
