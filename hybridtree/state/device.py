@@ -28,7 +28,7 @@ ID32 = 1 << 32
 def narrow_ids(ids: np.ndarray) -> bool:
     """Whether every one of ``ids`` fits a uint32 (a state keeps them so on the device)."""
     ids = np.asarray(ids)
-    return len(ids) == 0 or int(ids.max()) < ID32
+    return len(ids) == 0 or (int(ids.min()) >= 0 and int(ids.max()) < ID32)
 
 
 class DeviceState:

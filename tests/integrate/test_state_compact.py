@@ -178,3 +178,10 @@ def test_a_hybrid_download_adds_the_parts_without_a_third_buffer(caller):
     rows = np.argsort(p.ids) if caller else np.arange(N)
     assert back.acc.tobytes() == device_sum[rows].tobytes()
     assert back.acc.tobytes() == (parts[0] + parts[1])[rows].tobytes()
+
+
+def test_which_ids_fit_a_uint32():
+    from hybridtree.state import narrow_ids
+    assert narrow_ids(np.array([], np.uint64)) and narrow_ids(np.array([0, 2**32 - 1], np.uint64))
+    assert not narrow_ids(np.array([1, 2**32], np.uint64))
+    assert not narrow_ids(np.array([-1, 5], np.int64))       # kept as their uint64 bits
