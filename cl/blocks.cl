@@ -71,7 +71,7 @@ __kernel void assign_bins(const int n, const int kmin, const int kmax, const dou
 __kernel void assign_bins_types(const int n, const int kmin, const int kmax, const double q0,
                                 const double lam, __global const double *pos,
                                 __global const double *acc, const double qv,
-                                __global const double *vel, __global const ulong *types,
+                                __global const double *vel, __global const uchar *types,
                                 __global const double *scale, __global int *bin)
 {
     const int i = get_global_id(0);

@@ -280,6 +280,39 @@ __kernel void unpack_rows(const int m, const int width, __global const ulong *pa
         dst[((size_t)first + i) * width + w] = packed[(size_t)i * stride + field + w];
 }
 
+/* split_rows and unpack_rows for a field narrower than a word (``width`` bytes per row,
+   < 8: a state's uint32 IDs, uint8 types): it travels in the first bytes of one word of
+   the packed row (the word's other bytes unused). */
+__kernel void split_rows_narrow(const int n, const int width, __global const uint *migrant,
+                                __global const uint *off, __global const uchar *src,
+                                const int stride, const int field, __global uchar *packed,
+                                __global uchar *stay)
+{
+    const int i = get_global_id(0);
+    if (i >= n)
+        return;
+    const size_t k = off[i];
+    if (migrant[i]) {
+        for (int w = 0; w < width; ++w)
+            packed[(k * stride + field) * 8 + w] = src[(size_t)i * width + w];
+    } else {
+        const size_t s = (size_t)i - k;
+        for (int w = 0; w < width; ++w)
+            stay[s * width + w] = src[(size_t)i * width + w];
+    }
+}
+
+__kernel void unpack_rows_narrow(const int m, const int width, __global const uchar *packed,
+                                 const int stride, const int field, __global uchar *dst,
+                                 const int first)
+{
+    const int i = get_global_id(0);
+    if (i >= m)
+        return;
+    for (int w = 0; w < width; ++w)
+        dst[((size_t)first + i) * width + w] = packed[((size_t)i * stride + field) * 8 + w];
+}
+
 /* dst row i = src row idx[i] (``width`` 8-byte words per row): samples of positions */
 __kernel void take_rows(const int m, const int width, __global const int *idx,
                         __global const ulong *src, __global ulong *dst)

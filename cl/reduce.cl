@@ -382,15 +382,15 @@ __kernel void subtract_net(const int n, __global const double *s, __global doubl
     acc[k + 2] = acc[k + 2] - s[2] / s[3];
 }
 
-/* The masses of the particles of GADGET type t (types: one 64-bit word each), 0 for the
+/* The masses of the particles of GADGET type t (types: one byte each), 0 for the
    others: every sum of the diagnostics is mass-weighted, so a type's sums are the whole
    set's with these masses. */
-__kernel void type_mass(const int n, __global const ulong *types, const ulong t,
+__kernel void type_mass(const int n, __global const uchar *types, const ulong t,
                         __global const double *mass, __global double *out)
 {
     const int i = get_global_id(0);
     if (i < n)
-        out[i] = types[i] == t ? mass[i] : 0.0;
+        out[i] = (ulong)types[i] == t ? mass[i] : 0.0;
 }
 
 /* flag = 1 if any of the count values is NaN or infinite (writers race, all write 1). */

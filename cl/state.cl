@@ -33,23 +33,31 @@ __kernel void add(const int n, __global const double *a, __global const double *
         out[i] = a[i] + b[i];
 }
 
-/* Rows of one column (w 8-byte words each: float64 values or uint64 IDs, copied as bits)
-   into the caller's order: row i goes to row ids[i] - lo, or to table[ids[i] - lo] when
-   use_table is set (the caller's position of each ID of a range lo .. lo + n - 1).  On
-   the device, because on the host this is a random scatter bound by memory latency
-   (about 1 s for 2^22 particles on the H100 machine's CPU). */
-__kernel void to_caller(const int n, const int w, const ulong lo, const int use_table,
-                        __global const ulong *ids, __global const int *table,
-                        __global const ulong *src, __global ulong *dst)
-{
-    const int i = get_global_id(0);
-    if (i >= n)
-        return;
-    const ulong k = ids[i] - lo;
-    const size_t j = use_table ? (size_t)table[k] : (size_t)k;
-    for (int c = 0; c < w; c++)
-        dst[j * w + c] = src[(size_t)i * w + c];
+/* Rows of one column (w elements of type T each: float64 values, IDs, types, copied as
+   bits) into the caller's order: row i goes to row ids[i] - lo, or to table[ids[i] - lo]
+   when use_table is set (the caller's position of each ID of a range lo .. lo + n - 1).
+   On the device, because on the host this is a random scatter bound by memory latency
+   (about 1 s for 2^22 particles on the H100 machine's CPU).  One kernel per element width
+   (8, 4, 1 bytes) and width of the state's IDs (uint64, or uint32 where every ID fits). */
+#define TO_CALLER(NAME, ID_T, T)                                                         \
+__kernel void NAME(const int n, const int w, const ulong lo, const int use_table,        \
+                   __global const ID_T *ids, __global const int *table,                   \
+                   __global const T *src, __global T *dst)                                \
+{                                                                                         \
+    const int i = get_global_id(0);                                                       \
+    if (i >= n)                                                                           \
+        return;                                                                           \
+    const ulong k = (ulong)ids[i] - lo;                                                   \
+    const size_t j = use_table ? (size_t)table[k] : (size_t)k;                            \
+    for (int c = 0; c < w; c++)                                                           \
+        dst[j * w + c] = src[(size_t)i * w + c];                                          \
 }
+TO_CALLER(to_caller_w8_i64, ulong, ulong)
+TO_CALLER(to_caller_w4_i64, ulong, uint)
+TO_CALLER(to_caller_w1_i64, ulong, uchar)
+TO_CALLER(to_caller_w8_i32, uint, ulong)
+TO_CALLER(to_caller_w4_i32, uint, uint)
+TO_CALLER(to_caller_w1_i32, uint, uchar)
 
 /* x[i] moved into [0, box) by whole box lengths: the positions of a periodic box after a
    drift.  fmod is exact in OpenCL C as in C, so this gives numpy's np.mod bits
@@ -75,9 +83,9 @@ __kernel void shift(const int n, const double c, __global double *x)
         x[i] += c;
 }
 
-/* The softening of every particle from its GADGET type (types: uint64 words, 0 .. 5;
-   table: eps per type, float32): the tree build's eps (PER_EPS, cl/prepare.cl). */
-__kernel void eps_of_types(const int n, __global const ulong *types,
+/* The softening of every particle from its GADGET type (types: uchar, 0 .. 5; table:
+   eps per type, float32): the tree build's eps (PER_EPS, cl/prepare.cl). */
+__kernel void eps_of_types(const int n, __global const uchar *types,
                            __global const float *table, __global float *eps)
 {
     const int i = get_global_id(0);

@@ -332,7 +332,7 @@ class Reducer:
         return r_of
 
     def type_mass(self, n: int, types: cl.Buffer, t: int, mass: cl.Buffer) -> cl.Buffer:
-        """The masses (float64) of the particles whose GADGET type (uint64 ``types``) is
+        """The masses (float64) of the particles whose GADGET type (uint8 ``types``) is
         ``t``, 0 for the others: a scratch buffer, valid until the next call."""
         out = scratch(self.rt, "reduce.type_mass", 8 * max(n, 1))
         if n:

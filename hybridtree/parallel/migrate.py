@@ -39,8 +39,8 @@ def migrate(comm: Comm, state: DeviceState, domains: Domains, alloc=None) -> int
     alloc = allocator(rt, alloc)
     local = spread_local(rt.info)           # cl/let.cl's element-wise kernels
     nx, ny, nz = domains.shape
-    cols = state.columns() + [("owner", 1, alloc("mig_owner", 8 * max(n, 1)))]
-    stride = sum(w for _, w, _ in cols)
+    cols = state.columns() + [("owner", 8, alloc("mig_owner", 8 * max(n, 1)))]
+    stride = sum(_words(b) for _, b, _ in cols)      # 8-byte words of a packed row
     flag = alloc("mig_flag", 4 * max(n, 1))
     cuts = np.ascontiguousarray(domain_cuts(domains))
     d_cuts = alloc("mig_cuts", cuts.nbytes)
@@ -53,12 +53,13 @@ def migrate(comm: Comm, state: DeviceState, domains: Domains, alloc=None) -> int
         packed = alloc("mig_packed", 8 * stride * n_out)
         stay = alloc("mig_stay", 8 * 3 * n)
         field = 0
-        for name, width, buf in cols:
-            launch(rt, "let.cl", "split_rows", n, np.int32(n), np.int32(width), flag, off,
-                   buf, np.int32(stride), np.int32(field), packed, stay, local=local)
+        for name, size, buf in cols:
+            kname, width = _kernel("split_rows", size)
+            launch(rt, "let.cl", kname, n, np.int32(n), width, flag, off, buf,
+                   np.int32(stride), np.int32(field), packed, stay, local=local)
             if n > n_out and name != "owner":       # the owners of those who stay: unused
-                cl.enqueue_copy(rt.queue, buf, stay, byte_count=8 * width * (n - n_out))
-            field += width
+                cl.enqueue_copy(rt.queue, buf, stay, byte_count=size * (n - n_out))
+            field += _words(size)
         download(rt, [(packed, rows)])
     owner = rows[:, -1].view(np.int64)
     order = np.argsort(owner, kind="stable")
@@ -70,12 +71,27 @@ def migrate(comm: Comm, state: DeviceState, domains: Domains, alloc=None) -> int
         state.reserve(state.n + m)
         (d_recv,) = upload(rt, [recv], ["mig_recv"])
         field = 0
-        for _name, width, buf in state.columns():
-            launch(rt, "let.cl", "unpack_rows", m, np.int32(m), np.int32(width), d_recv,
+        for _name, size, buf in state.columns():
+            kname, width = _kernel("unpack_rows", size)
+            launch(rt, "let.cl", kname, m, np.int32(m), width, d_recv,
                    np.int32(stride), np.int32(field), buf, np.int32(state.n), local=local)
-            field += width
+            field += _words(size)
         state.n += m
     return n_out
+
+
+def _words(size: int) -> int:
+    """8-byte words of a packed row that a field of ``size`` bytes per particle takes."""
+    return -(-size // 8)
+
+
+def _kernel(name: str, size: int) -> tuple[str, np.int32]:
+    """(kernel, width argument) that moves a field of ``size`` bytes per particle: whole
+    8-byte words, or the bytes of a narrow field (a state's uint32 IDs, uint8 types)."""
+    if size % 8 == 0:
+        return name, np.int32(size // 8)
+    assert size < 8, size
+    return name + "_narrow", np.int32(size)
 
 
 def sample_positions(state: DeviceState, idx: np.ndarray, alloc=None) -> np.ndarray:

@@ -27,7 +27,7 @@ from ..particles import Particles
 from ..device.runtime import Runtime
 from ..integrate.choose import Comoving, scheme_for
 from ..integrate.schemes import BlockSettings
-from ..state import DeviceState, HostState, make_state, state_backend
+from ..state import DeviceState, HostState, make_state, narrow_ids, state_backend
 from ..integrate.stepper import Stepper
 from .comm import Comm
 from .domain import decompose, exchange
@@ -77,7 +77,9 @@ class ParallelStepper(Stepper):
         self.comm, self.grid, self.samples = comm, grid, samples
         self.clock = Clock(rt)
         backend = state_backend(rt, g.method, g.build)
-        self.state = make_state(p, g.parts, backend, rt, self.clock)
+        # the IDs' width on the device is every process's (particles change process)
+        narrow = all(self.comm.allgather(narrow_ids(p.ids)))
+        self.state = make_state(p, g.parts, backend, rt, self.clock, narrow)
         self.engine = ParallelEngine(g, rt, comm, self.clock, overlap)
         self.scheme = scheme_for(g, self.engine, external, block, combine=comm.allreduce,
                                  comoving=comoving)

@@ -39,10 +39,11 @@ MIB = 1 << 20
 #: Bytes of each buffer family: (figure, source).  Per particle unless the name says
 #: otherwise (``_cell``: per tree cell; ``_group``: per leaf of a sink-group split).
 BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
-    "state": (80, "state/device.py DeviceState: float64 pos, vel (24 B each), mass, pot; "
-                  "uint64 ids, types"),
-    "state_part": (24, "state/device.py: acc of each force part (float64 x 3); a state "
-                       "of two parts adds their sum (total_acc) at a snapshot"),
+    "state": (69, "state/device.py DeviceState: float64 pos, vel (24 B each), mass, pot; "
+                  "uint32 ids (uint64 where an ID is 2^32 or more: 4 B more), uint8 types"),
+    "state_part": (24, "state/device.py: acc of each force part (float64 x 3); a box's "
+                       "two parts add their sum (total_acc: the block steps' bins, a_old); "
+                       "a snapshot adds the parts on the host"),
     "state_eps": (4, "gravity/eps_types.py: float32 eps per particle (gravity.eps_types)"),
     "state_bins": (4, "integrate/timebins.py: int32 bin per particle (block steps)"),
     "tree": (48, "gravity/tree: src_hi, src_lo 32 (the sort's spare halves and the first "
@@ -201,7 +202,8 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1) -> 
         parts = 2 if (g.changeover is not None or (box is not None and (
             block or settings.cosmology.short_steps > 1))) else 1
         if on_device:
-            owners["state"] = n * (_b("state") + _b("state_part") * (parts + (parts > 1))
+            summed = parts > 1 and box is not None      # DeviceState.total_acc's buffer
+            owners["state"] = n * (_b("state") + _b("state_part") * (parts + summed)
                                    + _b("state_eps") * (g.eps_ratio is not None)
                                    + _b("state_bins") * block)
         per_cell = (_b("tree_cell") + _b("tree_cell_quad") * (g.multipole == "quadrupole")

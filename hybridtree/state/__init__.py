@@ -2,8 +2,8 @@
 
 Fields, the same for both backends (internal units, G = 1, float64 unless stated):
 positions ``pos`` (n, 3), velocities ``vel`` (n, 3), masses ``mass`` (n,), IDs ``ids``
-(n,) uint64, GADGET types ``types`` (n,) (uint8 on the host, uint64 words on the device,
-where they only travel), one acceleration (n, 3) per force part in ``acc`` (``"full"`` for the plain
+(n,) (uint64 on the host; on the device uint32 where every ID fits, else uint64), GADGET
+types ``types`` (n,) uint8, one acceleration (n, 3) per force part in ``acc`` (``"full"`` for the plain
 leapfrog; ``"hard"`` and ``"soft"`` for the hybrid tree) and the potential ``pot`` (n,).
 
 - :class:`DeviceState` keeps them in device buffers from the first force to the end of
@@ -35,10 +35,10 @@ from ..device.clock import Clock
 from ..device.runtime import Runtime
 from ..errors import UserInputError
 from ..particles import Particles
-from .device import DeviceState
+from .device import DeviceState, narrow_ids
 from .host import HostState
 
-__all__ = ["DeviceState", "HostState", "State", "make_state", "state_backend"]
+__all__ = ["DeviceState", "HostState", "State", "make_state", "narrow_ids", "state_backend"]
 
 
 def state_backend(rt: Runtime, method: str = "tree", build: str = "device") -> str:
@@ -58,9 +58,10 @@ State = HostState | DeviceState
 
 
 def make_state(p: Particles, parts: tuple[str, ...], backend: str, rt: Runtime | None,
-               clock: Clock | None = None) -> State:
-    """A state of ``backend`` ("host" or "device") holding copies of ``p``."""
+               clock: Clock | None = None, narrow: bool | None = None) -> State:
+    """A state of ``backend`` ("host" or "device") holding copies of ``p`` (``narrow``:
+    a device state's uint32 IDs, :class:`DeviceState`)."""
     if backend == "device":
         assert rt is not None
-        return DeviceState(rt, p, parts, clock)
+        return DeviceState(rt, p, parts, clock, narrow)
     return HostState(p, parts, clock)

@@ -1,6 +1,7 @@
 """The run state in device buffers (:mod:`hybridtree.state`), its kernels in
-``cl/state.cl``: float64 (cl_khr_fp64), the IDs uint64, from the first force to the end
-of the run.  Internal units (G = 1)."""
+``cl/state.cl``: float64 (cl_khr_fp64), the IDs uint32 where every ID fits (uint64
+otherwise), the types uint8, from the first force to the end of the run.  Internal units
+(G = 1)."""
 
 from __future__ import annotations
 
@@ -20,20 +21,36 @@ __all__ = ["DeviceState"]
 #: types counted per download in :meth:`DeviceState.type_counts` (32 MB of host memory)
 TYPE_ROWS = 4 << 20
 
+#: IDs below this fit the device's uint32 IDs
+ID32 = 1 << 32
+
+
+def narrow_ids(ids: np.ndarray) -> bool:
+    """Whether every one of ``ids`` fits a uint32 (a state keeps them so on the device)."""
+    ids = np.asarray(ids)
+    return len(ids) == 0 or (int(ids.min()) >= 0 and int(ids.max()) < ID32)
+
 
 class DeviceState:
-    """The state in device buffers (float64; IDs uint64), allocated once."""
+    """The state in device buffers (float64; IDs uint32 or uint64, types uint8), allocated
+    once.  ``narrow``: whether the IDs are kept as uint32 (default: where every one of
+    ``p.ids`` fits; processes that exchange particles must agree, so a run of several
+    decides over all of them).  Downloads give uint64 IDs either way."""
 
     backend = "device"
 
     def __init__(self, rt: Runtime, p: Particles, parts: tuple[str, ...],
-                 clock: Clock | None = None):
+                 clock: Clock | None = None, narrow: bool | None = None):
         if not rt.has_fp64:
             raise ValueError("a device state needs double precision (cl_khr_fp64)")
         self.rt = rt
         self.n = len(p.mass)
         self.parts = parts
         self.clock = clock or Clock(rt)
+        self.narrow = narrow_ids(p.ids) if narrow is None else bool(narrow)
+        if self.narrow and not narrow_ids(p.ids):
+            raise ValueError("IDs of 2^32 or more in a state of uint32 IDs")
+        self.id_type = np.dtype(np.uint32 if self.narrow else np.uint64)
         n = self.n
         # a stored acceleration (a restart's) is the whole force: it seeds a state that keeps
         # the whole force in one column, not one split into parts
@@ -41,8 +58,8 @@ class DeviceState:
         pot = p.pot if p.pot is not None else np.zeros(n)
         with self.clock.device("transfer"):
             arrays = [np.asarray(a, t) for a, t in ((p.pos, np.float64), (p.vel, np.float64),
-                                                    (p.mass, np.float64), (p.ids, np.uint64),
-                                                    (pot, np.float64), (p.types, np.uint64))]
+                                                    (p.mass, np.float64), (p.ids, self.id_type),
+                                                    (pot, np.float64), (p.types, np.uint8))]
             (self.pos, self.vel, self.mass, self.ids, self.pot,
              self.types) = upload(rt, arrays, [None] * 6)
             self.acc = {parts[0]: upload(rt, [np.asarray(acc, np.float64)], [None])[0]}
@@ -56,8 +73,9 @@ class DeviceState:
 
     @property
     def nbytes(self) -> int:
-        """Device memory of the state (bytes)."""
-        return self.n * (24 * (2 + len(self.parts)) + 8 + 8 + 8 + 8)
+        """Device memory of the state (bytes): pos, vel, acc of each part 24 each, mass and
+        pot 8 each, IDs 4 (8 where one does not fit a uint32), types 1."""
+        return self.n * (24 * (2 + len(self.parts)) + 8 + 8 + self.id_type.itemsize + 1)
 
     def _axpy(self, n: int, a: float, x: cl.Buffer, y: cl.Buffer) -> None:
         """y += a x over n float64 values (cl/state.cl)."""
@@ -105,35 +123,46 @@ class DeviceState:
 
     def download(self, order: tuple[int, cl.Buffer | None] | None = None) -> Particles:
         """Host copies of the particles (through pinned memory on GPUs; acc: the sum of
-        the parts, added on the device).  ``order = (lo, table)``: put them in the
+        the parts, added on the host: the device's ``add`` bits, without a third
+        acceleration buffer on the device).  ``order = (lo, table)``: put them in the
         caller's order on the device first -- the IDs must be the range lo .. lo + n - 1;
         a particle goes to row ``table[id - lo]`` (int32 device buffer), or ``id - lo``
         without a table."""
         n = self.n
         p = Particles(np.empty((n, 3)), np.empty((n, 3)), np.empty(n), np.empty(n, np.uint64),
-                      np.empty((n, 3)), np.empty(n))
-        types = np.empty(n, np.uint64)
+                      np.empty((n, 3)), np.empty(n), np.zeros(n, np.uint8))
+        ids = np.empty(n, self.id_type) if self.narrow else p.ids
+        two = "full" not in self.acc and n > 0
+        other = np.empty((n, 3)) if two else None
         columns = [(self.pos, p.pos), (self.vel, p.vel), (self.mass, p.mass),
-                   (self.ids, p.ids), (self.total_acc(), p.acc), (self.pot, p.pot),
-                   (self.types, types)]
+                   (self.ids, ids), (self.acc[self.parts[0]], p.acc), (self.pot, p.pot),
+                   (self.types, p.types)] + ([(self.acc[self.parts[1]], other)] if two else [])
         with self.clock.host("transfer", wait=True):
             if order is None or n == 0:
                 download(self.rt, columns)
-                p.types = types.astype(np.uint8)
-                return p
-            lo, table = order
-            tmp = self.rt.empty(24 * n)       # one column at a time: 24 bytes per particle
-            try:
-                for buf, host in columns:
-                    width = host.size // n
-                    launch(self.rt, "state.cl", "to_caller", n, np.int32(n), np.int32(width),
-                           np.uint64(lo), np.int32(table is not None), self.ids,
-                           table if table is not None else self.ids, buf, tmp)
-                    download(self.rt, [(tmp, host)])
-            finally:
-                tmp.release()
-        p.types = types.astype(np.uint8)
+            else:
+                self._to_caller(columns, *order)
+        if two:
+            p.acc += other          # one rounded add, as cl/state.cl add (total_acc)
+        if self.narrow:
+            p.ids[:] = ids
         return p
+
+    def _to_caller(self, columns: list, lo: int, table: cl.Buffer | None) -> None:
+        """The (buffer, host array) columns downloaded in the caller's order
+        (:meth:`download`), one at a time through 24 bytes per particle of scratch."""
+        n = self.n
+        tmp = self.rt.empty(24 * n)
+        ids = f"i{8 * self.id_type.itemsize}"
+        try:
+            for buf, host in columns:
+                name = f"to_caller_w{host.itemsize}_{ids}"
+                launch(self.rt, "state.cl", name, n, np.int32(n), np.int32(host.size // n),
+                       np.uint64(lo), np.int32(table is not None), self.ids,
+                       table if table is not None else self.ids, buf, tmp)
+                download(self.rt, [(tmp, host)])
+        finally:
+            tmp.release()
 
     def download_rows(self, lo: int, hi: int) -> Particles:
         """Host copies of rows lo .. hi - 1 of the state's order: a chunk of what
@@ -144,15 +173,14 @@ class DeviceState:
         k = hi - lo
         assert 0 <= lo <= hi <= self.n, (lo, hi, self.n)
         p = Particles(np.empty((k, 3)), np.empty((k, 3)), np.empty(k), np.empty(k, np.uint64),
-                      np.empty((k, 3)), np.empty(k))
-        types = np.empty(k, np.uint64)
+                      np.empty((k, 3)), np.empty(k), np.zeros(k, np.uint8))
         if k == 0:
-            p.types = types.astype(np.uint8)
             return p
         q = self.rt.queue
         acc = [self.acc[self.parts[0]]] if "full" in self.acc else [self.acc[x] for x in self.parts]
+        ids = np.empty(k, self.id_type) if self.narrow else p.ids
         columns = [(self.pos, p.pos), (self.vel, p.vel), (self.mass, p.mass),
-                   (self.ids, p.ids), (self.pot, p.pot), (self.types, types)]
+                   (self.ids, ids), (self.pot, p.pot), (self.types, p.types)]
         with self.clock.host("transfer", wait=True):
             tmp = [self.rt.empty(24 * k) for _ in range(1 + (len(acc) > 1) * 2)]
             try:
@@ -167,16 +195,15 @@ class DeviceState:
             finally:
                 for b in tmp:
                     b.release()
-        p.types = types.astype(np.uint8)
+        if self.narrow:
+            p.ids[:] = ids
         return p
 
     def _rows(self, buf: cl.Buffer, lo: int, host: np.ndarray, tmp: cl.Buffer) -> None:
         """``host`` (C-contiguous, k rows) := rows lo .. lo + k - 1 of the state's column
         ``buf``, through the device buffer ``tmp`` (room for them)."""
-        k = len(host)
-        width = host.size // k
-        cl.enqueue_copy(self.rt.queue, tmp, buf, byte_count=8 * width * k,
-                        src_offset=8 * width * lo)
+        row = host.nbytes // len(host)            # bytes per particle of the column
+        cl.enqueue_copy(self.rt.queue, tmp, buf, byte_count=host.nbytes, src_offset=row * lo)
         download(self.rt, [(tmp, host)])
 
     def type_counts(self) -> np.ndarray:
@@ -186,17 +213,17 @@ class DeviceState:
         rows = min(self.n, TYPE_ROWS)
         if self.n == 0:
             return counts
-        types = np.empty(rows, np.uint64)
+        types = np.empty(rows, np.uint8)
         with self.clock.host("transfer", wait=True):
             if rows == self.n:
                 download(self.rt, [(self.types, types)])
-                return np.bincount(types.astype(np.int64), minlength=N_TYPES)
-            tmp = self.rt.empty(8 * rows)
+                return np.bincount(types, minlength=N_TYPES)
+            tmp = self.rt.empty(rows)
             try:
                 for lo in range(0, self.n, rows):
                     part = types[:min(rows, self.n - lo)]
                     self._rows(self.types, lo, part, tmp)
-                    counts += np.bincount(part.astype(np.int64), minlength=N_TYPES)
+                    counts += np.bincount(part, minlength=N_TYPES)
             finally:
                 tmp.release()
         return counts
@@ -225,11 +252,12 @@ class DeviceState:
                 total_mass, combine)
 
     def columns(self) -> list[tuple[str, int, cl.Buffer]]:
-        """Every per-particle buffer as (name, 8-byte words per particle, buffer), in a
-        fixed order: what a particle carries when it moves to another process."""
-        return ([("pos", 3, self.pos), ("vel", 3, self.vel), ("mass", 1, self.mass),
-                 ("ids", 1, self.ids)] + [(f"acc_{p}", 3, self.acc[p]) for p in self.parts]
-                + [("pot", 1, self.pot), ("types", 1, self.types)])
+        """Every per-particle buffer as (name, bytes per particle, buffer), in a fixed
+        order: what a particle carries when it moves to another process."""
+        return ([("pos", 24, self.pos), ("vel", 24, self.vel), ("mass", 8, self.mass),
+                 ("ids", self.id_type.itemsize, self.ids)]
+                + [(f"acc_{p}", 24, self.acc[p]) for p in self.parts]
+                + [("pot", 8, self.pot), ("types", 1, self.types)])
 
     def reserve(self, n: int) -> None:
         """Room for ``n`` particles (the first ``self.n`` kept): buffers grow by a quarter
@@ -238,10 +266,10 @@ class DeviceState:
         if n <= self.capacity:
             return
         cap = max(n, self.capacity + self.capacity // 4, 1)
-        for name, width, buf in self.columns():
-            new = self.rt.empty(8 * width * cap)
+        for name, size, buf in self.columns():
+            new = self.rt.empty(size * cap)
             if self.n:
-                cl.enqueue_copy(self.rt.queue, new, buf, byte_count=8 * width * self.n)
+                cl.enqueue_copy(self.rt.queue, new, buf, byte_count=size * self.n)
             if name.startswith("acc_"):
                 self.acc[name[4:]] = new
             else:

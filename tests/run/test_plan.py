@@ -60,8 +60,7 @@ def test_the_plan_is_each_owners_peak_within_five_percent(runtime, more):
     """Per owner the plan is the ledger's own peak of a run within 5 % (2^15 particles:
     the per-particle terms dominate, a few seconds per run).  The tree's cells are
     planned twice (the last tree keeps them while a larger build makes its own): its
-    peak lies between one and two generations of them; a hybrid state's sum of its two
-    accelerations is made for a snapshot only (this run writes none)."""
+    peak lies between one and two generations of them."""
     n = 1 << 15
     rep = ledger_peaks(n, **more)
     settings = plummer_settings(n, **more)
@@ -74,8 +73,6 @@ def test_the_plan_is_each_owners_peak_within_five_percent(runtime, more):
             per_cell = BYTES["tree_cell"][0] + BYTES["tree_cell_quad"][0] * (
                 plan_multipole(runtime, more) == "quadrupole")
             low -= per_cell * BYTES["cells_per_particle"][0] * 16 / g.n_leaf * n
-        if owner == "state" and more:   # the parts' sum: made for a snapshot only
-            low -= 24 * n
         if owner == "reductions":       # the level sums of the sums asked for: 19-21 B
             low *= 19 / 21
         assert 0.95 * low <= peak <= 1.05 * plan.owners[owner], (owner, plan.owners, rep)
