@@ -192,9 +192,9 @@ def test_hybrid_energy_error_no_worse_than_twice_the_normal_tree(tmp_path):
     at 1/256, and with fewer hard than soft interactions.  The full 5 time units are kept:
     the energy errors oscillate (at N = 1e4 the ratio was 1.23 at t = 2.5, 0.17 at t = 5).
     N = 3000 (was 1e4: 100 CPU s, now 36): measured at t = 5 hybrid 2.2e-6, plain 1.5e-5
-    (ratio 0.15), hard / soft 0.44 (0.39 at 1e4; a smaller N brings it nearer the bound of
-    0.5, hence not smaller); the same run without substeps (n_hard = 1) ends at 3.3e-4,
-    22 times the plain tree's, and fails (2026-11-29, CPU device)."""
+    (ratio 0.15), hard / soft 0.44 (1e4: 0.39 at t = 0.5; a smaller N brings it nearer
+    the bound of 0.5, hence not smaller); the same run without substeps (n_hard = 1) ends
+    at 3.3e-4, 22 times the plain tree's, and fails (2026-11-29, CPU device)."""
     normal = energy_run(tmp_path, "normal", 1 / 256, False)
     hybrid = energy_run(tmp_path, "hybrid", 1 / 64, True)
     assert float(normal[-1]["time"]) == float(hybrid[-1]["time"]) == 5.0
