@@ -52,6 +52,14 @@ inline uint compact3(ulong v)
     return (uint)v;
 }
 
+/* The Morton key of a hi/lo pair (relative to the cube centre); scale: the key scale. */
+inline ulong pair_key(const float4 h, const float4 l, const float scale)
+{
+    return (spread3(grid_coord(h.x, l.x, scale)) << 2)
+         | (spread3(grid_coord(h.y, l.y, scale)) << 1)
+         | spread3(grid_coord(h.z, l.z, scale));
+}
+
 /* cube_f: the cube's side and the key scale 2^21 / side (cl/prepare.cl extent_cube, or
    the host's cube). */
 __kernel void morton_keys(const int n, __global const float4 *pos_hi,
@@ -60,11 +68,7 @@ __kernel void morton_keys(const int n, __global const float4 *pos_hi,
 {
     const int i = get_global_id(0);
     if (i >= n) return;
-    const float scale = cube_f[1];
-    const float4 h = pos_hi[i], l = pos_lo[i];
-    keys[i] = (spread3(grid_coord(h.x, l.x, scale)) << 2)
-            | (spread3(grid_coord(h.y, l.y, scale)) << 1)
-            | spread3(grid_coord(h.z, l.z, scale));
+    keys[i] = pair_key(pos_hi[i], pos_lo[i], cube_f[1]);
 }
 
 /* Particles into tree order: out[i] = in[order[i]]. */
@@ -128,19 +132,8 @@ inline int gallop_upper(__global const ulong *keys, const int lo, const int hi, 
 }
 
 /* What a tree keeps of a cell besides its link (next, first particle, leaf count or 0,
-   radius bits) and moments: levels[c], its level (bits 0-7) and the octal digit of its key
-   at that level (its octant in its parent, bits 8-10; 0 for the root and for
-   pseudo-children), so that a refit finds every cell's geometric centre from the cells
-   alone (cell_coords) once the sorted keys' buffer holds the inverse order
-   (device_build.py inverse_order).  A cell's first particle is link.y, a leaf's count
-   link.z (0: not a leaf); cell_info makes the LET's int4 rows from these. */
-#define LEVEL_OF(z) ((z) & 0xFF)
-#define DIGIT_OF(z) ((z) >> 8)
-inline int level_digit(const ulong k, const int level)
-{
-    const int digit = level >= 1 && level <= MAXL ? (int)((k >> (3 * (MAXL - level))) & 7UL) : 0;
-    return level | (digit << 8);
-}
+   radius bits) and moments: levels[c], its level.  A cell's first particle is link.y, a
+   leaf's count link.z (0: not a leaf); cell_info makes the LET's int4 rows from these. */
 
 /* The cells that start at particle i, for leaves of at most nmax particles.
    Returns how many; when write != 0 also stores them from cell index base on.
@@ -158,7 +151,7 @@ inline int cells_at(const int i, const int n, __global const ulong *keys, const 
         if (e - s <= nmax || (i - s) % nmax != 0) return 0;
         const int c = min(nmax, e - i);
         if (write) {
-            levels[base] = level_digit(k, MAXL + 1);
+            levels[base] = MAXL + 1;
             link[base] = (int4)((int)offset[i + c], i, c, 0);
         }
         *leaf_count = c;
@@ -179,7 +172,7 @@ inline int cells_at(const int i, const int n, __global const ulong *keys, const 
         const int c = end - i;
         const int leaf = c <= nmax;
         if (write) {
-            levels[base + m] = level_digit(k, level);
+            levels[base + m] = level;
             link[base + m] = (int4)((int)offset[i + c], i, leaf ? c : 0, 0);
         }
         ++m;
@@ -191,7 +184,7 @@ inline int cells_at(const int i, const int n, __global const ulong *keys, const 
     /* a level-21 cell with more than nmax particles: its first pseudo-child starts here */
     const int c = min(nmax, gallop_upper(keys, i, end, k) - i);
     if (write) {
-        levels[base + m] = level_digit(k, MAXL + 1);
+        levels[base + m] = MAXL + 1;
         link[base + m] = (int4)((int)offset[i + c], i, c, 0);
     }
     *leaf_count = c;
@@ -383,28 +376,18 @@ inline float3 coords_centre(const uint3 u, const int geo, const float side, floa
            - 0.5f * side;
 }
 
-/* The integer coordinates of cell c (at level geo = min(level, MAXL); pseudo-children
-   share their level-MAXL parent's): from the key of its first particle where the sorted
-   keys are at hand, else by descending from the root, each step into the child whose
-   subtree holds c (pre-order: the last child at or before c), appending its octant
-   (its levels' digit).  Both give the same integers. */
-inline uint3 cell_coords(const int c, const int first, const int geo,
-                         __global const ulong *keys, __global const int *levels,
-                         __global const int4 *link)
+/* keys[key_at + c] = the Morton key of cell c's first particle, from its hi/lo pair in
+   tree order (the tree as built: morton_keys of that pair is its sorted key), for every
+   cell: what a refit needs of the keys once their buffer holds the inverse order
+   (device_build.py inverse_order writes it in the first half, these behind it). */
+__kernel void cell_keys(const int n_cells, const int key_at, __global const int4 *link,
+                        __global const float4 *src_hi, __global const float4 *src_lo,
+                        __global const float *cube_f, __global ulong *keys)
 {
-    if (keys)
-        return key_coords(keys[first], geo);
-    uint3 u = (uint3)(0u);
-    int r = 0;
-    for (int l = 1; l <= geo; ++l) {
-        int ch = r + 1;
-        while (link[ch].x <= c)
-            ch = link[ch].x;
-        const uint d = (uint)DIGIT_OF(levels[ch]);
-        u = (u << 1u) | (uint3)((d >> 2) & 1u, (d >> 1) & 1u, d & 1u);
-        r = ch;
-    }
-    return u;
+    const int c = get_global_id(0);
+    if (c >= n_cells) return;
+    const int p = link[c].y;
+    keys[(size_t)key_at + (size_t)c] = pair_key(src_hi[p], src_lo[p], cube_f[1]);
 }
 
 /* Moments of every cell of one level (children are done: launched deepest level first).
@@ -418,11 +401,12 @@ inline uint3 cell_coords(const int c, const int first, const int geo,
    centre| + h_child), and the side l_eff = max(l, 2 h) takes l's place in S_eff and in
    the bounding radius, so that every particle lies in the cube of side l_eff about the
    centre, which is all the opening tests assume (a build's guarantee, kept).
-   keys NULL: the cells' centres from the cells alone (cell_coords; a refit once the keys'
-   buffer is lent to the inverse order). */
+   key_at < 0: a cell's key is keys[its first particle] (the sorted keys); else
+   keys[key_at + c] (cell_keys: a refit once the keys' buffer holds the inverse order). */
 __kernel void cell_moments(const int n_cells, const int level, __global const float *cube_f,
                            const float inv_theta, __global const ulong *keys,
-                           __global const float4 *src_hi, __global const float4 *src_lo,
+                           const int key_at, __global const float4 *src_hi,
+                           __global const float4 *src_lo,
                            __global const int *levels, __global int4 *link,
                            __global float4 *cell_hi, __global float4 *cell_lo,
                            __global float *ext
@@ -436,13 +420,13 @@ __kernel void cell_moments(const int n_cells, const int level, __global const fl
 {
     const int c = get_global_id(0);
     if (c >= n_cells) return;
-    if (LEVEL_OF(levels[c]) != level) return;
+    if (levels[c] != level) return;
     const int4 lk = link[c];
     const int first = lk.y, leaf_count = lk.z;      /* leaf_count 0: not a leaf */
     const float side = cube_f[0];
     float side_l;
     const int geo = min(level, MAXL);
-    const uint3 u = cell_coords(c, first, geo, keys, levels, link);
+    const uint3 u = key_coords(keys[key_at < 0 ? first : key_at + c], geo);
     const float3 centre = coords_centre(u, geo, side, &side_l);
     const int end = lk.x;
     float m = 0.0f, h_ext = 0.0f;
@@ -480,13 +464,8 @@ __kernel void cell_moments(const int n_cells, const int level, __global const fl
             e_min = fmin(e_min, ce.z);
 #endif
             if (ext) {
-                /* a child's coordinates: its parent's and its octant (a pseudo-child:
-                   its parent's own) */
-                const int chz = levels[ch];
-                const int cgeo = min(LEVEL_OF(chz), MAXL);
-                const uint d = (uint)DIGIT_OF(chz);
-                const uint3 cu = cgeo == geo ? u
-                    : (u << 1u) | (uint3)((d >> 2) & 1u, (d >> 1) & 1u, d & 1u);
+                const int cgeo = min(levels[ch], MAXL);
+                const uint3 cu = key_coords(keys[key_at < 0 ? link[ch].y : key_at + ch], cgeo);
                 float side_ch;
                 const float3 a = fabs(coords_centre(cu, cgeo, side, &side_ch) - centre);
                 h_ext = fmax(h_ext, fmax(a.x, fmax(a.y, a.z)) + ext[ch]);
@@ -568,7 +547,7 @@ __kernel void cell_info(const int n_cells, const int n, __global const int *leve
     if (c >= n_cells) return;
     const int4 lk = link[c];
     const int end = lk.x < n_cells ? link[lk.x].y : n;
-    info[c] = (int4)(lk.y, end - lk.y, LEVEL_OF(levels[c]), lk.z != 0);
+    info[c] = (int4)(lk.y, end - lk.y, levels[c], lk.z != 0);
 }
 
 __kernel void iota(const int n, __global int *out)

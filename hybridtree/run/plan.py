@@ -49,7 +49,7 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
                  "split's counts live inside them until split_gather fills them), sorted "
                  "keys 8 (then the inverse order, inverse_order) and order 4 "
                  "(device_build.py; docs/running.md)"),
-    "tree_cell": (52, "device_build.py: cell_level 4 (level and octant), cell_link, cell_hi, "
+    "tree_cell": (52, "device_build.py: cell_level 4, cell_link, cell_hi, "
                       "cell_lo (16 B each)"),
     "tree_cell_let": (16, "device_build.py DeviceTree.info (the LET's rows, several processes)"),
     "tree_cell_quad": (32, "device_build.py cell_quad (quadrupole moments)"),

@@ -80,8 +80,8 @@ def test_a_refit_splits_the_moved_particles_into_tree_order(runtime, per_eps):
 @pytest.mark.parametrize("multipole", ["monopole", "quadrupole"])
 def test_a_refit_without_the_keys_gives_the_cells_of_one_with_them(runtime, multipole):
     """Once the walks' inverse order holds the sorted keys' buffer, a refit finds the
-    cells' centres from the cells alone (cl/treebuild.cl cell_coords: the octants down
-    from the root): the same bits as a refit that reads them from the keys."""
+    cells' centres from the keys of their first particles kept behind the inverse
+    (cl/treebuild.cl cell_keys): the same bits as a refit that reads the sorted keys."""
     pos, _, mass = plummer(N, seed=1)
     trees = [build_device_tree(runtime, _particles(runtime, pos, mass), None, theta=THETA,
                                n_leaf=8, multipole=multipole) for _ in range(2)]

@@ -171,7 +171,7 @@ def test_the_inverse_order_takes_the_sorted_keys_buffer(runtime):
 
 @pytest.mark.parametrize("n_leaf", [16, 1])
 def test_the_lets_cell_rows_are_made_only_when_asked_for(runtime, n_leaf):
-    """A tree keeps 4 bytes a cell of its own (level and octant) besides its links and
+    """A tree keeps 4 bytes a cell of its own (its level) besides its links and
     moments: the int4 rows (first particle, count, level, is_leaf) that only the LET
     reads are made from them when first asked for (16 bytes a cell then, not before),
     and they are the host build's."""
@@ -188,3 +188,20 @@ def test_the_lets_cell_rows_are_made_only_when_asked_for(runtime, n_leaf):
     host = build_tree(pos, mass, n_leaf=n_leaf, cube=tree.cube)
     for k, name in enumerate(("start", "count", "level", "is_leaf")):
         assert np.array_equal(rows[:, k], getattr(host, name)), name
+
+
+def test_a_tree_of_more_cells_than_half_its_particles_keeps_its_keys(runtime):
+    """Leaves of one particle: the cells' keys would not fit behind the inverse, so the
+    tree keeps its sorted keys and gives the inverse a buffer of its own."""
+    from hybridtree.gravity.tree.device_build import build_device_tree, inverse_order
+    from hybridtree.ics import plummer
+
+    if not runtime.has_fp64:
+        pytest.skip("the build's float64 path")
+    pos, _, mass = plummer(2000, seed=9)
+    tree = build_device_tree(runtime, pos, mass, n_leaf=1)
+    assert tree.n_cells > tree.n // 2
+    inv = _read(runtime, inverse_order(tree), tree.n, np.uint32)
+    assert tree.keys is not None and tree.inverse is not tree.room
+    order = _read(runtime, tree.order, tree.n, np.uint32)
+    assert np.array_equal(order[inv], np.arange(tree.n))

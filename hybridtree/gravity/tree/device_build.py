@@ -177,15 +177,17 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
 def device_moments(tree: DeviceTree, ext: cl.Buffer | None = None) -> None:
     """(Re)compute every cell's mass, centre of mass, S_eff, bounding radius (and
     quadrupole) from the tree's particles, level by level, deepest first (enqueued only);
-    the cells' centres from the sorted keys, or from the cells alone where the keys'
-    buffer holds the inverse order (cl/treebuild.cl ``cell_coords``: the same bits).
+    the cells' centres from the sorted keys of their first particles, or where the keys'
+    buffer holds the inverse order from the cells' own keys behind it (``tree.key_at``).
     ``ext``: a float buffer over the cells for a refit (cl/treebuild.cl ``cell_moments``:
     the cells' sides grown to hold their particles); None: a build."""
     i32, n_cells = np.int32, tree.n_cells
     quad = [tree.cell_quad] if tree.cell_quad is not None else []
     per_eps = [tree.cell_eps] if tree.cell_eps is not None else []
-    rest = [tree.cube_f, np.float32(1.0 / tree.theta), tree.keys, tree.src_hi,
-            tree.src_lo, tree.levels, tree.link, tree.cell_hi, tree.cell_lo, ext] + per_eps + quad
+    lent = tree.keys is None
+    rest = [tree.cube_f, np.float32(1.0 / tree.theta), tree.room if lent else tree.keys,
+            i32(tree.key_at if lent else -1), tree.src_hi, tree.src_lo, tree.levels,
+            tree.link, tree.cell_hi, tree.cell_lo, ext] + per_eps + quad
     defines, count = moment_defines(tree.multipole, bool(per_eps)), i32(n_cells)
     for level in range(MAX_LEVEL + 1, -1, -1):
         _launch(tree.rt, "cell_moments", n_cells, count, i32(level), *rest, defines=defines)

@@ -43,8 +43,8 @@ class DeviceTree:
     keys: cl.Buffer | None
     src_hi: cl.Buffer           # float4 (N,) tree order: x, y, z hi (cube-centre relative), m
     src_lo: cl.Buffer           # float4 (N,) lo parts; w: the softening eps (PER_EPS) or 0
-    #: int (C,) level | octant in the parent << 8 (cl/treebuild.cl LEVEL_OF, DIGIT_OF); a
-    #: cell's first particle and a leaf's count are in its link (:attr:`info`: the LET's rows)
+    #: int (C,) the cells' levels; a cell's first particle and a leaf's count are in its
+    #: link (:attr:`info`: the LET's rows)
     levels: cl.Buffer
     link: cl.Buffer             # int4 (C,) next, first particle, leaf count or 0, radius bits
     cell_hi: cl.Buffer          # float4 (C,) centre of mass hi, mass
@@ -68,6 +68,9 @@ class DeviceTree:
     #: the sorted keys' buffer (8 bytes a particle): the keys while the build and the sink
     #: groups need them, then the inverse order (the walks' results to the caller's order)
     room: cl.Buffer | None = None
+    #: where the keys are lent (``keys`` None): the 8-byte slot of ``room`` from which on
+    #: the keys of the cells' first particles lie, behind the inverse (:func:`inverse_order`)
+    key_at: int = -1
     alloc: object = None        # where this tree's buffers came from (its groups' too)
     #: the cube on the device (:func:`cube_buffers`): float64 corner, side, centre (None
     #: without double precision) and float32 side, key scale
@@ -165,12 +168,23 @@ def inverse_order(tree: DeviceTree) -> cl.Buffer:
     the order): results go back to the caller's order as a gather (prepare.cl).  It is
     written into the sorted keys' buffer (``tree.room``): the walks need the inverse,
     the build and the sink groups the keys, never both at once, so the tree keeps 8
-    bytes a particle for both, not 12 (a tree asked for groups of another size
-    afterwards forms its keys again: :func:`sorted_keys`)."""
+    bytes a particle for both, not 12.  Behind the inverse go the keys of the cells'
+    first particles (cl/treebuild.cl ``cell_keys``, from the pairs as built), all a refit
+    needs of the keys; a tree asked for groups of another size afterwards forms its keys
+    again (:func:`sorted_keys`).  A tree refitted before its first inverse (its pairs
+    moved), or of more cells than half its particles (tiny leaves), keeps its keys and
+    gets a buffer of its own (4 bytes a particle)."""
     if tree.inverse is None:
-        tree.keys, tree.inverse = None, tree.room
-        launch(tree.rt, "prepare.cl", "invert_order", tree.n, np.int32(tree.n), tree.order,
-               tree.inverse, local=spread_local(tree.rt.info))
+        rt, n, i32 = tree.rt, tree.n, np.int32
+        key_at = (n + 1) // 2           # the first 8-byte slot behind the inverse
+        if tree.cell_ext is None and key_at + tree.n_cells <= n:
+            build_launch(rt, "cell_keys", tree.n_cells, i32(tree.n_cells), i32(key_at),
+                         tree.link, tree.src_hi, tree.src_lo, tree.cube_f, tree.room)
+            tree.keys, tree.inverse, tree.key_at = None, tree.room, key_at
+        else:
+            tree.inverse = allocator(rt, tree.alloc)("inverse", 4 * n)   # 4 B/particle
+        launch(rt, "prepare.cl", "invert_order", n, i32(n), tree.order, tree.inverse,
+               local=spread_local(rt.info))
     return tree.inverse
 
 
@@ -186,6 +200,6 @@ def sorted_keys(tree: DeviceTree) -> cl.Buffer:
             raise RuntimeError("the sorted keys of a refitted device tree were lent to its "
                                "inverse order: ask for its sink groups before its first walk")
         tree.keys, tree.inverse = tree.room, None
-        build_launch(tree.rt, "morton_keys", tree.n, np.int32(tree.n), tree.src_hi, tree.src_lo,
-                tree.cube_f, tree.keys)
+        build_launch(tree.rt, "morton_keys", tree.n, np.int32(tree.n), tree.src_hi,
+                     tree.src_lo, tree.cube_f, tree.keys)
     return tree.keys
