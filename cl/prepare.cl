@@ -141,28 +141,8 @@ __kernel void split_gather(const int n, __global const uint *order, __global con
     split_one(i, (size_t)j, pos, mass, cube, EPS_OF(j), hi, lo);
 }
 
-/* treebuild.cl's spread3 and grid_coord (the same code: a key from the same hi/lo pair
-   is the same key). */
-inline ulong spread3(ulong v)
-{
-    v &= 0x1FFFFFUL;
-    v = (v | (v << 32)) & 0x1F00000000FFFFUL;
-    v = (v | (v << 16)) & 0x1F0000FF0000FFUL;
-    v = (v | (v << 8)) & 0x100F00F00F00F00FUL;
-    v = (v | (v << 4)) & 0x10C30C30C30C30C3UL;
-    v = (v | (v << 2)) & 0x1249249249249249UL;
-    return v;
-}
-
-inline ulong grid_coord(const float hi, const float lo, const float scale)
-{
-    const float a = hi * scale;
-    const float fa = floor(a);
-    const float r = (a - fa) + lo * scale;
-    long u = (long)fa + (long)floor(r) + 1048576L;
-    u = clamp(u, 0L, 2097151L);
-    return (ulong)u;
-}
+/* spread3, grid_coord: treebuild.cl's own (a key from the same hi/lo pair is the same key) */
+#include "morton.cl"
 
 /* Morton key of particle i from its hi/lo split (split_sources) without storing the
    split: treebuild.cl's morton_keys of split_sources' pairs, the same bits, and the tree

@@ -38,17 +38,7 @@
 #define GUARDF 2.8f
 #endif
 
-/* Insert two zero bits between each of the low 21 bits of v. */
-inline ulong spread3(ulong v)
-{
-    v &= 0x1FFFFFUL;
-    v = (v | (v << 32)) & 0x1F00000000FFFFUL;
-    v = (v | (v << 16)) & 0x1F0000FF0000FFUL;
-    v = (v | (v << 8)) & 0x100F00F00F00F00FUL;
-    v = (v | (v << 4)) & 0x10C30C30C30C30C3UL;
-    v = (v | (v << 2)) & 0x1249249249249249UL;
-    return v;
-}
+#include "morton.cl"
 
 /* Inverse of spread3: every third bit, compacted. */
 inline uint compact3(ulong v)
@@ -62,16 +52,12 @@ inline uint compact3(ulong v)
     return (uint)v;
 }
 
-/* floor((hi + lo) * scale) + 2^20 clipped to [0, 2^21 - 1]; scale is a power of two, so
-   hi * scale and lo * scale are exact and only the final fraction is rounded. */
-inline ulong grid_coord(const float hi, const float lo, const float scale)
+/* The Morton key of a hi/lo pair (relative to the cube centre); scale: the key scale. */
+inline ulong pair_key(const float4 h, const float4 l, const float scale)
 {
-    const float a = hi * scale;
-    const float fa = floor(a);
-    const float r = (a - fa) + lo * scale;          /* in about [-0.06, 1.06) */
-    long u = (long)fa + (long)floor(r) + 1048576L;
-    u = clamp(u, 0L, 2097151L);
-    return (ulong)u;
+    return (spread3(grid_coord(h.x, l.x, scale)) << 2)
+         | (spread3(grid_coord(h.y, l.y, scale)) << 1)
+         | spread3(grid_coord(h.z, l.z, scale));
 }
 
 /* cube_f: the cube's side and the key scale 2^21 / side (cl/prepare.cl extent_cube, or
@@ -82,11 +68,7 @@ __kernel void morton_keys(const int n, __global const float4 *pos_hi,
 {
     const int i = get_global_id(0);
     if (i >= n) return;
-    const float scale = cube_f[1];
-    const float4 h = pos_hi[i], l = pos_lo[i];
-    keys[i] = (spread3(grid_coord(h.x, l.x, scale)) << 2)
-            | (spread3(grid_coord(h.y, l.y, scale)) << 1)
-            | spread3(grid_coord(h.z, l.z, scale));
+    keys[i] = pair_key(pos_hi[i], pos_lo[i], cube_f[1]);
 }
 
 /* Particles into tree order: out[i] = in[order[i]]. */
@@ -149,12 +131,16 @@ inline int gallop_upper(__global const ulong *keys, const int lo, const int hi, 
     return upper_bound(keys, a, b, v);     /* b == hi or keys[b] > v */
 }
 
+/* What a tree keeps of a cell besides its link (next, first particle, leaf count or 0,
+   radius bits) and moments: levels[c], its level.  A cell's first particle is link.y, a
+   leaf's count link.z (0: not a leaf); cell_info makes the LET's int4 rows from these. */
+
 /* The cells that start at particle i, for leaves of at most nmax particles.
    Returns how many; when write != 0 also stores them from cell index base on.
    *leaf_count gets the size of the leaf that ends the chain (0 if no cell starts at i). */
 inline int cells_at(const int i, const int n, __global const ulong *keys, const int nmax,
                     const int write, const int base, __global const uint *offset,
-                    __global int4 *info, __global int4 *link, int *leaf_count)
+                    __global int *levels, __global int4 *link, int *leaf_count)
 {
     const ulong k = keys[i];
     const int d = i == 0 ? -1 : common_digits(keys[i - 1], k);
@@ -165,7 +151,7 @@ inline int cells_at(const int i, const int n, __global const ulong *keys, const 
         if (e - s <= nmax || (i - s) % nmax != 0) return 0;
         const int c = min(nmax, e - i);
         if (write) {
-            info[base] = (int4)(i, c, MAXL + 1, 1);
+            levels[base] = MAXL + 1;
             link[base] = (int4)((int)offset[i + c], i, c, 0);
         }
         *leaf_count = c;
@@ -186,7 +172,7 @@ inline int cells_at(const int i, const int n, __global const ulong *keys, const 
         const int c = end - i;
         const int leaf = c <= nmax;
         if (write) {
-            info[base + m] = (int4)(i, c, level, leaf);
+            levels[base + m] = level;
             link[base + m] = (int4)((int)offset[i + c], i, leaf ? c : 0, 0);
         }
         ++m;
@@ -198,7 +184,7 @@ inline int cells_at(const int i, const int n, __global const ulong *keys, const 
     /* a level-21 cell with more than nmax particles: its first pseudo-child starts here */
     const int c = min(nmax, gallop_upper(keys, i, end, k) - i);
     if (write) {
-        info[base + m] = (int4)(i, c, MAXL + 1, 1);
+        levels[base + m] = MAXL + 1;
         link[base + m] = (int4)((int)offset[i + c], i, c, 0);
     }
     *leaf_count = c;
@@ -222,12 +208,12 @@ __kernel void count_cells(const int n, __global const ulong *keys, const int nma
 }
 
 __kernel void fill_cells(const int n, __global const ulong *keys, const int nmax,
-                         __global const uint *offset, __global int4 *info, __global int4 *link)
+                         __global const uint *offset, __global int *levels, __global int4 *link)
 {
     const int i = get_global_id(0);
     if (i >= n) return;
     int lc;
-    cells_at(i, n, keys, nmax, 1, (int)offset[i], offset, info, link, &lc);
+    cells_at(i, n, keys, nmax, 1, (int)offset[i], offset, levels, link, &lc);
 }
 
 /* Leaves of the split with at most nmax particles, in key order: (start, count). */
@@ -373,17 +359,35 @@ inline void add_quad(float *q, const float3 d, const float m)
     q[5] += m * 3.0f * d.y * d.z;
 }
 
-/* Geometric centre (relative to the cube centre) and side of the level-L cell that holds
-   key k; pseudo-children (level MAXL + 1) share their level-MAXL parent's.  Exact in
-   float32: the cube's side is a power of two. */
-inline float3 cell_centre(const ulong k, const int level, const float side, float *side_l)
+/* Integer coordinates of the level-geo cell (geo <= MAXL) that holds key k. */
+inline uint3 key_coords(const ulong k, const int geo)
 {
-    const int geo = min(level, MAXL);
     const int sh = MAXL - geo;
+    return (uint3)(compact3(k >> 2) >> sh, compact3(k >> 1) >> sh, compact3(k) >> sh);
+}
+
+/* Geometric centre (relative to the cube centre) and side of the cell of integer
+   coordinates u at level geo <= MAXL.  Exact in float32: the cube's side is a power of
+   two. */
+inline float3 coords_centre(const uint3 u, const int geo, const float side, float *side_l)
+{
     *side_l = side / (float)(1 << geo);
-    return (float3)((float)(compact3(k >> 2) >> sh) + 0.5f,
-                    (float)(compact3(k >> 1) >> sh) + 0.5f,
-                    (float)(compact3(k) >> sh) + 0.5f) * *side_l - 0.5f * side;
+    return (float3)((float)u.x + 0.5f, (float)u.y + 0.5f, (float)u.z + 0.5f) * *side_l
+           - 0.5f * side;
+}
+
+/* keys[key_at + c] = the Morton key of cell c's first particle, from its hi/lo pair in
+   tree order (the tree as built: morton_keys of that pair is its sorted key), for every
+   cell: what a refit needs of the keys once their buffer holds the inverse order
+   (device_build.py inverse_order writes it in the first half, these behind it). */
+__kernel void cell_keys(const int n_cells, const int key_at, __global const int4 *link,
+                        __global const float4 *src_hi, __global const float4 *src_lo,
+                        __global const float *cube_f, __global ulong *keys)
+{
+    const int c = get_global_id(0);
+    if (c >= n_cells) return;
+    const int p = link[c].y;
+    keys[(size_t)key_at + (size_t)c] = pair_key(src_hi[p], src_lo[p], cube_f[1]);
 }
 
 /* Moments of every cell of one level (children are done: launched deepest level first).
@@ -396,11 +400,14 @@ inline float3 cell_centre(const ulong k, const int level, const float side, floa
    geometric centre (a leaf: over its particles; else over its children, |child centre -
    centre| + h_child), and the side l_eff = max(l, 2 h) takes l's place in S_eff and in
    the bounding radius, so that every particle lies in the cube of side l_eff about the
-   centre, which is all the opening tests assume (a build's guarantee, kept). */
+   centre, which is all the opening tests assume (a build's guarantee, kept).
+   key_at < 0: a cell's key is keys[its first particle] (the sorted keys); else
+   keys[key_at + c] (cell_keys: a refit once the keys' buffer holds the inverse order). */
 __kernel void cell_moments(const int n_cells, const int level, __global const float *cube_f,
                            const float inv_theta, __global const ulong *keys,
-                           __global const float4 *src_hi, __global const float4 *src_lo,
-                           __global const int4 *info, __global int4 *link,
+                           const int key_at, __global const float4 *src_hi,
+                           __global const float4 *src_lo,
+                           __global const int *levels, __global int4 *link,
                            __global float4 *cell_hi, __global float4 *cell_lo,
                            __global float *ext
 #if PER_EPS
@@ -413,19 +420,22 @@ __kernel void cell_moments(const int n_cells, const int level, __global const fl
 {
     const int c = get_global_id(0);
     if (c >= n_cells) return;
-    const int4 ci = info[c];
-    if (ci.z != level) return;
+    if (levels[c] != level) return;
+    const int4 lk = link[c];
+    const int first = lk.y, leaf_count = lk.z;      /* leaf_count 0: not a leaf */
     const float side = cube_f[0];
     float side_l;
-    const float3 centre = cell_centre(keys[ci.x], level, side, &side_l);
-    const int end = link[c].x;
+    const int geo = min(level, MAXL);
+    const uint3 u = key_coords(keys[key_at < 0 ? first : key_at + c], geo);
+    const float3 centre = coords_centre(u, geo, side, &side_l);
+    const int end = lk.x;
     float m = 0.0f, h_ext = 0.0f;
     float3 dm = (float3)(0.0f);
 #if PER_EPS
     float me2 = 0.0f, e_max = 0.0f, e_min = INFINITY;   /* sum of m eps^2; extremes */
 #endif
-    if (ci.w) {
-        for (int j = ci.x; j < ci.x + ci.y; ++j) {
+    if (leaf_count) {
+        for (int j = first; j < first + leaf_count; ++j) {
             const float4 h = src_hi[j];
             const float4 l = src_lo[j];
             const float3 d = (h.xyz - centre) + l.xyz;
@@ -454,9 +464,10 @@ __kernel void cell_moments(const int n_cells, const int level, __global const fl
             e_min = fmin(e_min, ce.z);
 #endif
             if (ext) {
-                const int4 chi = info[ch];
+                const int cgeo = min(levels[ch], MAXL);
+                const uint3 cu = key_coords(keys[key_at < 0 ? link[ch].y : key_at + ch], cgeo);
                 float side_ch;
-                const float3 a = fabs(cell_centre(keys[chi.x], chi.z, side, &side_ch) - centre);
+                const float3 a = fabs(coords_centre(cu, cgeo, side, &side_ch) - centre);
                 h_ext = fmax(h_ext, fmax(a.x, fmax(a.y, a.z)) + ext[ch]);
             }
         }
@@ -483,8 +494,8 @@ __kernel void cell_moments(const int n_cells, const int level, __global const fl
 #if QUAD
     const float3 ch_ = (float3)(x.s0, y.s0, z.s0), cl_ = (float3)(x.s1, y.s1, z.s1);
     float q[6] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    if (ci.w) {
-        for (int j = ci.x; j < ci.x + ci.y; ++j) {
+    if (leaf_count) {
+        for (int j = first; j < first + leaf_count; ++j) {
             const float4 h = src_hi[j];
             add_quad(q, (h.xyz - ch_) + (src_lo[j].xyz - cl_), h.w);
         }
@@ -524,6 +535,19 @@ __kernel void group_boxes(const int n_groups, __global const int2 *groups,
     g_hi[g] = (float4)(c, 0.0f);
     g_lo[g] = (float4)(0.0f, 0.0f, 0.0f, r.y > 0 ? e_min : 0.0f);
     g_half[g] = (float4)(0.5f * (hi - lo) * 1.000001f + 3e-7f * big + 1e-30f, 0.0f);
+}
+
+/* info[c] = (first particle, count, level, is_leaf) of cell c (cl/let.cl's rows), from
+   its link and level: a cell's particles end where the next cell after its subtree
+   starts (n after the last). */
+__kernel void cell_info(const int n_cells, const int n, __global const int *levels,
+                        __global const int4 *link, __global int4 *info)
+{
+    const int c = get_global_id(0);
+    if (c >= n_cells) return;
+    const int4 lk = link[c];
+    const int end = lk.x < n_cells ? link[lk.x].y : n;
+    info[c] = (int4)(lk.y, end - lk.y, levels[c], lk.z != 0);
 }
 
 __kernel void iota(const int n, __global int *out)

@@ -46,10 +46,13 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
                        "a snapshot adds the parts on the host"),
     "state_eps": (4, "gravity/eps_types.py: float32 eps per particle (gravity.eps_types)"),
     "state_bins": (4, "integrate/timebins.py: int32 bin per particle (block steps)"),
-    "tree": (48, "gravity/tree: src_hi, src_lo 32 (the sort's spare halves and the first "
+    "tree": (44, "gravity/tree: src_hi, src_lo 32 (the sort's spare halves and the first "
                  "split's counts live inside them until split_gather fills them), sorted "
-                 "keys 8 and order 4, inverse 4 (device_build.py; docs/running.md)"),
-    "tree_cell": (64, "device_build.py: cell_info, cell_link, cell_hi, cell_lo (16 B each)"),
+                 "keys 8 (then the inverse order, inverse_order) and order 4 "
+                 "(device_build.py; docs/running.md)"),
+    "tree_cell": (52, "device_build.py: cell_level 4, cell_link, cell_hi, "
+                      "cell_lo (16 B each)"),
+    "tree_cell_let": (16, "device_build.py DeviceTree.info (the LET's rows, several processes)"),
     "tree_cell_quad": (32, "device_build.py cell_quad (quadrupole moments)"),
     "tree_cell_eps": (16, "device_build.py cell_eps (a softening per type)"),
     "tree_cell_ext": (4, "tree/refit.py cell_ext (block steps' refits)"),
@@ -208,7 +211,7 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1) -> 
                                    + _b("state_bins") * block)
         per_cell = (_b("tree_cell") + _b("tree_cell_quad") * (g.multipole == "quadrupole")
                     + _b("tree_cell_eps") * (g.eps_ratio is not None)
-                    + _b("tree_cell_ext") * block)
+                    + _b("tree_cell_ext") * block + _b("tree_cell_let") * (size > 1))
         cells = _b("cells_per_particle") * 16 / g.n_leaf * n
         n_group = g.n_group or default_group(info.kind, n, g.opening == "relative")
         groups = n / (_b("group_fill") * n_group) + 1

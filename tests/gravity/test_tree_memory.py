@@ -81,9 +81,11 @@ def _owner_bytes_per_particle(n: int) -> dict[str, float]:
 
 def test_tree_sort_and_reduction_peaks_per_particle_stay_bounded(runtime):
     """At 2^15 (quadrupole, one softening) the tree holds its pairs (32), keys and order
-    (12), the inverse order (4), cells (~29: 0.27 a particle, 96 bytes each, grown once
-    with headroom) and groups (~3): 78 bytes a particle with the sort's histograms, where
-    main held 144 plus 33 of the sort's (the last tree's cells held beside grown ones, the
+    (12; the inverse order, 4, lies in the keys' buffer once the keys are done with),
+    cells (~26: 0.27 a particle, 84 bytes each, 96 before the int4 rows only the LET
+    reads gave way to a level a cell, grown once with headroom) and groups (~3): 69.7
+    measured, 77 before; with the sort's histograms 70, where an older main held 144
+    plus 33 of the sort's (the last tree's cells held beside grown ones, the
     pairs in the caller's order, unsorted keys, the sort's spare halves, the counts); the
     reductions keep a radius (8), not a (radius, mass) pair, and their first level's
     sums (3 for the radii) stay in local memory (cl/reduce.cl LEVEL12): 8.2 where main
@@ -95,6 +97,7 @@ def test_tree_sort_and_reduction_peaks_per_particle_stay_bounded(runtime):
     per = _owner_bytes_per_particle(2**15)
     assert per.get("tree", 0) > 60, per          # the kept tree itself is measured
     assert per["tree"] + per.get("sort", 0) <= 85, per
+    assert per["tree"] <= 72, per      # no inverse of its own, 4 bytes a cell not 16
     assert per.get("sort", 0) <= 2, per
     assert per.get("reductions", 0) <= (9 if runtime.info.kind != "gpu" else 13.5), per
 
@@ -127,3 +130,78 @@ def test_a_build_lets_the_last_trees_buffers_go_before_it_grows_them(runtime):
     gc.collect()
     assert led.owner_peak["tree"] == led.live["tree"], (led.owner_peak["tree"],
                                                         led.live["tree"])
+
+
+def test_the_inverse_order_takes_the_sorted_keys_buffer(runtime):
+    """The walks' inverse order is written into the sorted keys' buffer (the build and the
+    sink groups need the keys, the walks the inverse, never both at once): the tree owner
+    holds not a byte more once it is made.  Sink groups of another size asked for
+    afterwards form the keys again from the pairs, the build's bits, and the inverse is
+    made again when next asked for."""
+    from hybridtree.device.transfer import Workspace
+    from hybridtree.gravity.tree import build_tree
+    from hybridtree.gravity.tree.device_build import (build_device_tree, device_groups,
+                                                      inverse_order)
+    from hybridtree.gravity.tree.octree import packed_leaf_ranges
+    from hybridtree.ics import plummer
+
+    if not runtime.has_fp64:
+        pytest.skip("the build's float64 path")
+    n = 5000
+    pos, _, mass = plummer(n, seed=7)
+    work = Workspace(runtime)
+    tree = build_device_tree(runtime, pos, mass, alloc=work, group_sizes=(32,))
+    device_groups(tree, 32)
+    gc.collect()
+    live = runtime.memory.live["tree"]
+    order = _read(runtime, tree.order, n, np.uint32)
+    inv = _read(runtime, inverse_order(tree), n, np.uint32)
+    assert runtime.memory.live["tree"] == live          # no buffer of its own
+    assert np.array_equal(order[inv], np.arange(n))
+    assert tree.keys is None                            # lent
+    host = build_tree(pos, mass, cube=tree.cube)
+    g = device_groups(tree, 48)                         # the keys formed again
+    ranges = _read(runtime, g.ranges, 2 * g.n_groups, np.int32).reshape(-1, 2)
+    start, count = packed_leaf_ranges(host.keys, 48)
+    assert np.array_equal(ranges[:, 0], start) and np.array_equal(ranges[:, 1], count)
+    assert np.array_equal(tree.to_host()["keys"], host.keys)
+    assert np.array_equal(order[_read(runtime, inverse_order(tree), n, np.uint32)],
+                          np.arange(n))
+
+
+@pytest.mark.parametrize("n_leaf", [16, 1])
+def test_the_lets_cell_rows_are_made_only_when_asked_for(runtime, n_leaf):
+    """A tree keeps 4 bytes a cell of its own (its level) besides its links and
+    moments: the int4 rows (first particle, count, level, is_leaf) that only the LET
+    reads are made from them when first asked for (16 bytes a cell then, not before),
+    and they are the host build's."""
+    from hybridtree.gravity.tree import build_tree
+    from hybridtree.gravity.tree.device_build import build_device_tree
+    from hybridtree.ics import plummer
+
+    pos, _, mass = plummer(3000, seed=8)
+    tree = build_device_tree(runtime, pos, mass, n_leaf=n_leaf, prepare_on_device=False)
+    gc.collect()
+    live = runtime.memory.live["tree"]
+    rows = _read(runtime, tree.info, 4 * tree.n_cells, np.int32).reshape(-1, 4)
+    assert runtime.memory.live["tree"] == live + 16 * tree.n_cells
+    host = build_tree(pos, mass, n_leaf=n_leaf, cube=tree.cube)
+    for k, name in enumerate(("start", "count", "level", "is_leaf")):
+        assert np.array_equal(rows[:, k], getattr(host, name)), name
+
+
+def test_a_tree_of_more_cells_than_half_its_particles_keeps_its_keys(runtime):
+    """Leaves of one particle: the cells' keys would not fit behind the inverse, so the
+    tree keeps its sorted keys and gives the inverse a buffer of its own."""
+    from hybridtree.gravity.tree.device_build import build_device_tree, inverse_order
+    from hybridtree.ics import plummer
+
+    if not runtime.has_fp64:
+        pytest.skip("the build's float64 path")
+    pos, _, mass = plummer(2000, seed=9)
+    tree = build_device_tree(runtime, pos, mass, n_leaf=1)
+    assert tree.n_cells > tree.n // 2
+    inv = _read(runtime, inverse_order(tree), tree.n, np.uint32)
+    assert tree.keys is not None and tree.inverse is not tree.room
+    order = _read(runtime, tree.order, tree.n, np.uint32)
+    assert np.array_equal(order[inv], np.arange(tree.n))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
@@ -26,126 +26,19 @@ from ...device.kernels import launch, option_sets, spread_local
 from ...device.runtime import DeviceInfo, Runtime
 from ...device.transfer import Workspace, allocator, read_counts, read_small
 from .device_sort import SortBuffers, exclusive_scan, sort_input, sort_into
+from .device_tree import (DeviceGroups, DeviceTree, build_launch as _launch, inverse_order,
+                          sorted_keys)
 from .device_sources import (DeviceArrays, cube_buffers, device_cube, device_extent,
                              extent_work_group, upload_sources)
 from .morton import BITS, MAX_LEVEL, Cube
 from .octree import MULTIPOLES, PACK_SPREAD, PACK_UNION, check_build_args
 
 # DeviceArrays, cube_buffers, device_cube, device_extent and extent_work_group live in
-# .device_sources; they are named here too for the modules that import them from here
+# .device_sources, DeviceTree, DeviceGroups, inverse_order and sorted_keys in
+# .device_tree; they are named here too for the modules that import them from here
 __all__ = ["DeviceArrays", "DeviceGroups", "DeviceTree", "build_device_tree", "cube_buffers",
            "device_cube", "device_extent", "device_groups", "device_moments",
-           "extent_work_group", "group_boxes"]
-
-
-@dataclass
-class DeviceTree:
-    """A tree on the device.  Buffers over cells are in pre-order (as :class:`Octree`)."""
-
-    rt: Runtime
-    host_cube: Cube | None      # the cube, where the host has it (else read on first use)
-    theta: float
-    n_leaf: int
-    multipole: str
-    n: int                      # particles
-    n_cells: int
-    order: cl.Buffer            # uint32 (N,) caller index of the i-th particle in tree order
-    keys: cl.Buffer             # uint64 (N,) sorted Morton keys
-    src_hi: cl.Buffer           # float4 (N,) tree order: x, y, z hi (cube-centre relative), m
-    src_lo: cl.Buffer           # float4 (N,) lo parts; w: the softening eps (PER_EPS) or 0
-    info: cl.Buffer             # int4 (C,) first particle, count, level, is_leaf
-    link: cl.Buffer             # int4 (C,) next, first particle, leaf count or 0, radius bits
-    cell_hi: cl.Buffer          # float4 (C,) centre of mass hi, mass
-    cell_lo: cl.Buffer          # float4 (C,) centre of mass lo, S_eff
-    cell_quad: cl.Buffer | None  # float8 (C,) traceless Q (xx yy zz xy xz yz) about the com
-    #: float4 (C,) with a softening per particle: mass-weighted mean eps^2 of the cell's
-    #: particles, their largest and smallest eps, the radius within which a mixed cell is
-    #: opened (cl/walkcommon.cl PER_EPS); None: one eps
-    cell_eps: cl.Buffer | None = None
-    timings: dict = field(default_factory=dict)
-    #: float (C,) after a refit (:mod:`.refit`): the largest max-norm distance of a cell's
-    #: particles from its geometric centre, h; the cell's side in S_eff and the radius is
-    #: then max(l, 2 h).  None for a build, where h <= l / 2.
-    cell_ext: cl.Buffer | None = None
-    groups: dict = field(default_factory=dict)   # (n_group, pack) -> DeviceGroups
-    #: n_group -> the first step of :func:`device_groups` (:class:`LeafSplit`), done
-    leaf_splits: dict = field(default_factory=dict)
-    #: uint32 (N,): the tree position of each caller index (:func:`inverse_order`)
-    inverse: cl.Buffer | None = None
-    alloc: object = None        # where this tree's buffers came from (its groups' too)
-    #: the cube on the device (:func:`cube_buffers`): float64 corner, side, centre (None
-    #: without double precision) and float32 side, key scale
-    cube_d: cl.Buffer | None = None
-    cube_f: cl.Buffer | None = None
-
-    @property
-    def cube(self) -> Cube:
-        """The tree's cube; where the build found it on the device, read from there the
-        first time it is asked for (a run's steps never ask)."""
-        if self.host_cube is None:
-            c = read_small(self.rt, np.empty(8), self.cube_d)
-            self.host_cube = Cube(corner=c[:3].copy(), side=float(c[3]))
-        return self.host_cube
-
-    def let_go(self) -> None:
-        """Drop the references to the buffers (the next build into the same workspace has
-        begun: this tree is no longer valid), so that a workspace buffer that must grow
-        is freed before its successor is made, not held by this tree beside it."""
-        for name in ("order", "keys", "src_hi", "src_lo", "info", "link", "cell_hi",
-                     "cell_lo", "cell_quad", "cell_eps", "cell_ext", "inverse"):
-            setattr(self, name, None)
-        self.groups, self.leaf_splits = {}, {}
-
-    def to_host(self) -> dict[str, np.ndarray]:
-        """Copies of the device arrays (tests and debugging); positions relative to the cube
-        are turned back into the caller's coordinates."""
-        q = self.rt.queue
-
-        def get(buf, shape, dtype):
-            out = np.empty(shape, dtype)
-            if out.size:
-                cl.enqueue_copy(q, out, buf)
-            return out
-
-        info = get(self.info, (self.n_cells, 4), np.int32)
-        link = get(self.link, (self.n_cells, 4), np.int32)
-        chi = get(self.cell_hi, (self.n_cells, 4), np.float32)
-        clo = get(self.cell_lo, (self.n_cells, 4), np.float32)
-        centre = self.cube.centre
-        out = {"order": get(self.order, self.n, np.uint32).astype(np.int64),
-               "keys": get(self.keys, self.n, np.uint64),
-               "start": info[:, 0], "count": info[:, 1], "level": info[:, 2],
-               "is_leaf": info[:, 3].astype(bool), "next": link[:, 0],
-               "radius": link[:, 3].view(np.float32),
-               "cell_mass": chi[:, 3].astype(np.float64),
-               "com": chi[:, :3].astype(np.float64) + clo[:, :3] + centre,
-               "s_eff": clo[:, 3].astype(np.float64)}
-        if self.cell_quad is not None:
-            out["quad"] = get(self.cell_quad, (self.n_cells, 8), np.float32)[:, :6]
-        if self.cell_eps is not None:
-            ce = get(self.cell_eps, (self.n_cells, 4), np.float32).astype(np.float64)
-            out["eps2_mean"], out["eps_max"], out["eps_min"] = ce[:, 0], ce[:, 1], ce[:, 2]
-            out["eps_guard"] = ce[:, 3]
-            out["eps"] = get(self.src_lo, (self.n, 4), np.float32)[:, 3].astype(np.float64)
-        if self.cell_ext is not None:
-            out["half_extent"] = get(self.cell_ext, self.n_cells, np.float32).astype(np.float64)
-        return out
-
-
-@dataclass
-class DeviceGroups:
-    """Sink groups of a device tree's own particles (tree order)."""
-
-    n_groups: int
-    ranges: cl.Buffer   # int2: first sink, sink count
-    hi: cl.Buffer       # float4 box centre hi
-    lo: cl.Buffer       # float4 box centre lo
-    half: cl.Buffer     # float4 box half sides
-
-
-def _launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) -> None:
-    """Kernel ``name`` of treebuild.cl over ``n`` work-items (kernels check their bounds)."""
-    launch(rt, "treebuild.cl", name, n, *args, defines=defines, local=spread_local(rt.info))
+           "extent_work_group", "group_boxes", "inverse_order", "sorted_keys"]
 
 
 def moment_defines(multipole: str, per_eps: bool = False) -> dict:
@@ -218,8 +111,10 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     # Bytes a particle, kept with the tree: 8 (keys) + 4 (order) + 32 (src_hi, src_lo);
     # what only one stage needs lives in these: the sort's spare halves (12) and then the
     # cells' and the first split's counts and scans (4 + 8) in src_hi and src_lo, which
-    # the gather fills last.  The cells: 64 bytes a cell (96 with the quadrupole, 112
-    # with a softening per particle), 0.2-0.25 cells a particle at n_leaf = 16.
+    # the gather fills last; the keys' buffer holds the inverse order once the keys are
+    # done with (inverse_order).  The cells: 52 bytes a cell (84 with the quadrupole, 100
+    # with a softening per particle; the LET's rows 16 more: DeviceTree.info), 0.2-0.25
+    # cells a particle at n_leaf = 16.
     i32 = np.int32
     src_hi = alloc("src_hi", max(16 * n, 4 * (n + 1)))         # 16 B/particle
     src_lo = alloc("src_lo", max(16 * n, 4 * (2 * n + 1)))     # 16 B/particle
@@ -247,9 +142,9 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
         splits[g] = _leaf_split(rt, n, skeys, g, allocator(rt, work), src_lo if k == 0 else None)
     counts = read_counts(rt, [(offset, 4 * n)] + [(sp.offset, 4 * n) for sp in splits.values()])
     n_cells = int(counts[0])
-    # 16 + 16 B/cell (0.2-0.3 cells a particle at n_leaf 16)
-    info, link = alloc("cell_info", 16 * n_cells), alloc("cell_link", 16 * n_cells)
-    _launch(rt, "fill_cells", n, i32(n), skeys, i32(n_leaf), offset, info, link)
+    # 4 + 16 B/cell (0.2-0.3 cells a particle at n_leaf 16)
+    levels, link = alloc("cell_level", 4 * n_cells), alloc("cell_link", 16 * n_cells)
+    _launch(rt, "fill_cells", n, i32(n), skeys, i32(n_leaf), offset, levels, link)
     for (g, split), count in zip(splits.items(), counts[1:]):
         _fill_leaves(rt, n, split, int(count), allocator(rt, work), g)
     if src.arrays is not None:      # into tree order: overwrites the counts
@@ -268,7 +163,8 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     cell_eps = alloc("cell_eps", 16 * n_cells) if per_eps else None     # 16 B/cell
     tree = DeviceTree(rt=rt, host_cube=cube, theta=float(theta), n_leaf=int(n_leaf),
                       multipole=multipole, n=n, n_cells=int(n_cells), order=order, keys=skeys,
-                      src_hi=src_hi, src_lo=src_lo, info=info, link=link, cell_hi=cell_hi,
+                      src_hi=src_hi, src_lo=src_lo, levels=levels, link=link, cell_hi=cell_hi,
+                      room=skeys,
                       cell_lo=cell_lo, cell_quad=cell_quad, cell_eps=cell_eps, timings=t,
                       alloc=work, cube_d=cube_d, cube_f=cube_f, leaf_splits=splits)
     device_moments(tree)
@@ -280,27 +176,21 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
 
 def device_moments(tree: DeviceTree, ext: cl.Buffer | None = None) -> None:
     """(Re)compute every cell's mass, centre of mass, S_eff, bounding radius (and
-    quadrupole) from the tree's particles, level by level, deepest first (enqueued only).
+    quadrupole) from the tree's particles, level by level, deepest first (enqueued only);
+    the cells' centres from the sorted keys of their first particles, or where the keys'
+    buffer holds the inverse order from the cells' own keys behind it (``tree.key_at``).
     ``ext``: a float buffer over the cells for a refit (cl/treebuild.cl ``cell_moments``:
     the cells' sides grown to hold their particles); None: a build."""
     i32, n_cells = np.int32, tree.n_cells
     quad = [tree.cell_quad] if tree.cell_quad is not None else []
     per_eps = [tree.cell_eps] if tree.cell_eps is not None else []
-    rest = [tree.cube_f, np.float32(1.0 / tree.theta), tree.keys, tree.src_hi,
-            tree.src_lo, tree.info, tree.link, tree.cell_hi, tree.cell_lo, ext] + per_eps + quad
+    lent = tree.keys is None
+    rest = [tree.cube_f, np.float32(1.0 / tree.theta), tree.room if lent else tree.keys,
+            i32(tree.key_at if lent else -1), tree.src_hi, tree.src_lo, tree.levels,
+            tree.link, tree.cell_hi, tree.cell_lo, ext] + per_eps + quad
     defines, count = moment_defines(tree.multipole, bool(per_eps)), i32(n_cells)
     for level in range(MAX_LEVEL + 1, -1, -1):
         _launch(tree.rt, "cell_moments", n_cells, count, i32(level), *rest, defines=defines)
-
-
-def inverse_order(tree: DeviceTree) -> cl.Buffer:
-    """The inverse of the tree's ``order`` (made once per tree on first use; a refit keeps
-    the order): results go back to the caller's order as a gather (prepare.cl)."""
-    if tree.inverse is None:
-        tree.inverse = allocator(tree.rt, tree.alloc)("inverse", 4 * tree.n)   # 4 B/particle
-        launch(tree.rt, "prepare.cl", "invert_order", tree.n, np.int32(tree.n), tree.order,
-               tree.inverse, local=spread_local(tree.rt.info))
-    return tree.inverse
 
 
 @dataclass
@@ -361,15 +251,17 @@ def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGr
 
     split = tree.leaf_splits.get(n_group)
     if split is None:                   # not counted with the build's cells
-        split = tree.leaf_splits[n_group] = _leaf_split(rt, n, tree.keys, n_group, base)
+        split = tree.leaf_splits[n_group] = _leaf_split(rt, n, sorted_keys(tree), n_group,
+                                                         base)
         count = int(read_small(rt, np.empty(1, np.uint32), split.offset, 4 * n)[0])
         _fill_leaves(rt, n, split, count, base, n_group)
     n_groups, ranges = split.n_leaves, split.leaves
     if pack:
         n_leaves, leaves = n_groups, ranges
         gflag, box = alloc("g_pack", 4 * n_leaves), alloc("g_box", 32 * n_leaves)  # 36 B/leaf
-        _launch(rt, "leaf_boxes", n_leaves, i32(n_leaves), leaves, tree.keys, box)
-        _launch(rt, "pack_leaves", n_leaves, i32(n_leaves), leaves, i32(n), tree.keys, box,
+        keys = sorted_keys(tree)
+        _launch(rt, "leaf_boxes", n_leaves, i32(n_leaves), leaves, keys, box)
+        _launch(rt, "pack_leaves", n_leaves, i32(n_leaves), leaves, i32(n), keys, box,
                 i32(n_group), np.array(PACK_SPREAD + PACK_UNION, np.int32).view(cl.cltypes.int4)[0],
                 gflag)
         offset, n_groups = exclusive_scan(rt, gflag, n_leaves, alloc=base, name="g_offset2")
