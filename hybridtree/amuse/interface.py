@@ -84,7 +84,15 @@ class HybridtreeInterface(PythonCodeInterface, GravitationalDynamicsInterface,
     get_theta = _scalar("get_theta", "opening_angle", "float64", "OUT",
                         "The tree's opening angle theta.")
     set_theta = _scalar("set_theta", "opening_angle", "float64", "IN",
-                        "The tree's opening angle theta (0 < theta < 2).")
+                        "The tree's opening angle theta (0 < theta <= 1.2).")
+    get_opening = _scalar("get_opening", "opening", "string", "OUT",
+                          "The opening criterion: geometric, relative or auto.")
+    set_opening = _scalar("set_opening", "opening", "string", "IN",
+                          "The opening criterion: geometric, relative or auto.")
+    get_alpha = _scalar("get_alpha", "alpha", "float64", "OUT",
+                        "The relative criterion's tolerance.")
+    set_alpha = _scalar("set_alpha", "alpha", "float64", "IN",
+                        "The relative criterion's tolerance.")
     set_time_step = _scalar("set_time_step", "time_step", "float64", "IN",
                             "The leapfrog's fixed step.")
     get_device = _scalar("get_device", "device", "string", "OUT",
@@ -100,8 +108,9 @@ for _name in WHOLE_ARRAYS:
 
 
 class Hybridtree(GravitationalDynamics, GravityFieldCode):
-    """hybridtree in AMUSE: ``Hybridtree(convert_nbody=None, **options)``; parameters
-    ``epsilon_squared``, ``opening_angle``, ``timestep``, ``begin_time``, ``device``.
+    """hybridtree in AMUSE: ``Hybridtree(unit_converter=None, **options)``; parameters
+    ``epsilon_squared``, ``opening_angle``, ``opening``, ``alpha``, ``timestep``,
+    ``begin_time``, ``device``.
 
     ``evolve_model(t)`` takes whole steps of ``timestep`` to the first step's end at or
     after t (``model_time`` says where it stopped)."""
@@ -124,6 +133,14 @@ class Hybridtree(GravitationalDynamics, GravityFieldCode):
             "get_theta", "set_theta", "opening_angle",
             "the tree's opening angle (geometric criterion)", default_value=0.5)
         handler.add_method_parameter(
+            "get_opening", "set_opening", "opening",
+            "the opening criterion: geometric (opening_angle), relative (GADGET's, alpha; "
+            "opening_angle for the first force) or auto (a run's default)",
+            default_value="geometric")
+        handler.add_method_parameter(
+            "get_alpha", "set_alpha", "alpha",
+            "the relative criterion's tolerance on a cell's force error", default_value=0.003)
+        handler.add_method_parameter(
             "get_time_step", "set_time_step", "timestep",
             "the leapfrog's fixed step", default_value=(1.0 / 128) | nbody_system.time)
         handler.add_method_parameter(
@@ -141,6 +158,9 @@ class Hybridtree(GravitationalDynamics, GravityFieldCode):
         handler.add_method("get_theta", (), (handler.NO_UNIT, handler.ERROR_CODE))
         handler.add_method("set_theta", (handler.NO_UNIT,), (handler.ERROR_CODE,))
         handler.add_method("set_time_step", (nbody_system.time,), (handler.ERROR_CODE,))
+        for name in ("opening", "alpha"):
+            handler.add_method(f"get_{name}", (), (handler.NO_UNIT, handler.ERROR_CODE))
+            handler.add_method(f"set_{name}", (handler.NO_UNIT,), (handler.ERROR_CODE,))
         handler.add_method("get_begin_time", (), (nbody_system.time, handler.ERROR_CODE))
         handler.add_method("set_begin_time", (nbody_system.time,), (handler.ERROR_CODE,))
         handler.add_method("get_device", (), (handler.NO_UNIT, handler.ERROR_CODE))

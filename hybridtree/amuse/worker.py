@@ -6,24 +6,26 @@ owns the OpenCL device; any change after that (a particle added, removed or set,
 parameter set) is taken in by ``recommit_*``, which makes the simulation again from the
 current state and time.  The field calls go to :func:`hybridtree.gravity.accelerations`.
 
-Nothing here imports AMUSE.  Units: N-body
-(G = 1) throughout, as AMUSE's ``nbody_system``.  Every method returns AMUSE's error code:
-0 for success, -1 for an unknown particle index, -2 for a failure (its message printed
-by the worker).
+Nothing here imports AMUSE.  Units: N-body (G = 1) throughout, as AMUSE's
+``nbody_system``.  Every method returns AMUSE's error code: 0 for success, -1 for an
+unknown particle index.  A mistake (a parameter out of its range, a NaN position) raises
+hybridtree's error, whose one line AMUSE's worker sends back: the script gets an AMUSE
+``CodeException`` that says it.
 """
 
 from __future__ import annotations
 
 import math
-import sys
-import traceback
 from typing import Any
 
 import numpy as np
 
 __all__ = ["HybridtreeImplementation", "WorkerProcess"]
 
-OK, NO_PARTICLE, FAILED = 0, -1, -2
+from ..config.settings import settings_from_flat
+from ..errors import UserInputError
+
+OK, NO_PARTICLE = 0, -1
 
 
 def _numbers(values: Any) -> np.ndarray:
@@ -34,12 +36,11 @@ def _numbers(values: Any) -> np.ndarray:
     return np.atleast_1d(np.asarray(values, dtype=float))
 
 
-def _failed(what: str) -> int:
-    """A failure inside the worker: its message on the worker's stderr (AMUSE shows no
-    traceback of a worker), AMUSE's error code as the result."""
-    print(f"hybridtree worker: {what} failed:", file=sys.stderr)
-    traceback.print_exc()
-    return FAILED
+def _checked(key: str, value: Any) -> Any:
+    """``value`` if it is a valid ``key`` of a run's settings, else the ConfigError a
+    config file would get (``gravity.theta must be 0 < theta <= 1.2, got 5.0``)."""
+    settings_from_flat({key: value}, "Hybridtree parameters")
+    return value
 
 
 class HybridtreeImplementation:
@@ -59,6 +60,9 @@ class HybridtreeImplementation:
         self._radius = np.zeros(0)
         self._next = 1
         self._eps2, self._theta, self._dt = 0.01 ** 2, 0.5, 1.0 / 128
+        # geometric by default, unlike a run's "auto" (relative): opening_angle is then the
+        # criterion, as AMUSE's tree codes mean it
+        self._opening, self._alpha = "geometric", 0.003
         self._device = ""
         self._begin_time = self._time = 0.0
         self._sim: Any = None
@@ -81,9 +85,9 @@ class HybridtreeImplementation:
         return OK
 
     def set_eps2(self, epsilon_squared: float) -> int:
-        if not (epsilon_squared >= 0 and math.isfinite(epsilon_squared)):
-            return FAILED
-        self._eps2 = float(epsilon_squared)
+        eps2 = float(epsilon_squared)
+        _checked("gravity.eps", math.sqrt(eps2) if eps2 >= 0 else eps2)
+        self._eps2 = eps2
         return OK
 
     def get_theta(self, opening_angle: Any) -> int:
@@ -91,9 +95,23 @@ class HybridtreeImplementation:
         return OK
 
     def set_theta(self, opening_angle: float) -> int:
-        if not 0 < opening_angle < 2:
-            return FAILED
-        self._theta = float(opening_angle)
+        self._theta = _checked("gravity.theta", float(opening_angle))
+        return OK
+
+    def get_opening(self, opening: Any) -> int:
+        opening.value = self._opening
+        return OK
+
+    def set_opening(self, opening: str) -> int:
+        self._opening = _checked("gravity.opening", str(opening))
+        return OK
+
+    def get_alpha(self, alpha: Any) -> int:
+        alpha.value = self._alpha
+        return OK
+
+    def set_alpha(self, alpha: float) -> int:
+        self._alpha = _checked("gravity.alpha", float(alpha))
         return OK
 
     def get_time_step(self, time_step: Any) -> int:
@@ -101,9 +119,7 @@ class HybridtreeImplementation:
         return OK
 
     def set_time_step(self, time_step: float) -> int:
-        if not (time_step > 0 and math.isfinite(time_step)):
-            return FAILED
-        self._dt = float(time_step)
+        self._dt = _checked("time.dt", float(time_step))
         return OK
 
     def get_device(self, device: Any) -> int:
@@ -111,7 +127,7 @@ class HybridtreeImplementation:
         return OK
 
     def set_device(self, device: str) -> int:
-        self._device = str(device)
+        self._device = _checked("gravity.device", str(device))
         return OK
 
     def get_begin_time(self, time: Any) -> int:
@@ -184,7 +200,7 @@ class HybridtreeImplementation:
                    "vx": self._vel[:, 0], "vy": self._vel[:, 1], "vz": self._vel[:, 2]}
         if "ax" in out or "phi" in out:
             if self._sim is None:
-                return FAILED
+                raise UserInputError("accelerations and potentials: commit the particles first")
             acc, pot = self._sim.acc, self._sim.pot
             columns.update(ax=acc[:, 0], ay=acc[:, 1], az=acc[:, 2], phi=pot)
         for name, holder in out.items():
@@ -276,14 +292,12 @@ class HybridtreeImplementation:
         self._sim = None
         if len(self._index) == 0:
             return OK
-        try:
-            from ..run.simulation import Simulation
-            options = {"device": self._device} if self._device else {}
-            self._sim = Simulation(self._pos, self._vel, self._mass, self._index.copy(),
-                                   time=self._time, dt=self._dt, eps=math.sqrt(self._eps2),
-                                   theta=self._theta, quiet=True, **options)
-        except Exception:
-            return _failed("commit_particles")
+        from ..run.simulation import Simulation
+        options = {"device": self._device} if self._device else {}
+        self._sim = Simulation(self._pos, self._vel, self._mass, self._index.copy(),
+                               time=self._time, dt=self._dt, eps=math.sqrt(self._eps2),
+                               theta=self._theta, opening=self._opening, alpha=self._alpha,
+                               quiet=True, **options)
         self._synced = True
         return OK
 
@@ -294,20 +308,25 @@ class HybridtreeImplementation:
         """Whole steps of ``timestep`` up to the first step's end at or after ``time``
         (a leapfrog of fixed steps cannot stop between them): model_time says where."""
         if self._sim is None:
-            self._time = max(self._time, float(time))
+            self._no_simulation("evolve_model")
+            self._time = max(self._time, float(time))       # no particles: time alone
             return OK
         n = math.ceil((float(time) - self._sim.t) / self._dt - 1e-9)
-        try:
-            if n > 0:
-                self._sim.step(n)
-        except Exception:
-            return _failed("evolve_model")
+        if n > 0:
+            self._sim.step(n)
         self._time = self._sim.t
         self._synced = False
         return OK
 
+    def _no_simulation(self, what: str) -> None:
+        """Particles but no simulation: the last commit failed (AMUSE said why)."""
+        if len(self._index):
+            raise UserInputError(f"{what}: the particles are not committed (the last "
+                                 f"commit failed): correct them, then commit again")
+
     def _energy(self, kind: str, holder: Any) -> int:
         if self._sim is None:
+            self._no_simulation(f"get_{kind}_energy")
             holder.value = 0.0
             return OK
         holder.value = self._sim.energy()[kind]
@@ -356,23 +375,19 @@ class HybridtreeImplementation:
         from ..gravity.api import accelerations
         return accelerations(self._pos, self._mass, eps=math.sqrt(self._eps2),
                              method="tree", theta=self._theta, sinks=points,
+                             opening="relative" if self._opening == "relative" else "geometric",
+                             alpha=self._alpha,
                              device=self._device or None), len(points)
 
     def get_gravity_at_point(self, eps, x, y, z, ax, ay, az, npoints=None) -> int:
-        try:
-            f, n = self._field(eps, x, y, z)
-        except Exception:
-            return _failed("get_gravity_at_point")
+        f, n = self._field(eps, x, y, z)
         acc = np.zeros((n, 3)) if f is None else f.acc
         for holder, col in ((ax, 0), (ay, 1), (az, 2)):
             holder.value = acc[:, col].copy()
         return OK
 
     def get_potential_at_point(self, eps, x, y, z, phi, npoints=None) -> int:
-        try:
-            f, n = self._field(eps, x, y, z)
-        except Exception:
-            return _failed("get_potential_at_point")
+        f, n = self._field(eps, x, y, z)
         phi.value = np.zeros(n) if f is None else f.pot.copy()
         return OK
 

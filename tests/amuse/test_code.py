@@ -11,7 +11,8 @@ import pytest
 
 amuse = pytest.importorskip(
     "amuse.couple.bridge",
-    reason="AMUSE is not installed (pip install 'hybridtree[amuse]'; docs/amuse.md)")
+    reason="AMUSE is not installed (pip install 'hybridtree[amuse]' with gfortran; "
+           "docs/amuse.md)")
 
 import hybridtree                                             # noqa: E402
 from amuse.couple.bridge import Bridge                        # noqa: E402
@@ -63,7 +64,8 @@ def test_a_plummer_model_in_amuse_is_our_own_run(plummer_code):
     e0 = energy(code)
     code.evolve_model(6.0 | nb.time)
     assert code.model_time.value_in(nb.time) == 6.0
-    sim = hybridtree.Simulation(pos, vel, mass, dt=DT, eps=EPS, theta=THETA, quiet=True)
+    sim = hybridtree.Simulation(pos, vel, mass, dt=DT, eps=EPS, theta=THETA,
+                                opening="geometric", quiet=True)
     assert e0 == sim.energy()["total"]
     sim.evolve(6.0)
     end_pos, end_vel, _ = state(code.particles)
@@ -123,7 +125,8 @@ def test_a_bridge_of_two_hybridtree_codes():
         pos = np.concatenate([s[0] for s in start])
         vel = np.concatenate([s[1] for s in start])
         mass = np.concatenate([s[2] for s in start])
-        sim = hybridtree.Simulation(pos, vel, mass, dt=DT, eps=EPS, theta=THETA, quiet=True)
+        sim = hybridtree.Simulation(pos, vel, mass, dt=DT, eps=EPS, theta=THETA,
+                                opening="geometric", quiet=True)
         sim.evolve(1.0)
         end = np.concatenate([state(c.particles)[0] for c in codes])
         centre = [slice(0, 64), slice(64, 128)]
@@ -131,6 +134,10 @@ def test_a_bridge_of_two_hybridtree_codes():
             m = mass[part, None]
             np.testing.assert_allclose((m * end[part]).sum(0) / m.sum(),
                                        (m * sim.pos[part]).sum(0) / m.sum(), atol=1e-4)
+        # a mistake is the code's one line in AMUSE's exception, and the code goes on
+        with pytest.raises(Exception, match=r"gravity.theta must be 0 < theta <= 1.2, got 5"):
+            codes[0].parameters.opening_angle = 5
+        assert codes[0].parameters.opening_angle == THETA
     finally:
         for c in codes:
             c.stop()

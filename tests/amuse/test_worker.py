@@ -43,7 +43,8 @@ def test_a_worker_run_is_our_own_run_of_the_same_particles():
     assert w.evolve_model(0.25) == 0
     t = out()[0]
     w.get_time(t)
-    sim = hybridtree.Simulation(pos, vel, mass, index, dt=1 / 32, eps=0.05, quiet=True)
+    sim = hybridtree.Simulation(pos, vel, mass, index, dt=1 / 32, eps=0.05,
+                                opening="geometric", quiet=True)
     sim.evolve(0.25)
     assert t.value == sim.t == 0.25
     x, y, z = out(3)
@@ -57,6 +58,24 @@ def test_a_worker_run_is_our_own_run_of_the_same_particles():
     w.evolve_model(0.26)
     w.get_time(t)
     assert t.value == 0.25 + 1 / 32
+
+
+def test_the_opening_parameter_is_the_runs_opening_criterion():
+    """opening_angle is the geometric criterion by default (as AMUSE's tree codes mean
+    it, not a run's "auto"); opening = "relative" with alpha is the run's relative one
+    (from the second force on: the first has no old accelerations; 1024 particles, as
+    128 open every cell either way)."""
+    w, index, pos, vel, mass = loaded(n=1024)
+    assert w.set_opening("relative") == 0 and w.set_alpha(0.01) == 0
+    assert w.recommit_parameters() == 0 and w.evolve_model(2 / 32) == 0
+    ax, ay, az = out(3)
+    w.get_acceleration(index, ax, ay, az)
+    acc = np.column_stack([ax.value, ay.value, az.value])
+    for opening, same in (("relative", True), ("geometric", False)):
+        sim = hybridtree.Simulation(pos, vel, mass, index, dt=1 / 32, eps=0.05, quiet=True,
+                                    opening=opening, alpha=0.01)
+        sim.evolve(2 / 32)
+        assert np.array_equal(acc, sim.acc) == same, opening
 
 
 def test_a_changed_particle_is_taken_in_by_recommit():
@@ -113,3 +132,32 @@ def test_hybridtree_imports_without_amuse():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "pip install 'hybridtree[amuse]'" in done.stdout
+
+
+def test_mistakes_raise_hybridtree_errors_that_amuse_passes_on():
+    """AMUSE's worker sends an exception's one line back to the script (tests/amuse/
+    test_code.py sees it there): a parameter out of range is refused as a config file's
+    would be, and is not kept; a NaN particle stops the commit, and nothing evolves
+    without a simulation."""
+    from hybridtree.errors import HybridtreeError
+    w, index, pos, vel, mass = loaded(n=32)
+    with pytest.raises(HybridtreeError, match=r"gravity.theta must be 0 < theta <= 1.2, got 5.0"):
+        w.set_theta(5.0)
+    with pytest.raises(HybridtreeError, match=r"time.dt must be > 0, got -1.0"):
+        w.set_time_step(-1.0)
+    with pytest.raises(HybridtreeError, match=r"gravity.eps must be >= 0"):
+        w.set_eps2(-1.0)
+    theta = out()[0]
+    w.get_theta(theta)
+    assert theta.value == 0.5
+    (new,) = out()
+    w.new_particle(new, [0.01], [np.nan], [0.0], [0.0], [0.0], [0.0], [0.0], [0.0])
+    with pytest.raises(HybridtreeError, match=r"positions\[32\] is not finite"):
+        w.recommit_particles()
+    with pytest.raises(HybridtreeError, match="the particles are not committed"):
+        w.evolve_model(1.0)
+    t = out()[0]
+    w.get_time(t)
+    assert t.value == 0.0
+    w.delete_particle(new.value)            # without it the particles commit again
+    assert w.recommit_particles() == 0 and w.evolve_model(1 / 32) == 0
