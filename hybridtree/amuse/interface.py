@@ -4,7 +4,7 @@ AMUSE's ``GravitationalDynamicsInterface`` and ``GravityFieldInterface`` specify
 
 The calls go to a worker process that AMUSE starts (a Python worker: AMUSE's
 ``PythonCodeInterface`` writes a small script that makes a
-:class:`hybridtree.amuse.worker.WorkerProcess`); that process owns the OpenCL
+:class:`hybridtree.amuse.process.WorkerProcess`); that process owns the OpenCL
 device.  AMUSE's sockets channel is the default (it needs no MPI launcher); ``channel_type
 ="mpi"`` spawns the worker through MPI instead (docs/amuse.md says where that works).
 The particle calls take and give whole arrays in one call (AMUSE's default for Python
@@ -28,7 +28,7 @@ from amuse.community.interface.gd import (GravitationalDynamics,
 from amuse.rfi.core import LegacyFunctionSpecification, PythonCodeInterface, legacy_function
 from amuse.units import nbody_system
 
-from .worker import WorkerProcess
+from .process import WorkerProcess
 
 __all__ = ["Hybridtree", "HybridtreeInterface"]
 

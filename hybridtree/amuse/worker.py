@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["HybridtreeImplementation", "WorkerProcess"]
+__all__ = ["HybridtreeImplementation"]
 
 from ..config.settings import settings_from_flat
 from ..errors import UserInputError
@@ -391,22 +391,3 @@ class HybridtreeImplementation:
         phi.value = np.zeros(n) if f is None else f.pot.copy()
         return OK
 
-
-class WorkerProcess(HybridtreeImplementation):
-    """The object AMUSE's worker script makes (in the worker process only): its sockets
-    send small packets at once.  AMUSE's Python worker (amuse.rfi.python_code,
-    2024.6.0) connects with ``socket.create_connection`` and leaves Nagle's algorithm on,
-    so every reply of more than one packet waited for the client's delayed ACK: 40-50 ms
-    a call, measured (0.2 ms without)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        import socket
-        connect = socket.create_connection
-
-        def create_connection(*args: Any, **kwargs: Any) -> socket.socket:
-            sock = connect(*args, **kwargs)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            return sock
-
-        socket.create_connection = create_connection
