@@ -37,6 +37,7 @@ ALLOWED = {
     "particles": set(),
     "errors": set(),
     "faults": set(),
+    "amuse": {"run", "gravity"},            # the AMUSE worker drives a Simulation
     "__main__": {"cli"},
     "__init__": {"run"},
 }
