@@ -337,10 +337,10 @@ def _catalogue(labels: np.ndarray, snap: Mapping[str, np.ndarray], min_len: int,
     vel = (np.add.reduceat(m[:, None] * snap["vel"][members], offsets) / safe if n
            else np.zeros((0, 3)))
     types = snap["type"][members]
-    len_type = np.zeros((n, N_TYPES), np.int64)
-    mass_type = np.zeros((n, N_TYPES))
-    np.add.at(len_type, (gid, types), 1)
-    np.add.at(mass_type, (gid, types), m)
+    # per group and type; bincount adds in member order, as np.add.at did (same bits)
+    cell = gid * N_TYPES + types
+    len_type = np.bincount(cell, minlength=n * N_TYPES).astype(np.int64).reshape(n, N_TYPES)
+    mass_type = np.bincount(cell, weights=m, minlength=n * N_TYPES).reshape(n, N_TYPES)
     return {"group_len": lens.astype(np.int64), "group_len_type": len_type,
             "group_mass": gmass, "group_mass_type": mass_type, "group_pos": pos,
             "group_vel": vel * vel_factor, "ids": ids[members].astype(np.uint64),

@@ -109,13 +109,17 @@ def _slabs(pos: np.ndarray, link: float, chunk: int) -> tuple[np.ndarray, np.nda
     bin: every linked pair (i, j), x_i <= x_j, lies in the slab of i's bin.  Bins, not a
     sort of the coordinate: a counting order, O(N) (numpy's stable sort of int16 is a
     radix sort)."""
-    axis = int(np.argmax(np.ptp(pos, axis=0)))
-    x = pos[:, axis]
-    lo, extent = float(x.min()), float(x.max() - x.min())
+    lows, highs = pos.min(axis=0), pos.max(axis=0)
+    axis = int(np.argmax(highs - lows))
+    lo, extent = float(lows[axis]), float(highs[axis] - lows[axis])
     # 1e-6 above link: rounding in (x - lo) / width cannot put partners two bins apart
     width = max(link * (1.0 + 1e-6), extent / (_MAX_BINS - 1), 1e-300)
     n_bins = min(int(extent / width) + 1, _MAX_BINS)
-    bins = np.minimum((x - lo) / width, n_bins - 1).astype(np.int16)
+    t = pos[:, axis] - lo
+    t /= width
+    np.minimum(t, n_bins - 1, out=t)
+    bins = t.astype(np.int16)
+    del t
     order = np.argsort(bins, kind="stable")
     if len(pos) < 2 ** 31:
         order = order.astype(np.int32)
@@ -138,8 +142,9 @@ def _with_ghosts(pos: np.ndarray, origin: np.ndarray, link: float, box: float
     if not (math.isfinite(box) and 2.0 * link < box):
         raise UserInputError(f"the linking length {link:g} must be below half the box "
                              f"({box:g})")
-    pos = np.mod(pos, box)
-    pos[pos >= box] = 0.0
+    if not (pos.min() >= 0.0 and pos.max() < box):    # else in the box already: as mod gives
+        pos = np.mod(pos, box)
+        pos[pos >= box] = 0.0
     low, high = pos < link, pos >= box - link
     # the 26 shifts look at the few particles near a face only (a thin shell of the box)
     edge = np.flatnonzero((low | high).any(axis=1))
