@@ -39,10 +39,9 @@ from typing import Any
 
 import h5py
 import numpy as np
-from scipy import fft
 
 from ..gravity.pm import assign_mass
-from .power_device import device_meshes, device_slab, usable
+from .power_device import AxisTables, device_shell_sums, usable
 from ..io.hdf5_files import N_TYPES, SnapshotError, attr_number, open_file, snapshot_files
 
 __all__ = ["MPC_CM", "PeriodicParticles", "PowerSpectrum", "default_mesh", "power_spectrum",
@@ -77,7 +76,9 @@ def default_mesh(n_particles: int, cap: int = 512) -> int:
 
 
 def _fft(mesh: np.ndarray) -> np.ndarray:
-    # scipy's: in place of the mesh and on every core (numpy's would copy, on one)
+    # scipy's: in place of the mesh and on every core (numpy's would copy, on one);
+    # imported here, where the host transforms (scipy.fft pulls in scipy.special)
+    from scipy import fft
     return fft.rfftn(mesh, overwrite_x=True, workers=-1)
 
 
@@ -121,25 +122,43 @@ def power_spectrum(pos: np.ndarray, box: float, n_mesh: int, *, mass: np.ndarray
 
     # δ^DFT = Σ_j δ_j e^{-ik·x_j} with δ_j = mesh_j n³ / Σm − 1: the −1 is k = 0 only
     scale = n_mesh ** 3 / total
+    axes = AxisTables.make(n_mesh, order, kf)
     if usable(runtime, len(pos), n_mesh):
-        full = device_meshes(runtime, pos, mass, box, n_mesh, order, interlace)
-
-        def meshes(i: int) -> tuple[np.ndarray, np.ndarray | None]:
-            return device_slab(full, i, interlace)
+        per_slab = device_shell_sums(runtime, pos, mass, box, n_mesh, order, interlace, scale,
+                                     edges, axes)
+        sum_p = np.zeros(n_bins + 2)
+        sum_k = np.zeros(n_bins + 2)
+        modes = np.zeros(n_bins + 2)
+        for m, k, p in per_slab.transpose(0, 2, 1):     # slab order: the host's sums
+            modes += m
+            sum_k += k
+            sum_p += p
     else:
-        delta = _fft(assign_mass(pos, mass, n_mesh, box, order, 0.0))
-        other = (_fft(assign_mass(pos, mass, n_mesh, box, order, 0.5 * box / n_mesh))
-                 if interlace else None)
+        modes, sum_k, sum_p = _host_shell_sums(pos, mass, box, n_mesh, order, interlace,
+                                               scale, edges, axes)
+    keep = modes[1:-1] > 0
+    modes, sum_k, sum_p = modes[1:-1][keep], sum_k[1:-1][keep], sum_p[1:-1][keep]
+    volume = box ** 3
+    power = sum_p / modes * (volume / n_mesh ** 6)
+    shot = volume * float(np.sum(mass * mass)) / total ** 2
+    if subtract_shot_noise:
+        power = power - shot
+    return PowerSpectrum(k=sum_k / modes, power=power, modes=modes.astype(np.int64),
+                         shot_noise=shot, box=box, n_mesh=n_mesh, n_particles=len(pos))
 
-        def meshes(i: int) -> tuple[np.ndarray, np.ndarray | None]:
-            return delta[i], None if other is None else other[i]
-    freq = np.fft.fftfreq(n_mesh, 1.0 / n_mesh)               # integer wave numbers
-    freq_z = np.fft.rfftfreq(n_mesh, 1.0 / n_mesh)
-    # exp(+i k·s), s = H/2 per axis: k_i H/2 = π m_i / n
-    phase = np.exp(1j * np.pi * freq / n_mesh)
-    phase_z = np.exp(1j * np.pi * freq_z / n_mesh)
-    wy = np.sinc(freq / n_mesh) ** order                      # np.sinc(x) = sin(πx)/(πx)
-    wz = np.sinc(freq_z / n_mesh) ** order
+
+def _host_shell_sums(pos: np.ndarray, mass: np.ndarray, box: float, n_mesh: int, order: int,
+                     interlace: bool, scale: float, edges: np.ndarray, axes: AxisTables
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(modes, Σ count |k|, Σ count P) per shell (len(edges) + 1 of them, the first below
+    and the last beyond the edges) of :func:`power_spectrum` on the host: the meshes by
+    :func:`hybridtree.gravity.pm.assign_mass`, scipy's FFTs, the slabs on every core."""
+    n_bins2 = len(edges) + 1
+    delta = _fft(assign_mass(pos, mass, n_mesh, box, order, 0.0))
+    other = (_fft(assign_mass(pos, mass, n_mesh, box, order, 0.5 * box / n_mesh))
+             if interlace else None)
+    freq, freq_z, phase, phase_z = axes.freq, axes.freq_z, axes.phase, axes.phase_z
+    wy, wz, kf = axes.window, axes.window_z, axes.kf
     kyz2 = (freq ** 2)[:, None] + (freq_z ** 2)[None, :]
     # the rfft half counts k and −k of the full grid, except on its k_z = 0 and Nyquist planes
     count = np.full(len(freq_z), 2.0)
@@ -150,20 +169,20 @@ def power_spectrum(pos: np.ndarray, box: float, n_mesh: int, *, mass: np.ndarray
 
     def slab(i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Slab i's modes, Σ k and Σ P per shell (interlaced meshes combined first)."""
-        d, o = meshes(i)
-        if o is not None:
-            d = (d + o * (phase[i] * phase[:, None] * phase_z[None, :])) * 0.5
+        d = delta[i]
+        if other is not None:
+            d = (d + other[i] * (phase[i] * phase[:, None] * phase_z[None, :])) * 0.5
         kmag = kf * np.sqrt(freq[i] ** 2 + kyz2).ravel()
         window = (np.sinc(freq[i] / n_mesh) ** order * wy[:, None] * wz[None, :]).ravel()
         p = np.abs(d.ravel() * (scale / window)) ** 2
         where = np.digitize(kmag, edges)          # 0: below k_f/2 (k = 0), n_bins + 1: above
-        return (np.bincount(where, count, minlength=n_bins + 2),
-                np.bincount(where, count * kmag, minlength=n_bins + 2),
-                np.bincount(where, count * p, minlength=n_bins + 2))
+        return (np.bincount(where, count, minlength=n_bins2),
+                np.bincount(where, count * kmag, minlength=n_bins2),
+                np.bincount(where, count * p, minlength=n_bins2))
 
-    sum_p = np.zeros(n_bins + 2)
-    sum_k = np.zeros(n_bins + 2)
-    modes = np.zeros(n_bins + 2)
+    sum_p = np.zeros(n_bins2)
+    sum_k = np.zeros(n_bins2)
+    modes = np.zeros(n_bins2)
     # the slabs on every core (numpy lets the GIL go), summed in slab order: the same
     # bits as one slab after another
     with ThreadPoolExecutor(max(1, min(n_mesh, os.cpu_count() or 1))) as pool:
@@ -171,15 +190,7 @@ def power_spectrum(pos: np.ndarray, box: float, n_mesh: int, *, mass: np.ndarray
             modes += m
             sum_k += k
             sum_p += p
-    keep = modes[1:-1] > 0
-    modes, sum_k, sum_p = modes[1:-1][keep], sum_k[1:-1][keep], sum_p[1:-1][keep]
-    volume = box ** 3
-    power = sum_p / modes * (volume / n_mesh ** 6)
-    shot = volume * float(np.sum(mass * mass)) / total ** 2
-    if subtract_shot_noise:
-        power = power - shot
-    return PowerSpectrum(k=sum_k / modes, power=power, modes=modes.astype(np.int64),
-                         shot_noise=shot, box=box, n_mesh=n_mesh, n_particles=len(pos))
+    return modes, sum_k, sum_p
 
 
 @dataclass(frozen=True)

@@ -5,25 +5,30 @@ cell, a gather deposit in float64 whose sums run in a fixed order) and reikna's 
 Both meshes of the interlaced estimator share one complex128 array, the unshifted one as
 its real part and the one shifted by half a cell as its imaginary part: one complex FFT
 Z = F1 + i F2 gives both transforms of real fields, F1(k) = [Z(k) + Z(−k)*] / 2 and
-F2(k) = [Z(k) − Z(−k)*] / (2i), taken apart on the host over the rfft half.  Float64
-throughout: the result equals the host's to rounding (the sums run in another order).
+F2(k) = [Z(k) − Z(−k)*] / (2i), taken apart on the device (cl/power.cl) over the rfft
+half, which also sums each x-slab's modes into the shells: only those sums (n_mesh ×
+shells × 3 numbers) come back, not the mesh (a 512³ mesh is 2 GiB of complex128).  Float64
+throughout: each mode's |k| and shell, and the modes and mean |k| of each shell, are the
+host's bits; P(k) equals the host's to rounding (the FFT's sums run in another order).
 Needs cl_khr_fp64; a mesh of 8 points a side or more.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import numpy as np
 import pyopencl as cl
 
+from ..device.kernels import launch, spread_local
 from ..device.runtime import Runtime
 from ..device.transfer import upload
 from ..gravity.periodic import Periodic
 from ..gravity.pm_device import MeshKernels, mesh_bytes, refuse_unless_fits
 from ..gravity.tree.device_sort import MAX_N
 
-__all__ = ["analysis_runtime", "device_meshes", "device_slab", "usable"]
+__all__ = ["AxisTables", "analysis_runtime", "device_shell_sums", "usable"]
 
 
 def analysis_runtime(device: str | None = None) -> Runtime | None:
@@ -48,13 +53,44 @@ def usable(rt: Runtime | None, n_particles: int, n_mesh: int) -> bool:
             and 0 < n_particles <= MAX_N)
 
 
-def device_meshes(rt: Runtime, pos: np.ndarray, mass: np.ndarray, box: float, n_mesh: int,
-                  order: int, interlace: bool) -> np.ndarray:
-    """Z (n, n, n, complex128) = F1 + i F2 with F1 and F2 the DFTs of the mass meshes
-    (mass per mesh point, the unit of ``mass``) of the particles at ``pos`` ((N, 3),
-    length, any image) in the periodic cube of side ``box``: F1 of the mesh whose points
-    sit at j box / n, F2 (with ``interlace``, else 0) of the one at j box / n − box / (2 n);
-    :func:`device_slab` takes them apart.  ``order`` 2 (CIC) or 3 (TSC)."""
+@dataclass(frozen=True)
+class AxisTables:
+    """The per-axis tables of the estimator on an ``n``³ mesh, shared by the host's and
+    the device's shell sums (the same bits in both): ``freq`` the integer wave numbers
+    (fftfreq), ``freq_z`` the rfft half's, ``window``/``window_z`` sinc(freq / n)^order,
+    ``phase``/``phase_z`` exp(iπ freq / n) (the half-cell shift's), ``kf`` 2π / box."""
+    freq: np.ndarray
+    freq_z: np.ndarray
+    window: np.ndarray
+    window_z: np.ndarray
+    phase: np.ndarray
+    phase_z: np.ndarray
+    kf: float
+
+    @staticmethod
+    def make(n: int, order: int, kf: float) -> "AxisTables":
+        freq = np.fft.fftfreq(n, 1.0 / n)                       # integer wave numbers
+        freq_z = np.fft.rfftfreq(n, 1.0 / n)
+        return AxisTables(freq, freq_z,
+                          np.sinc(freq / n) ** order,           # np.sinc(x) = sin(πx)/(πx)
+                          np.sinc(freq_z / n) ** order,
+                          np.exp(1j * np.pi * freq / n),        # k_i H/2 = π m_i / n
+                          np.exp(1j * np.pi * freq_z / n), kf)
+
+
+def device_shell_sums(rt: Runtime, pos: np.ndarray, mass: np.ndarray, box: float,
+                      n_mesh: int, order: int, interlace: bool, scale: float,
+                      edges: np.ndarray, axes: AxisTables) -> np.ndarray:
+    """The per-slab shell sums of :func:`hybridtree.analysis.power.power_spectrum` on the
+    device: (n_mesh, len(edges) + 1, 3) float64, for each x-slab i and shell b (0: below
+    edges[0], the last: beyond edges[-1], both left 0) the modes, sum count |k| and sum
+    count P of the rfft half's modes of slab i in shell b (cl/power.cl), in the host's
+    order; the host adds the slabs in order.  The meshes of the particles at ``pos``
+    ((N, 3), length, any image) with masses ``mass`` in the periodic cube of side ``box``:
+    F1 of the mesh whose points sit at j box / n, F2 (with ``interlace``) of the one at
+    j box / n − box / (2 n), one complex FFT Z = F1 + i F2 (module docstring); nothing
+    mesh-sized comes back to the host.  ``order`` 2 (CIC) or 3 (TSC); ``scale`` n³ / Σm;
+    ``axes`` the window and phase tables of the host's path."""
     n = int(n_mesh)
     one, total = mesh_bytes(n)
     refuse_unless_fits(rt, one, total + 48 * len(pos), f"P(k) on a {n}^3 mesh needs",
@@ -71,25 +107,25 @@ def device_meshes(rt: Runtime, pos: np.ndarray, mass: np.ndarray, box: float, n_
         cl.enqueue_fill_buffer(rt.queue, z.data, np.float64(0.0), 0, z.nbytes)
     for comp, shift in enumerate(shifts):
         kernels._assign(pos_buf, mass_buf, len(pos), shift, comp, z.data)
+    del pos_buf, mass_buf
     fft(z, z, 0)
-    full = z.get()
+    # |k| and shell of each integer |k|^2 = q, as the host computes a mode's
+    q_max = 3 * (n // 2) ** 2
+    kmag = axes.kf * np.sqrt(np.arange(q_max + 1, dtype=np.float64))
+    bins = np.digitize(kmag, edges)                 # monotone in q
+    shells = np.arange(len(edges) + 1)
+    qrange = np.stack([np.searchsorted(bins, shells, side="left"),
+                       np.searchsorted(bins, shells, side="right") - 1], axis=1)
+    n_bins2 = len(edges) + 1
+    out = np.empty((n, n_bins2, 3))
+    out_buf = rt.empty(out.nbytes)
+    tables = [rt.to_device(np.ascontiguousarray(a)) for a in (
+        axes.window, axes.window_z, axes.phase, axes.phase_z, kmag,
+        qrange.astype(np.int64))]
+    launch(rt, "power.cl", "pk_shells", n * n_bins2, z.data, np.uint32(n),
+           np.uint32(n // 2 + 1), np.uint32(interlace), np.float64((box / n) ** 3),
+           np.float64(scale), *tables, np.uint32(n_bins2), out_buf,
+           local=spread_local(rt.info))
+    cl.enqueue_copy(rt.queue, out, out_buf)
     rt.queue.finish()
-    full *= (box / n) ** 3          # density (mass / length^3) back to mass per point
-    return full
-
-
-def device_slab(full: np.ndarray, i: int, interlace: bool
-                ) -> tuple[np.ndarray, np.ndarray | None]:
-    """x-slab ``i`` of the rfft halves (n, n // 2 + 1) of F1 and F2 (None without
-    ``interlace``) of :func:`device_meshes`' Z: F1(k) = [Z(k) + Z(−k)*] / 2,
-    F2(k) = [Z(k) − Z(−k)*] / (2i); what ``rfftn`` of
-    :func:`hybridtree.gravity.pm.assign_mass` gives (shift 0 and box / (2 n)), to
-    rounding."""
-    n = full.shape[0]
-    half = n // 2 + 1
-    zk = full[i, :, :half]
-    if not interlace:
-        return zk, None
-    neg = (-np.arange(n)) % n
-    mirror = np.conj(full[neg[i]][neg][:, neg[:half]])         # Z(-k)*
-    return 0.5 * (zk + mirror), -0.5j * (zk - mirror)
+    return out

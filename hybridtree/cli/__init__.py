@@ -73,6 +73,28 @@ def _take_over_ctrl_c() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def _load_for(command: str) -> None:
+    """Import what ``command`` needs before main() takes Ctrl-C over (see
+    :func:`_take_over_ctrl_c`), and no more: ``pk`` and ``halos`` only their analysis
+    (numpy, h5py, scipy's FFT or k-d tree, OpenCL for pk), not the run's machinery
+    (hybridtree.run.simulation: integrators, scipy.integrate ..., about a second more of
+    every start); every other command the run's, as before."""
+    if command == "pk":
+        from ..analysis import power, power_device          # noqa: F401
+    elif command == "halos":
+        from ..analysis import halos                        # noqa: F401
+    else:
+        from ..run import simulation                        # noqa: F401
+
+
+def _run_interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is a run's own stop on a signal (RunInterrupted: it says where the
+    run stopped and carries its exit status); looked up only where the run's guards were
+    imported, since no such exception exists otherwise."""
+    guards = sys.modules.get("hybridtree.run.guards")
+    return guards is not None and isinstance(exc, guards.RunInterrupted)
+
+
 #: where a bug is to be reported
 REPORT_TO = "the project's issue tracker"
 
@@ -130,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     args = None
     try:
         args = build_parser().parse_args(argv)
-        from ..run.simulation import RunInterrupted      # numpy, h5py, OpenCL: a while
+        _load_for(args.command)                          # numpy, h5py, ...: a while
         _take_over_ctrl_c()
     except KeyboardInterrupt:
         if args is not None and args.debug:
@@ -141,11 +163,11 @@ def main(argv: list[str] | None = None) -> int:
         code = args.func(args)
         sys.stdout.flush()          # here, so that a reader gone away is seen here
         return code
-    except RunInterrupted as exc:
-        if _mpi_rank()[0] == 0:
-            print(f"hybridtree: {exc}", file=sys.stderr)
-        return exc.code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if _run_interrupted(exc):
+            if _mpi_rank()[0] == 0:
+                print(f"hybridtree: {exc}", file=sys.stderr)
+            return exc.code
         if args.debug:
             raise
         print("hybridtree: interrupted", file=sys.stderr)

@@ -61,6 +61,7 @@ FILES: Mapping[str, KernelFile] = MappingProxyType({f.name: f for f in (
     KernelFile("direct.cl", fast_math=True, plain=False),      # direct summation
     KernelFile("let.cl", fast_math=False, plain=True),         # LET selection, migration
     KernelFile("pm.cl", fast_math=False, plain=False),         # periodic boxes' mesh (PM)
+    KernelFile("power.cl", fast_math=False, plain=True),       # P(k)'s shell sums
     KernelFile("prepare.cl", fast_math=False, plain=True),     # extent (WG), unsort64, ...
     KernelFile("probe.cl", fast_math=True, plain=True),        # the device probe's 1/sqrt
     KernelFile("reduce.cl", fast_math=False, plain=False),     # deterministic reductions

@@ -2,6 +2,7 @@
 benchmark, not a test):
 
     python scripts/bench/analysis.py SNAPSHOT [--repeat 2] [--mesh N] [--only pk|halos]
+                                              [--breakdown]
 
 Each command runs as its own process (``python -m hybridtree ...``, what a user types),
 timed around the whole process: start-up and imports, reading the snapshot, the work,
@@ -9,6 +10,10 @@ writing the file.  Every run prints one JSON line: the command, its seconds, the
 snapshot, its size in bytes, the device (HYBRIDTREE_DEVICE, as for every command; the
 host where there is none) and the command's own last line.  The files go to a temporary
 folder, removed afterwards.  A command that fails stops the benchmark with its status.
+``--breakdown`` adds, after each command's runs, one more run in a process of
+``scripts/bench/analysis_breakdown.py``: a JSON line of the seconds of each stage (imports,
+reading, device context, builds, deposit, FFT, shells; the FOF's ghosts, slabs,
+union-find, catalogue).
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ def main() -> int:
                     "first one also builds the device's kernels if they are not cached)")
     ap.add_argument("--mesh", type=int, help="hybridtree pk --mesh (default: its own)")
     ap.add_argument("--only", choices=("pk", "halos"), help="time one command only")
+    ap.add_argument("--breakdown", action="store_true", help="after each command's runs, "
+                    "one run that times its stages (scripts/bench/analysis_breakdown.py)")
     args = ap.parse_args()
     if not args.snapshot.exists():
         ap.error(f"{args.snapshot} does not exist")
@@ -60,6 +67,15 @@ def main() -> int:
                                   "bytes": args.snapshot.stat().st_size,
                                   "device": os.environ.get("HYBRIDTREE_DEVICE", "default"),
                                   "output": last}), flush=True)
+            if args.breakdown:
+                stages = [sys.executable, str(Path(__file__).with_name("analysis_breakdown.py")),
+                          name, str(args.snapshot)] + (
+                              ["--mesh", str(args.mesh)] if args.mesh and name == "pk" else [])
+                done = subprocess.run(stages, capture_output=True, text=True)
+                if done.returncode != 0:
+                    sys.stderr.write(done.stderr)
+                    raise SystemExit(done.returncode)
+                print(done.stdout.strip().splitlines()[-1], flush=True)
     return 0
 
 

@@ -53,7 +53,7 @@ from ...errors import UserInputError
 from ...io.hdf5_files import attr_number, attr_value
 from ...io.snapshot import N_TYPES, SnapshotError, resolve_snapshot, snapshot_files
 from ...config.units import MPC_CM, MSUN_G
-from .fof import FOF_CHUNK, friends_of_friends, linking_length
+from .fof import FOF_CHUNK, all_finite, friends_of_friends, linking_length
 
 __all__ = ["HaloCatalogue", "find_halos", "snapshot_number"]
 
@@ -198,7 +198,7 @@ def _read_snapshot(path: str | Path) -> dict[str, Any]:
                 else:
                     raise SnapshotError(f"{q}: {name} has no Masses and no MassTable entry")
                 if "ParticleIDs" in g:
-                    pid = np.asarray(g["ParticleIDs"][...]).astype(np.uint64)
+                    pid = np.asarray(g["ParticleIDs"][...]).astype(np.uint64, copy=False)
                 else:
                     pid = None
                 for key, arr, shape in (("Velocities", v, (n, 3)), ("Masses", m, (n,)),
@@ -216,13 +216,25 @@ def _read_snapshot(path: str | Path) -> dict[str, Any]:
     total = sum(len(x) for x in pos)
     if any(p is None for p in ids):         # GADGET: IDs 1.. by row when none are stored
         ids = [np.arange(1, total + 1, dtype=np.uint64)]
-    out = {"pos": np.concatenate(pos), "vel": np.concatenate(vel),
-           "mass": np.concatenate(mass), "ids": np.concatenate(ids),
-           "type": np.concatenate(ptype), "files": files, **info}
+
+    def joined(blocks: list[np.ndarray]) -> np.ndarray:
+        return blocks[0] if len(blocks) == 1 else np.concatenate(blocks)   # no copy of one
+    out = {"pos": joined(pos), "vel": joined(vel), "mass": joined(mass), "ids": joined(ids),
+           "type": joined(ptype), "files": files, **info}
     for key in ("pos", "vel", "mass"):
-        if not np.isfinite(out[key]).all():
+        if not all_finite(out[key]):
             raise SnapshotError(f"{path}: non-finite values in the particles' {key}")
     return out
+
+
+def _id_order(ids: np.ndarray) -> np.ndarray:
+    """The order of ascending ``ids``, ties in their given order: numpy's quicksort (its
+    SIMD sort) where the IDs are unique, as a snapshot's are, else a stable sort."""
+    order = np.argsort(ids)
+    ordered = ids[order]
+    if len(ids) > 1 and np.any(ordered[1:] == ordered[:-1]):
+        order = np.argsort(ids, kind="stable")
+    return order
 
 
 def find_halos(path: str | Path, b: float = 0.2, min_len: int = 20,
@@ -287,19 +299,23 @@ def _catalogue(labels: np.ndarray, snap: Mapping[str, np.ndarray], min_len: int,
     counts = np.bincount(labels)
     keep = counts >= min_len
     sel = np.flatnonzero(keep[labels])
+    # the members in ascending ID (ties, which a snapshot should not have, by row), then
+    # the groups by length (descending) and smallest ID (ascending, GADGET-4), and the
+    # members group after group by a stable sort on the group's new number (ID order kept)
+    sel = sel[_id_order(ids[sel])]
     lab = labels[sel]
-    # order groups: length descending, then smallest ID ascending (GADGET-4)
-    by_label = np.lexsort((ids[sel], lab))          # members by group label, then ID
-    sel, lab = sel[by_label], lab[by_label]
-    starts = np.flatnonzero(np.r_[True, lab[1:] != lab[:-1]]) if len(lab) else np.zeros(0, int)
-    group_labels = lab[starts]
-    min_id = ids[sel[starts]]
+    group_labels = np.flatnonzero(keep)
+    min_id = np.full(len(counts), np.iinfo(np.uint64).max, np.uint64)
+    np.minimum.at(min_id, lab, ids[sel].astype(np.uint64, copy=False))
+    min_id = min_id[group_labels]
     lens = counts[group_labels]
     rank = np.lexsort((min_id, -lens))              # new order of the groups
-    new_number = np.empty(len(rank), np.int64)
-    new_number[rank] = np.arange(len(rank))
-    member_group = new_number[np.repeat(np.arange(len(starts)), lens)]
-    order = np.argsort(member_group, kind="stable")  # keeps ascending IDs within groups
+    new_number = np.zeros(len(counts), np.int64)
+    new_number[group_labels[rank]] = np.arange(len(rank))
+    member_group = new_number[lab]
+    # int16/uint16 keys are sorted by radix (O(N)); more groups than that take a merge sort
+    small = np.uint16 if len(rank) <= np.iinfo(np.uint16).max + 1 else np.int64
+    order = np.argsort(member_group.astype(small), kind="stable")
     members = sel[order]
     lens = lens[rank]
     offsets = np.zeros(len(lens), np.int64)
@@ -321,10 +337,10 @@ def _catalogue(labels: np.ndarray, snap: Mapping[str, np.ndarray], min_len: int,
     vel = (np.add.reduceat(m[:, None] * snap["vel"][members], offsets) / safe if n
            else np.zeros((0, 3)))
     types = snap["type"][members]
-    len_type = np.zeros((n, N_TYPES), np.int64)
-    mass_type = np.zeros((n, N_TYPES))
-    np.add.at(len_type, (gid, types), 1)
-    np.add.at(mass_type, (gid, types), m)
+    # per group and type; bincount adds in member order, as np.add.at did (same bits)
+    cell = gid * N_TYPES + types
+    len_type = np.bincount(cell, minlength=n * N_TYPES).astype(np.int64).reshape(n, N_TYPES)
+    mass_type = np.bincount(cell, weights=m, minlength=n * N_TYPES).reshape(n, N_TYPES)
     return {"group_len": lens.astype(np.int64), "group_len_type": len_type,
             "group_mass": gmass, "group_mass_type": mass_type, "group_pos": pos,
             "group_vel": vel * vel_factor, "ids": ids[members].astype(np.uint64),

@@ -20,7 +20,7 @@ from scipy.spatial import cKDTree
 from ...config.units import G_CGS, KM_CM, MPC_CM
 from ...errors import UserInputError
 
-__all__ = ["friends_of_friends", "linking_length", "mean_separation"]
+__all__ = ["all_finite", "friends_of_friends", "linking_length", "mean_separation"]
 
 #: particles per slab of :func:`friends_of_friends` (its memory: about 16 bytes per linked
 #: pair in a slab, 2^16 particles at a few hundred neighbours each: tens of MB)
@@ -40,13 +40,14 @@ def friends_of_friends(pos: np.ndarray, link: float, chunk: int = FOF_CHUNK,
     0 .. n_groups - 1, single particles included, groups numbered in the order of their
     first particle (the group of particle 0 is 0).
 
-    Memory stays bounded however clustered the particles are: they are taken in slabs of
-    ``chunk`` particles along the longest axis; each slab, with the particles within
-    ``link`` beyond it, gets its own cKDTree and its linked pairs (``query_pairs``, 16 bytes
-    a pair, one slab's pairs at a time), reduced at once by union-find to one edge per
-    linked particle (particle -> the first particle of its group in the slab); union-find
-    over those edges of all slabs gives the groups.  Time: O(N log N + linked pairs),
-    the slabs shared among threads, one per core (memory: one slab's pairs per thread).
+    Memory stays bounded: the particles are taken in slabs of about ``chunk`` particles
+    along the longest axis (whole bins at least ``link`` wide: :func:`_slabs`, a counting
+    order rather than a sort); each slab, with the next bin, gets its own cKDTree and its
+    linked pairs (``query_pairs``, 16 bytes a pair, one slab's pairs at a time), reduced
+    at once by union-find to one edge per linked particle (particle -> the first particle
+    of its group in the slab); union-find over those edges of all slabs gives the groups,
+    numbered without a sort.  Time: O(N log N + linked pairs) in the slabs, shared among
+    threads, one per core (memory: one slab's pairs per thread), O(N) outside them.
     A periodic box adds, for each particle within ``link`` of a face, its images across
     that face (and edge and corner) as ghosts that carry the particle's own index, so the
     same slabs link across the faces.
@@ -57,7 +58,7 @@ def friends_of_friends(pos: np.ndarray, link: float, chunk: int = FOF_CHUNK,
     link = float(link)
     if not (link > 0 and math.isfinite(link)):
         raise UserInputError(f"link must be a positive finite number, not {link}")
-    if not np.isfinite(pos).all():
+    if not all_finite(pos):
         raise UserInputError("pos has non-finite values")
     n = len(pos)
     if n == 0:
@@ -70,28 +71,67 @@ def friends_of_friends(pos: np.ndarray, link: float, chunk: int = FOF_CHUNK,
     if len(pos) <= chunk:
         src, dst = _window_edges(pos, origin, link, leafsize)
     else:
-        axis = int(np.argmax(np.ptp(pos, axis=0)))
-        order = np.argsort(pos[:, axis], kind="stable").astype(index)
-        xs = pos[order, axis]
+        order, bounds = _slabs(pos, link, chunk)
 
-        def slab(start: int) -> tuple[np.ndarray, np.ndarray]:
-            end = min(start + chunk, len(pos))
-            # the pairs (i, j), x_i <= x_j, with i in this slab have j in [start, stop)
-            stop = int(np.searchsorted(xs, xs[end - 1] + link, side="right"))
-            members = order[start:stop]
+        def slab(k: int) -> tuple[np.ndarray, np.ndarray]:
+            members = order[bounds[k, 0]:bounds[k, 1]]
             return _window_edges(pos[members], origin[members], link, leafsize)
 
         # the slabs on every core (cKDTree lets the GIL go while it builds and pairs);
         # map keeps the slabs' order, so the edges are the same whatever the threads
-        starts = range(0, len(pos), chunk)
-        with ThreadPoolExecutor(max(1, min(len(starts), os.cpu_count() or 1))) as pool:
-            edges = list(pool.map(slab, starts))
+        with ThreadPoolExecutor(max(1, min(len(bounds), os.cpu_count() or 1))) as pool:
+            edges = list(pool.map(slab, range(len(bounds))))
         srcs, dsts = [e[0] for e in edges], [e[1] for e in edges]
-        del order, xs, edges
+        del order, edges
         src, dst = np.concatenate(srcs), np.concatenate(dsts)
         del srcs, dsts
-    roots = _union_find(n, src, dst)
-    return np.unique(roots, return_inverse=True)[1].astype(np.int64, copy=False)
+    return _first_member_labels(_union_find(n, src, dst))
+
+
+def _first_member_labels(roots: np.ndarray) -> np.ndarray:
+    """Labels 0, 1, ... numbered in the order of each group's first particle, from each
+    particle's root (the smallest particle of its group, :func:`_union_find`): a group's
+    label counts the roots before its own.  What ``np.unique(roots,
+    return_inverse=True)[1]`` gives, without its sort."""
+    is_root = roots == np.arange(len(roots), dtype=roots.dtype)
+    return (np.cumsum(is_root, dtype=np.int64) - 1)[roots]
+
+
+#: the most bins along the slab axis: their index fits int16, which numpy sorts by radix
+_MAX_BINS = 32000
+
+
+def _slabs(pos: np.ndarray, link: float, chunk: int) -> tuple[np.ndarray, np.ndarray]:
+    """The particles in slabs along the longest axis: ``order`` (their rows, by bin) and
+    ``bounds`` (k, 2): slab k is ``order[bounds[k, 0]:bounds[k, 1]]``.  Bins at least
+    ``link`` wide (so a particle's partners lie in its bin or the next), each slab whole
+    bins of about ``chunk`` particles (more where one bin holds more) followed by the next
+    bin: every linked pair (i, j), x_i <= x_j, lies in the slab of i's bin.  Bins, not a
+    sort of the coordinate: a counting order, O(N) (numpy's stable sort of int16 is a
+    radix sort)."""
+    lows, highs = pos.min(axis=0), pos.max(axis=0)
+    axis = int(np.argmax(highs - lows))
+    lo, extent = float(lows[axis]), float(highs[axis] - lows[axis])
+    # 1e-6 above link: rounding in (x - lo) / width cannot put partners two bins apart
+    width = max(link * (1.0 + 1e-6), extent / (_MAX_BINS - 1), 1e-300)
+    n_bins = min(int(extent / width) + 1, _MAX_BINS)
+    t = pos[:, axis] - lo
+    t /= width
+    np.minimum(t, n_bins - 1, out=t)
+    bins = t.astype(np.int16)
+    del t
+    order = np.argsort(bins, kind="stable")
+    if len(pos) < 2 ** 31:
+        order = order.astype(np.int32)
+    first = np.zeros(n_bins + 1, np.int64)
+    np.cumsum(np.bincount(bins, minlength=n_bins), out=first[1:])
+    del bins
+    # slab starts: the bins where the running count passes a multiple of chunk
+    cuts = np.searchsorted(first, np.arange(0, len(pos), chunk), side="right") - 1
+    cuts = cuts[np.r_[True, cuts[1:] != cuts[:-1]]]         # ascending: drop repeats
+    ends = np.append(cuts[1:], n_bins)
+    bounds = np.stack([first[cuts], first[np.minimum(ends + 1, n_bins)]], axis=1)
+    return order, bounds
 
 
 def _with_ghosts(pos: np.ndarray, origin: np.ndarray, link: float, box: float
@@ -102,22 +142,26 @@ def _with_ghosts(pos: np.ndarray, origin: np.ndarray, link: float, box: float
     if not (math.isfinite(box) and 2.0 * link < box):
         raise UserInputError(f"the linking length {link:g} must be below half the box "
                              f"({box:g})")
-    pos = np.mod(pos, box)
-    pos[pos >= box] = 0.0
+    if not (pos.min() >= 0.0 and pos.max() < box):    # else in the box already: as mod gives
+        pos = np.mod(pos, box)
+        pos[pos >= box] = 0.0
     low, high = pos < link, pos >= box - link
+    # the 26 shifts look at the few particles near a face only (a thin shell of the box)
+    edge = np.flatnonzero((low | high).any(axis=1))
+    low, high, near_pos, near_origin = low[edge], high[edge], pos[edge], origin[edge]
     parts, owners = [pos], [origin]
     for shift in np.array(np.meshgrid([-1, 0, 1], [-1, 0, 1], [-1, 0, 1])).T.reshape(-1, 3):
         if not shift.any():
             continue
-        near = np.ones(len(pos), bool)
+        near = np.ones(len(edge), bool)
         for a in range(3):
             if shift[a] == 1:
                 near &= low[:, a]
             elif shift[a] == -1:
                 near &= high[:, a]
         rows = np.flatnonzero(near)
-        parts.append(pos[rows] + shift * box)
-        owners.append(origin[rows])
+        parts.append(near_pos[rows] + shift * box)
+        owners.append(near_origin[rows])
     return np.concatenate(parts), np.concatenate(owners)
 
 
@@ -158,6 +202,12 @@ def _window_edges(pos: np.ndarray, members: np.ndarray, link: float,
     del i, j
     linked = np.flatnonzero(root != np.arange(len(pos), dtype=root.dtype))
     return members[linked], members[root[linked]]
+
+
+def all_finite(a: np.ndarray) -> bool:
+    """Whether every value of ``a`` is finite: its smallest and largest are (a NaN makes
+    both NaN); two passes without the N-sized mask of ``np.isfinite(a).all()``."""
+    return a.size == 0 or bool(np.isfinite(np.min(a)) and np.isfinite(np.max(a)))
 
 
 # --------------------------------------------------------------------------------------
