@@ -27,7 +27,7 @@ from .tree.device_sort import exclusive_scan
 from .list_walk import list_info, list_walk
 from .walk_sources import source_buffers
 from .walk_kernels import (LIST_WALK, LISTED_SINKS, OTHER_SINKS, OWN_SINKS, WalkKernel,
-                           default_group, walk_kernel, walk_options)
+                           default_group, put_defines, walk_kernel, walk_options)
 
 __all__ = ["default_group", "sink_groups", "tree_forces", "walk_active", "walk_into"]
 
@@ -121,12 +121,6 @@ def _enqueue_walk(rt: Runtime, walk: WalkKernel, args: list, n_groups: int, quad
     return {}
 
 
-def _put_defines(pot: cl.Buffer | None, cnt: cl.Buffer | None) -> dict | None:
-    """cl/prepare.cl's PUT_POT, PUT_COUNTS: 0 where no buffer takes them (None)."""
-    d = {**({"PUT_POT": 0} if pot is None else {}), **({"PUT_COUNTS": 0} if cnt is None else {})}
-    return d or None
-
-
 def _unsort64(rt: Runtime, n: int, keep: int, order: cl.Buffer, out: cl.Buffer,
               counts: cl.Buffer | None, acc: cl.Buffer, pot: cl.Buffer | None,
               cnt: cl.Buffer | None) -> None:
@@ -134,14 +128,14 @@ def _unsort64(rt: Runtime, n: int, keep: int, order: cl.Buffer, out: cl.Buffer,
     of caller index below ``keep`` (cl/prepare.cl ``unsort64``: scattered writes); ``pot``,
     ``cnt`` None: none written."""
     launch(rt, "prepare.cl", "unsort64", n, np.int32(n), np.int32(keep), order, out, counts,
-           acc, pot, cnt, defines=_put_defines(pot, cnt))
+           acc, pot, cnt, defines=put_defines(pot is not None, cnt is not None))
 
 
 def _sort_back64(tree: DeviceTree, keep: int, out: cl.Buffer, counts: cl.Buffer | None,
                  acc: cl.Buffer, pot: cl.Buffer | None, cnt: cl.Buffer | None) -> None:
     """:func:`_unsort64` of a tree's own particles as a gather (``sort_back64``)."""
     launch(tree.rt, "prepare.cl", "sort_back64", keep, np.int32(keep), inverse_order(tree),
-           out, counts, acc, pot, cnt, defines=_put_defines(pot, cnt))
+           out, counts, acc, pot, cnt, defines=put_defines(pot is not None, cnt is not None))
 
 
 def _group_counts(rt: Runtime, walk: WalkKernel, n_groups: int, alloc) -> cl.Buffer | None:

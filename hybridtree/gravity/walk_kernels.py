@@ -24,8 +24,8 @@ from .tree.device_build import DeviceTree
 from .tuning import LIST_WALK, TUNING, WalkTuning
 
 __all__ = ["LISTED_SINKS", "LIST_CAPACITY", "LIST_WALK", "OTHER_SINKS", "OWN_SINKS", "WALK_AXES",
-           "WalkKernel", "default_group", "tree_options", "walk_defines", "walk_kernel",
-           "walk_option_sets", "walk_options"]
+           "WalkKernel", "default_group", "put_defines", "put_option_sets", "tree_options",
+           "walk_defines", "walk_kernel", "walk_option_sets", "walk_options"]
 
 #: Interaction-list capacity in local memory (entries).
 LIST_CAPACITY = 256
@@ -57,6 +57,20 @@ def walk_options(tree, options: dict | None, self_mode: int, per_sink: bool = Tr
     kept per group: :class:`hybridtree.device.reduce.GroupCounts`)."""
     return {**(tree_options(tree, options) or {}), "SELF": self_mode,
             **({} if per_sink else {"SINK_COUNTS": 0})}
+
+
+def put_defines(pot: bool, counts: bool) -> dict | None:
+    """cl/prepare.cl's defines of the walk's results back into the caller's order
+    (sort_back64, unsort64): PUT_POT 0 without a potential, PUT_COUNTS 0 without counts
+    per sink."""
+    return {**({} if pot else {"PUT_POT": 0}), **({} if counts else {"PUT_COUNTS": 0})} or None
+
+
+@option_sets
+def put_option_sets(info: DeviceInfo) -> list[tuple[str, dict | None]]:
+    """The builds of cl/prepare.cl that :func:`put_defines` asks for: a run's walks keep
+    no counts per sink, and the hybrid tree's hard part writes no potential."""
+    return [("prepare.cl", put_defines(pot, False)) for pot in (True, False)]
 
 
 def walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: dict | None,
