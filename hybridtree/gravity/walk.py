@@ -291,7 +291,7 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     launch(rt, "blocks.cl", "pack_windows", n_windows, i32(n_windows), i32(window), wcount,
            woff, t_ranges, t_hi, t_lo, t_half, ranges, g_hi, g_lo, g_half)
     _set_floor(rt, n_groups, ranges, caller, g_half, criterion, keep)
-    out = alloc("act_out", 16 * n)
+    out = alloc("walk_out", 16 * n)     # walk_into's: no walk is in flight beside this one
     counts = alloc("act_counts", 8 * n) if per_sink else _group_counts(rt, walk, n_groups, alloc)
     args = source_buffers(rt, tree) + [i32(n_groups), ranges, g_hi, g_lo, g_half, snk_hi,
                                         snk_lo, self_idx, np.float32(eps * eps), out, counts]

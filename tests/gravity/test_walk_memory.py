@@ -28,10 +28,10 @@ KERNELS = [None, {"KERNEL": "tree_walk"}, LISTS]
     ({}, 16.5),
     ({"hybrid.enabled": True, "gravity.multipole": "monopole", "time.stepping": "shared"},
      16.5),
-    # a block step's active walk: packed sinks (hi, lo 32, index and caller row 8), their
-    # results (16), the flags and offsets (8) beside the full walk's 16
+    # a block step's active walk: packed sinks (hi, lo 32, index and caller row 8), the
+    # flags and offsets (8) beside the results (16, the full walk's buffer)
     ({"time.stepping": "block", "time.dt": 1 / 16, "time.t_end": 1 / 16, "time.eta": 0.05},
-     81)])
+     65)])
 def test_a_runs_walk_and_reductions_hold_few_bytes_a_particle(runtime, more, walk):
     """The ledger's peaks of the walk and the reductions at 2^15: the walk holds its results
     (16 bytes a sink) and its groups' counts, where main held 36 (counts in tree and caller
