@@ -167,15 +167,29 @@ __kernel void split_keys(const int n, __global const double *pos, __global const
             | spread3(grid_coord(hz, lz, scale));
 }
 
-/* One sink's walk result widened into row j of the caller's float64 arrays. */
-inline void put64(const float4 r, const int2 c, const size_t j, __global double *acc,
-                  __global double *pot, __global int2 *out_cnt)
+/* PUT_POT 0: no potential is written (a walk whose potential is not used: pot may be
+   NULL); PUT_COUNTS 0: no counts (the walk kept none per sink: cnt, out_cnt may be NULL). */
+#ifndef PUT_POT
+#define PUT_POT 1
+#endif
+#ifndef PUT_COUNTS
+#define PUT_COUNTS 1
+#endif
+
+/* One sink's walk result (tree position i) widened into row j of the caller's float64
+   arrays. */
+inline void put64(const float4 r, __global const int2 *cnt, const size_t i, const size_t j,
+                  __global double *acc, __global double *pot, __global int2 *out_cnt)
 {
     acc[3 * j] = r.x;
     acc[3 * j + 1] = r.y;
     acc[3 * j + 2] = r.z;
+#if PUT_POT
     pot[j] = r.w;
-    out_cnt[j] = c;
+#endif
+#if PUT_COUNTS
+    out_cnt[j] = cnt[i];
+#endif
 }
 
 /* The walk's results back into the caller's order, widened to the host's float64 (so
@@ -192,7 +206,7 @@ __kernel void unsort64(const int n, const int n_keep, __global const uint *order
     const size_t j = order[i];
     if (j >= (size_t)n_keep)
         return;
-    put64(res[i], cnt[i], j, acc, pot, out_cnt);
+    put64(res[i], cnt, i, j, acc, pot, out_cnt);
 }
 
 /* inv[order[i]] = i: the tree position of every caller index (computed once per tree). */
@@ -214,5 +228,5 @@ __kernel void sort_back64(const int n_keep, __global const uint *inv,
     if (j >= n_keep)
         return;
     const size_t i = inv[j];
-    put64(res[i], cnt[i], (size_t)j, acc, pot, out_cnt);
+    put64(res[i], cnt, i, (size_t)j, acc, pot, out_cnt);
 }

@@ -220,22 +220,14 @@ static inline double radius(__global const double *pos, const size_t p, const do
     return sqrt((dx * dx + dy * dy) + dz * dz);
 }
 
-/* The radius about (cx, cy, cz) of every particle, once per set of Lagrangian radii:
-   the enclosed-mass passes read 16 bytes a particle (radius, mass), not 32 and a square
-   root each; only the radii are kept (8 bytes a particle: the masses are the state's). */
-__kernel void radius_of(const int n, __global const double *pos, const double cx,
-                        const double cy, const double cz, __global double *r)
-{
-    const int p = get_global_id(0);
-    if (p >= n)
-        return;
-    r[p] = radius(pos, p, cx, cy, cz);
-}
-
-/* Level 1 of the enclosed masses: term k of particle p is m_p where r_p <= radii[k]
-   (r from radius_of).  (__constant: every work-item reads the same radius at the same
-   time.) */
-__kernel void enclosed_terms(const int n, __global const double *r, __global const double *mass,
+/* Level 1 of the enclosed masses: term k of particle p is m_p where r_p <= radii[k], r_p
+   the particle's radius about (cx, cy, cz) (radius(), as max_radius and the host twin
+   compute it: the same bits).  Each pass computes the radii again rather than reading
+   them from a buffer: 8 bytes a particle of device memory saved for 16 more bytes read a
+   particle and pass (issue 56).  (__constant: every work-item reads the same radius at
+   the same time.) */
+__kernel void enclosed_terms(const int n, __global const double *pos, const double cx,
+                             const double cy, const double cz, __global const double *mass,
                              __constant double *radii, __global double *out)
 {
     const int j = get_global_id(0);
@@ -245,7 +237,7 @@ __kernel void enclosed_terms(const int n, __global const double *r, __global con
     for (int i = 0; i < BLOCK; i++) {
         const size_t p = (size_t)j * BLOCK + i;
         const int in = p < (size_t)n;
-        const double rp = in ? r[p] : 0.0, mp = in ? mass[p] : 0.0;
+        const double rp = in ? radius(pos, p, cx, cy, cz) : 0.0, mp = in ? mass[p] : 0.0;
         for (int k = 0; k < NR; k++) {
             const double t = in && rp <= radii[k] ? mp : 0.0;
             s[k] = i == 0 ? t : s[k] + t;
@@ -257,7 +249,8 @@ __kernel void enclosed_terms(const int n, __global const double *r, __global con
 
 #if FUSED(NR)
 /* Levels 1 and 2 of the enclosed masses. */
-__kernel REQD_BLOCK void enclosed_terms2(const int n, __global const double *r,
+__kernel REQD_BLOCK void enclosed_terms2(const int n, __global const double *pos,
+                                         const double cx, const double cy, const double cz,
                                          __global const double *mass,
                                          __constant double *radii, __global double *out)
 {
@@ -268,7 +261,8 @@ __kernel REQD_BLOCK void enclosed_terms2(const int n, __global const double *r,
         for (int i = 0; i < BLOCK; i++) {
             const size_t p = (size_t)j * BLOCK + i;
             const int in = p < (size_t)n;
-            const double rp = in ? r[p] : 0.0, mp = in ? mass[p] : 0.0;
+            const double rp = in ? radius(pos, p, cx, cy, cz) : 0.0;
+            const double mp = in ? mass[p] : 0.0;
             for (int k = 0; k < NR; k++) {
                 const double t = in && rp <= radii[k] ? mp : 0.0;
                 s[k] = i == 0 ? t : s[k] + t;
@@ -414,6 +408,44 @@ void count_sum(const int n, __global const int2 *counts, __global long *out)
         const int2 c = counts[i];
         a += c.x;
         b += c.y;
+    }
+    l[0][lid] = a;
+    l[1][lid] = b;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = WG / 2; h > 0; h >>= 1) {
+        if (lid < h) {
+            l[0][lid] += l[0][lid + h];
+            l[1][lid] += l[1][lid + h];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        out[2 * get_group_id(0)] = l[0][0];
+        out[2 * get_group_id(0) + 1] = l[1][0];
+    }
+}
+
+/* count_sum of a walk's counts kept per sink group (cl/walkcommon.cl SINK_COUNTS 0):
+   group g holds the sinks ranges[g] = (first, count), which met info[g] = (entries, cells)
+   list entries each, and their own particle among them where own = 1; only the sinks of
+   caller index caller[i] < keep are counted (a tree of local particles and LET entries:
+   the local ones).  The same 64-bit integer sums as count_sum over those sinks' int2
+   counts (entries - cells - own, cells): out[2 g], out[2 g + 1] per work-group. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void group_count_sum(const int n_groups, __global const int2 *ranges,
+                     __global const int2 *info, __global const uint *caller, const uint keep,
+                     const int own, __global long *out)
+{
+    __local long l[2][WG];
+    const int lid = get_local_id(0);
+    long a = 0, b = 0;
+    for (int g = get_global_id(0); g < n_groups; g += get_global_size(0)) {
+        const int2 r = ranges[g], c = info[g];
+        long k = 0;
+        for (int i = r.x; i < r.x + r.y; i++)
+            k += caller[i] < keep;
+        a += k * (long)(c.x - c.y - own);
+        b += k * (long)c.y;
     }
     l[0][lid] = a;
     l[1][lid] = b;

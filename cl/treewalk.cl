@@ -86,13 +86,14 @@ void tree_walk(const int n_cells,
     const float4 gch = group_hi[g], gcl = group_lo[g], gh = group_half[g];
     const int si = gr.x + min(lid, gr.y - 1);
     const float4 sp = REL(sink_hi[si], sink_lo[si]);
-    const int self = sink_self[si];
+    const int self = SELF_OF(si);
 #if PER_EPS
     const float se2 = sink_lo[si].w * sink_lo[si].w;      /* the sink's own eps^2 */
 #endif
 
     float ax = 0.0f, ay = 0.0f, az = 0.0f, pot = 0.0f;
     int n_pc = 0, n_pp = 0;
+    int n_all = 0;             /* list entries, cells included (SINK_COUNTS 0) */
     int pos = 0, n = 0, ncell = 0;
 
     for (;;) {
@@ -185,6 +186,7 @@ void tree_walk(const int n_cells,
             ax += part.x; ay += part.y; az += part.z; pot += part.w;
             n_pc += ncell;
             n_pp += n - ncell - n_self;
+            n_all += n;
             n = 0;
             ncell = 0;
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -194,8 +196,14 @@ void tree_walk(const int n_cells,
     }
     if (lid < gr.y) {
         out[si] = (float4)(ax, ay, az, pot);
+#if SINK_COUNTS
         counts[si] = (int2)(n_pp, n_pc);
+#endif
     }
+#if !SINK_COUNTS
+    if (lid == 0)
+        counts[g] = (int2)(n_all, n_pc);
+#endif
 }
 
 /* The same walk for CPU devices: one work-item per group, no local memory and no
@@ -260,7 +268,7 @@ __kernel void tree_walk_simd(const int n_cells,
         const int sc = min(s, ns - 1);
         const float4 p = REL(sink_hi[gr.x + sc], sink_lo[gr.x + sc]);
         tx[s] = (s < ns) ? p.x : 1e18f; ty[s] = p.y; tz[s] = p.z;
-        ts[s] = (s < ns) ? sink_self[gr.x + sc] : -1;
+        ts[s] = (s < ns) ? SELF_OF(gr.x + sc) : -1;
 #if PER_EPS
         te[s] = sink_lo[gr.x + sc].w * sink_lo[gr.x + sc].w;
 #endif
@@ -406,8 +414,13 @@ __kernel void tree_walk_simd(const int n_cells,
         VSTORE(pot[v] + ppot[v], v, (float *)ts);
     }
     for (int s = 0; s < ns; s++) {
-        const int self_in_tree = sink_self[gr.x + s] >= 0;   /* met itself in its leaf */
         out[gr.x + s] = (float4)(tx[s], ty[s], tz[s], ((float *)ts)[s]);
+#if SINK_COUNTS
+        const int self_in_tree = SELF_OF(gr.x + s) >= 0;     /* met itself in its leaf */
         counts[gr.x + s] = (int2)(n_pp - self_in_tree, n_pc);
+#endif
     }
+#if !SINK_COUNTS
+    counts[g] = (int2)(n_pp + n_pc, n_pc);
+#endif
 }

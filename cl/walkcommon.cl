@@ -113,6 +113,31 @@
 #define MIXED_PARAM
 #endif
 
+/* SELF: how a sink's own source index (its "self", skipped in its list, or -1: none) is
+   known.  0: the sinks are not the walked tree's sources (none); 1: sink i, in group order,
+   is source i (a tree's walk for its own particles: sink_self is not read, so it needs no
+   buffer of 4 bytes a sink); 2 (the default): read from sink_self (the packed sinks of a
+   block step's active walk).
+   SINK_COUNTS: 1 (the default): the interaction counts of each sink into counts[sink]
+   (int2: particle-particle, particle-cell); 0: none per sink (a run sums them, and needs
+   no buffer of 8 bytes a sink): tree_walk and tree_walk_simd write their group's
+   (entries, cells) into counts[group], as walk_lists writes list_info, so that a sink's
+   counts are (entries - cells - (self >= 0), cells) (hybridtree/device/reduce.py
+   GroupCounts sums them). */
+#ifndef SELF
+#define SELF 2
+#endif
+#if SELF == 0
+#define SELF_OF(si) (-1)
+#elif SELF == 1
+#define SELF_OF(si) (si)
+#else
+#define SELF_OF(si) (sink_self[si])
+#endif
+#ifndef SINK_COUNTS
+#define SINK_COUNTS 1
+#endif
+
 /* PERIODIC = 1: the short-range force of TreePM in a periodic cube (hybridtree.gravity.
    periodic).  BOX_HI + BOX_LO = L (a float pair: a wrapped separation keeps the hi/lo
    precision), INV_BOX = 1 / L, INV_2RS = 1 / (2 r_s), RCUT = r_cut.  Every position is

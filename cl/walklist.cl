@@ -367,7 +367,7 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
     for (int q = 0; q < SINKS; q++) {
         if (rep == 0 && q * w + slot < gr.y) {
             const int si = gr.x + q * w + slot;
-            const int self = sink_self[si];
+            const int self = SELF_OF(si);
             /* A sink's own particle is always in its list (its leaf lies in the group box,
                so it is never accepted as a cell nor skipped): it added nothing to the
                acceleration (zero separation) and -m / eps to the potential, removed here.
@@ -380,7 +380,9 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
                 pot[q] += sink_hi[si].w * RSQRT(se2[q]);
 #endif
             out[si] = (float4)(ax[q], ay[q], az[q], pot[q]);
+#if SINK_COUNTS
             counts[si] = (int2)(info.x - info.y - (self >= 0), info.y);
+#endif
         }
     }
 }

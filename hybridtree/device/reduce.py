@@ -17,6 +17,8 @@ Device buffers are float64, (n, 3) row-major for vectors.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyopencl as cl
 
@@ -25,7 +27,7 @@ from .multisection import PASSES, TRIALS, checked_fractions, multisect
 from .runtime import DeviceInfo, Runtime, fit_work_group
 from .transfer import read_small, scratch
 
-__all__ = ["BLOCK", "TRIALS", "Reducer", "host_block_sum", "host_lagrangian_radii",
+__all__ = ["BLOCK", "TRIALS", "GroupCounts", "Reducer", "host_block_sum", "host_lagrangian_radii",
            "host_moments", "host_net_acceleration", "reducer"]
 
 #: Terms per sequential block (a build-time define of cl/reduce.cl).
@@ -120,6 +122,23 @@ def host_lagrangian_radii(pos: np.ndarray, mass: np.ndarray, centre: np.ndarray,
     return multisect(fractions, total, rmax, enclosed, TRIALS)
 
 
+@dataclass(frozen=True)
+class GroupCounts:
+    """A walk's interaction counts per sink group (cl/walkcommon.cl SINK_COUNTS 0): the
+    ``n_groups`` groups' sinks ``ranges`` (int2 first, count), the list entries each of
+    their sinks met ``info`` (int2 entries, cells), each sink's caller index ``caller``
+    (uint32; only those below ``keep`` count) and ``own`` (1: each sink met itself, no
+    interaction); summed as per-sink counts (:meth:`Reducer.count_sum`).  The buffers are
+    a walk's, valid until the next walk."""
+
+    n_groups: int
+    ranges: cl.Buffer | None
+    info: cl.Buffer | None
+    caller: cl.Buffer | None
+    keep: int
+    own: int
+
+
 def reduce_work_group(info: DeviceInfo) -> int:
     """Work-group size of the reductions (cl/reduce.cl's WG, count_sum's fixed size): 256
     on GPUs, 64 on CPUs, within the device's work-group limit and local memory (16 bytes
@@ -157,7 +176,8 @@ class Reducer:
         self._fused: dict[tuple[str, int, int], bool] = {}
         # count_sum's work-group is fixed at build time (WG): it must fit what the built
         # kernel allows on this device too, not only the device's own limit
-        limit = rt.max_work_group_size(self._knl("count_sum"))
+        limit = min(rt.max_work_group_size(self._knl(name))
+                    for name in ("count_sum", "group_count_sum"))
         if limit < self.wg:
             self.wg = fit_work_group(limit)
 
@@ -282,13 +302,12 @@ class Reducer:
         rmax = float(combine(rmax, "max")[0])
         nr = len(fractions) * TRIALS
         radii = scratch(self.rt, "reduce.radii", 8 * nr)
-        r_of = self._radius_of(n, pos, c)
 
         def enclosed(r: np.ndarray) -> np.ndarray:
             if n == 0:
                 return combine(np.zeros(r.size), "sum").reshape(r.shape)
             cl.enqueue_copy(self.rt.queue, radii, np.ascontiguousarray(r, np.float64))
-            return combine(self._levels("enclosed_terms", n, nr, r_of, mass, radii, nr=nr),
+            return combine(self._levels("enclosed_terms", n, nr, pos, *c, mass, radii, nr=nr),
                            "sum").reshape(r.shape)
 
         return multisect(fractions, total_mass, rmax, enclosed, TRIALS)
@@ -314,22 +333,15 @@ class Reducer:
         cl.enqueue_copy(rt.queue, st, rmax, byte_count=8, dst_offset=8)
         radii = scratch(rt, "reduce.radii", 8 * nr)
         self._run("radii_start", nf, np.int32(nf), np.int32(TRIALS), st, radii)
-        r_of = self._radius_of(n, pos, c)
         for _ in range(PASSES):
-            sums = self._levels_on_device("enclosed_terms", n, nr, r_of, mass, radii, nr=nr)
+            # each particle's radius computed again in every pass (cl/reduce.cl
+            # enclosed_terms): no buffer of 8 bytes a particle
+            sums = self._levels_on_device("enclosed_terms", n, nr, pos, *c, mass, radii, nr=nr)
             self._run("radii_narrow", nf, np.int32(nf), np.int32(TRIALS), sums, st, radii)
         out = read_small(rt, np.empty(2 + 4 * nf, np.int64), st)
         lo, hi = out[2 + nf:2 + 2 * nf], out[2 + 2 * nf:2 + 3 * nf]
         assert np.all(hi - lo <= 1), "the multisection did not converge in PASSES passes"
         return [float(h) for h in hi.view(np.float64)]
-
-    def _radius_of(self, n: int, pos: cl.Buffer, c: list) -> cl.Buffer | None:
-        """The radius about ``c`` of each particle (cl/reduce.cl ``radius_of``)."""
-        if n == 0:
-            return None
-        r_of = scratch(self.rt, "reduce.radius", 8 * n)       # 8 B/particle
-        self._run("radius_of", n, np.int32(n), pos, *c, r_of)
-        return r_of
 
     def type_mass(self, n: int, types: cl.Buffer, t: int, mass: cl.Buffer) -> cl.Buffer:
         """The masses (float64) of the particles whose GADGET type (uint8 ``types``) is
@@ -348,27 +360,34 @@ class Reducer:
             self._run("nonfinite", count, np.int32(count), buf, flag)
         return bool(read_small(self.rt, np.empty(1, np.int32), flag)[0] == 0)
 
-    def count_sum(self, n: int, counts: cl.Buffer) -> tuple[int, int]:
-        """Sums of both components of n int2 interaction counts, as 64-bit integers."""
-        if n == 0:
+    def count_sum(self, n: int, counts: cl.Buffer | GroupCounts) -> tuple[int, int]:
+        """Sums of both components of n int2 interaction counts, as 64-bit integers;
+        ``counts`` kept per group (:class:`GroupCounts`): the same sums of its sinks."""
+        if n <= 0 or getattr(counts, "n_groups", 1) == 0:
             return 0, 0
         groups, part = self._count_parts(n, counts)
         out = read_small(self.rt, np.empty((groups, 2), np.int64), part)
         return int(out[:, 0].sum()), int(out[:, 1].sum())
 
-    def count_sum_into(self, n: int, counts: cl.Buffer, total: cl.Buffer) -> None:
+    def count_sum_into(self, n: int, counts: cl.Buffer | GroupCounts, total: cl.Buffer) -> None:
         """Enqueue total[0], total[1] (int64 on the device) += :meth:`count_sum`'s sums;
         nothing is read back."""
-        if n > 0:
+        if n > 0 and getattr(counts, "n_groups", 1) != 0:
             groups, part = self._count_parts(n, counts)
             launch(self.rt, "reduce.cl", "count_add", 1, np.int32(groups), part, total,
                    defines=self._defines(), local=1)
 
-    def _count_parts(self, n: int, counts: cl.Buffer) -> tuple[int, cl.Buffer]:
-        """Enqueue count_sum: (its number of work-groups, their (groups, 2) int64 sums)."""
-        groups = max(1, min(-(-n // self.wg), 4 * self.rt.info.compute_units))
+    def _count_parts(self, n: int, counts: cl.Buffer | GroupCounts) -> tuple[int, cl.Buffer]:
+        """Enqueue count_sum (group_count_sum for :class:`GroupCounts`): (its number of
+        work-groups, their (groups, 2) int64 sums)."""
+        c = counts
+        items = c.n_groups if isinstance(c, GroupCounts) else n
+        groups = max(1, min(-(-items // self.wg), 4 * self.rt.info.compute_units))
         part = scratch(self.rt, "reduce.counts", 16 * groups)
-        launch(self.rt, "reduce.cl", "count_sum", groups * self.wg, np.int32(n), counts, part,
+        name, args = (("group_count_sum", (np.int32(items), c.ranges, c.info, c.caller,
+                                           np.uint32(c.keep), np.int32(c.own)))
+                      if isinstance(c, GroupCounts) else ("count_sum", (np.int32(n), c)))
+        launch(self.rt, "reduce.cl", name, groups * self.wg, *args, part,
                defines=self._defines(), local=self.wg, fixed=True)
         return groups, part
 

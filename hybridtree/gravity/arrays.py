@@ -174,7 +174,7 @@ class ResidentBackend(_ArrayStages):
             counts, n_groups, _ = walk_into(rt, job.tree, g.walk_eps, acc_b, pot_b,
                                             g.n_group or None, criterion=job.criterion,
                                             periodic=g.periodic, options=g.kernel_options,
-                                            tuning=e.tuning)
+                                            tuning=e.tuning, per_sink=True)
             total = sum(red.count_sum(n, counts))
             # per-sink counts (caller's order), kept for a later read (walk_into left them
             # in the workspace, which the next call overwrites)

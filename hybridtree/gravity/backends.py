@@ -66,7 +66,7 @@ class DeviceBackend(Backend):
     def walk(self, job: Job, part: Part) -> None:
         e, s = self.engine, job.state
         g, rt = e.g, e.rt
-        pot = job.pot[part] = s.pot if part.potential else e.work("pot_unused", 8 * s.n)
+        pot = job.pot[part] = s.pot if part.potential else None    # no potential written
         if not part.walked:          # the mesh alone; its potential adds to the short's
             cl.enqueue_fill_buffer(rt.queue, s.acc[part.name], np.float64(0), 0, 24 * s.n)
             job.extra[part] = None

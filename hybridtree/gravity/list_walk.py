@@ -28,7 +28,7 @@ from ..device.transfer import read_small, scratch
 from .tuning import TUNING, WalkTuning
 from .walk_kernels import LIST_WALK, WalkKernel
 
-__all__ = ["ListRoom", "list_room", "list_walk", "shrunk_room"]
+__all__ = ["ListRoom", "list_info", "list_room", "list_walk", "shrunk_room"]
 
 
 @dataclass
@@ -50,6 +50,13 @@ def list_room(rt: Runtime) -> ListRoom:
     if kept is None:
         kept = rt.lists = ListRoom()
     return kept
+
+
+def list_info(rt: Runtime, n_groups: int) -> cl.Buffer:
+    """The list walk's int2 (entries, cells) of each of ``n_groups`` group lists (its
+    ``list_info``; a walk without counts per sink keeps its counts there: SINK_COUNTS 0),
+    valid until the next walk."""
+    return scratch(rt, "walk_info", 8 * n_groups)
 
 
 def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
@@ -75,7 +82,7 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
     per_eps = int(defines.get("PER_EPS", 0))      # the walk's opening takes cell_eps too
     replicate = int(defines.get("REPLICATE", 1))
     copies = np.int32(max(1, replicate if copies is None else int(copies)))
-    info = scratch(rt, "walk_info", 8 * n_groups)
+    info = list_info(rt, n_groups)
     budget = min(rt.device.max_mem_alloc_size,
                  rt.device.global_mem_size // tuning.list_memory_share, tuning.list_batch_bytes)
     start, profile = tuning.list_start, tuning.profile

@@ -12,6 +12,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..device.kernels import launch, spread_local
+from ..device.reduce import GroupCounts
 from ..device.runtime import Runtime, pack4, split_hi_lo
 from .criterion import Criterion, criterion_of
 from .parts import FULL, Part
@@ -23,9 +24,10 @@ from .tree.octree import packed_leaf_ranges
 from ..device.transfer import allocator, download, read_counts, scratch
 from .tree.device_build import DeviceGroups, DeviceTree, device_groups, inverse_order
 from .tree.device_sort import exclusive_scan
-from .list_walk import list_walk
+from .list_walk import list_info, list_walk
 from .walk_sources import source_buffers
-from .walk_kernels import LIST_WALK, WalkKernel, default_group, tree_options, walk_kernel
+from .walk_kernels import (LIST_WALK, LISTED_SINKS, OTHER_SINKS, OWN_SINKS, WalkKernel,
+                           default_group, put_defines, walk_kernel, walk_options)
 
 __all__ = ["default_group", "sink_groups", "tree_forces", "walk_active", "walk_into"]
 
@@ -55,14 +57,12 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
     of its half-sides.  ``sink_eps``: the sinks' own softenings (a walk with PER_EPS;
     default 0: a pair takes the source's)."""
     centre = tree.cube.centre
-    if sinks is None:          # a host tree's own particles
+    if sinks is None:          # a host tree's own particles (SELF OWN_SINKS)
         spos, skeys, sorder = tree.pos, tree.keys, tree.order
-        self_idx = np.arange(len(spos), dtype=np.int32)
-    else:
+    else:                      # SELF OTHER_SINKS
         skeys = morton_keys(integer_coords(sinks, tree.cube))
         sorder = np.argsort(skeys, kind="stable")
         skeys, spos = skeys[sorder], sinks[sorder]
-        self_idx = np.full(len(spos), -1, np.int32)
     gstart, gcount = sink_groups(skeys, n_group, pack)
     gcentre, ghalf = _group_boxes(spos, gstart)
     # the sinks' softenings in group order, and each group's smallest (cl/treebuild.cl
@@ -79,25 +79,19 @@ def _host_sinks(rt: Runtime, tree: Octree | DeviceTree, sinks: np.ndarray | None
             rt.to_device(pack4(half32, bound)),
             # w = the sink's own mass (list walk: its self term is removed at the end)
             rt.to_device(pack4(snk_hi, tree.mass if sinks is None else 0.0)),
-            rt.to_device(pack4(snk_lo, s_eps)),
-            rt.to_device(self_idx)]
+            rt.to_device(pack4(snk_lo, s_eps)), None]
     return args, sorder, len(gstart)
 
 
 def _device_sinks(tree: DeviceTree, n_group: int, groups: DeviceGroups | None = None,
-                  own: bool = True, pack: bool = TUNING.pack_groups) -> tuple[list, int]:
+                  pack: bool = TUNING.pack_groups) -> tuple[list, int]:
     """Sink groups of a device tree's own particles, formed on the device (or ``groups``;
-    ``pack``: sibling leaves merged); ``own``: the sinks are the walked tree's sources too
-    (their self terms are removed)."""
+    ``pack``: sibling leaves merged).  Whether they are the walked tree's sources too
+    (their self terms removed) is the walk's SELF define (:func:`walk_options`): no
+    sink_self buffer."""
     g = groups or device_groups(tree, n_group, pack)
-    self_idx = allocator(tree.rt, tree.alloc)("self_idx", 4 * tree.n)
-    if own:
-        launch(tree.rt, "treebuild.cl", "iota", tree.n, np.int32(tree.n), self_idx,
-               local=spread_local(tree.rt.info))
-    elif tree.n:
-        cl.enqueue_fill_buffer(tree.rt.queue, self_idx, np.int32(-1), 0, 4 * tree.n)
     return [np.int32(g.n_groups), g.ranges, g.hi, g.lo, g.half, tree.src_hi, tree.src_lo,
-            self_idx], g.n_groups
+            None], g.n_groups
 
 
 def _set_floor(rt: Runtime, n_groups: int, ranges: cl.Buffer, caller: cl.Buffer,
@@ -128,30 +122,41 @@ def _enqueue_walk(rt: Runtime, walk: WalkKernel, args: list, n_groups: int, quad
 
 
 def _unsort64(rt: Runtime, n: int, keep: int, order: cl.Buffer, out: cl.Buffer,
-              counts: cl.Buffer, acc: cl.Buffer, pot: cl.Buffer, cnt: cl.Buffer) -> None:
+              counts: cl.Buffer | None, acc: cl.Buffer, pot: cl.Buffer | None,
+              cnt: cl.Buffer | None) -> None:
     """A walk's results (tree order) into the caller's order as float64, for the particles
-    of caller index below ``keep`` (cl/prepare.cl ``unsort64``: scattered writes)."""
+    of caller index below ``keep`` (cl/prepare.cl ``unsort64``: scattered writes); ``pot``,
+    ``cnt`` None: none written."""
     launch(rt, "prepare.cl", "unsort64", n, np.int32(n), np.int32(keep), order, out, counts,
-           acc, pot, cnt)
+           acc, pot, cnt, defines=put_defines(pot is not None, cnt is not None))
 
 
-def _sort_back64(tree: DeviceTree, keep: int, out: cl.Buffer, counts: cl.Buffer,
-                 acc: cl.Buffer, pot: cl.Buffer, cnt: cl.Buffer) -> None:
+def _sort_back64(tree: DeviceTree, keep: int, out: cl.Buffer, counts: cl.Buffer | None,
+                 acc: cl.Buffer, pot: cl.Buffer | None, cnt: cl.Buffer | None) -> None:
     """:func:`_unsort64` of a tree's own particles as a gather (``sort_back64``)."""
     launch(tree.rt, "prepare.cl", "sort_back64", keep, np.int32(keep), inverse_order(tree),
-           out, counts, acc, pot, cnt)
+           out, counts, acc, pot, cnt, defines=put_defines(pot is not None, cnt is not None))
 
 
-def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl.Buffer,
-              n_group: int | None = None, split: Changeover | None = None,
-              part: Part | str = FULL, options: dict | None = None,
-              n_sinks: int | None = None, groups: DeviceGroups | None = None,
-              sinks: DeviceTree | None = None, criterion: Criterion | None = None,
-              periodic: Periodic | None = None, tuning: WalkTuning = TUNING
-              ) -> tuple[cl.Buffer, int, dict]:
+def _group_counts(rt: Runtime, walk: WalkKernel, n_groups: int, alloc) -> cl.Buffer | None:
+    """Where a walk without counts per sink (SINK_COUNTS 0) puts its groups' (entries,
+    cells): the tree walks into a buffer of 8 bytes a group; the list walk has them in
+    its list_info (None: no buffer)."""
+    return None if walk.name == LIST_WALK else alloc("walk_gcounts", 8 * max(n_groups, 1))
+
+
+def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer,
+              pot: cl.Buffer | None, n_group: int | None = None,
+              split: Changeover | None = None, part: Part | str = FULL,
+              options: dict | None = None, n_sinks: int | None = None,
+              groups: DeviceGroups | None = None, sinks: DeviceTree | None = None,
+              criterion: Criterion | None = None, periodic: Periodic | None = None,
+              tuning: WalkTuning = TUNING, per_sink: bool = False
+              ) -> tuple[cl.Buffer | GroupCounts, int, dict]:
     """Walk a device tree for its own particles (double-precision device) and write the
     results as float64, in the caller's particle order, into ``acc`` (n x 3) and
-    ``pot`` (n); nothing is read back but the list sizes.  Units: the tree's.
+    ``pot`` (n; None: no potential written, none kept); nothing is read back but the list
+    sizes.  Units: the tree's.
 
     ``n_sinks``: only the particles of caller index below it are sinks (default all: a
     tree of local particles and received LET entries keeps the local ones first);
@@ -159,9 +164,12 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     hold every sink).  ``sinks``: another device tree built in the same cube whose
     particles are the sinks instead (its groups, no self term: e.g. the local particles
     against a tree of the LET received from other processes); results in its caller
-    order.  Returns (interaction counts per sink, int2 in the caller's order:
-    particle-particle, particle-cell; the number of groups walked; timings of the list
-    kernels with ``tuning.profile``).  ``split``/``part`` as for :func:`tree_forces`.
+    order.  Returns (the interaction counts: with ``per_sink`` int2 per sink in the
+    caller's order, particle-particle, particle-cell, else kept per group (no buffer of 8
+    bytes a sink: :class:`hybridtree.device.reduce.GroupCounts`, which
+    :meth:`~hybridtree.device.reduce.Reducer.count_sum` sums alike); the number of groups
+    walked; timings of the list kernels with ``tuning.profile``).  ``split``/``part`` as
+    for :func:`tree_forces`.
     ``criterion``: the opening criterion (:mod:`.criterion`; None: geometric); a relative
     one's a_old is a float64 n x 3 buffer in the caller's order, and the tree must be
     built with its :attr:`~.criterion.Relative.build_theta`.  ``periodic``: TreePM's
@@ -177,25 +185,33 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl
     keep = n if n_sinks is None else int(n_sinks)
     quad = tree.cell_quad is not None
     criterion = criterion_of(criterion)
-    walk = walk_kernel(rt, keep, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
-                       split, part, criterion, periodic, tuning=tuning)
-    sink_args, n_groups = _device_sinks(sinks, walk.n_group, groups, own, tuning.pack_groups)
+    opts = walk_options(tree, options, OWN_SINKS if own else OTHER_SINKS, per_sink)
+    walk = walk_kernel(rt, keep, n_group, tree.n_leaf, quad, eps, opts, split, part,
+                       criterion, periodic, tuning=tuning)
+    sink_args, n_groups = _device_sinks(sinks, walk.n_group, groups, tuning.pack_groups)
     _set_floor(rt, n_groups, sink_args[1], sinks.order, sink_args[4], criterion, keep)
     alloc = allocator(rt, sinks.alloc)
-    out, counts = alloc("walk_out", 16 * n), alloc("walk_counts", 8 * n)
+    out = alloc("walk_out", 16 * n)
+    if per_sink:        # counts in tree order, then in caller order beside the forces
+        counts, cnt = alloc("walk_counts", 8 * n), alloc("walk_cnt", 8 * n)
+    else:
+        counts, cnt = _group_counts(rt, walk, n_groups, alloc), None
     args = source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
-    cnt = alloc("walk_cnt", 8 * n)       # the kernel writes counts in caller order too
     prof = _enqueue_walk(rt, walk, args, n_groups, quad,
                          lambda: _sort_back64(sinks, keep, out, counts, acc, pot, cnt),
                          tuning=tuning)
-    return cnt, n_groups, prof
+    if per_sink:
+        return cnt, n_groups, prof
+    info = list_info(rt, n_groups) if counts is None else counts
+    return GroupCounts(n_groups, sink_args[1], info, sinks.order, keep, int(own)), n_groups, prof
 
 
 def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: cl.Buffer,
                 bins: cl.Buffer, kmin: int, n_group: int | None = None,
                 criterion: Criterion | None = None, options: dict | None = None,
                 n_sinks: int | None = None, periodic: Periodic | None = None,
-                tuning: WalkTuning = TUNING) -> tuple[cl.Buffer, int, int]:
+                tuning: WalkTuning = TUNING, per_sink: bool = False
+                ) -> tuple[cl.Buffer | GroupCounts, int, int]:
     """Walk a device tree for the active particles only: those whose time bin (int32 ``bins``,
     caller order) is at least ``kmin``.  They are packed in tree (Morton) order; each group
     of the whole walk with active sinks gives one group of them, walked with the whole
@@ -208,11 +224,12 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     work-items (sparse_walk: GPUs; :class:`.tuning.DeviceTuning`).  Their float64 results go into their rows of ``acc`` and ``pot`` (the other rows
     are left as they were); one blocking read (how many sinks are active and how many groups
     they fill) besides the list walk's.  Returns (interaction counts of the active sinks,
-    int2 in packed order; how many are active; the number of groups walked).  ``criterion``
-    as for :func:`walk_into`; ``n_sinks``: only particles of caller index below it have bins
-    and are sinks (default all: a tree of local particles and received LET entries keeps the
-    local ones first); ``periodic``: TreePM's short range, ``tuning`` the walk's switches,
-    as for :func:`walk_into`."""
+    kept per group (:class:`hybridtree.device.reduce.GroupCounts`), or with ``per_sink``
+    int2 per sink in packed order; how many are active; the number of groups walked).
+    ``criterion`` as for :func:`walk_into`; ``n_sinks``: only particles of caller index
+    below it have bins and are sinks (default all: a tree of local particles and received
+    LET entries keeps the local ones first); ``periodic``: TreePM's short range,
+    ``tuning`` the walk's switches, as for :func:`walk_into`."""
     if not rt.has_fp64:
         raise ValueError("walk_active writes float64 results: the device needs cl_khr_fp64")
     n = tree.n
@@ -220,9 +237,9 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     alloc = allocator(rt, tree.alloc)
     i32 = np.int32
     flag = alloc("act_flag", 4 * max(n, 1))
-    counts = alloc("act_counts", 8 * max(n, 1))
+    none = alloc("act_counts", 8) if per_sink else GroupCounts(0, None, None, None, keep, 1)
     if n == 0:
-        return counts, 0, 0
+        return none, 0, 0
     launch(rt, "blocks.cl", "active_flags", n, i32(n), i32(keep), i32(kmin), tree.order, bins, flag)
     # how many are active is read together with how many groups they fill (one wait)
     offset, _ = exclusive_scan(rt, flag, n, alloc=tree.alloc, name="act_offset",
@@ -232,8 +249,9 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
     # the groups of the whole tree (as for all particles), each cut down to its active
     # sinks and walked with the whole group's box
     mine = tuning.device(rt.info.kind)
-    walk = walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
-                       None, FULL, criterion, periodic, tuning=tuning)
+    opts = walk_options(tree, options, LISTED_SINKS, per_sink)
+    walk = walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps, opts, None, FULL, criterion,
+                       periodic, tuning=tuning)
     whole = device_groups(tree, walk.n_group, tuning.pack_groups)
     most = max(whole.n_groups, 1)
     snk_hi, snk_lo = alloc("act_hi", 16 * n), alloc("act_lo", 16 * n)
@@ -259,28 +277,31 @@ def walk_active(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer, pot: 
                              read_total=False)
     m, n_groups = (int(c) for c in read_counts(rt, [(offset, 4 * n), (woff, 4 * n_windows)]))
     if m == 0:
-        return counts, 0, 0
+        return none, 0, 0
     # a small group's list spread over more copies of its sinks than a full walk's;
     # all active: the full walk's, so that the forces are the full walk's bits
     copies = mine.active_copies if m < keep else None
     # few groups: the walk of each is shared by several work-items (sparse_walk)
     if m < keep and n_groups < mine.sparse_share * whole.n_groups:
-        walk = walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
-                           None, FULL, criterion, periodic, sparse=True, tuning=tuning)
+        walk = walk_kernel(rt, n, n_group, tree.n_leaf, quad, eps, opts, None, FULL,
+                           criterion, periodic, sparse=True, tuning=tuning)
     ranges = alloc("act_ranges", 8 * most)
     g_hi, g_lo, g_half = (alloc("act_g_hi", 16 * most), alloc("act_g_lo", 16 * most),
                           alloc("act_g_half", 16 * most))
     launch(rt, "blocks.cl", "pack_windows", n_windows, i32(n_windows), i32(window), wcount,
            woff, t_ranges, t_hi, t_lo, t_half, ranges, g_hi, g_lo, g_half)
     _set_floor(rt, n_groups, ranges, caller, g_half, criterion, keep)
-    out = alloc("act_out", 16 * n)
+    out = alloc("walk_out", 16 * n)     # walk_into's: no walk is in flight beside this one
+    counts = alloc("act_counts", 8 * n) if per_sink else _group_counts(rt, walk, n_groups, alloc)
     args = source_buffers(rt, tree) + [i32(n_groups), ranges, g_hi, g_lo, g_half, snk_hi,
                                         snk_lo, self_idx, np.float32(eps * eps), out, counts]
-    cnt = alloc("act_cnt", 8 * n)
     _enqueue_walk(rt, walk, args, n_groups, quad,
-                  lambda: _unsort64(rt, m, keep, caller, out, counts, acc, pot, cnt), copies,
+                  lambda: _unsort64(rt, m, keep, caller, out, None, acc, pot, None), copies,
                   tuning)
-    return counts, m, n_groups
+    if per_sink:
+        return counts, m, n_groups
+    info = list_info(rt, n_groups) if counts is None else counts        # (entries, cells)
+    return GroupCounts(n_groups, ranges, info, caller, keep, 1), m, n_groups
 
 
 def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int | None = None,
@@ -310,8 +331,9 @@ def tree_forces(rt: Runtime, tree: Octree | DeviceTree, eps: float, n_group: int
         else len(sinks)
     quad = (tree.cell_quad if isinstance(tree, DeviceTree) else tree.quad) is not None
     criterion = criterion_of(criterion)
-    walk = walk_kernel(rt, n_sinks, n_group, tree.n_leaf, quad, eps, tree_options(tree, options),
-                       split, part, criterion, periodic, tuning=tuning)
+    opts = walk_options(tree, options, OWN_SINKS if sinks is None else OTHER_SINKS)
+    walk = walk_kernel(rt, n_sinks, n_group, tree.n_leaf, quad, eps, opts, split, part,
+                       criterion, periodic, tuning=tuning)
     if criterion.relative and np.shape(criterion.a_old) != (n_sinks, 3):
         raise ValueError(f"the old accelerations of the relative opening criterion must be "
                          f"({n_sinks}, 3), got {np.shape(criterion.a_old)}")

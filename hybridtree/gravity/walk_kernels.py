@@ -23,8 +23,9 @@ from .splitting import CHANGEOVERS, Changeover
 from .tree.device_build import DeviceTree
 from .tuning import LIST_WALK, TUNING, WalkTuning
 
-__all__ = ["LIST_CAPACITY", "LIST_WALK", "WALK_AXES", "WalkKernel", "default_group",
-           "tree_options", "walk_defines", "walk_kernel", "walk_option_sets"]
+__all__ = ["LISTED_SINKS", "LIST_CAPACITY", "LIST_WALK", "OTHER_SINKS", "OWN_SINKS", "WALK_AXES",
+           "WalkKernel", "default_group", "put_defines", "put_option_sets", "tree_options",
+           "walk_defines", "walk_kernel", "walk_option_sets", "walk_options"]
 
 #: Interaction-list capacity in local memory (entries).
 LIST_CAPACITY = 256
@@ -43,6 +44,33 @@ def tree_options(tree, options: dict | None) -> dict | None:
     if isinstance(tree, DeviceTree) and tree.cell_eps is not None:
         return {**(options or {}), "PER_EPS": 1}
     return options
+
+
+#: cl/walkcommon.cl's SELF: sinks that are none of the walked tree's sources, sink i that
+#: is source i (a tree's own particles: no buffer of their indices), indices in sink_self
+OTHER_SINKS, OWN_SINKS, LISTED_SINKS = 0, 1, 2
+
+
+def walk_options(tree, options: dict | None, self_mode: int, per_sink: bool = True) -> dict:
+    """The walk's extra defines for ``tree`` (:func:`tree_options`) with
+    cl/walkcommon.cl's SELF ``self_mode`` and, unless ``per_sink``, SINK_COUNTS 0 (counts
+    kept per group: :class:`hybridtree.device.reduce.GroupCounts`)."""
+    return {**(tree_options(tree, options) or {}), "SELF": self_mode,
+            **({} if per_sink else {"SINK_COUNTS": 0})}
+
+
+def put_defines(pot: bool, counts: bool) -> dict | None:
+    """cl/prepare.cl's defines of the walk's results back into the caller's order
+    (sort_back64, unsort64): PUT_POT 0 without a potential, PUT_COUNTS 0 without counts
+    per sink."""
+    return {**({} if pot else {"PUT_POT": 0}), **({} if counts else {"PUT_COUNTS": 0})} or None
+
+
+@option_sets
+def put_option_sets(info: DeviceInfo) -> list[tuple[str, dict | None]]:
+    """The builds of cl/prepare.cl that :func:`put_defines` asks for: a run's walks keep
+    no counts per sink, and the hybrid tree's hard part writes no potential."""
+    return [("prepare.cl", put_defines(pot, False)) for pot in (True, False)]
 
 
 def walk_defines(rt: Runtime, n_group: int, n_leaf: int, quad: bool, options: dict | None,
@@ -167,6 +195,11 @@ WALK_AXES: Mapping[str, tuple] = MappingProxyType({
     "SOFTENING": (None, 2),
     # a softening per particle carried by the tree (cl/walkcommon.cl; walk.tree_options)
     "PER_EPS": (None, 1),
+    # the sinks' own indices: unset (2), none (0: other sinks), implicit (1: the tree's own
+    # particles), read (2: an active walk's packed sinks) (cl/walkcommon.cl; walk_options)
+    "SELF": (None, OTHER_SINKS, OWN_SINKS, LISTED_SINKS),
+    # counts per sink (unset: 1), or per group (0: a run's walks; reduce.GroupCounts)
+    "SINK_COUNTS": (None, 0),
     "options": (None,),
 })
 

@@ -138,7 +138,7 @@ class ParallelDeviceBackend(DeviceBackend):
         job.pot[part] = s.pot
         if n == 0:
             return
-        pot = job.pot[part] = s.pot if part.potential else e.work("pot_unused", 8 * n)
+        pot = job.pot[part] = s.pot if part.potential else None    # no potential written
         if not part.walked:          # the mesh alone (added by long_range)
             cl.enqueue_fill_buffer(rt.queue, s.acc[part.name], np.float64(0), 0, 24 * n)
             return

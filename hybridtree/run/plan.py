@@ -70,13 +70,17 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
     "sort": (0.64, "gravity/tree/device_sort.py: the histograms (0.62-0.8 measured, CPU "
                   "ledger 2^16-2^18); keys and values in the tree's buffers (SortBuffers)"),
     "sort_mesh": (24, "device_sort.py: the mesh's sort of particles by cell (keys, values)"),
-    "walk": (36, "gravity/walk.py: walk_out 16, walk_counts 8, walk_cnt 8, self_idx 4"),
-    "walk_hybrid": (8, "gravity/engine.py pot_unused: the hard part's potential"),
-    "walk_info_group": (8, "gravity/list_walk.py walk_info per sink group"),
+    "walk": (16, "gravity/walk.py: walk_out 16 (float4 per sink, tree order); counts kept "
+                 "per group (the tree walks' walk_gcounts, 8 B a group; the list walk's "
+                 "walk_info), no sink indices (SELF); measured 16.15 (CPU ledger, 2^15)"),
+    "walk_hybrid": (0, "none: the hard part writes no potential (cl/prepare.cl PUT_POT 0)"),
+    "walk_info_group": (8, "gravity/list_walk.py walk_info per sink group (the walk's "
+                           "counts too: device/reduce.py GroupCounts)"),
     #: entries per group list: the room grows to the longest list (H200, 2^22-2^27)
     "list_room": (32768, "measured: H200, docs/benchmarks.md §7"),
-    "reductions": (8.3, "device/reduce.py: the radii's radius 8, levels 1 and 2 summed in "
-                        "one kernel (K sums: 8 K / 4096); measured 8.2 (CPU ledger, 2^15)"),
+    "reductions": (0.17, "device/reduce.py: levels 1 and 2 summed in one kernel (K sums: "
+                         "8 K / 4096), the radii computed in each pass (no buffer); "
+                         "measured 0.16 (CPU ledger, 2^15)"),
     "reductions_gpu": (2.6, "device/reduce.py: on GPUs levels 1 and 2 are not fused (speed): "
                             "the radii's 21 level-1 rows, 8 x 21 / 64"),
     "mesh": (72, "gravity/pm_device.py: pm_keys 8, pm_part 32, pm_tmp 32 (interlaced)"),

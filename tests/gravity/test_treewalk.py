@@ -352,7 +352,8 @@ def _active_walk(runtime, share: float, options: dict | None, tuning: WalkTuning
     acc, pot = runtime.to_device(np.zeros((n, 3))), runtime.to_device(np.zeros(n))
     counts, m, n_groups = treewalk.walk_active(runtime, tree, EPS, acc, pot,
                                                runtime.to_device(active.astype(np.int32)), 1,
-                                               64, options=options, tuning=tuning)
+                                               64, options=options, tuning=tuning,
+                                               per_sink=True)
     got, cnt, order = np.empty((n, 3)), np.empty((m, 2), np.int32), np.empty(n, np.uint32)
     cl.enqueue_copy(runtime.queue, got, acc)
     cl.enqueue_copy(runtime.queue, cnt, counts)
