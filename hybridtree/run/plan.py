@@ -81,8 +81,10 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
     "reductions": (0.17, "device/reduce.py: levels 1 and 2 summed in one kernel (K sums: "
                          "8 K / 4096), the radii computed in each pass (no buffer); "
                          "measured 0.16 (CPU ledger, 2^15)"),
-    "reductions_gpu": (2.6, "device/reduce.py: on GPUs levels 1 and 2 are not fused (speed): "
-                            "the radii's 21 level-1 rows, 8 x 21 / 64"),
+    "reductions_gpu": (4.7, "device/reduce.py: on GPUs levels 1 and 2 are not fused (speed): "
+                            "their level rows; measured on the H200 (round 135): 4.84 B/p "
+                            "in all at 2^15, 4.8 at 2^26 and 2^29 (the radii's 21 level-1 "
+                            "rows alone would be 8 x 21 / 64 = 2.6)"),
     "mesh": (72, "gravity/pm_device.py: pm_keys 8, pm_part 32, pm_tmp 32 (interlaced)"),
     "direct": (80, "gravity/direct.py: sinks' hi, lo, out and sources' hi, lo (float4)"),
     "let": (64, "parallel/engine.py: let_pos 24, let_mass 8, x_acc 24, x_pot 8 per local "
