@@ -395,20 +395,13 @@ __kernel void nonfinite(const int count, __global const double *x, __global int 
         *flag = 1;
 }
 
-/* Per work-group sums (64-bit) of both components of n int2 counts over a strided share:
-   out[2 g], out[2 g + 1].  Barriers stay outside every branch (PoCL 3.0 lost partial
-   sums with a barrier inside a work-group-uniform if). */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void count_sum(const int n, __global const int2 *counts, __global long *out)
+/* The work-group's sums of a and b (64-bit) into out[2 g], out[2 g + 1]: the tail of
+   count_sum and group_count_sum.  Barriers stay outside every branch (PoCL 3.0 lost
+   partial sums with a barrier inside a work-group-uniform if). */
+static inline void pair_sum_out(__local long (*l)[WG], const long a, const long b,
+                                __global long *out)
 {
-    __local long l[2][WG];
     const int lid = get_local_id(0);
-    long a = 0, b = 0;
-    for (int i = get_global_id(0); i < n; i += get_global_size(0)) {
-        const int2 c = counts[i];
-        a += c.x;
-        b += c.y;
-    }
     l[0][lid] = a;
     l[1][lid] = b;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -425,6 +418,21 @@ void count_sum(const int n, __global const int2 *counts, __global long *out)
     }
 }
 
+/* Per work-group sums (64-bit) of both components of n int2 counts over a strided share:
+   out[2 g], out[2 g + 1] (pair_sum_out). */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void count_sum(const int n, __global const int2 *counts, __global long *out)
+{
+    __local long l[2][WG];
+    long a = 0, b = 0;
+    for (int i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const int2 c = counts[i];
+        a += c.x;
+        b += c.y;
+    }
+    pair_sum_out(l, a, b, out);
+}
+
 /* count_sum of a walk's counts kept per sink group (cl/walkcommon.cl SINK_COUNTS 0):
    group g holds the sinks ranges[g] = (first, count), which met info[g] = (entries, cells)
    list entries each, and their own particle among them where own = 1; only the sinks of
@@ -437,7 +445,6 @@ void group_count_sum(const int n_groups, __global const int2 *ranges,
                      const int own, __global long *out)
 {
     __local long l[2][WG];
-    const int lid = get_local_id(0);
     long a = 0, b = 0;
     for (int g = get_global_id(0); g < n_groups; g += get_global_size(0)) {
         const int2 r = ranges[g], c = info[g];
@@ -447,20 +454,7 @@ void group_count_sum(const int n_groups, __global const int2 *ranges,
         a += k * (long)(c.x - c.y - own);
         b += k * (long)c.y;
     }
-    l[0][lid] = a;
-    l[1][lid] = b;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int h = WG / 2; h > 0; h >>= 1) {
-        if (lid < h) {
-            l[0][lid] += l[0][lid + h];
-            l[1][lid] += l[1][lid + h];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0) {
-        out[2 * get_group_id(0)] = l[0][0];
-        out[2 * get_group_id(0) + 1] = l[1][0];
-    }
+    pair_sum_out(l, a, b, out);
 }
 
 /* total[0..1] += the sums of count_sum's per-group pairs (one work-item: a few hundred
