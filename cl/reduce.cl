@@ -85,23 +85,28 @@ __kernel void reduce_rows_max(const int m, const int K, __global const double *i
     out[(size_t)j * K + k] = s;
 }
 
+/* Block j's K sums into s (LEVEL1 and LEVEL12): TERMS is a statement that fills
+   t[0 .. K-1] for particle p < n (the other terms stay +0.0). */
+#define BLOCK_SUMS(K, n, j, s, TERMS)                               \
+    {                                                               \
+        double t[K];                                                \
+        for (int i = 0; i < BLOCK; i++) {                           \
+            const size_t p = (size_t)(j) * BLOCK + i;               \
+            for (int k = 0; k < (K); k++)                           \
+                t[k] = 0.0;                                         \
+            if (p < (size_t)(n))                                    \
+                TERMS;                                              \
+            ACCUMULATE(K, s, t, i);                                 \
+        }                                                           \
+    }
 /* Level 1 of a sum of K terms per particle (a kernel's body): block j's sums, one row
-   of out; TERMS is a statement that fills t[0 .. K-1] for particle p < n (the other
-   terms stay +0.0). */
+   of out. */
 #define LEVEL1(K, n, out, TERMS)                                    \
     const int j = get_global_id(0);                                 \
     if (j >= ((n) + BLOCK - 1) / BLOCK)                             \
         return;                                                     \
     SUM s[K];                                                       \
-    double t[K];                                                    \
-    for (int i = 0; i < BLOCK; i++) {                               \
-        const size_t p = (size_t)j * BLOCK + i;                     \
-        for (int k = 0; k < (K); k++)                               \
-            t[k] = 0.0;                                             \
-        if (p < (size_t)(n))                                        \
-            TERMS;                                                  \
-        ACCUMULATE(K, s, t, i);                                     \
-    }                                                               \
+    BLOCK_SUMS(K, n, j, s, TERMS)                                   \
     for (int k = 0; k < (K); k++)                                   \
         out[(size_t)j * (K) + k] = s[k]
 
@@ -130,15 +135,7 @@ __kernel void reduce_rows_max(const int m, const int K, __global const double *i
     const int j = get_global_id(0);                                 \
     SUM s[K];                                                       \
     if (j < ((n) + BLOCK - 1) / BLOCK) {                            \
-        double t[K];                                                \
-        for (int i = 0; i < BLOCK; i++) {                           \
-            const size_t p = (size_t)j * BLOCK + i;                 \
-            for (int k = 0; k < (K); k++)                           \
-                t[k] = 0.0;                                         \
-            if (p < (size_t)(n))                                    \
-                TERMS;                                              \
-            ACCUMULATE(K, s, t, i);                                 \
-        }                                                           \
+        BLOCK_SUMS(K, n, j, s, TERMS)                               \
     } else {                                                        \
         for (int k = 0; k < (K); k++)                               \
             s[k] = 0.0;                                             \
