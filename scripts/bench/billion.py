@@ -62,8 +62,8 @@ def reference(pos: np.ndarray, mass: np.ndarray, idx: np.ndarray, eps: float) ->
     acc = torch.zeros_like(sinks)
     step = max(1, (1 << 29) // (8 * len(idx)))        # 512 MiB of each temporary
     for lo in range(0, len(pos), step):
-        src = torch.from_numpy(pos[lo:lo + step]).to(dev)
-        m = torch.from_numpy(mass[lo:lo + step]).to(dev)
+        src = torch.from_numpy(np.array(pos[lo:lo + step])).to(dev)
+        m = torch.from_numpy(np.array(mass[lo:lo + step])).to(dev)
         d = src[None, :, :] - sinks[:, None, :]             # (k, s, 3)
         r2 = (d * d).sum(-1) + eps * eps
         w = m[None, :] * r2 ** -1.5
