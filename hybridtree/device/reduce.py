@@ -165,14 +165,16 @@ def reduce_option_sets(info: DeviceInfo) -> list[tuple[str, dict]]:
 
 
 class Reducer:
-    """The fixed-order reductions on one runtime's device (see :func:`reducer`)."""
+    """The fixed-order reductions on one runtime's device (see :func:`reducer`); ``fuse``
+    False: the GPUs' unfused levels 1 and 2 on any device (tests); None: not on GPUs."""
 
-    def __init__(self, rt: Runtime) -> None:
+    def __init__(self, rt: Runtime, fuse: bool | None = None) -> None:
         if not rt.has_fp64:
             raise ValueError("deterministic reductions need double precision (cl_khr_fp64)")
         self.rt = rt
         self._radii_init: np.ndarray | None = None   # a non-blocking upload's source
         self.wg = reduce_work_group(rt.info)
+        self._fuse = rt.info.kind != "gpu" if fuse is None else bool(fuse)
         self._fused: dict[tuple[str, int, int], bool] = {}
         # count_sum's work-group is fixed at build time (WG): it must fit what the built
         # kernel allows on this device too, not only the device's own limit
@@ -204,14 +206,16 @@ class Reducer:
         the row (valid for the kernels enqueued right after)."""
         names = ("reduce.even", "reduce.odd")
         rows = -(-n // BLOCK)
-        if rows > 1 and self._fuses(name, k, nr):
-            # a work-group of BLOCK per row of level 2; the buffers: 8 K / BLOCK^2 B/particle
+        if rows > 1 and self._fuses(name, k, nr):   # a work-group of BLOCK per level-2 row
             rows = -(-rows // BLOCK)
             out = scratch(self.rt, names[0], 8 * k * rows)
             launch(self.rt, "reduce.cl", name + "2", rows * BLOCK, np.int32(n), *args, out,
                    defines=self._defines(nr), local=BLOCK, fixed=True)
         else:
-            out = scratch(self.rt, names[0], 8 * k * rows)
+            # level-1 rows (8 K / BLOCK B/particle) of this call's own, freed once level 2
+            # is done: kept, they sat beside a walk's peak; the next levels' stay kept
+            out = (self.rt.empty(8 * k * rows) if rows > 1
+                   else scratch(self.rt, names[0], 8 * k * rows))
             # a level-1 kernel has a work-item per block; the level kernels one per value
             self._run(name, rows * (k if name in _LEVEL_OPS else 1), np.int32(n), *args,
                       out, nr=nr)
@@ -228,9 +232,8 @@ class Reducer:
         key = (name, k, nr)
         if key not in self._fused:
             # not on GPUs: the fused kernel took a run's reductions 3.1 -> 3.9 ms a step at
-            # 2^24 on the H200 (round 130); there the level-1 rows cost 8 K / 64 bytes a
-            # particle (2.6 for the radii) and keep the speed
-            self._fused[key] = (self.rt.info.kind != "gpu" and name in _FUSED
+            # 2^24 on the H200 (round 130); the level-1 rows there are made for each call
+            self._fused[key] = (self._fuse and name in _FUSED
                                 and 8 * k * BLOCK <= _FUSED_LOCAL and
                                 self.rt.max_work_group_size(
                                     kernel(self.rt, "reduce.cl", name + "2",
@@ -323,8 +326,7 @@ class Reducer:
         self._radii_init = np.zeros(2 + nf)         # kept until the copy has run
         self._radii_init[0] = 0.0 if total_mass is None else total_mass
         self._radii_init[2:] = fractions
-        # its event kept too: pyopencl's event of a copy from host memory waits for the
-        # copy when dropped, which would drain the queue here
+        # its event kept too: pyopencl's event of a copy from host memory, dropped, waits
         self._radii_copy = cl.enqueue_copy(rt.queue, st, self._radii_init, is_blocking=False)
         if total_mass is None:
             total = self._levels_on_device("reduce_rows", n, 1, np.int32(1), mass)
@@ -333,9 +335,7 @@ class Reducer:
         cl.enqueue_copy(rt.queue, st, rmax, byte_count=8, dst_offset=8)
         radii = scratch(rt, "reduce.radii", 8 * nr)
         self._run("radii_start", nf, np.int32(nf), np.int32(TRIALS), st, radii)
-        for _ in range(PASSES):
-            # each particle's radius computed again in every pass (cl/reduce.cl
-            # enclosed_terms): no buffer of 8 bytes a particle
+        for _ in range(PASSES):    # the radii computed again in each pass: no 8 B/particle
             sums = self._levels_on_device("enclosed_terms", n, nr, pos, *c, mass, radii, nr=nr)
             self._run("radii_narrow", nf, np.int32(nf), np.int32(TRIALS), sums, st, radii)
         out = read_small(rt, np.empty(2 + 4 * nf, np.int64), st)

@@ -24,7 +24,7 @@ import pyopencl as cl
 
 from ..device.kernels import launch
 from ..device.runtime import Runtime
-from ..device.transfer import read_small, scratch
+from ..device.transfer import copies, read_small, scratch
 from .tuning import TUNING, WalkTuning
 from .walk_kernels import LIST_WALK, WalkKernel
 
@@ -102,7 +102,7 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
         assert lbuf == 0 or room % lbuf == 0, "list room must hold whole LBUF blocks"
         batch = max(1, min(n_groups, budget // (4 * room)))
         lists = None            # a walk done again lets the smaller room's lists go first
-        lists = scratch(rt, "walk_lists", 4 * batch * room)
+        lists = _batch_lists(rt, 4 * batch * room, tuning)
         for g0 in range(0, n_groups, batch):
             nb = min(batch, n_groups - g0)
             t = lap(None, 0.0)
@@ -126,6 +126,17 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
         kept.again += 1
         room = kept.room = max(64, _pow2(longest))   # again
     raise AssertionError("interaction lists outgrew the room made for them")
+
+
+def _batch_lists(rt: Runtime, nbytes: int, tuning: WalkTuning) -> cl.Buffer:
+    """A batch's lists (``nbytes``): kept between walks up to ``tuning.list_kept_bytes``,
+    larger ones made for this walk and let go when it returns (the kept ones first), so
+    that a large run's tree build (its sorted keys, 8 bytes a particle) takes their memory
+    rather than sitting beside them at the run's peak."""
+    if nbytes <= tuning.list_kept_bytes:
+        return scratch(rt, "walk_lists", nbytes)
+    copies(rt).scratch.pop("walk_lists", None)
+    return rt.empty(nbytes)
 
 
 def _pow2(n: int) -> int:

@@ -28,11 +28,11 @@ from ..device.transfer import CHUNK, STAGING_SLOTS
 from ..gravity.periodic import default_mesh
 from ..gravity.pm_device import mesh_bytes
 from ..gravity.settings import GravitySettings
-from ..gravity.tuning import LIST_WALK, TUNING
+from ..gravity.tuning import LIST_WALK, TUNING, WalkTuning
 from ..gravity.walk_kernels import default_group
 from .options import box_of
 
-__all__ = ["BYTES", "CONTEXT", "Plan", "device_plan", "largest_n"]
+__all__ = ["BYTES", "CONTEXT", "Plan", "apart_bytes", "device_plan", "largest_n"]
 
 MIB = 1 << 20
 
@@ -46,10 +46,16 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
                        "a snapshot adds the parts on the host"),
     "state_eps": (4, "gravity/eps_types.py: float32 eps per particle (gravity.eps_types)"),
     "state_bins": (4, "integrate/timebins.py: int32 bin per particle (block steps)"),
-    "tree": (44, "gravity/tree: src_hi, src_lo 32 (the sort's spare halves and the first "
-                 "split's counts live inside them until split_gather fills them), sorted "
-                 "keys 8 (then the inverse order, inverse_order) and order 4 "
-                 "(device_build.py; docs/running.md)"),
+    "tree": (36, "gravity/tree: src_hi, src_lo 32 (the sort's spare halves and the first "
+                 "split's counts live inside them until split_gather fills them) and "
+                 "order 4 (device_build.py; docs/running.md)"),
+    "tree_keys": (8, "device_build.py: the sorted keys, a buffer of the build's own, let "
+                     "go once the sink groups are made (device_tree.py drop_keys): alive in "
+                     "the build, not in the walk; CPU ledger at 2^16: the tree's 12 B/p "
+                     "(keys, order) at the peak before, 4 (order) in the walk after"),
+    "tree_inverse": (4, "device_tree.py inverse_order, a buffer of its own made when first "
+                        "asked for, until the next build: walk.py's sort_back64 asks for it "
+                        "each walk (0 where the walk scatters by order instead)"),
     "tree_cell": (52, "device_build.py: cell_level 4, cell_link, cell_hi, "
                       "cell_lo (16 B each)"),
     "tree_cell_let": (16, "device_build.py DeviceTree.info (the LET's rows, several processes)"),
@@ -78,13 +84,15 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
                            "counts too: device/reduce.py GroupCounts)"),
     #: entries per group list: the room grows to the longest list (H200, 2^22-2^27)
     "list_room": (32768, "measured: H200, docs/benchmarks.md §7"),
-    "reductions": (0.17, "device/reduce.py: levels 1 and 2 summed in one kernel (K sums: "
-                         "8 K / 4096), the radii computed in each pass (no buffer); "
-                         "measured 0.16 (CPU ledger, 2^15)"),
-    "reductions_gpu": (4.7, "device/reduce.py: on GPUs levels 1 and 2 are not fused (speed): "
-                            "their level rows; measured on the H200 (round 135): 4.84 B/p "
-                            "in all at 2^15, 4.8 at 2^26 and 2^29 (the radii's 21 level-1 "
-                            "rows alone would be 8 x 21 / 64 = 2.6)"),
+    "reductions": (0.19, "device/reduce.py: levels 1 and 2 summed in one kernel (K sums: "
+                         "8 K / 4096), the radii computed in each pass (no buffer); the "
+                         "level-1 rows of a sum not fused (the radius, the total mass: "
+                         "8 / 64) made for the call; measured 0.19 (CPU ledger, 2^15)"),
+    "reductions_gpu": (2.6, "device/reduce.py: on GPUs levels 1 and 2 are not fused (speed): "
+                            "the level-1 rows (8 x 21 / 64 = 2.6 for the radii), made for "
+                            "each reduction and freed after it (kept, the H200 held 4.8 "
+                            "B/p beside the walk, round 135); the GPUs' path on the CPU "
+                            "ledger at 2^16: 2.68 B/p at the owner's peak, 0.06 kept"),
     "mesh": (72, "gravity/pm_device.py: pm_keys 8, pm_part 32, pm_tmp 32 (interlaced)"),
     "direct": (80, "gravity/direct.py: sinks' hi, lo, out and sources' hi, lo (float4)"),
     "let": (64, "parallel/engine.py: let_pos 24, let_mass 8, x_acc 24, x_pot 8 per local "
@@ -126,11 +134,15 @@ class Plan:
     largest: int
     unseen: dict[str, int] = field(default_factory=dict)
     mesh_side: int = 0          # a periodic box's mesh points per side (0: none)
+    #: bytes the owners' peaks count twice that are never alive together (the build's
+    #: sorted keys, a large walk's lists, the reductions' rows: :func:`apart_bytes`)
+    apart: int = 0
 
     @property
     def buffers(self) -> int:
-        """The ledger's peak as planned."""
-        return sum(self.owners.values())
+        """The ledger's peak as planned: the owners' peaks less what is never alive
+        together (:attr:`apart`)."""
+        return sum(self.owners.values()) - self.apart
 
     @property
     def total(self) -> int:
@@ -187,10 +199,22 @@ def _b(name: str) -> float:
     return BYTES[name][0]
 
 
-def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1) -> Plan:
+def apart_bytes(keys: float, lists: float, rows: float, inverse: float) -> float:
+    """Of what the owners' peaks count, the bytes never alive at once: the build holds the
+    sorted keys (``keys``), the walk its lists where they are made for it and let go
+    after it (``lists``; 0 where kept between walks), a reduction its level rows
+    (``rows``), and the walk and the reductions the inverse order (``inverse``, no
+    owner's peak of its own: the tree's is the build's, keys > inverse).  The run's peak
+    holds the largest of the three stages' own, not their sum."""
+    return keys + lists + rows - max(keys, lists + inverse, rows + inverse)
+
+
+def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
+                tuning: WalkTuning = TUNING) -> Plan:
     """The plan of a run of ``settings`` with ``n`` particles on this process (its
     share under MPI, of ``size`` processes) on device ``info``: the peak bytes of the
-    buffers each owner holds at once, an upper bound where a figure varies."""
+    buffers each owner holds at once, an upper bound where a figure varies.  ``tuning``:
+    the walk's (its list walk, the lists' budget and the size kept between walks)."""
     g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
     box = box_of(settings)
     forced = os.environ.get("HYBRIDTREE_STATE", "")
@@ -203,6 +227,7 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1) -> 
     n = int(n)
     owners: dict[str, float] = {}
     unseen: dict[str, float] = {}
+    apart = 0.0
     largest = 24 * n
     n_mesh = settings.gravity.pm_grid or default_mesh(n * size)
     if g.method == "direct":
@@ -221,18 +246,21 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1) -> 
         cells = _b("cells_per_particle") * 16 / g.n_leaf * n
         n_group = g.n_group or default_group(info.kind, n, g.opening == "relative")
         groups = n / (_b("group_fill") * n_group) + 1
-        owners["tree"] = (_b("tree") * n + _b("cell_generations") * per_cell * cells
-                          + _b("tree_group") * groups)
+        owners["tree"] = ((_b("tree") + _b("tree_keys")) * n
+                          + _b("cell_generations") * per_cell * cells + _b("tree_group") * groups)
         largest = max(largest, int(32 * cells))
         owners["sort"] = n * (_b("sort") + _b("sort_mesh") * (box is not None))
         owners["walk"] = n * (_b("walk") + _b("walk_hybrid") * (g.changeover is not None))
-        if dict(TUNING.device(info.kind).walk).get("KERNEL") == LIST_WALK:
-            most = TUNING.list_batch_bytes
+        if dict(tuning.device(info.kind).walk).get("KERNEL") == LIST_WALK:
+            most = tuning.list_batch_bytes
             budget = min(info.max_mem_alloc_size or most,
-                         (info.global_mem_size or 0) // TUNING.list_memory_share or most, most)
+                         (info.global_mem_size or 0) // tuning.list_memory_share or most, most)
             owners["lists"] = min(budget, 4 * _b("list_room") * groups)
             owners["walk"] += _b("walk_info_group") * groups
-        owners["reductions"] = (_b("reductions") + _b("reductions_gpu") * (info.kind == "gpu")) * n
+        rows = _b("reductions_gpu") * (info.kind == "gpu") * n
+        owners["reductions"] = _b("reductions") * n + rows
+        made = owners.get("lists", 0) * (owners.get("lists", 0) > tuning.list_kept_bytes)
+        apart = apart_bytes(_b("tree_keys") * n, made, rows, _b("tree_inverse") * n)
         if box is not None:
             big, all_mesh = mesh_bytes(n_mesh)
             starts = 4 * (n_mesh ** 3 + 1)
@@ -246,7 +274,7 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1) -> 
         owners["staging"] = STAGING_SLOTS * CHUNK
     return Plan(n, info, {k: int(v) for k, v in owners.items()}, context_bytes(info),
                 int(largest), {k: int(v) for k, v in unseen.items()},
-                n_mesh if box is not None and g.method != "direct" else 0)
+                n_mesh if box is not None and g.method != "direct" else 0, int(apart))
 
 
 def largest_n(settings: Settings, info: DeviceInfo, size: int = 1) -> int:

@@ -267,3 +267,27 @@ def test_count_sums_add_up_on_the_device(red):
 
 def test_reducer_is_kept_per_context(red):
     assert reducer(red.rt) is red
+
+
+def test_the_gpus_unfused_levels_keep_no_level_rows(red):
+    """The GPUs' path (levels 1 and 2 in two kernels, forced here by ``fuse=False``) gives
+    the fused path's bits and keeps none of its level-1 rows (8 K / BLOCK bytes a
+    particle: 2.6 for the radii's 21 sums) once a reduction is done: kept, they sat
+    beside a run's walk (4.8 B a particle on the H200, issue 56).  What stays are the
+    next levels' rows, BLOCK times fewer."""
+    from hybridtree.device.reduce import Reducer
+    ledger = red.rt.memory
+    if ledger is None:
+        pytest.skip("no ledger on a simulator")
+    n = 1 << 17
+    pos, vel, mass = plummer(n, seed=9)
+    p, v, m = dev(red, pos), dev(red, vel), dev(red, mass)
+    fused = red.moments(n, p, v, m), red.lagrangian_radii(n, p, m, np.zeros(3))
+    gpu_path = Reducer(red.rt, fuse=False)
+    before = ledger.live["reductions"]
+    got = gpu_path.moments(n, p, v, m), gpu_path.lagrangian_radii(n, p, m, np.zeros(3))
+    red.rt.queue.finish()
+    kept = ledger.live["reductions"] - before
+    assert kept <= 8 * 21 * n / BLOCK**2 * 1.2 + 4096, kept / n       # 0.05 B/p, not 2.6
+    assert got[1] == fused[1] == host_lagrangian_radii(pos, mass, np.zeros(3))
+    assert all(same_bits(got[0][key], fused[0][key]) for key in fused[0])

@@ -83,3 +83,29 @@ def test_the_list_room_and_counts_are_the_runtimes_own(runtime, monkeypatch):
     for x, y in zip(first[:4], second[:4]):
         assert np.array_equal(x, y)
     assert reducer(other) is not reducer(runtime) and reducer(other) is reducer(other)
+
+
+def test_lists_past_the_kept_size_are_let_go_after_the_walk(runtime, monkeypatch):
+    """A batch's lists larger than the tuning's list_kept_bytes are made for the walk and
+    let go when it returns (the kept ones too), so that a large run's tree build takes
+    their memory for its sorted keys instead of holding both at its peak (issue 56); the
+    forces are those of kept lists, bit for bit."""
+    from hybridtree.device import transfer
+
+    monkeypatch.setattr(runtime, "lists", list_walk.ListRoom())
+    opts = {"KERNEL": "walk_lists", "SINKS": 2, "LBUF": 8, "REPLICATE": 1}
+    pos, _, mass = plummer(5000, seed=4)
+    tree = build_tree(pos, mass, 0.5, 16)
+    kept = tree_forces(runtime, tree, 0.01, 64, options=opts)
+    led = runtime.memory
+    assert "walk_lists" in transfer.copies(runtime).scratch
+    led.reset_peak()
+    before = led.live["lists"]
+    made = tree_forces(runtime, tree, 0.01, 64, options=opts,
+                       tuning=WalkTuning(list_kept_bytes=0))
+    for x, y in zip(made[:4], kept[:4]):
+        assert np.array_equal(x, y)
+    assert "walk_lists" not in transfer.copies(runtime).scratch
+    info = 8 * 5000          # the walk's counts per group (list_info), a few B a sink
+    assert led.owner_peak["lists"] <= before        # the kept ones let go first
+    assert led.live["lists"] <= info < before, (led.live["lists"], before)

@@ -14,7 +14,7 @@ from hybridtree.gravity import direct_reference
 from hybridtree.gravity.engine import ForceEngine, GravitySettings
 from hybridtree.gravity.forces import Active
 from hybridtree.gravity.tree.device_build import (DeviceArrays, build_device_tree,
-                                                  device_moments, inverse_order)
+                                                  device_moments, drop_keys)
 from hybridtree.gravity.tree.morton import MAX_LEVEL, key_coords
 from hybridtree.gravity.tree.refit import looseness, refit_device_tree
 from hybridtree.gravity.walk import tree_forces
@@ -79,22 +79,24 @@ def test_a_refit_splits_the_moved_particles_into_tree_order(runtime, per_eps):
 
 @pytest.mark.parametrize("multipole", ["monopole", "quadrupole"])
 def test_a_refit_without_the_keys_gives_the_cells_of_one_with_them(runtime, multipole):
-    """Once the walks' inverse order holds the sorted keys' buffer, a refit finds the
-    cells' centres from the keys of their first particles kept behind the inverse
-    (cl/treebuild.cl cell_keys): the same bits as a refit that reads the sorted keys."""
+    """Once the sorted keys are let go (drop_keys, when the sink groups are made), a
+    refit finds the cells' centres from the keys of their first particles, made from the
+    pairs before the refit moves them (keep_cell_keys, cl/treebuild.cl cell_keys): the
+    same bits as a refit that reads the sorted keys, the second refit too."""
     pos, _, mass = plummer(N, seed=1)
     trees = [build_device_tree(runtime, _particles(runtime, pos, mass), None, theta=THETA,
                                n_leaf=8, multipole=multipole) for _ in range(2)]
-    inverse_order(trees[1])
+    drop_keys(trees[1])
     assert trees[0].keys is not None and trees[1].keys is None
-    moved = _moved(pos, 0.3)
-    for tree in trees:
-        refit_device_tree(tree, _particles(runtime, moved, mass))
-    with_keys, without = (t.to_host() for t in trees)
-    assert "keys" not in without            # a refitted tree's lent keys are gone
-    for name, value in without.items():
-        np.testing.assert_array_equal(value, with_keys[name], err_msg=name)
-    assert without["half_extent"].max() > 0
+    for shift in (0.3, 0.5):
+        moved = _moved(pos, shift)
+        for tree in trees:
+            refit_device_tree(tree, _particles(runtime, moved, mass))
+        with_keys, without = (t.to_host() for t in trees)
+        assert "keys" not in without            # a refitted tree's let-go keys are gone
+        for name, value in without.items():
+            np.testing.assert_array_equal(value, with_keys[name], err_msg=name)
+        assert without["half_extent"].max() > 0
 
 
 def _cells(tree, pos):

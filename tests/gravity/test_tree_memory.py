@@ -132,12 +132,13 @@ def test_a_build_lets_the_last_trees_buffers_go_before_it_grows_them(runtime):
                                                         led.live["tree"])
 
 
-def test_the_inverse_order_takes_the_sorted_keys_buffer(runtime):
-    """The walks' inverse order is written into the sorted keys' buffer (the build and the
-    sink groups need the keys, the walks the inverse, never both at once): the tree owner
-    holds not a byte more once it is made.  Sink groups of another size asked for
-    afterwards form the keys again from the pairs, the build's bits, and the inverse is
-    made again when next asked for."""
+def test_the_sorted_keys_are_let_go_once_the_sink_groups_are_made(runtime):
+    """The build and the sink groups need the sorted keys, the walks do not: once the
+    groups are made the keys (8 bytes a particle) are freed (a refit makes the keys of
+    the cells' first particles it needs: test_refit.py); the inverse order is made when
+    first asked for, a buffer of 4 bytes a particle.  Sink groups of another
+    size asked for afterwards form the keys again from the pairs, the build's bits, and
+    let them go again (issue 56: the keys sat beside the walk in the inverse's room)."""
     from hybridtree.device.transfer import Workspace
     from hybridtree.gravity.tree import build_tree
     from hybridtree.gravity.tree.device_build import (build_device_tree, device_groups,
@@ -151,19 +152,25 @@ def test_the_inverse_order_takes_the_sorted_keys_buffer(runtime):
     pos, _, mass = plummer(n, seed=7)
     work = Workspace(runtime)
     tree = build_device_tree(runtime, pos, mass, alloc=work, group_sizes=(32,))
+    host = build_tree(pos, mass, cube=tree.cube)
+    assert np.array_equal(tree.to_host()["keys"], host.keys)
+    gc.collect()
+    live = runtime.memory.live["tree"]
     device_groups(tree, 32)
     gc.collect()
+    groups = 100 * tree.leaf_splits[32].n_leaves    # at most, per leaf (plan: tree_group)
+    assert tree.keys is None
+    assert live - 8 * n <= runtime.memory.live["tree"] <= live - 8 * n + groups
     live = runtime.memory.live["tree"]
     order = _read(runtime, tree.order, n, np.uint32)
     inv = _read(runtime, inverse_order(tree), n, np.uint32)
-    assert runtime.memory.live["tree"] == live          # no buffer of its own
+    assert runtime.memory.live["tree"] == live + 4 * n
     assert np.array_equal(order[inv], np.arange(n))
-    assert tree.keys is None                            # lent
-    host = build_tree(pos, mass, cube=tree.cube)
     g = device_groups(tree, 48)                         # the keys formed again
     ranges = _read(runtime, g.ranges, 2 * g.n_groups, np.int32).reshape(-1, 2)
     start, count = packed_leaf_ranges(host.keys, 48)
     assert np.array_equal(ranges[:, 0], start) and np.array_equal(ranges[:, 1], count)
+    assert tree.keys is None                            # and let go again
     assert np.array_equal(tree.to_host()["keys"], host.keys)
     assert np.array_equal(order[_read(runtime, inverse_order(tree), n, np.uint32)],
                           np.arange(n))
@@ -191,8 +198,8 @@ def test_the_lets_cell_rows_are_made_only_when_asked_for(runtime, n_leaf):
 
 
 def test_a_tree_of_more_cells_than_half_its_particles_keeps_its_keys(runtime):
-    """Leaves of one particle: the cells' keys would not fit behind the inverse, so the
-    tree keeps its sorted keys and gives the inverse a buffer of its own."""
+    """Leaves of one particle: the inverse is a buffer of its own and leaves the sorted
+    keys as they are (only the sink groups let them go)."""
     from hybridtree.gravity.tree.device_build import build_device_tree, inverse_order
     from hybridtree.ics import plummer
 
@@ -202,6 +209,6 @@ def test_a_tree_of_more_cells_than_half_its_particles_keeps_its_keys(runtime):
     tree = build_device_tree(runtime, pos, mass, n_leaf=1)
     assert tree.n_cells > tree.n // 2
     inv = _read(runtime, inverse_order(tree), tree.n, np.uint32)
-    assert tree.keys is not None and tree.inverse is not tree.room
+    assert tree.keys is not None and tree.inverse is not tree.keys
     order = _read(runtime, tree.order, tree.n, np.uint32)
     assert np.array_equal(order[inv], np.arange(tree.n))

@@ -174,3 +174,50 @@ def test_a_periodic_boxs_plan_bounds_its_ledger_within_ten_percent(runtime):
         assert peak <= 1.02 * plan.owners[owner], (owner, plan.owners, rep)
     assert rep["peak"] <= plan.buffers <= 1.10 * rep["peak"], (plan.owners, rep)
     assert plan.unseen["mesh FFT"] > 0 and plan.mesh_side == 32
+
+
+#: a run on the session's device through a GPU's paths (the list walk with lists of 8
+#: bytes a particle, as a 2^30 run's 8 GiB, made for each walk; unfused reductions)
+_GPU_PATHS = """
+import json, sys
+import hybridtree
+from hybridtree.config.settings import settings_from_flat
+from hybridtree.device.reduce import Reducer
+from hybridtree.gravity.tuning import TUNING
+flat, n = json.loads(sys.argv[1])
+for k, v in {"cpu": TUNING.gpu, "list_batch_bytes": 8 * n, "list_kept_bytes": 0}.items():
+    object.__setattr__(TUNING, k, v)
+Reducer._fuses = lambda self, name, k, nr: False
+with hybridtree.Simulation.from_settings(settings_from_flat(flat), quiet=True) as sim:
+    sim.evolve(sim.t_end)
+    print(json.dumps(sim.memory))
+"""
+
+
+def test_the_keys_the_lists_and_the_reductions_rows_are_planned_once(runtime, monkeypatch):
+    """On a GPU's paths the build's sorted keys, a large walk's lists and the reductions'
+    level rows are each alive in one stage only (issue 56: the keys and the lists were
+    held together, the rows kept): the run's peak holds not both the keys and the lists,
+    and the plan's total, which counts the three once (Plan.apart), is the ledger's peak
+    within 5 %.  The child takes a GPU's paths by setting the walk's tuning and the
+    reductions' fusing in its own process (no GPU in CI)."""
+    import json
+    from hybridtree.gravity.tuning import TUNING
+    n = 1 << 15
+    flat = {**PLUMMER, "ics.n": n, "time.dt": 1 / 128, "time.t_end": 2 / 128,
+            "gravity.multipole": "monopole"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", _GPU_PATHS, json.dumps([flat, n])],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads(proc.stdout.strip().splitlines()[-1])
+    monkeypatch.setenv("HYBRIDTREE_STAGING", "never")
+    gpu = replace(runtime.info, kind="gpu", vendor="nvidia")
+    plan = device_plan(plummer_settings(n, **{"gravity.multipole": "monopole"}), gpu, n,
+                       tuning=replace(TUNING, list_batch_bytes=8 * n, list_kept_bytes=0))
+    keys, lists = BYTES["tree_keys"][0] * n, rep["owner_peak"]["lists"]
+    inverse = BYTES["tree_inverse"][0] * n          # the walk's, where it asks for it
+    at, most = rep["at_peak"], rep["owner_peak"]
+    assert at["tree"] + at["lists"] <= most["tree"] + most["lists"] - min(keys, lists) + inverse
+    assert plan.apart > 0
+    assert 0.95 * plan.buffers <= rep["peak"] <= 1.05 * plan.buffers, (plan.owners, rep)

@@ -26,18 +26,18 @@ from ...device.kernels import launch, option_sets, spread_local
 from ...device.runtime import DeviceInfo, Runtime
 from ...device.transfer import Workspace, allocator, read_counts, read_small
 from .device_sort import SortBuffers, exclusive_scan, sort_input, sort_into
-from .device_tree import (DeviceGroups, DeviceTree, build_launch as _launch, inverse_order,
-                          sorted_keys)
+from .device_tree import (DeviceGroups, DeviceTree, build_launch as _launch, drop_keys,
+                          inverse_order, sorted_keys)
 from .device_sources import (DeviceArrays, cube_buffers, device_cube, device_extent,
                              extent_work_group, upload_sources)
 from .morton import BITS, MAX_LEVEL, Cube
 from .octree import MULTIPOLES, PACK_SPREAD, PACK_UNION, check_build_args
 
 # DeviceArrays, cube_buffers, device_cube, device_extent and extent_work_group live in
-# .device_sources, DeviceTree, DeviceGroups, inverse_order and sorted_keys in
+# .device_sources, DeviceTree, DeviceGroups, drop_keys, inverse_order and sorted_keys in
 # .device_tree; they are named here too for the modules that import them from here
 __all__ = ["DeviceArrays", "DeviceGroups", "DeviceTree", "build_device_tree", "cube_buffers",
-           "device_cube", "device_extent", "device_groups", "device_moments",
+           "device_cube", "device_extent", "device_groups", "device_moments", "drop_keys",
            "extent_work_group", "group_boxes", "inverse_order", "sorted_keys"]
 
 
@@ -111,14 +111,14 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     # Bytes a particle, kept with the tree: 8 (keys) + 4 (order) + 32 (src_hi, src_lo);
     # what only one stage needs lives in these: the sort's spare halves (12) and then the
     # cells' and the first split's counts and scans (4 + 8) in src_hi and src_lo, which
-    # the gather fills last; the keys' buffer holds the inverse order once the keys are
-    # done with (inverse_order).  The cells: 52 bytes a cell (84 with the quadrupole, 100
+    # the gather fills last; the keys are a buffer of the tree's own, not the workspace's,
+    # let go once the sink groups are made (drop_keys).  The cells: 52 bytes a cell (84 with the quadrupole, 100
     # with a softening per particle; the LET's rows 16 more: DeviceTree.info), 0.2-0.25
     # cells a particle at n_leaf = 16.
     i32 = np.int32
     src_hi = alloc("src_hi", max(16 * n, 4 * (n + 1)))         # 16 B/particle
     src_lo = alloc("src_lo", max(16 * n, 4 * (2 * n + 1)))     # 16 B/particle
-    bufs = SortBuffers(keys=alloc("keys", 8 * n), order=alloc("order", 4 * n),  # 8 + 4 B/p
+    bufs = SortBuffers(keys=rt.empty(8 * n), order=alloc("order", 4 * n),  # 8 + 4 B/p
                        spare_keys=src_hi, spare_vals=src_lo)
     key_bits = 3 * BITS
     if n:
@@ -164,7 +164,6 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     tree = DeviceTree(rt=rt, host_cube=cube, theta=float(theta), n_leaf=int(n_leaf),
                       multipole=multipole, n=n, n_cells=int(n_cells), order=order, keys=skeys,
                       src_hi=src_hi, src_lo=src_lo, levels=levels, link=link, cell_hi=cell_hi,
-                      room=skeys,
                       cell_lo=cell_lo, cell_quad=cell_quad, cell_eps=cell_eps, timings=t,
                       alloc=work, cube_d=cube_d, cube_f=cube_f, leaf_splits=splits)
     device_moments(tree)
@@ -177,16 +176,16 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
 def device_moments(tree: DeviceTree, ext: cl.Buffer | None = None) -> None:
     """(Re)compute every cell's mass, centre of mass, S_eff, bounding radius (and
     quadrupole) from the tree's particles, level by level, deepest first (enqueued only);
-    the cells' centres from the sorted keys of their first particles, or where the keys'
-    buffer holds the inverse order from the cells' own keys behind it (``tree.key_at``).
+    the cells' centres from the sorted keys of their first particles, or where those are
+    let go (:func:`drop_keys`) from the cells' own keys (``tree.cell_keys``).
     ``ext``: a float buffer over the cells for a refit (cl/treebuild.cl ``cell_moments``:
     the cells' sides grown to hold their particles); None: a build."""
     i32, n_cells = np.int32, tree.n_cells
     quad = [tree.cell_quad] if tree.cell_quad is not None else []
     per_eps = [tree.cell_eps] if tree.cell_eps is not None else []
     lent = tree.keys is None
-    rest = [tree.cube_f, np.float32(1.0 / tree.theta), tree.room if lent else tree.keys,
-            i32(tree.key_at if lent else -1), tree.src_hi, tree.src_lo, tree.levels,
+    rest = [tree.cube_f, np.float32(1.0 / tree.theta), tree.cell_keys if lent else tree.keys,
+            i32(0 if lent else -1), tree.src_hi, tree.src_lo, tree.levels,
             tree.link, tree.cell_hi, tree.cell_lo, ext] + per_eps + quad
     defines, count = moment_defines(tree.multipole, bool(per_eps)), i32(n_cells)
     for level in range(MAX_LEVEL + 1, -1, -1):
@@ -267,10 +266,12 @@ def device_groups(tree: DeviceTree, n_group: int, pack: bool = True) -> DeviceGr
         offset, n_groups = exclusive_scan(rt, gflag, n_leaves, alloc=base, name="g_offset2")
         ranges = alloc("g_ranges", 8 * n_groups)                 # 8 B/group
         _launch(rt, "fill_groups", n_leaves, i32(n_leaves), leaves, gflag, offset, ranges)
+        del keys                # held here, they would outlive drop_keys below
     g_hi, g_lo, g_half = (alloc("g_hi", 16 * n_groups), alloc("g_lo", 16 * n_groups),
                           alloc("g_half", 16 * n_groups))            # 48 B/group
     tree.groups[n_group, pack] = DeviceGroups(int(n_groups), ranges, g_hi, g_lo, g_half)
     group_boxes(tree, tree.groups[n_group, pack])
+    drop_keys(tree)             # the walks need none of the keys (8 B/particle)
     return tree.groups[n_group, pack]
 
 

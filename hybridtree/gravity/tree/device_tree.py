@@ -1,9 +1,9 @@
 """A tree on the OpenCL device (:class:`DeviceTree`, made by :mod:`.device_build`) and what
-its stages ask of it after the build: the inverse of its order, which the walks' results
-take back to the caller's order, written into the sorted keys' buffer once the keys are
-done with (:func:`inverse_order`), the keys formed again where sink groups of another size
-are asked for (:func:`sorted_keys`), the LET's int4 cell rows made when first asked for
-(:attr:`DeviceTree.info`).  Lengths and masses: the caller's units.
+its stages ask of it after the build: its sorted keys let go once its sink groups are made
+(:func:`drop_keys`: the walk's peak holds no 8 bytes a particle for them), formed again
+where sink groups of another size are asked for (:func:`sorted_keys`); the inverse of its
+order, made when first asked for (:func:`inverse_order`); the LET's int4 cell rows made
+when first asked for (:attr:`DeviceTree.info`).  Lengths and masses: the caller's units.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from ...device.runtime import Runtime
 from ...device.transfer import allocator, read_small
 from .morton import Cube
 
-__all__ = ["DeviceGroups", "DeviceTree", "build_launch", "inverse_order", "sorted_keys"]
+__all__ = ["DeviceGroups", "DeviceTree", "build_launch", "drop_keys", "inverse_order",
+           "keep_cell_keys", "sorted_keys"]
 
 
 def build_launch(rt: Runtime, name: str, n: int, *args, defines: dict | None = None) -> None:
@@ -38,8 +39,8 @@ class DeviceTree:
     n: int                      # particles
     n_cells: int
     order: cl.Buffer            # uint32 (N,) caller index of the i-th particle in tree order
-    #: uint64 (N,) sorted Morton keys; None once their buffer (``room``) holds the inverse
-    #: order (:func:`inverse_order`): :func:`sorted_keys` forms them again where needed
+    #: uint64 (N,) sorted Morton keys, a buffer of the tree's own (not the workspace's);
+    #: None once let go (:func:`drop_keys`): :func:`sorted_keys` forms them again
     keys: cl.Buffer | None
     src_hi: cl.Buffer           # float4 (N,) tree order: x, y, z hi (cube-centre relative), m
     src_lo: cl.Buffer           # float4 (N,) lo parts; w: the softening eps (PER_EPS) or 0
@@ -62,15 +63,11 @@ class DeviceTree:
     groups: dict = field(default_factory=dict)   # (n_group, pack) -> DeviceGroups
     #: n_group -> the first step of :func:`device_groups` (:class:`LeafSplit`), done
     leaf_splits: dict = field(default_factory=dict)
-    #: uint32 (N,): the tree position of each caller index (:func:`inverse_order`), in
-    #: the sorted keys' buffer
+    #: uint32 (N,): the tree position of each caller index (:func:`inverse_order`)
     inverse: cl.Buffer | None = None
-    #: the sorted keys' buffer (8 bytes a particle): the keys while the build and the sink
-    #: groups need them, then the inverse order (the walks' results to the caller's order)
-    room: cl.Buffer | None = None
-    #: where the keys are lent (``keys`` None): the 8-byte slot of ``room`` from which on
-    #: the keys of the cells' first particles lie, behind the inverse (:func:`inverse_order`)
-    key_at: int = -1
+    #: uint64 (C,) the keys of the cells' first particles as built, made for a refit where
+    #: the sorted keys are let go (:func:`keep_cell_keys`): all a refit needs of the keys
+    cell_keys: cl.Buffer | None = None
     alloc: object = None        # where this tree's buffers came from (its groups' too)
     #: the cube on the device (:func:`cube_buffers`): float64 corner, side, centre (None
     #: without double precision) and float32 side, key scale
@@ -103,7 +100,7 @@ class DeviceTree:
         begun: this tree is no longer valid), so that a workspace buffer that must grow
         is freed before its successor is made, not held by this tree beside it."""
         for name in ("order", "keys", "src_hi", "src_lo", "levels", "_info", "link", "cell_hi",
-                     "cell_lo", "cell_quad", "cell_eps", "cell_ext", "inverse", "room"):
+                     "cell_lo", "cell_quad", "cell_eps", "cell_ext", "inverse", "cell_keys"):
             setattr(self, name, None)
         self.groups, self.leaf_splits = {}, {}
 
@@ -163,43 +160,51 @@ class DeviceGroups:
     half: cl.Buffer     # float4 box half sides
 
 
+def drop_keys(tree: DeviceTree) -> None:
+    """Let the tree's sorted keys (8 bytes a particle) go: the build and the sink groups
+    need them, the walks do not, so they are not held at the walk's peak.  A refit needs
+    the keys of the cells' first particles only, which it makes before it moves the pairs
+    (:func:`keep_cell_keys`); a tree refitted with its keys (its pairs moved) keeps them.
+    Sink groups of another size form them again (:func:`sorted_keys`)."""
+    if tree.cell_ext is None:
+        tree.keys = None
+
+
+def keep_cell_keys(tree: DeviceTree) -> None:
+    """Before a refit moves the tree's pairs: where its sorted keys are let go, the keys
+    of its cells' first particles (cl/treebuild.cl ``cell_keys``, 8 bytes a cell) from
+    the pairs as built, all the refits of the tree need of the keys."""
+    if tree.keys is None and tree.cell_keys is None and tree.n_cells:
+        assert tree.cell_ext is None, "a refitted tree's pairs have moved"
+        tree.cell_keys = tree.rt.empty(8 * tree.n_cells)           # 8 B/cell
+        build_launch(tree.rt, "cell_keys", tree.n_cells, np.int32(tree.n_cells), np.int32(0),
+                     tree.link, tree.src_hi, tree.src_lo, tree.cube_f, tree.cell_keys)
+
+
 def inverse_order(tree: DeviceTree) -> cl.Buffer:
-    """The inverse of the tree's ``order`` (made once per tree on first use; a refit keeps
-    the order): results go back to the caller's order as a gather (prepare.cl).  It is
-    written into the sorted keys' buffer (``tree.room``): the walks need the inverse,
-    the build and the sink groups the keys, never both at once, so the tree keeps 8
-    bytes a particle for both, not 12.  Behind the inverse go the keys of the cells'
-    first particles (cl/treebuild.cl ``cell_keys``, from the pairs as built), all a refit
-    needs of the keys; a tree asked for groups of another size afterwards forms its keys
-    again (:func:`sorted_keys`).  A tree refitted before its first inverse (its pairs
-    moved), or of more cells than half its particles (tiny leaves), keeps its keys and
-    gets a buffer of its own (4 bytes a particle)."""
+    """The inverse of the tree's ``order`` (uint32, 4 bytes a particle, a buffer of the
+    tree's own): made once per tree when first asked for (a refit keeps the order);
+    results go back to the caller's order as a gather (prepare.cl)."""
     if tree.inverse is None:
-        rt, n, i32 = tree.rt, tree.n, np.int32
-        key_at = (n + 1) // 2           # the first 8-byte slot behind the inverse
-        if tree.cell_ext is None and key_at + tree.n_cells <= n:
-            build_launch(rt, "cell_keys", tree.n_cells, i32(tree.n_cells), i32(key_at),
-                         tree.link, tree.src_hi, tree.src_lo, tree.cube_f, tree.room)
-            tree.keys, tree.inverse, tree.key_at = None, tree.room, key_at
-        else:
-            tree.inverse = allocator(rt, tree.alloc)("inverse", 4 * n)   # 4 B/particle
-        launch(rt, "prepare.cl", "invert_order", n, i32(n), tree.order, tree.inverse,
+        rt, n = tree.rt, tree.n
+        tree.inverse = rt.empty(4 * n)                               # 4 B/particle
+        launch(rt, "prepare.cl", "invert_order", n, np.int32(n), tree.order, tree.inverse,
                local=spread_local(rt.info))
     return tree.inverse
 
 
 def sorted_keys(tree: DeviceTree) -> cl.Buffer:
-    """The tree's sorted Morton keys: where their buffer holds the inverse order, formed
-    again there from the particles' hi/lo pairs in tree order (cl/treebuild.cl
-    ``morton_keys``: the build's keys bit for bit, prepare.cl ``split_keys`` forms them
-    from the same pairs), and the inverse made again when next asked for.  A refitted
-    tree's particles have moved, so its keys cannot be formed again: a bug of the caller,
-    who must ask for its sink groups before its first walk."""
+    """The tree's sorted Morton keys: where they were let go (:func:`drop_keys`), formed
+    again from the particles' hi/lo pairs in tree order (cl/treebuild.cl ``morton_keys``:
+    the build's keys bit for bit, prepare.cl ``split_keys`` forms them from the same
+    pairs) into a buffer of their own, let go again by the caller.  A refitted tree's
+    particles have moved, so its keys cannot be formed again: a bug of the caller, who
+    must ask for its sink groups before its first walk."""
     if tree.keys is None:
         if tree.cell_ext is not None:
-            raise RuntimeError("the sorted keys of a refitted device tree were lent to its "
-                               "inverse order: ask for its sink groups before its first walk")
-        tree.keys, tree.inverse = tree.room, None
+            raise RuntimeError("the sorted keys of a refitted device tree were let go: ask "
+                               "for its sink groups before its first walk")
+        tree.keys = tree.rt.empty(8 * tree.n)                         # 8 B/particle
         build_launch(tree.rt, "morton_keys", tree.n, np.int32(tree.n), tree.src_hi,
                      tree.src_lo, tree.cube_f, tree.keys)
     return tree.keys

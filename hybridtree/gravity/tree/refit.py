@@ -29,6 +29,7 @@ import pyopencl as cl
 from ...device.kernels import launch, spread_local
 from ...device.transfer import allocator
 from .device_build import DeviceArrays, DeviceTree, device_moments, group_boxes
+from .device_tree import keep_cell_keys
 
 __all__ = ["KeptTree", "looseness", "refit_device_tree"]
 
@@ -38,9 +39,10 @@ def refit_device_tree(tree: DeviceTree, particles: DeviceArrays) -> DeviceTree:
     as when it was built, at their current float64 positions on the device; masses are
     taken anew too) and return it.  Everything is enqueued on the tree's queue, nothing
     read back, nothing allocated but one float per cell (where the tree's buffers came
-    from a :class:`hybridtree.device.transfer.Workspace`: allocated once).  The tree's
-    cached sink groups keep their ranges (the keys are kept) and get boxes around the
-    moved particles.  ``tree.cell_ext`` then holds each cell's h (module docstring)."""
+    from a :class:`hybridtree.device.transfer.Workspace`: allocated once) and, where its
+    sorted keys were let go, at the first refit its cells' keys (8 bytes a cell:
+    :func:`.device_tree.keep_cell_keys`).  The tree's cached sink groups keep their ranges
+    and get boxes around the moved particles.  ``tree.cell_ext`` then holds each cell's h (module docstring)."""
     rt, n = tree.rt, tree.n
     if particles.n != n:
         raise ValueError(f"a refit needs the tree's {n} particles, got {particles.n}")
@@ -55,6 +57,7 @@ def refit_device_tree(tree: DeviceTree, particles: DeviceArrays) -> DeviceTree:
     # split_sources then gather in one pass: the same bits (upload_sources, build_device_tree)
     assert tree.cube_d is not None, "a tree built with double precision has its cube there"
     per_eps = [particles.eps] if particles.eps is not None else []
+    keep_cell_keys(tree)        # from the pairs as built, before they move
     launch(rt, "prepare.cl", "split_gather", n, np.int32(n), tree.order, particles.pos,
            particles.mass, tree.cube_d, *per_eps, tree.src_hi, tree.src_lo,
            local=spread_local(rt.info), defines={"PER_EPS": 1} if per_eps else None)
