@@ -9,14 +9,19 @@
  * s's group, label[s] <= s; at the end every particle holds the smallest sorted index of
  * its group.
  *
- * One round: fof_link (read labels `in`, write `out`, a copy of `in` made before) takes
+ * One round: fof_cell_min gives each occupied cell its particles' smallest label;
+ * fof_link (read labels `in`, write `out`, a copy of `in` made before) takes
  * for each particle the smallest label among the particles of the 27 cells around it
  * within the linking length, lowers its own label and its label's label (hooking the
  * old root onto the new one) with atomic_min, and raises the flag if anything changed;
  * fof_jump (read `out`, write `in`) follows each label to its root (pointer jumping).
  * Every write goes to the buffer not read in the same launch, so no work-item reads what
  * another writes (no race; the results are the same bits whatever the order of the
- * work-items).  Rounds repeat until the flag stays 0: then labels agree along every link.
+ * work-items).  A cell whose labels did not change in the last round, or whose smallest
+ * label is not below a particle's best so far, is passed over without reading its
+ * particles (fof_cell_min), so that a round costs little where the labels have settled,
+ * however dense the group; in the first round (labels still the
+ * sorted indices, `identity`) a cell's scan stops at the particle's own best.  Rounds repeat until the flag stays 0: then labels agree along every link.
  *
  * Plain OpenCL C 1.2, no double precision.
  */
@@ -47,6 +52,34 @@ __kernel void fof_gather(const uint n, __global const uint *order,
     label[s] = (int)s;
 }
 
+/* each occupied cell's smallest label where a label of the cell changed in the last
+ * round (`prev`: the labels at that round's start; every cell in the first round,
+ * `identity`), INT_MAX elsewhere: a particle whose partners' labels all stayed has
+ * nothing to learn from them (its own label is at most theirs since that round), so
+ * fof_link passes over such cells.  Written by the cell's first particle. */
+__kernel void fof_cell_min(const uint n, __global const ulong *key,
+                           __global const uint *end, __global const int *in,
+                           __global const int *prev, const uint identity,
+                           __global int *cell_min)
+{
+    const uint s = get_global_id(0);
+    if (s >= n)
+        return;
+    const ulong k = key[s];
+    if (s > 0 && key[s - 1] == k)
+        return;
+    const uint hi = end[k];
+    int m = INT_MAX;
+    int moved = (int)identity;
+    for (uint j = s; j < hi; j++) {
+        const int l = in[j];
+        m = min(m, l);
+        if (!identity && l != prev[j])
+            moved = 1;
+    }
+    cell_min[k] = moved ? m : INT_MAX;
+}
+
 /* the neighbour cell c + d along an axis of m cells: -1 where there is none (open) */
 static inline int step_cell(const int c, const int d, const int m, const uint periodic)
 {
@@ -60,8 +93,9 @@ static inline int step_cell(const int c, const int d, const int m, const uint pe
 
 __kernel void fof_link(const uint n, __global const ulong *key,
                        __global const uint *start, __global const uint *end,
-                       __global const float4 *pos, const uint nx, const uint ny,
-                       const uint nz, const uint periodic, const float w, const float link2,
+                       __global const int *cell_min, __global const float4 *pos,
+                       const uint nx, const uint ny, const uint nz, const uint periodic,
+                       const float w, const float link2, const uint identity,
                        __global const int *in, __global int *out, __global int *changed)
 {
     const uint s = get_global_id(0);
@@ -87,12 +121,16 @@ __kernel void fof_link(const uint n, __global const ulong *key,
                 if (x < 0)
                     continue;
                 const uint c = ((uint)z * ny + (uint)y) * nx + (uint)x;
-                const uint hi = end[c];
+                if (cell_min[c] >= best)
+                    continue;           /* nothing new there (or empty: no particle) */
+                uint hi = end[c];
                 /* the image of cell c next to s's: its corner dx, dy, dz cells away */
                 const float ox = (float)dx * w - p.x;
                 const float oy = (float)dy * w - p.y;
                 const float oz = (float)dz * w - p.z;
                 for (uint j = start[c]; j < hi; j++) {
+                    if (identity && (int)j >= best)
+                        break;          /* labels are the indices: none smaller left */
                     const int other = in[j];
                     if (other >= best)
                         continue;       /* nothing to learn: no distance needed */

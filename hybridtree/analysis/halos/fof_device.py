@@ -21,6 +21,7 @@ precision is needed on the device.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -32,7 +33,7 @@ from ...gravity.tree.device_sort import MAX_N, radix_sort
 
 __all__ = ["MAX_CELLS", "device_roots", "grid", "usable"]
 
-#: most cells of the grid: two uint32 (start, end) a cell, 2 GiB at most
+#: most cells of the grid: 12 bytes a cell (start, end, smallest label), 3 GiB at most
 MAX_CELLS = 1 << 28
 
 #: cells per particle at most (a small set gets no huge empty grid)
@@ -40,7 +41,7 @@ CELLS_PER_PARTICLE = 16
 
 #: bytes of device memory a particle takes (keys and order of the sort, ping-pong
 #: halves, offsets, labels) and a cell (start, end)
-PARTICLE_BYTES, CELL_BYTES = 96, 8
+PARTICLE_BYTES, CELL_BYTES = 100, 12
 
 
 def usable(rt: Runtime | None, n: int) -> bool:
@@ -104,30 +105,38 @@ def device_roots(rt: Runtime, pos: np.ndarray, link: float, box: float | None) -
     del key, offset
     sorted_keys, order = radix_sort(rt, key_buf, n, key_bits=max(1, n_cells - 1).bit_length())
     del key_buf
-    start, end = rt.empty(4 * n_cells), rt.empty(4 * n_cells)
+    start, end, cell_min = (rt.empty(4 * n_cells), rt.empty(4 * n_cells),
+                            rt.empty(4 * n_cells))
     for buf in (start, end):
         cl.enqueue_fill_buffer(q, buf, np.uint32(0), 0, 4 * n_cells)
     local = spread_local(rt.info)
     count = np.uint32(n)
     launch(rt, "fof.cl", "fof_cell_bounds", n, count, sorted_keys, start, end, local=local)
-    pos_buf, labels, spare = rt.empty(16 * n), rt.empty(4 * n), rt.empty(4 * n)
+    cl.enqueue_fill_buffer(q, cell_min, np.int32(0), 0, 4 * n_cells)  # empty: never read
+    pos_buf, labels, spare, prev = (rt.empty(16 * n), rt.empty(4 * n), rt.empty(4 * n),
+                                    rt.empty(4 * n))
     launch(rt, "fof.cl", "fof_gather", n, count, order, offset_buf, pos_buf, labels,
            local=local)
     del offset_buf
     flag = np.zeros(1, np.int32)
     flag_buf = rt.empty(4)
-    while True:
+    for round_ in itertools.count():
         cl.enqueue_fill_buffer(q, flag_buf, np.int32(0), 0, 4)
         cl.enqueue_copy(q, spare, labels)
-        launch(rt, "fof.cl", "fof_link", n, count, sorted_keys, start, end, pos_buf,
-               np.uint32(nx), np.uint32(ny), np.uint32(nz), np.uint32(box is not None),
-               np.float32(w), np.float32(link) * np.float32(link), labels, spare, flag_buf,
-               local=local)
+        opening = np.uint32(round_ == 0)    # labels still the sorted indices
+        launch(rt, "fof.cl", "fof_cell_min", n, count, sorted_keys, end, labels, prev,
+               opening, cell_min, local=local)
+        cl.enqueue_copy(q, prev, labels)
+        launch(rt, "fof.cl", "fof_link", n, count, sorted_keys, start, end, cell_min,
+               pos_buf, np.uint32(nx), np.uint32(ny), np.uint32(nz),
+               np.uint32(box is not None), np.float32(w),
+               np.float32(link) * np.float32(link), opening, labels, spare,
+               flag_buf, local=local)
         launch(rt, "fof.cl", "fof_jump", n, count, spare, labels, local=local)
         cl.enqueue_copy(q, flag, flag_buf)          # blocking: waits for the round
         if not flag[0]:
             break
-    del start, end, pos_buf, sorted_keys
+    del start, end, cell_min, pos_buf, sorted_keys, prev
     first = spare
     cl.enqueue_fill_buffer(q, first, np.int32(np.iinfo(np.int32).max), 0, 4 * n)
     launch(rt, "fof.cl", "fof_first", n, count, order, labels, first, local=local)
