@@ -20,7 +20,8 @@
  * work-items).  A cell whose labels did not change in the last round, or whose smallest
  * label is not below a particle's best so far, is passed over without reading its
  * particles (fof_cell_min), so that a round costs little where the labels have settled,
- * however dense the group; in the first round (labels still the
+ * however dense the group; a cell's scan stops at a partner holding its smallest label,
+ * and in the first round (labels still the
  * sorted indices, `identity`) a cell's scan stops at the particle's own best.  Rounds repeat until the flag stays 0: then labels agree along every link.
  *
  * Plain OpenCL C 1.2, no double precision.
@@ -121,8 +122,9 @@ __kernel void fof_link(const uint n, __global const ulong *key,
                 if (x < 0)
                     continue;
                 const uint c = ((uint)z * ny + (uint)y) * nx + (uint)x;
-                if (cell_min[c] >= best)
-                    continue;           /* nothing new there (or empty: no particle) */
+                const int floor_c = cell_min[c];
+                if (floor_c >= best)
+                    continue;           /* nothing new there, or empty */
                 uint hi = end[c];
                 /* the image of cell c next to s's: its corner dx, dy, dz cells away */
                 const float ox = (float)dx * w - p.x;
@@ -138,8 +140,11 @@ __kernel void fof_link(const uint n, __global const ulong *key,
                     const float ex = q.x + ox;
                     const float ey = q.y + oy;
                     const float ez = q.z + oz;
-                    if (ex * ex + ey * ey + ez * ez <= link2)
+                    if (ex * ex + ey * ey + ez * ez <= link2) {
                         best = other;
+                        if (best == floor_c)
+                            break;      /* the cell's smallest: nothing lower there */
+                    }
                 }
             }
         }
