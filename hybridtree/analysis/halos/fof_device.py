@@ -51,9 +51,12 @@ def halo_runtime() -> Runtime | None:
     the best one), but a CPU device only where the user named one (``HYBRIDTREE_DEVICE``,
     ``PYOPENCL_CTX``): on a CPU the host's k-d trees are faster (a 128^3 clustered box on 2
     cores: 2.6 CPU seconds against 7.3); None: the host links."""
+    from ...device.drivers import list_devices
     from ..power_device import analysis_runtime
-    rt = analysis_runtime()
     named = os.environ.get("HYBRIDTREE_DEVICE") or os.environ.get("PYOPENCL_CTX")
+    if not named and not any(d.kind == "gpu" and not d.simulator for d in list_devices()):
+        return None             # no context made (and no probe) for a host run
+    rt = analysis_runtime()
     if rt is None or (rt.info.kind == "cpu" and not named):
         return None
     return rt
