@@ -105,17 +105,19 @@ def test_device_fof_precision_at_the_link(rt):
 
 
 def test_device_grid_is_bounded_and_wide_enough():
-    from hybridtree.analysis.halos.fof_device import MAX_CELLS, grid
+    from hybridtree.analysis.halos.fof_device import MAX_CELLS, cells_and_offsets, grid
     rng = np.random.default_rng(0)
     pos = rng.uniform(0, 100.0, (1000, 3))
-    cell, w, shape = grid(pos, 0.01, 100.0)         # 10^12 cells a link wide: too many
-    assert np.prod(shape) <= 16 * 1000 + 27 and w >= 0.01
-    assert shape[0] * w == pytest.approx(100.0) and shape[0] == shape[1] == shape[2]
-    assert cell.min() >= 0 and np.all(cell.max(axis=0) < shape)
-    cell, w, shape = grid(pos, 0.01, None)
-    assert np.prod(shape) <= 16 * 1000 + 27 and w >= 0.01
-    cell, w, shape = grid(pos, 30.0, 100.0)
-    assert shape == (3, 3, 3) and w >= 30.0
+    for box, link in ((100.0, 0.01), (None, 0.01), (100.0, 30.0)):
+        lo, w, shape = grid(pos, link, box)   # 10^12 cells a link wide: too many
+        assert np.prod(shape) <= 16 * 1000 + 27 and w >= link
+        if box is not None:
+            assert shape[0] * w == pytest.approx(box) and shape[0] == shape[1] == shape[2]
+        key, offset = cells_and_offsets(pos, lo, w, shape)
+        cell = np.stack(np.unravel_index(key.astype(np.int64), shape[::-1])[::-1], axis=1)
+        assert np.all(cell == np.minimum(np.floor((pos - lo) / w), np.array(shape) - 1))
+        assert np.allclose(lo + cell * w + offset, pos, rtol=0, atol=1e-5 * w)
+    assert grid(pos, 30.0, 100.0)[2] == (3, 3, 3)
     assert MAX_CELLS < 2 ** 31
 
 

@@ -32,7 +32,7 @@ from ...device.kernels import launch, spread_local
 from ...device.runtime import Runtime
 from ...gravity.tree.device_sort import MAX_N, radix_sort
 
-__all__ = ["MAX_CELLS", "device_roots", "grid", "halo_runtime", "usable"]
+__all__ = ["MAX_CELLS", "cells_and_offsets", "device_roots", "grid", "halo_runtime", "usable"]
 
 #: most cells of the grid: 12 bytes a cell (start, end, smallest label), 3 GiB at most
 MAX_CELLS = 1 << 28
@@ -73,10 +73,10 @@ def usable(rt: Runtime | None, n: int) -> bool:
 
 def grid(pos: np.ndarray, link: float, box: float | None
          ) -> tuple[np.ndarray, float, tuple[int, int, int]]:
-    """The cells of the particles at ``pos`` ((N, 3) float64, in [0, box) for a periodic
-    ``box``): (cell of each particle (N, 3) int64, the side w, cells per axis).  w >= the
-    linking length times (1 + 1e-6), so that rounding cannot put two partners two cells
-    apart; the periodic cube is an integer number of cells (w = box / cells a side)."""
+    """The grid of the particles at ``pos`` ((N, 3) float64, in [0, box) for a periodic
+    ``box``): (its corner, the side w of a cell, cells per axis).  w >= the linking
+    length times (1 + 1e-6), so that rounding cannot put two partners two cells apart;
+    the periodic cube is an integer number of cells (w = box / cells a side)."""
     n_max = min(MAX_CELLS, CELLS_PER_PARTICLE * len(pos) + 27)
     margin = link * (1.0 + 1e-6)
     if box is not None:
@@ -86,23 +86,33 @@ def grid(pos: np.ndarray, link: float, box: float | None
             side -= 1
         while side > 1 and box / side < margin:
             side -= 1
-        w = box / side
-        shape = (side, side, side)
-        lo = np.zeros(3)
-    else:
-        lo = pos.min(axis=0)
-        extent = pos.max(axis=0) - lo
-        w = margin
+        return np.zeros(3), box / side, (side, side, side)
+    lo = pos.min(axis=0)
+    extent = pos.max(axis=0) - lo
+    w = margin
 
-        def cells(w: float) -> tuple[int, int, int]:
-            return tuple(int(e / w) + 1 for e in extent)
+    def cells(w: float) -> tuple[int, int, int]:
+        return tuple(int(e / w) + 1 for e in extent)
+    shape = cells(w)
+    while math.prod(shape) > n_max:
+        w *= max(1.01, (math.prod(shape) / n_max) ** (1.0 / 3.0))
         shape = cells(w)
-        while math.prod(shape) > n_max:
-            w *= max(1.01, (math.prod(shape) / n_max) ** (1.0 / 3.0))
-            shape = cells(w)
-    cell = np.floor((pos - lo) / w).astype(np.int64)
-    np.clip(cell, 0, np.array(shape) - 1, out=cell)
-    return cell, w, shape
+    return lo, w, shape
+
+
+def cells_and_offsets(pos: np.ndarray, lo: np.ndarray, w: float,
+                      shape: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Each particle's cell key ((cz ny + cy) nx + cx, uint64) and its position relative
+    to the cell's corner (float32, (N, 3)) in the grid of :func:`grid`; few passes over
+    the positions (a 256^3 box's are 400 MB)."""
+    scaled = pos - lo if lo.any() else pos * 1.0
+    scaled *= 1.0 / w
+    cell = scaled.astype(np.int32)              # >= 0: truncation is the floor
+    np.minimum(cell, np.array(shape, np.int32) - 1, out=cell)
+    scaled -= cell
+    scaled *= w
+    key = np.ravel_multi_index((cell[:, 2], cell[:, 1], cell[:, 0]), shape[::-1])
+    return key.view(np.uint64), scaled.astype(np.float32)
 
 
 def device_roots(rt: Runtime, pos: np.ndarray, link: float, box: float | None) -> np.ndarray:
@@ -111,11 +121,8 @@ def device_roots(rt: Runtime, pos: np.ndarray, link: float, box: float | None) -
     :func:`hybridtree.analysis.halos.fof.friends_of_friends`.  ``pos`` (N, 3) float64,
     wrapped into [0, box) for a periodic ``box``; ``link`` < box / 2 there."""
     n = len(pos)
-    cell, w, (nx, ny, nz) = grid(pos, link, box)
-    lo = np.zeros(3) if box is not None else pos.min(axis=0)
-    offset = ((pos - lo) - cell * w).astype(np.float32)
-    key = ((cell[:, 2] * ny + cell[:, 1]) * nx + cell[:, 0]).astype(np.uint64)
-    del cell
+    lo, w, (nx, ny, nz) = grid(pos, link, box)
+    key, offset = cells_and_offsets(pos, lo, w, (nx, ny, nz))
     n_cells = nx * ny * nz
     q = rt.queue
     key_buf = rt.to_device(key)
