@@ -4,25 +4,26 @@
  * The particles come sorted by cell of a grid of nx * ny * nz cells of side w >= the
  * linking length (key = (cz * ny + cy) * nx + cx, ascending), each with its position
  * relative to its own cell's corner (float32: small numbers, so a difference of two
- * near particles keeps about 1e-7 of the linking length); start/end give each cell's
- * particles (empty cells: 0, 0).  Labels are sorted indices: label[s] is a particle of
- * s's group, label[s] <= s; at the end every particle holds the smallest sorted index of
- * its group.
+ * near particles keeps about 1e-7 of the linking length); start/end give each occupied
+ * cell's particles (an empty cell's are never written nor read: its cell_min is
+ * INT_MAX).  Labels are sorted indices: label[s] is a particle of s's group, label[s] <=
+ * s; at the end every particle holds the smallest sorted index of its group.
  *
  * One round: fof_cell_min gives each occupied cell its particles' smallest label;
- * fof_link (read labels `in`, write `out`, a copy of `in` made before) takes
- * for each particle the smallest label among the particles of the 27 cells around it
- * within the linking length, lowers its own label and its label's label (hooking the
- * old root onto the new one) with atomic_min, and raises the flag if anything changed;
- * fof_jump (read `out`, write `in`) follows each label to its root (pointer jumping).
- * Every write goes to the buffer not read in the same launch, so no work-item reads what
- * another writes (no race; the results are the same bits whatever the order of the
+ * fof_link (read labels `in`, write `out`, a copy of `in` made before) takes for each
+ * particle the smallest label among the particles of the 27 cells around it within the
+ * linking length, lowers its own label and its label's label (hooking the old root onto
+ * the new one) with atomic_min, and raises the flag if anything changed; fof_jump (read
+ * `out`, write `in`) follows each label to its root (pointer jumping).  Every write goes
+ * to a buffer not read in the same launch, so no work-item reads what another writes (no
+ * race; atomic_min makes the results the same bits whatever the order of the
  * work-items).  A cell whose labels did not change in the last round, or whose smallest
  * label is not below a particle's best so far, is passed over without reading its
  * particles (fof_cell_min), so that a round costs little where the labels have settled,
- * however dense the group; a cell's scan stops at a partner holding its smallest label,
- * and in the first round (labels still the
- * sorted indices, `identity`) a cell's scan stops at the particle's own best.  Rounds repeat until the flag stays 0: then labels agree along every link.
+ * however dense the group; a cell's scan stops at a partner holding the cell's smallest
+ * label, and in the first round (labels still the sorted indices, `identity`) at the
+ * particle's own best.  Rounds repeat until the flag stays 0: then labels agree along
+ * every link.
  *
  * Plain OpenCL C 1.2, no double precision.
  */

@@ -41,7 +41,7 @@ MAX_CELLS = 1 << 28
 CELLS_PER_PARTICLE = 16
 
 #: bytes of device memory a particle takes (keys and order of the sort, ping-pong
-#: halves, offsets, labels) and a cell (start, end)
+#: halves, offsets, labels) and a cell (start, end, smallest label)
 PARTICLE_BYTES, CELL_BYTES = 100, 12
 
 
@@ -116,7 +116,7 @@ def cells_and_offsets(pos: np.ndarray, lo: np.ndarray, w: float,
 
 
 def device_roots(rt: Runtime, pos: np.ndarray, link: float, box: float | None) -> np.ndarray:
-    """Each particle's root, its group's smallest index (int64, (N,)): the host's
+    """Each particle's root, its group's smallest index (int32, (N,)): the host's
     :func:`hybridtree.analysis.halos.fof._union_find` result for the links of
     :func:`hybridtree.analysis.halos.fof.friends_of_friends`.  ``pos`` (N, 3) float64,
     wrapped into [0, box) for a periodic ``box``; ``link`` < box / 2 there."""
@@ -130,14 +130,13 @@ def device_roots(rt: Runtime, pos: np.ndarray, link: float, box: float | None) -
     del key, offset
     sorted_keys, order = radix_sort(rt, key_buf, n, key_bits=max(1, n_cells - 1).bit_length())
     del key_buf
+    # an empty cell's start and end stay unwritten: its smallest label (cell_min) is
+    # above every label, so no kernel reads them
     start, end, cell_min = (rt.empty(4 * n_cells), rt.empty(4 * n_cells),
                             rt.empty(4 * n_cells))
-    for buf in (start, end):
-        cl.enqueue_fill_buffer(q, buf, np.uint32(0), 0, 4 * n_cells)
     local = spread_local(rt.info)
     count = np.uint32(n)
     launch(rt, "fof.cl", "fof_cell_bounds", n, count, sorted_keys, start, end, local=local)
-    # an empty cell is passed over at once: its smallest label is above every label
     cl.enqueue_fill_buffer(q, cell_min, np.int32(np.iinfo(np.int32).max), 0, 4 * n_cells)
     pos_buf, labels, spare, prev = (rt.empty(16 * n), rt.empty(4 * n), rt.empty(4 * n),
                                     rt.empty(4 * n))
