@@ -132,11 +132,13 @@ def _seed(args: argparse.Namespace) -> dict[str, int]:
 
 def halos(args: argparse.Namespace) -> int:
     from ..analysis.halos import find_halos, write_catalogue
+    from ..analysis.halos.fof_device import halo_runtime
 
     from ..io.snapshot import resolve_snapshot
 
     snap = resolve_snapshot(args.snapshot)
-    cat = find_halos(snap, b=args.b, min_len=args.min_len, link=args.link)
+    cat = find_halos(snap, b=args.b, min_len=args.min_len, link=args.link,
+                     runtime=halo_runtime())
     path = write_catalogue(args.output or snap.parent, cat, snap, overwrite=args.overwrite)
     big = cat.group_len[0] if len(cat.group_len) else 0
     link = (f"b = {args.b}, linking length {cat.link:.4g} comoving length units / h"

@@ -59,6 +59,7 @@ class KernelFile:
 FILES: Mapping[str, KernelFile] = MappingProxyType({f.name: f for f in (
     KernelFile("blocks.cl", fast_math=False, plain=True),      # walk and time-bin blocks
     KernelFile("direct.cl", fast_math=True, plain=False),      # direct summation
+    KernelFile("fof.cl", fast_math=False, plain=True),         # friends of friends (halos)
     KernelFile("let.cl", fast_math=False, plain=True),         # LET selection, migration
     KernelFile("pm.cl", fast_math=False, plain=False),         # periodic boxes' mesh (PM)
     KernelFile("power.cl", fast_math=False, plain=True),       # P(k)'s shell sums

@@ -94,7 +94,17 @@ def halos(snapshot: str, out: Path) -> None:
         wrap(fof, "_first_member_labels", "fof: labels")
     wrap(catalogue, "_catalogue", "catalogue: order + properties")
     wrap(halos_pkg, "write_catalogue", "write catalogue")
-    cat = halos_pkg.find_halos(snapshot)
+    runtime = None
+    try:                                # the device FOF (issue 58), where the code has it
+        from hybridtree.analysis.halos import fof_device
+    except ImportError:
+        fof_device = None
+    if fof_device is not None:
+        wrap(fof_device, "halo_runtime", "device context")
+        wrap(fof_device, "device_roots", "fof: device (cells, sort, link rounds)")
+        runtime = fof_device.halo_runtime()
+    cat = (halos_pkg.find_halos(snapshot, runtime=runtime) if runtime is not None
+           else halos_pkg.find_halos(snapshot))
     halos_pkg.write_catalogue(out, cat, snapshot, overwrite=True)
 
 

@@ -448,9 +448,21 @@ def _fill(queue, mem, pattern, offset, size, wait_for=None):
                          np.uint64(pat.size), wait_for=wait_for)
 
 
+def fof() -> None:
+    """Friends of friends on the device (cl/fof.cl: cells, link rounds, roots), open and
+    periodic, against the host's k-d tree labels."""
+    from hybridtree.analysis.halos import friends_of_friends
+    rng = np.random.default_rng(6)
+    pos = np.concatenate([rng.normal(0.5, 0.4, (150, 3)), rng.uniform(0, 4, (150, 3))])
+    for box in (None, 4.0):
+        host = friends_of_friends(pos, 0.3, box=box)
+        device = friends_of_friends(pos, 0.3, box=box, runtime=_rt())
+        assert np.bincount(host).max() > 20 and np.array_equal(device, host), box
+
+
 #: The kernel scenarios, and the special ones (run with other settings by the caller).
 SCENARIOS = {f.__name__: f for f in (direct, build, sort, walks, lists, steps, blocks,
-                                     reductions, let)}
+                                     reductions, let, fof)}
 SPECIAL = {f.__name__: f for f in (small_limits, planted)}
 
 if __name__ == "__main__":

@@ -238,7 +238,8 @@ def _id_order(ids: np.ndarray) -> np.ndarray:
 
 
 def find_halos(path: str | Path, b: float = 0.2, min_len: int = 20,
-               link: float | None = None, chunk: int = FOF_CHUNK) -> HaloCatalogue:
+               link: float | None = None, chunk: int = FOF_CHUNK,
+               runtime: Any = None) -> HaloCatalogue:
     """The FOF groups of the snapshot at ``path`` (a file, any part of a multi-file set, or
     a stem: :func:`hybridtree.io.snapshot.snapshot_files`), every PartType linked.
 
@@ -250,6 +251,9 @@ def find_halos(path: str | Path, b: float = 0.2, min_len: int = 20,
     mass).  A non-cosmological file needs ``link``.  Groups of fewer than ``min_len``
     particles are dropped.  A periodic box (``BoxSize`` > 0) links across its faces, and a
     group's centre is the mean of its members' nearest images (wrapped into the box).
+    ``runtime``: an OpenCL runtime to link on (:mod:`hybridtree.analysis.halos.fof_device`:
+    the same groups but for pairs within ~1e-6 of the linking length; ``hybridtree halos``
+    passes the device ``hybridtree pk`` would use), else the host's k-d trees.
     Returns a :class:`HaloCatalogue`.
     """
     if min_len < 1:
@@ -280,7 +284,8 @@ def find_halos(path: str | Path, b: float = 0.2, min_len: int = 20,
     else:
         used_b = None
     a = time if cosmological else 1.0
-    labels = friends_of_friends(snap["pos"], link, chunk=chunk, box=box if box > 0 else None)
+    labels = friends_of_friends(snap["pos"], link, chunk=chunk, box=box if box > 0 else None,
+                                runtime=runtime)
     cat = _catalogue(labels, snap, min_len, a ** 1.5, box if box > 0 else None)
     return HaloCatalogue(
         **cat, link=float(link), b=used_b, min_len=int(min_len), time=time,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -31,7 +32,8 @@ FOF_CHUNK = 1 << 16
 # friends of friends
 
 def friends_of_friends(pos: np.ndarray, link: float, chunk: int = FOF_CHUNK,
-                       leafsize: int = 16, box: float | None = None) -> np.ndarray:
+                       leafsize: int = 16, box: float | None = None,
+                       runtime: Any = None) -> np.ndarray:
     """Friends-of-friends groups: particles i and j are linked when |x_i - x_j| <= ``link``
     (open boundaries; with ``box``, the side of a periodic cube, on the nearest image); a
     group is a connected set of links.
@@ -51,6 +53,11 @@ def friends_of_friends(pos: np.ndarray, link: float, chunk: int = FOF_CHUNK,
     A periodic box adds, for each particle within ``link`` of a face, its images across
     that face (and edge and corner) as ghosts that carry the particle's own index, so the
     same slabs link across the faces.
+
+    ``runtime``: an OpenCL :class:`~hybridtree.device.runtime.Runtime` to link on
+    (:mod:`hybridtree.analysis.halos.fof_device`: a grid of cells, labels by min-label
+    propagation; the same groups but for pairs within ~1e-6 of the linking length), where
+    it can take the case; the host's k-d trees otherwise (and without one).
     """
     pos = np.asarray(pos, dtype=np.float64)
     if pos.ndim != 2 or pos.shape[1] != 3:
@@ -63,6 +70,12 @@ def friends_of_friends(pos: np.ndarray, link: float, chunk: int = FOF_CHUNK,
     n = len(pos)
     if n == 0:
         return np.zeros(0, np.int64)
+    if runtime is not None:
+        from . import fof_device            # pyopencl: only where a device is asked for
+        if fof_device.usable(runtime, n):
+            if box is not None:
+                pos = _wrapped(pos, link, float(box))
+            return _first_member_labels(fof_device.device_roots(runtime, pos, link, box))
     chunk = max(int(chunk), 1)
     index = np.int32 if n < 2 ** 31 else np.int64
     origin = np.arange(n, dtype=index)
@@ -134,17 +147,24 @@ def _slabs(pos: np.ndarray, link: float, chunk: int) -> tuple[np.ndarray, np.nda
     return order, bounds
 
 
-def _with_ghosts(pos: np.ndarray, origin: np.ndarray, link: float, box: float
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Positions wrapped into [0, box) followed by the images (ghosts) of those within
-    ``link`` of a face, for each of the 26 shifts that brings them next to the opposite
-    face; and for every row the index of the particle it is (``origin``)."""
+def _wrapped(pos: np.ndarray, link: float, box: float) -> np.ndarray:
+    """``pos`` wrapped into [0, box) (itself where it lies there already), after checking
+    that the linking length is below half the periodic ``box``."""
     if not (math.isfinite(box) and 2.0 * link < box):
         raise UserInputError(f"the linking length {link:g} must be below half the box "
                              f"({box:g})")
     if not (pos.min() >= 0.0 and pos.max() < box):    # else in the box already: as mod gives
         pos = np.mod(pos, box)
         pos[pos >= box] = 0.0
+    return pos
+
+
+def _with_ghosts(pos: np.ndarray, origin: np.ndarray, link: float, box: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Positions wrapped into [0, box) followed by the images (ghosts) of those within
+    ``link`` of a face, for each of the 26 shifts that brings them next to the opposite
+    face; and for every row the index of the particle it is (``origin``)."""
+    pos = _wrapped(pos, link, box)
     low, high = pos < link, pos >= box - link
     # the 26 shifts look at the few particles near a face only (a thin shell of the box)
     edge = np.flatnonzero((low | high).any(axis=1))
