@@ -31,8 +31,10 @@ from pathlib import Path
 def timed(argv: list[str]) -> tuple[float, str]:
     """Seconds of ``python -m hybridtree ARGV`` by the caller's clock, and its last line."""
     start = time.perf_counter()
+    # in the temporary folder: `-m` takes the package of its working folder before
+    # PYTHONPATH's, so from the checkout an old code's PYTHONPATH would time the new code
     done = subprocess.run([sys.executable, "-m", "hybridtree", *argv], capture_output=True,
-                          text=True)
+                          text=True, cwd=tempfile.gettempdir())
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         sys.stderr.write(done.stderr)
@@ -51,6 +53,7 @@ def main() -> int:
     ap.add_argument("--breakdown", action="store_true", help="after each command's runs, "
                     "one run that times its stages (scripts/bench/analysis_breakdown.py)")
     args = ap.parse_args()
+    args.snapshot = args.snapshot.resolve()         # the children run in the temporary folder
     if not args.snapshot.exists():
         ap.error(f"{args.snapshot} does not exist")
     with tempfile.TemporaryDirectory() as tmp:
