@@ -23,7 +23,8 @@ def write_products(folder: Path, stem: str, power: bool, halos: bool,
     back whole): its P(k) as ``powerspec_NNNN.txt`` (``power``; :func:`.power.snapshot_power`
     with ``hybridtree pk``'s defaults) and its FOF catalogue as ``fof_tab_NNN.hdf5``
     (``halos``; :func:`.halos.find_halos` with ``hybridtree halos``' defaults: b = 0.2, at
-    least 20 particles).  P(k) on ``device`` (the run's; :func:`.power_device.analysis_runtime`).
+    least 20 particles).  P(k) on ``device`` (the run's; :func:`.power_device.analysis_runtime`),
+    the halos linked there too where it is a GPU.
     Each is written complete or not at all; returns their paths.
     Raises OSError, SnapshotError or another user error of the readers."""
     path = resolve_snapshot(folder / stem)
@@ -42,5 +43,10 @@ def write_products(folder: Path, stem: str, power: bool, halos: bool,
         made.append(final)
     if halos:
         from .halos import find_halos, write_catalogue
-        made.append(write_catalogue(folder, find_halos(path), path, overwrite=True))
+        from .power_device import analysis_runtime
+        rt = analysis_runtime(device)
+        # linked on the run's device where it is a GPU (the same groups: cl/fof.cl); on a
+        # CPU device the host's k-d trees are faster (hybridtree.analysis.halos.fof_device)
+        rt = rt if rt is not None and rt.info.kind == "gpu" else None
+        made.append(write_catalogue(folder, find_halos(path, runtime=rt), path, overwrite=True))
     return made
