@@ -15,6 +15,7 @@ import numpy as np
 
 from ..config.settings import Settings, settings_from_flat
 from ..config.units import Units
+from ..ics.rows import ModelRows
 from ..io.snapshot import Snapshot, SnapshotError, count_particles, resolve_snapshot
 from ..parallel.comm import Comm
 from ..parallel.snapshots import check_unique_ids_across, read_particles_share
@@ -23,7 +24,7 @@ from .assemble import schedule_of
 from .options import background_of, box_of, settings_units
 from .processes import RunError, run_comm, together
 from .restart import exact_box_state, load_restart, snapshot_a
-from .setup import (box_file, check_end, check_file_cosmology, check_particles,
+from .setup import (box_file, check_end, check_file_cosmology, check_particles, drawn_rows,
                     initial_conditions, particles_from_arrays)
 from .size import check_memory, ics_count
 
@@ -40,9 +41,11 @@ VIRIAL_RANGE = (0.01, 10.0)
 
 @dataclass
 class Start:
-    """Where a simulation begins: its particles, time, step, next snapshot number,
-    initial energy (None: measure it) and the snapshot it continues (None: new run)."""
-    particles: Particles
+    """Where a simulation begins: its particles (a generated sphere not yet drawn:
+    :class:`hybridtree.ics.rows.ModelRows`, drawn into the state), time, step, next
+    snapshot number, initial energy (None: measure it) and the snapshot it continues
+    (None: new run)."""
+    particles: Particles | ModelRows
     time: float
     step: int
     snapshot: int              # number of the next scheduled snapshot
@@ -67,6 +70,11 @@ def new_start(settings: Settings, comm: Comm, to_end: bool = False
         share = Particles(p.pos[lo:hi], p.vel[lo:hi], p.mass[lo:hi], p.ids[lo:hi],
                           types=p.types[lo:hi])
         return settings.with_overrides({"ics.box": box}), Start(share, t0, 0, 0, None, None)
+    rows = together(comm, drawn_rows, settings, comm)
+    if rows is not None:        # drawn block by block into the state: never whole on the host
+        if to_end:
+            check_end(settings, 0.0)
+        return settings, Start(rows, 0.0, 0, 0, None, None)
     particles, t0 = together(comm, initial_conditions, settings, settings_units(settings), comm)
     if to_end:
         check_end(settings, t0)

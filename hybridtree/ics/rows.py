@@ -1,0 +1,159 @@
+"""A generated sphere (:mod:`hybridtree.ics.spheres`) that is drawn only when a run's
+state takes it: block by block straight into a device state's rows
+(:meth:`ModelRows.fill`), so that the host never holds the whole model, or whole
+(:meth:`ModelRows.particles`) for a state on the host.  Either way the particles are the
+bits :func:`hybridtree.ics.spheres.generate_share` and the centre-of-mass shift of
+:func:`hybridtree.run.setup.initial_conditions` give (the same blocks, streams and
+exact moment sums).  Internal units (G = 1, total mass 1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+from ..particles import Particles
+from .moments import MOMENTS, block_moments, com_offsets, exact_column_sums
+from .spheres import BLOCK, BlockDrawer, block_drawer, generate_share
+from .threads import ordered_map
+
+__all__ = ["ROWS", "ModelRows", "RowTarget", "model_rows"]
+
+#: rows (a whole number of blocks) gathered on the host before one upload, and moved
+#: per round trip of the centre-of-mass shift: 2^18 rows, about 220 bytes a row of
+#: arrays at once (60 MB, whatever N: 6 MB per copy of a column); the drawing threads
+#: hold at most two blocks each (about 7 MB of arrays a block) besides
+ROWS = 4 * BLOCK
+
+
+class RowTarget(Protocol):
+    """Where :meth:`ModelRows.fill` puts the particles (a
+    :class:`hybridtree.state.device.DeviceState` made for ``n`` rows)."""
+
+    n: int
+
+    def upload_rows(self, lo: int, p: Particles, columns: tuple[str, ...] = ...) -> None: ...
+
+    def download_rows(self, lo: int, hi: int) -> Particles: ...
+
+
+@dataclass
+class ModelRows:
+    """The ``n`` particles (IDs 1 .. n) of generated ``model`` with seed ``seed`` and
+    parameters ``params`` (:func:`hybridtree.ics.spheres.generate_share`'s), not yet
+    drawn.  ``check(p)``: called with every chunk of rows in the centre-of-mass frame
+    (raises for bad values).  After a fill (or :meth:`particles`) ``bounds`` holds
+    (least position (3,), largest position (3,), total mass) of the particles.
+
+    Like :class:`hybridtree.particles.Particles` it has a length, no stored
+    acceleration or potential (``acc``, ``pot`` None) and IDs (:attr:`ids`, made on
+    demand: 8 bytes a particle)."""
+
+    draw: BlockDrawer
+    check: Callable[[Particles], None]
+    rows: int = ROWS
+    bounds: tuple[np.ndarray, np.ndarray, float] | None = field(default=None, repr=False)
+    acc: None = None
+    pot: None = None
+
+    @property
+    def n(self) -> int:
+        return self.draw.n
+
+    def __len__(self) -> int:
+        return self.draw.n
+
+    @property
+    def max_id(self) -> int:
+        """The largest ID (n)."""
+        return self.draw.n
+
+    @property
+    def ids(self) -> np.ndarray:
+        """IDs 1 .. n (uint64)."""
+        return np.arange(1, self.n + 1, dtype=np.uint64)
+
+    def particles(self) -> Particles:
+        """All the particles on the host, centre of mass at rest at the origin (float64:
+        65 bytes a particle), as :func:`hybridtree.run.setup.initial_conditions` gives
+        them on one process."""
+        d = self.draw
+        share = generate_share(d.model, d.n, 0, d.n, d.seed, **d.params)
+        x_cm, v_cm = com_offsets([exact_column_sums(share.sums)])
+        share.pos -= x_cm
+        share.vel -= v_cm
+        p = Particles(share.pos, share.vel, share.mass, share.ids)
+        self.check(p)
+        self.bounds = (p.pos.min(axis=0), p.pos.max(axis=0), float(p.mass.sum()))
+        return p
+
+    def fill(self, state: RowTarget, threads: int | None = None) -> None:
+        """Draw the particles into ``state``'s rows 0 .. n - 1: the blocks (drawn by
+        ``threads`` threads, default :func:`hybridtree.ics.threads.draw_threads`) go up
+        as drawn, ROWS rows at a time, with their moments summed on the host; then every
+        chunk of rows comes back, is moved to the centre-of-mass frame (the same float64
+        subtraction as the whole model's), checked and goes up again.  Host memory:
+        a few chunks and the drawing threads' blocks, not the model."""
+        n, m = self.n, 1.0 / self.n
+        assert state.n == n, (state.n, n)
+        sums = np.empty((-(-n // BLOCK), MOMENTS))
+        rows = max(BLOCK, self.rows // BLOCK * BLOCK)
+        chunk = _Chunk(rows, m)
+        blocks = range(len(sums))
+        for b, (bp, bv) in zip(blocks, ordered_map(self.draw, blocks, threads)):
+            sums[b] = block_moments(bp, bv, m)
+            if chunk.add(b * BLOCK, bp, bv):
+                state.upload_rows(chunk.lo, chunk.particles())
+                chunk.clear()
+        if chunk.used:
+            state.upload_rows(chunk.lo, chunk.particles())
+        del chunk
+        x_cm, v_cm = com_offsets([exact_column_sums(sums)])
+        lo_pos, hi_pos = np.full(3, np.inf), np.full(3, -np.inf)
+        for a in range(0, n, rows):
+            p = state.download_rows(a, min(n, a + rows))
+            p.pos -= x_cm
+            p.vel -= v_cm
+            self.check(p)
+            lo_pos = np.minimum(lo_pos, p.pos.min(axis=0))
+            hi_pos = np.maximum(hi_pos, p.pos.max(axis=0))
+            state.upload_rows(a, p, ("pos", "vel"))
+        # n equal masses 1/n: their sum rounded once (the whole array's pairwise sum may
+        # differ from it in the last bit; only the range check reads it)
+        self.bounds = (lo_pos, hi_pos, float(Fraction(m) * n))
+
+
+class _Chunk:
+    """Consecutive blocks gathered on the host for one upload."""
+
+    def __init__(self, rows: int, m: float) -> None:
+        self.pos, self.vel = np.empty((rows, 3)), np.empty((rows, 3))
+        self.m, self.lo, self.used = m, 0, 0
+
+    def add(self, start: int, pos: np.ndarray, vel: np.ndarray) -> bool:
+        """Append a block of first row ``start``; whether the chunk is full."""
+        if not self.used:
+            self.lo = start
+        k = len(pos)
+        self.pos[self.used:self.used + k] = pos
+        self.vel[self.used:self.used + k] = vel
+        self.used += k
+        return self.used == len(self.pos)
+
+    def particles(self) -> Particles:
+        k = self.used
+        return Particles(self.pos[:k], self.vel[:k], np.full(k, self.m),
+                         np.arange(self.lo + 1, self.lo + k + 1, dtype=np.uint64))
+
+    def clear(self) -> None:
+        self.used = 0
+
+
+def model_rows(model: str, n: int, seed: int, check: Callable[[Particles], None],
+               **params: Any) -> ModelRows:
+    """:class:`ModelRows` of ``model`` (checked now, before anything is drawn: ValueError
+    or :class:`hybridtree.ics.profiles.ModelError`, as
+    :func:`hybridtree.ics.spheres.generate_share`)."""
+    return ModelRows(block_drawer(model, n, seed, **params), check)
