@@ -48,8 +48,7 @@ class ModelRows:
     (least position (3,), largest position (3,), total mass) of the particles.
 
     Like :class:`hybridtree.particles.Particles` it has a length, no stored
-    acceleration or potential (``acc``, ``pot`` None) and IDs (:attr:`ids`, made on
-    demand: 8 bytes a particle)."""
+    acceleration or potential (``acc``, ``pot`` None) and IDs (:attr:`ids`, a range)."""
 
     draw: BlockDrawer
     check: Callable[[Particles], None]
@@ -71,9 +70,10 @@ class ModelRows:
         return self.draw.n
 
     @property
-    def ids(self) -> np.ndarray:
-        """IDs 1 .. n (uint64)."""
-        return np.arange(1, self.n + 1, dtype=np.uint64)
+    def ids(self) -> range:
+        """IDs 1 .. n, as a range (``np.arange(1, n + 1, dtype=np.uint64)`` holds them
+        in 8 bytes a particle)."""
+        return range(1, self.n + 1)
 
     def particles(self) -> Particles:
         """All the particles on the host, centre of mass at rest at the origin (float64:

@@ -167,9 +167,12 @@ def virial_warning(mom: dict) -> str | None:
             f"FILE shows the units a file states; internal units: G = 1)")
 
 
-def id_range(ids: np.ndarray) -> int | None:
-    """lo when the (unique) ``ids`` are lo .. lo + len - 1, else None."""
+def id_range(ids: np.ndarray | range) -> int | None:
+    """lo when the (unique) ``ids`` are lo .. lo + len - 1, else None (``ids`` a range:
+    a generated model's, :attr:`hybridtree.ics.rows.ModelRows.ids`, never made whole)."""
     if not len(ids):
         return None
+    if isinstance(ids, range):
+        return ids.start if ids.step == 1 else None
     lo = int(ids.min())
     return lo if int(ids.max()) - lo + 1 == len(ids) else None

@@ -18,6 +18,7 @@ from hybridtree.ics.threads import ordered_map
 from hybridtree.run.guards import check_range
 from hybridtree.run.processes import RunError
 from hybridtree.run.setup import drawn_rows, initial_conditions
+from hybridtree.run.start import id_range
 from hybridtree.parallel.comm import Comm
 from hybridtree.state import DeviceState, make_state
 
@@ -47,6 +48,7 @@ def test_rows_drawn_into_the_state_are_the_whole_paths_bits(kind, parts):
     s = settings(kind)
     rows = drawn_rows(s)
     assert isinstance(rows, ModelRows) and len(rows) == N and rows.acc is None
+    assert id_range(rows.ids) == 1 and list(rows.ids[:2]) == [1, 2]
     rows.rows = 2 * BLOCK
     rt = get_runtime()
     state = DeviceState.for_rows(rt, N, parts)
