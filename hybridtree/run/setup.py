@@ -28,6 +28,7 @@ from .options import background_of
 from .processes import RunError
 
 __all__ = ["COSMOLOGICAL_KINDS", "DRAWN_KINDS", "RunError", "box_file", "drawn_rows",
+           "draws_into_state",
            "initial_conditions",
            "check_particles", "particles_from_arrays", "check_file_cosmology", "check_end"]
 
@@ -40,6 +41,13 @@ COSMOLOGICAL_KINDS = ("cosmo_sphere", "cosmo_box", "box_file", "file")
 DRAWN_KINDS = ("plummer", "hernquist", "cold_sphere")
 
 
+def draws_into_state(settings: Settings, size: int) -> bool:
+    """Whether a new run of ``settings`` on ``size`` processes takes its initial conditions
+    as :func:`drawn_rows` (drawn into the state where it is on the device)."""
+    return (size == 1 and settings.ics.kind in DRAWN_KINDS
+            and not settings.cosmology.enabled)
+
+
 def drawn_rows(settings: Settings, comm: Comm | None = None) -> ModelRows | None:
     """The initial conditions of a run of one process as :class:`hybridtree.ics.rows.
     ModelRows` (drawn when the state takes them: block by block into a device state),
@@ -48,7 +56,7 @@ def drawn_rows(settings: Settings, comm: Comm | None = None) -> ModelRows | None
     :func:`initial_conditions` gives, and pass its checks (RunError)."""
     comm = comm or Comm(None)
     c = settings.ics
-    if comm.size > 1 or c.kind not in DRAWN_KINDS or settings.cosmology.enabled:
+    if not draws_into_state(settings, comm.size):
         return None
     params = {"radius": c.radius} if c.kind == "cold_sphere" else {"r_max": c.r_max}
     what = f"initial conditions ({c.kind})"

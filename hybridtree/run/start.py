@@ -25,7 +25,7 @@ from .options import background_of, box_of, settings_units
 from .processes import RunError, run_comm, together
 from .restart import exact_box_state, load_restart, snapshot_a
 from .setup import (box_file, check_end, check_file_cosmology, check_particles, drawn_rows,
-                    initial_conditions, particles_from_arrays)
+                    draws_into_state, initial_conditions, particles_from_arrays)
 from .size import check_memory, ics_count
 
 __all__ = ["Start", "VIRIAL_RANGE", "caller_particles", "continued_start", "foreign_particles",
@@ -63,7 +63,8 @@ def new_start(settings: Settings, comm: Comm, to_end: bool = False
     ``to_end``: the run goes to time.t_end, which must be a whole number of steps after
     the start."""
     n, grid = together(comm, ics_count, settings)
-    check_memory(settings, comm, n, grid=grid)     # before any particle is drawn or read
+    # before any particle is drawn or read
+    check_memory(settings, comm, n, grid=grid, drawn=draws_into_state(settings, comm.size))
     if settings.ics.kind == "box_file":
         p, t0, box = together(comm, box_file, settings, settings_units(settings))
         lo, hi = len(p) * comm.rank // comm.size, len(p) * (comm.rank + 1) // comm.size

@@ -139,3 +139,22 @@ def test_a_model_beyond_the_forces_range_is_refused_naming_a_particle():
     with pytest.raises(RunError) as ref:
         check_range(Comm(None), whole(s), G, "initial conditions")
     assert str(drawn.value) == str(ref.value)
+
+
+def test_the_host_plan_of_a_drawn_2_30_sphere_fits_a_128_gib_host(monkeypatch):
+    """The host check of a drawn sphere counts what the host holds (a snapshot's chunk,
+    the drawing's blocks, a few bytes a particle): 2^30 particles pass a host of 128 GiB
+    (and meet the device check, which this machine's device fails), where the
+    whole-model figure (176 B a particle) refuses them; a host of 1 GiB still refuses."""
+    from hybridtree.device.runtime import DeviceError
+    from hybridtree.run import size
+    s = settings("plummer", n=1 << 30)
+    monkeypatch.setattr(size, "host_memory_available", lambda: (128 << 30, "MemAvailable"))
+    with pytest.raises(DeviceError):
+        size.check_memory(s, Comm(None), 1 << 30, drawn=True)
+    with pytest.raises(RunError, match="host memory"):
+        size.check_memory(s, Comm(None), 1 << 30)
+    monkeypatch.setattr(size, "host_memory_available", lambda: (1 << 30, "MemAvailable"))
+    with pytest.raises(RunError, match=r"N = 1073741824 particles need about .* host memory "
+                                       r"\(a snapshot's host copy while it is written\)"):
+        size.check_memory(s, Comm(None), 1 << 30, drawn=True)
