@@ -21,10 +21,10 @@ from .threads import ordered_map
 
 __all__ = ["ROWS", "ModelRows", "RowTarget", "model_rows"]
 
-#: rows (a whole number of blocks) gathered on the host before one upload, and moved
-#: per round trip of the centre-of-mass shift: 2^18 rows, about 220 bytes a row of
-#: arrays at once (60 MB, whatever N: 6 MB per copy of a column); the drawing threads
-#: hold at most two blocks each (about 7 MB of arrays a block) besides
+#: rows (a whole number of blocks) gathered on the host before one upload: 2^18 rows,
+#: about 110 bytes a row of arrays at once (30 MB, whatever N: 6 MB per copy of a
+#: column); the drawing threads hold at most two blocks each (about 7 MB of arrays a
+#: block) besides
 ROWS = 4 * BLOCK
 
 
@@ -35,6 +35,8 @@ class RowTarget(Protocol):
     n: int
 
     def upload_rows(self, lo: int, p: Particles, columns: tuple[str, ...] = ...) -> None: ...
+
+    def shift_rows(self, dpos: np.ndarray, dvel: np.ndarray, rows: int = ...) -> None: ...
 
     def download_rows(self, lo: int, hi: int) -> Particles: ...
 
@@ -91,19 +93,37 @@ class ModelRows:
 
     def fill(self, state: RowTarget, threads: int | None = None) -> None:
         """Draw the particles into ``state``'s rows 0 .. n - 1: the blocks (drawn by
-        ``threads`` threads, default :func:`hybridtree.ics.threads.draw_threads`) go up
-        as drawn, ROWS rows at a time, with their moments summed on the host; then every
-        chunk of rows comes back, is moved to the centre-of-mass frame (the same float64
-        subtraction as the whole model's), checked and goes up again.  Host memory:
-        a few chunks and the drawing threads' blocks, not the model."""
+        ``threads`` threads, default :func:`hybridtree.ics.threads.draw_threads`, each
+        with its moments, least and largest values summed in the thread) go up as drawn,
+        ROWS rows at a time; then the state moves them to the centre-of-mass frame on the
+        device (:meth:`shift_rows`: the float64 subtraction of the whole model's path,
+        the same bits).  Host memory: a chunk and the drawing threads' blocks, not the
+        model.  The bounds after the shift are the bounds before it, shifted (a rounded
+        subtraction is monotonic), so no row comes back."""
         n, m = self.n, 1.0 / self.n
         assert state.n == n, (state.n, n)
-        sums = np.empty((-(-n // BLOCK), MOMENTS))
+        count = -(-n // BLOCK)
+        sums = np.empty((count, MOMENTS))
+        lo_pos, hi_pos = np.full(3, np.inf), np.full(3, -np.inf)
+        lo_vel, hi_vel = np.full(3, np.inf), np.full(3, -np.inf)
+
+        def block(b: int) -> tuple:
+            bp, bv = self.draw(b)
+            finite = bool(np.isfinite(bp).all() and np.isfinite(bv).all())
+            ext = (bp.min(axis=0), bp.max(axis=0), bv.min(axis=0), bv.max(axis=0))
+            return bp, bv, block_moments(bp, bv, m), finite, ext
+
         rows = max(BLOCK, self.rows // BLOCK * BLOCK)
         chunk = _Chunk(rows, m)
-        blocks = range(len(sums))
-        for b, (bp, bv) in zip(blocks, ordered_map(self.draw, blocks, threads)):
-            sums[b] = block_moments(bp, bv, m)
+        for b, (bp, bv, moments, finite, ext) in zip(range(count),
+                                                     ordered_map(block, range(count), threads)):
+            if not finite:          # never for these models: the check names the value
+                self.check(Particles(bp, bv, np.full(len(bp), m),
+                                     np.arange(b * BLOCK + 1, b * BLOCK + len(bp) + 1,
+                                               dtype=np.uint64)))
+            sums[b] = moments
+            lo_pos, hi_pos = np.minimum(lo_pos, ext[0]), np.maximum(hi_pos, ext[1])
+            lo_vel, hi_vel = np.minimum(lo_vel, ext[2]), np.maximum(hi_vel, ext[3])
             if chunk.add(b * BLOCK, bp, bv):
                 state.upload_rows(chunk.lo, chunk.particles())
                 chunk.clear()
@@ -111,15 +131,12 @@ class ModelRows:
             state.upload_rows(chunk.lo, chunk.particles())
         del chunk
         x_cm, v_cm = com_offsets([exact_column_sums(sums)])
-        lo_pos, hi_pos = np.full(3, np.inf), np.full(3, -np.inf)
-        for a in range(0, n, rows):
-            p = state.download_rows(a, min(n, a + rows))
-            p.pos -= x_cm
-            p.vel -= v_cm
-            self.check(p)
-            lo_pos = np.minimum(lo_pos, p.pos.min(axis=0))
-            hi_pos = np.maximum(hi_pos, p.pos.max(axis=0))
-            state.upload_rows(a, p, ("pos", "vel"))
+        state.shift_rows(x_cm, v_cm, rows)
+        lo_pos, hi_pos = lo_pos - x_cm, hi_pos - x_cm
+        if not all(np.isfinite(v).all() for v in (lo_pos, hi_pos, lo_vel - v_cm,
+                                                  hi_vel - v_cm)):
+            for a in range(0, n, rows):        # shifted out of range: name the value
+                self.check(state.download_rows(a, min(n, a + rows)))
         # n equal masses 1/n: their sum rounded once (the whole array's pairwise sum may
         # differ from it in the last bit; only the range check reads it)
         self.bounds = (lo_pos, hi_pos, float(Fraction(m) * n))
