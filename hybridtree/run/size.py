@@ -47,9 +47,11 @@ HOST_BYTES_DEVICE_STATE = 176
 #: the state's rows (:mod:`hybridtree.ics.rows`): no array of the model is on the host.
 #: Besides a snapshot's host copy (:data:`HOST_BYTES_SNAPSHOT_ROW`) and the drawing's
 #: blocks (:data:`HOST_DRAW_BYTES`) nothing grows with N: tracemalloc's peak of a one-step
-#: run with snapshots written in chunks of 2^15 rows was 86.40 MB at 2^19 particles and
-#: 86.39 MB at 2^20 (the whole-model path: 84.2 and 137.1 MB, 101 B a particle); 8 B is
-#: a margin for what grows unseen there (and refuses an absurd N at once)
+#: run with snapshots written in chunks of 2^15 rows was 63.52 MB at 2^19 particles and
+#: 63.63 MB at 2^20 (0.2 B a particle; the whole-model path: 84.2 and 137.1 MB, 101 B);
+#: the resident memory of setting up the state on the CPU device grew by 92 B a particle
+#: from 2^21 to 2^22, the state's own 93 (the whole model: 171).  8 B is a margin for
+#: what grows unseen there (and refuses an absurd N at once)
 HOST_BYTES_DRAWN = 8
 #: such a run's snapshot on the host (float64 pos, vel, acc, mass, pot, uint64 ids,
 #: uint8 types: 97 B, and the writer's copies), per particle up to the writer's chunk of

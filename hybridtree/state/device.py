@@ -338,6 +338,7 @@ class DeviceState:
         n = self.n
         if n == 0:
             return
+        assert rows % (1 << 16) == 0 or rows >= n, rows    # sub-buffers' aligned starts
         rows = min(rows, n)
         with self.clock.device("integrate"):
             for col, d in ((self.pos, dpos), (self.vel, dvel)):
