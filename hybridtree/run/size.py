@@ -292,7 +292,7 @@ def _check_host(settings: Settings, comm: Comm, n_total: int, n_proc: int, grid:
            f"and a quarter for the domain decomposition)")
     what = ["reading the snapshot" if restart else "the particles while a snapshot is copied"]
     if drawn and (rt is None or per_particle_host(settings, rt, drawn) == HOST_BYTES_DRAWN):
-        what = ["a snapshot's host copy while it is written"]
+        what = ["the model drawn into the device state and a snapshot's host copy"]
     if rt is not None and per_particle_host(settings, rt) == HOST_BYTES_HOST_STATE:
         what.append("the state on the host")
     if grid:

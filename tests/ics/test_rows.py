@@ -156,5 +156,6 @@ def test_the_host_plan_of_a_drawn_2_30_sphere_fits_a_128_gib_host(monkeypatch):
         size.check_memory(s, Comm(None), 1 << 30)
     monkeypatch.setattr(size, "host_memory_available", lambda: (1 << 30, "MemAvailable"))
     with pytest.raises(RunError, match=r"N = 1073741824 particles need about .* host memory "
-                                       r"\(a snapshot's host copy while it is written\)"):
+                                       r"\(the model drawn into the device state and a "
+                                       r"snapshot's host copy\)"):
         size.check_memory(s, Comm(None), 1 << 30, drawn=True)
