@@ -26,22 +26,26 @@ import math
 import numbers
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 
 from ..config.quantities import accepts_quantities
 from .hernquist_df import hernquist_speeds
 from .profiles import check_truncation, plummer_radii
+from .moments import MOMENTS, block_moments, com_offsets, exact_column_sums
+from .threads import ordered_map
+
+__all__ = ["BLOCK", "MOMENTS", "BlockDrawer", "Share", "block_drawer", "block_moments", "block_rng",
+           "check_range", "check_seed", "cold_sphere", "com_offsets", "exact_column_sums",
+           "generate_share", "hernquist", "hernquist_block", "hernquist_satellite", "isotropic",
+           "plummer", "to_com_frame"]
 
 Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 #: particles per block of the generators (a fixed part of what a seed means: changing
 #: it changes every model of more than BLOCK particles)
 BLOCK = 1 << 16
-
-#: columns of a block-moment row: Σm, Σm·x, Σm·y, Σm·z, Σm·vx, Σm·vy, Σm·vz
-MOMENTS = 7
 
 
 def plummer(n: int, seed: int = 0, r_max: float = 100.0) -> Arrays:
@@ -175,6 +179,48 @@ def generate_share(model: str, n: int, lo: int, hi: int, seed: int = 0,
     blocks more than its own particles.  To put the particles of every share in the
     centre-of-mass frame, subtract :func:`com_offsets` of all the shares' ``sums``.
     """
+    draw = block_drawer(model, n, seed, **params)
+    n = draw.n
+    lo, hi = check_range(lo, hi, n)
+    pos = np.empty((hi - lo, 3))
+    vel = np.empty((hi - lo, 3))
+    m = 1.0 / n
+    first_block = -(-lo // BLOCK)           # the first block that starts at or after lo
+    sums = []
+    blocks = range(lo // BLOCK, -(-hi // BLOCK) if hi > lo else 0)
+    for b, (bp, bv) in zip(blocks, ordered_map(draw, blocks)):
+        start = b * BLOCK
+        a, e = max(lo, start), min(hi, start + len(bp))
+        pos[a - lo:e - lo] = bp[a - start:e - start]
+        vel[a - lo:e - lo] = bv[a - start:e - start]
+        if start >= lo:
+            sums.append(block_moments(bp, bv, m))
+    sums_arr = np.array(sums, dtype=np.float64).reshape(len(sums), MOMENTS)
+    return Share(lo, hi, pos, vel, np.full(hi - lo, m), first_block, sums_arr)
+
+
+@dataclass(frozen=True)
+class BlockDrawer:
+    """Draws the raw blocks (:func:`block_rng`; not yet in the centre-of-mass frame) of
+    a checked ``model`` of ``n`` particles: ``drawer(b)`` -> (pos, vel), each (size, 3), of
+    block ``b`` (particles b·BLOCK .. of it).  Safe to call from several threads: every
+    call makes its own Generator."""
+
+    model: str
+    fn: Callable[..., tuple[np.ndarray, np.ndarray]]
+    n: int
+    seed: int
+    params: Mapping[str, float]
+
+    def __call__(self, b: int) -> tuple[np.ndarray, np.ndarray]:
+        start = b * BLOCK
+        return self.fn(block_rng(self.seed, b), min(BLOCK, self.n - start), **self.params)
+
+
+def block_drawer(model: str, n: int, seed: int = 0, **params: float) -> BlockDrawer:
+    """The blocks of ``model`` of ``n`` particles with seed ``seed`` and ``params``
+    (:func:`generate_share`'s), checked before any draw (ValueError, or
+    :class:`hybridtree.ics.profiles.ModelError` for a truncation that keeps too little)."""
     try:
         block_fn, defaults = _MODELS[model]
     except (KeyError, TypeError):
@@ -188,62 +234,7 @@ def generate_share(model: str, n: int, lo: int, hi: int, seed: int = 0,
     kw = {name: float(value) for name, value in kw.items()}
     if "r_max" in kw:
         check_truncation(model, kw["r_max"])    # before any draw
-    n = _check_n(n)
-    lo, hi = check_range(lo, hi, n)
-    seed = check_seed(seed)
-    pos = np.empty((hi - lo, 3))
-    vel = np.empty((hi - lo, 3))
-    m = 1.0 / n
-    first_block = -(-lo // BLOCK)           # the first block that starts at or after lo
-    sums = []
-    for b in range(lo // BLOCK, -(-hi // BLOCK) if hi > lo else 0):
-        start = b * BLOCK
-        size = min(BLOCK, n - start)
-        bp, bv = block_fn(block_rng(seed, b), size, **kw)
-        a, e = max(lo, start), min(hi, start + size)
-        pos[a - lo:e - lo] = bp[a - start:e - start]
-        vel[a - lo:e - lo] = bv[a - start:e - start]
-        if start >= lo:
-            sums.append(block_moments(bp, bv, m))
-    sums_arr = np.array(sums, dtype=np.float64).reshape(len(sums), MOMENTS)
-    return Share(lo, hi, pos, vel, np.full(hi - lo, m), first_block, sums_arr)
-
-
-def exact_column_sums(rows: np.ndarray) -> np.ndarray:
-    """A few rows whose column sums are *exactly* those of ``rows`` (k, c) (any units).
-
-    Each column becomes a non-overlapping floating-point expansion (Shewchuk 1997), at
-    most ~40 terms and usually 2-3, padded with zeros.  A process sends these instead
-    of all its block moments: :func:`com_offsets` of every process's expansions gives
-    the same bits as of all the block moments, while the traffic stays O(processes).
-    """
-    rows = np.asarray(rows, dtype=np.float64)
-    if rows.ndim != 2:
-        raise ValueError(f"rows must be 2-D, got shape {rows.shape}")
-    if not np.all(np.isfinite(rows)):
-        raise ValueError("rows must be finite")
-    cols = [_expansion(rows[:, j].tolist()) for j in range(rows.shape[1])]
-    out = np.zeros((max((len(c) for c in cols), default=0), rows.shape[1]))
-    for j, c in enumerate(cols):
-        out[:len(c), j] = c
-    return out
-
-
-def com_offsets(tables: Iterable[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Centre-of-mass position (3,) and velocity (3,) (the model's units) from block
-    moment rows (k, 7) = (Σm, Σm·x, Σm·v), given as any number of tables
-    (:attr:`Share.sums` or :func:`exact_column_sums` of them).
-
-    Each column is summed exactly and rounded once (``math.fsum``), so the result does
-    not depend on how the rows are split into tables or ordered: any number of
-    processes gets the same bits.
-    """
-    rows = [np.asarray(t, dtype=np.float64).reshape(-1, MOMENTS) for t in tables]
-    allrows = np.concatenate(rows) if rows else np.empty((0, MOMENTS))
-    tot = np.array([math.fsum(allrows[:, j].tolist()) for j in range(MOMENTS)])
-    if not tot[0] > 0.0:
-        raise ValueError(f"total mass must be > 0, got {tot[0]}")
-    return tot[1:4] / tot[0], tot[4:7] / tot[0]
+    return BlockDrawer(model, block_fn, _check_n(n), check_seed(seed), MappingProxyType(kw))
 
 
 def to_com_frame(pos: np.ndarray, vel: np.ndarray, mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -323,36 +314,6 @@ def _whole(model: str, n: int, seed: int, **params: float) -> Arrays:
     s.pos -= x_cm
     s.vel -= v_cm
     return s.pos, s.vel, s.mass
-
-
-def block_moments(pos: np.ndarray, vel: np.ndarray, m: float | np.ndarray) -> list[float]:
-    """Σm, Σm·x, Σm·v of one whole block, of masses ``m`` (one for all, or per
-    particle).  Contiguous 1-D numpy sums (pairwise, no BLAS): one fixed order for a
-    given block, whichever process sums it."""
-    mass = np.full(len(pos), m) if np.ndim(m) == 0 else np.asarray(m, np.float64)
-    out = [float(np.sum(mass))]
-    for x in (pos, vel):
-        out += [float(np.sum(mass * x[:, k])) for k in range(3)]
-    return out
-
-
-def _expansion(values: list[float]) -> list[float]:
-    """Non-overlapping partials whose exact sum is the exact sum of ``values``
-    (Shewchuk's grow-expansion, as in the ``msum`` recipe behind ``math.fsum``)."""
-    partials: list[float] = []
-    for x in values:
-        i = 0
-        for y in partials:
-            if abs(x) < abs(y):
-                x, y = y, x
-            hi = x + y
-            lo = y - (hi - x)
-            if lo:
-                partials[i] = lo
-                i += 1
-            x = hi
-        partials[i:] = [x]
-    return partials
 
 
 # --- helpers -----------------------------------------------------------------------

@@ -126,9 +126,13 @@ def check_range(comm: Comm, p: Particles, g: Any, what: str) -> None:
     eps, tree = float(g.walk_eps), g.method == "tree"
     box = g.periodic.box if g.periodic is not None else None
     n = len(p)
-    lo = p.pos.min(axis=0) if n else np.full(3, np.inf)
-    hi = p.pos.max(axis=0) if n else np.full(3, -np.inf)
-    sums = np.array([n, p.mass.sum()])
+    drawn = getattr(p, "bounds", None)       # a model drawn into the state (ModelRows)
+    if drawn is not None:
+        lo, hi, sums = drawn[0], drawn[1], np.array([n, drawn[2]])
+    else:
+        lo = p.pos.min(axis=0) if n else np.full(3, np.inf)
+        hi = p.pos.max(axis=0) if n else np.full(3, -np.inf)
+        sums = np.array([n, p.mass.sum()])
     if comm.size > 1:
         ext = comm.allreduce(np.concatenate([-lo, hi]), "max")
         lo, hi = -ext[:3], ext[3:]
@@ -144,6 +148,8 @@ def check_range(comm: Comm, p: Particles, g: Any, what: str) -> None:
     found = span_error(extent, total, n_all, eps, tree, box)
     if found is None:
         return
+    if drawn is not None:
+        p = p.particles()           # refused: the whole model, drawn again, names the culprit
     centre, centre_is = np.median(p.pos, axis=0) if n else None, "median position"
     if comm.size > 1:       # the processes' medians' median: as robust, one small gather
         centre = np.median([c for c in comm.allgather(centre) if c is not None], axis=0)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..ics import spheres as ics
+from ..ics.rows import ModelRows, model_rows
 from ..config.settings import Settings
 from ..config.units import KPC_CM, MSUN_1E10_G, Units
 from ..io.snapshot import SnapshotError, file_cosmology
@@ -26,12 +27,48 @@ from ..particles import N_TYPES, Particles, validate_particles
 from .options import background_of
 from .processes import RunError
 
-__all__ = ["COSMOLOGICAL_KINDS", "RunError", "box_file", "initial_conditions",
+__all__ = ["COSMOLOGICAL_KINDS", "DRAWN_KINDS", "RunError", "box_file", "drawn_rows",
+           "draws_into_state",
+           "initial_conditions",
            "check_particles", "particles_from_arrays", "check_file_cosmology", "check_end"]
 
 #: the initial conditions a cosmological run starts from (a "file" must be cosmological:
 #: :func:`check_file_cosmology`); the others are isolated systems
 COSMOLOGICAL_KINDS = ("cosmo_sphere", "cosmo_box", "box_file", "file")
+
+#: the generated models a run of one process draws block by block into its state
+#: (:func:`drawn_rows`) instead of holding them whole on the host first
+DRAWN_KINDS = ("plummer", "hernquist", "cold_sphere")
+
+
+def draws_into_state(settings: Settings, size: int) -> bool:
+    """Whether a new run of ``settings`` on ``size`` processes takes its initial conditions
+    as :func:`drawn_rows` (drawn into the state where it is on the device)."""
+    return (size == 1 and settings.ics.kind in DRAWN_KINDS
+            and not settings.cosmology.enabled)
+
+
+def drawn_rows(settings: Settings, comm: Comm | None = None) -> ModelRows | None:
+    """The initial conditions of a run of one process as :class:`hybridtree.ics.rows.
+    ModelRows` (drawn when the state takes them: block by block into a device state),
+    where they are a generated sphere (:data:`DRAWN_KINDS`); None for every other run
+    (:func:`initial_conditions` makes those).  The particles are the bits
+    :func:`initial_conditions` gives, and pass its checks (RunError)."""
+    comm = comm or Comm(None)
+    c = settings.ics
+    if not draws_into_state(settings, comm.size):
+        return None
+    params = {"radius": c.radius} if c.kind == "cold_sphere" else {"r_max": c.r_max}
+    what = f"initial conditions ({c.kind})"
+
+    def check(p: Particles) -> None:
+        try:
+            validate_particles(p.pos, p.mass)
+            validate_particles(p.vel, p.mass, "velocities")
+        except ValueError as exc:
+            raise RunError(f"{what}: {exc}") from None
+
+    return model_rows(c.kind, c.n, c.seed, check, **params)
 
 
 def initial_conditions(settings: Settings, units: Units, comm: Comm | None = None

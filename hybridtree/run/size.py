@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 
 from ..config.settings import Settings, ics_file_error
+from ..ics.threads import draw_threads
+from ..io.hdf5_columns import ROWS as SNAPSHOT_ROWS
 from ..io.snapshot import SnapshotError, count_particles
 from ..device.choice import choose_device, get_runtime, memory_needed, set_device_slot
 from ..device.runtime import DeviceError
@@ -19,7 +21,8 @@ from ..parallel.comm import Comm, node_local_rank
 from .plan import device_plan
 from .processes import RunError, together
 
-__all__ = ["HOST_BYTES_DEVICE_STATE", "HOST_BYTES_HOST_STATE", "HOST_BYTES_RESTART",
+__all__ = ["HOST_BYTES_DEVICE_STATE", "HOST_BYTES_DRAWN", "HOST_BYTES_SNAPSHOT_ROW",
+           "HOST_DRAW_BYTES", "HOST_BYTES_HOST_STATE", "HOST_BYTES_RESTART",
            "HOST_BYTES_GATHER", "HOST_BYTES_PER_GRID_POINT", "HOST_FIXED_BYTES",
            "HOST_BYTES_IC_COMMAND", "HOST_BYTES_RESIDENT", "HOST_PYTHON_BYTES",
            "MPI_SLACK", "check_ic_memory", "check_memory",
@@ -39,6 +42,26 @@ __all__ = ["HOST_BYTES_DEVICE_STATE", "HOST_BYTES_HOST_STATE", "HOST_BYTES_RESTA
 #: (float64 pos, vel, acc (n, 3), mass, pot, uint64 ids: 96 B); measured 168 B (a
 #: generated model, a file's particles and a hybrid run alike)
 HOST_BYTES_DEVICE_STATE = 176
+#: a run of one process with its state on the device whose initial conditions are a
+#: generated sphere (ics.kind plummer, hernquist, cold_sphere), drawn block by block into
+#: the state's rows (:mod:`hybridtree.ics.rows`): no array of the model is on the host.
+#: Besides a snapshot's host copy (:data:`HOST_BYTES_SNAPSHOT_ROW`) and the drawing's
+#: blocks (:data:`HOST_DRAW_BYTES`) nothing grows with N: tracemalloc's peak of a one-step
+#: run with snapshots written in chunks of 2^15 rows was 63.52 MB at 2^19 particles and
+#: 63.63 MB at 2^20 (0.2 B a particle; the whole-model path: 84.2 and 137.1 MB, 101 B);
+#: the resident memory of setting up the state on the CPU device grew by 92 B a particle
+#: from 2^21 to 2^22, the state's own 93 (the whole model: 171).  8 B is a margin for
+#: what grows unseen there (and refuses an absurd N at once)
+HOST_BYTES_DRAWN = 8
+#: such a run's snapshot on the host (float64 pos, vel, acc, mass, pot, uint64 ids,
+#: uint8 types: 97 B, and the writer's copies), per particle up to the writer's chunk of
+#: :data:`hybridtree.io.hdf5_columns.ROWS` (4 Mi) particles, above which a snapshot is
+#: downloaded and written a chunk at a time
+HOST_BYTES_SNAPSHOT_ROW = 104
+#: such a run's drawing: per drawing thread two blocks of 2^16 particles waiting and one
+#: being drawn (about 7 MB of arrays each); and the chunk of 2^18 rows gathered, moved to
+#: the centre of mass and sent (about 220 B a row)
+HOST_DRAW_BYTES = (24 << 20, 64 << 20)
 #: a run with its state on the host (no double precision, gravity.build = "host", the
 #: direct method): the state itself, the numpy tree and the walk's arrays as well;
 #: measured 379 B (a hybrid run holds one more acceleration: 24 B)
@@ -171,13 +194,14 @@ def _node_sum(comm: Comm, value: int) -> int:
 
 
 def check_memory(settings: Settings, comm: Comm, n_total: int, *, n_local: int = 0,
-                 grid: int = 0, restart: bool = False) -> None:
+                 grid: int = 0, restart: bool = False, drawn: bool = False) -> None:
     """Collective: RunError (or DeviceError) unless this machine has the memory for a run
     of ``n_total`` particles, checked before any particle is drawn, read or copied.
 
     Host: what the run's arrays take (the ``HOST_BYTES_*`` figures above, for this
     process's :func:`per_process` share; ``grid``: grid points of a cosmological sphere;
-    ``restart``: reading a run snapshot; a CPU device's buffers, which are host memory),
+    ``restart``: reading a run snapshot; ``drawn``: a generated sphere drawn into the
+    state, :data:`HOST_BYTES_DRAWN`; a CPU device's buffers, which are host memory),
     summed over the processes of a node, against :func:`host_memory_available`.  Device:
     the automatic choice takes only a device with :func:`device_need` of global memory
     (one named by the user is taken as named); the choice is remembered, so the run gets
@@ -185,15 +209,17 @@ def check_memory(settings: Settings, comm: Comm, n_total: int, *, n_local: int =
     refused at once), then with the chosen device."""
     size = comm.size
     n_proc = per_process(n_total, size, n_local)
+    need = together(comm, _host_need, settings, comm, n_total, n_proc, grid, restart, None,
+                    drawn)
     together(comm, _check_host, settings, comm, n_total, n_proc, grid, restart, None,
-             _node_sum(comm, _host_need(settings, comm, n_total, n_proc, grid, restart,
-                                        None)))
+             _node_sum(comm, need), drawn)
     if size > 1 and settings.parallel.spread_devices:
         set_device_slot(node_local_rank(comm))
     rt = together(comm, _device_for, settings, n_total, n_proc, size)
-    need = together(comm, _host_need, settings, comm, n_total, n_proc, grid, restart, rt)
+    need = together(comm, _host_need, settings, comm, n_total, n_proc, grid, restart, rt,
+                    drawn)
     together(comm, _check_host, settings, comm, n_total, n_proc, grid, restart, rt,
-             _node_sum(comm, need))
+             _node_sum(comm, need), drawn)
 
 
 def _device_for(settings: Settings, n_total: int, n_proc: int, size: int):
@@ -224,30 +250,39 @@ def _device_for(settings: Settings, n_total: int, n_proc: int, size: int):
 
 
 def _host_need(settings: Settings, comm: Comm, n_total: int, n_proc: int, grid: int,
-               restart: bool, rt) -> int:
+               restart: bool, rt, drawn: bool = False) -> int:
     """Host bytes this process needs (:func:`check_memory`); ``rt`` None: the least."""
-    per = HOST_BYTES_DEVICE_STATE if rt is None else per_particle_host(settings, rt)
+    per = (HOST_BYTES_DRAWN if drawn else HOST_BYTES_DEVICE_STATE) if rt is None else \
+        per_particle_host(settings, rt, drawn)
     device_part = 0
     if rt is not None and rt.info.kind == "cpu":        # a CPU device's memory is the host's
         device_part = device_plan(settings, rt.info, n_proc, comm.size).total
     if restart:
         per = max(per, HOST_BYTES_RESTART)
     need = n_proc * per + HOST_FIXED_BYTES + grid * HOST_BYTES_PER_GRID_POINT + device_part
+    if drawn and not restart and per == HOST_BYTES_DRAWN:
+        # a snapshot's host copy (whole up to the writer's chunk), the drawing's blocks
+        # and chunk: none of them grows with N beyond the writer's chunk
+        per_thread, chunk = HOST_DRAW_BYTES
+        need += (min(n_proc, SNAPSHOT_ROWS) * HOST_BYTES_SNAPSHOT_ROW
+                 + draw_threads() * per_thread + chunk)
     if comm.size > 1 and comm.rank == 0 and settings.output.snapshot_files == "single":
         need += int(n_total) * HOST_BYTES_GATHER
     return need
 
 
-def per_particle_host(settings: Settings, rt) -> int:
-    """Host bytes per particle of a run on ``rt``: its state on the device or the host."""
+def per_particle_host(settings: Settings, rt, drawn: bool = False) -> int:
+    """Host bytes per particle of a run on ``rt``: its state on the device (``drawn``: a
+    generated sphere drawn into it, :data:`HOST_BYTES_DRAWN`) or the host."""
     from ..state import state_backend
     g = settings.gravity
-    on_device = state_backend(rt, g.method, g.build) == "device"
-    return HOST_BYTES_DEVICE_STATE if on_device else HOST_BYTES_HOST_STATE
+    if state_backend(rt, g.method, g.build) != "device":
+        return HOST_BYTES_HOST_STATE
+    return HOST_BYTES_DRAWN if drawn else HOST_BYTES_DEVICE_STATE
 
 
 def _check_host(settings: Settings, comm: Comm, n_total: int, n_proc: int, grid: int,
-                restart: bool, rt, node_need: int) -> None:
+                restart: bool, rt, node_need: int, drawn: bool = False) -> None:
     avail, source = host_memory_available()
     if avail is None or node_need <= avail:
         return
@@ -256,6 +291,8 @@ def _check_host(settings: Settings, comm: Comm, n_total: int, n_proc: int, grid:
            f"N = {n_total} particles on {size} processes ({n_proc} per process: N/{size} "
            f"and a quarter for the domain decomposition)")
     what = ["reading the snapshot" if restart else "the particles while a snapshot is copied"]
+    if drawn and (rt is None or per_particle_host(settings, rt, drawn) == HOST_BYTES_DRAWN):
+        what = ["the model drawn into the device state and a snapshot's host copy"]
     if rt is not None and per_particle_host(settings, rt) == HOST_BYTES_HOST_STATE:
         what.append("the state on the host")
     if grid:

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..config.settings import Settings, settings_from_flat
 from ..config.units import Units
+from ..ics.rows import ModelRows
 from ..io.snapshot import Snapshot, SnapshotError, count_particles, resolve_snapshot
 from ..parallel.comm import Comm
 from ..parallel.snapshots import check_unique_ids_across, read_particles_share
@@ -23,8 +24,8 @@ from .assemble import schedule_of
 from .options import background_of, box_of, settings_units
 from .processes import RunError, run_comm, together
 from .restart import exact_box_state, load_restart, snapshot_a
-from .setup import (box_file, check_end, check_file_cosmology, check_particles,
-                    initial_conditions, particles_from_arrays)
+from .setup import (box_file, check_end, check_file_cosmology, check_particles, drawn_rows,
+                    draws_into_state, initial_conditions, particles_from_arrays)
 from .size import check_memory, ics_count
 
 __all__ = ["Start", "VIRIAL_RANGE", "caller_particles", "continued_start", "foreign_particles",
@@ -40,9 +41,11 @@ VIRIAL_RANGE = (0.01, 10.0)
 
 @dataclass
 class Start:
-    """Where a simulation begins: its particles, time, step, next snapshot number,
-    initial energy (None: measure it) and the snapshot it continues (None: new run)."""
-    particles: Particles
+    """Where a simulation begins: its particles (a generated sphere not yet drawn:
+    :class:`hybridtree.ics.rows.ModelRows`, drawn into the state), time, step, next
+    snapshot number, initial energy (None: measure it) and the snapshot it continues
+    (None: new run)."""
+    particles: Particles | ModelRows
     time: float
     step: int
     snapshot: int              # number of the next scheduled snapshot
@@ -60,13 +63,19 @@ def new_start(settings: Settings, comm: Comm, to_end: bool = False
     ``to_end``: the run goes to time.t_end, which must be a whole number of steps after
     the start."""
     n, grid = together(comm, ics_count, settings)
-    check_memory(settings, comm, n, grid=grid)     # before any particle is drawn or read
+    # before any particle is drawn or read
+    check_memory(settings, comm, n, grid=grid, drawn=draws_into_state(settings, comm.size))
     if settings.ics.kind == "box_file":
         p, t0, box = together(comm, box_file, settings, settings_units(settings))
         lo, hi = len(p) * comm.rank // comm.size, len(p) * (comm.rank + 1) // comm.size
         share = Particles(p.pos[lo:hi], p.vel[lo:hi], p.mass[lo:hi], p.ids[lo:hi],
                           types=p.types[lo:hi])
         return settings.with_overrides({"ics.box": box}), Start(share, t0, 0, 0, None, None)
+    rows = together(comm, drawn_rows, settings, comm)
+    if rows is not None:        # drawn block by block into the state: never whole on the host
+        if to_end:
+            check_end(settings, 0.0)
+        return settings, Start(rows, 0.0, 0, 0, None, None)
     particles, t0 = together(comm, initial_conditions, settings, settings_units(settings), comm)
     if to_end:
         check_end(settings, t0)
@@ -159,9 +168,12 @@ def virial_warning(mom: dict) -> str | None:
             f"FILE shows the units a file states; internal units: G = 1)")
 
 
-def id_range(ids: np.ndarray) -> int | None:
-    """lo when the (unique) ``ids`` are lo .. lo + len - 1, else None."""
+def id_range(ids: np.ndarray | range) -> int | None:
+    """lo when the (unique) ``ids`` are lo .. lo + len - 1, else None (``ids`` a range:
+    a generated model's, :attr:`hybridtree.ics.rows.ModelRows.ids`, never made whole)."""
     if not len(ids):
         return None
+    if isinstance(ids, range):
+        return ids.start if ids.step == 1 else None
     lo = int(ids.min())
     return lo if int(ids.max()) - lo + 1 == len(ids) else None

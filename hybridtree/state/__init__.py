@@ -30,15 +30,17 @@ particles: energies, Lagrangian radii).
 from __future__ import annotations
 
 import os
+from typing import Protocol
 
 from ..device.clock import Clock
 from ..device.runtime import Runtime
 from ..errors import UserInputError
 from ..particles import Particles
-from .device import DeviceState, narrow_ids
+from .device import ID32, DeviceState, narrow_ids
 from .host import HostState
 
-__all__ = ["DeviceState", "HostState", "State", "make_state", "narrow_ids", "state_backend"]
+__all__ = ["DeviceState", "HostState", "Rows", "State", "make_state", "narrow_ids",
+           "state_backend"]
 
 
 def state_backend(rt: Runtime, method: str = "tree", build: str = "device") -> str:
@@ -57,10 +59,34 @@ def state_backend(rt: Runtime, method: str = "tree", build: str = "device") -> s
 State = HostState | DeviceState
 
 
-def make_state(p: Particles, parts: tuple[str, ...], backend: str, rt: Runtime | None,
+class Rows(Protocol):
+    """Particles not yet on the host (a generated model: :class:`hybridtree.ics.rows.
+    ModelRows`): drawn into a device state's rows block by block, or whole."""
+
+    def __len__(self) -> int: ...
+
+    @property
+    def max_id(self) -> int: ...
+
+    def fill(self, state: DeviceState) -> None: ...
+
+    def particles(self) -> Particles: ...
+
+
+def make_state(p: Particles | Rows, parts: tuple[str, ...], backend: str, rt: Runtime | None,
                clock: Clock | None = None, narrow: bool | None = None) -> State:
     """A state of ``backend`` ("host" or "device") holding copies of ``p`` (``narrow``:
-    a device state's uint32 IDs, :class:`DeviceState`)."""
+    a device state's uint32 IDs, :class:`DeviceState`); ``p`` :class:`Rows` go into a
+    device state's rows block by block (:meth:`DeviceState.for_rows`), so that the host
+    never holds them all, or are made whole for a host state."""
+    if not isinstance(p, Particles):
+        if backend == "device":
+            assert rt is not None
+            state = DeviceState.for_rows(rt, len(p), parts, clock,
+                                         p.max_id < ID32 if narrow is None else narrow)
+            p.fill(state)
+            return state
+        p = p.particles()
     if backend == "device":
         assert rt is not None
         return DeviceState(rt, p, parts, clock, narrow)

@@ -291,3 +291,64 @@ class DeviceState:
     def poison(self) -> None:
         """NaN into the first velocity (fault injection for the tests)."""
         cl.enqueue_copy(self.rt.queue, self.vel, np.array([np.nan]))
+
+    # -- a state filled block by block (a generated model drawn on the host in blocks) --
+
+    @classmethod
+    def for_rows(cls, rt: Runtime, n: int, parts: tuple[str, ...], clock: Clock | None = None,
+                 narrow: bool = True) -> "DeviceState":
+        """A state of ``n`` particles whose columns are allocated, the accelerations and
+        potential zero (as :meth:`__init__` makes them) and the rest to be written by
+        :meth:`upload_rows`: the host never holds the particles all at once."""
+        none = Particles(np.empty((0, 3)), np.empty((0, 3)), np.empty(0),
+                         np.empty(0, np.uint64))
+        state = cls(rt, none, parts, clock, narrow)
+        state.reserve(n)
+        state.n = n
+        with state.clock.device("transfer"):
+            for name, size, buf in state.columns():
+                if n and (name == "pot" or name.startswith("acc_")):
+                    cl.enqueue_fill_buffer(rt.queue, buf, np.uint8(0), 0, size * n)
+        return state
+
+    def upload_rows(self, lo: int, p: Particles,
+                    columns: tuple[str, ...] = ("pos", "vel", "mass", "ids", "types")) -> None:
+        """Rows lo .. lo + len(p) - 1 of the state's ``columns`` := ``p``'s (the IDs as
+        the state keeps them: ValueError for one of 2^32 or more in uint32 IDs).  The
+        copies are done when this returns: the caller may reuse ``p``."""
+        k = len(p)
+        assert 0 <= lo and lo + k <= self.n, (lo, k, self.n)
+        if k == 0:
+            return
+        types = {"pos": np.float64, "vel": np.float64, "mass": np.float64,
+                 "ids": self.id_type, "types": np.uint8}
+        if "ids" in columns and self.narrow and int(p.ids.max()) >= ID32:
+            raise ValueError("IDs of 2^32 or more in a state of uint32 IDs")
+        with self.clock.device("transfer"):
+            for name in columns:
+                host = np.ascontiguousarray(getattr(p, name), types[name])
+                cl.enqueue_copy(self.rt.queue, getattr(self, name), host,
+                                dst_offset=lo * (host.nbytes // k), is_blocking=True)
+
+    def shift_rows(self, dpos: np.ndarray, dvel: np.ndarray, rows: int = 1 << 18) -> None:
+        """pos -= dpos and vel -= dvel ((3,) float64 each) for every particle, on the
+        device: one rounded subtraction per value, the bits of the host's ``pos - dpos``
+        (axpy with -1, whose product is exact), ``rows`` rows at a time (a multiple of
+        2^16: sub-buffers start aligned; device scratch: 24 bytes a row of one chunk)."""
+        n = self.n
+        if n == 0:
+            return
+        assert rows % (1 << 16) == 0 or rows >= n, rows    # sub-buffers' aligned starts
+        rows = min(rows, n)
+        with self.clock.device("integrate"):
+            for col, d in ((self.pos, dpos), (self.vel, dvel)):
+                tile = np.tile(np.asarray(d, np.float64).reshape(1, 3), (rows, 1))
+                pattern = upload(self.rt, [tile], [None])[0]
+                try:
+                    for lo in range(0, n, rows):
+                        k = min(rows, n - lo)
+                        part = col.get_sub_region(24 * lo, 24 * k)
+                        self._axpy(3 * k, -1.0, pattern, part)
+                    self.rt.queue.finish()
+                finally:
+                    pattern.release()

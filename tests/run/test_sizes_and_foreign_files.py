@@ -137,29 +137,44 @@ def test_a_foreign_file_is_refused_before_its_particles_are_read(here, capsys, m
         hybridtree.Simulation.from_snapshot(path, dt=DT, quiet=True)
 
 
-def test_the_estimates_per_process_and_are_not_below_what_a_run_uses(here):
-    """N/K plus a quarter per process; and the host estimate is not below what a run's
-    numpy arrays take at their peak (tracemalloc): per particle (the growth from 2^16 to
-    2^17 particles, after a first run that builds the kernels) and in all."""
+def _numpy_peaks(here, sizes, **more) -> dict[int, int]:
+    """Peak bytes of numpy's arrays (tracemalloc) of a two-step run of the small config
+    for each of ``sizes`` (the first builds the kernels); ``more``: settings, with "{n}"
+    in a value replaced by the size."""
     import tracemalloc
 
     import hybridtree
-    from hybridtree.run.size import HOST_BYTES_DEVICE_STATE, HOST_FIXED_BYTES, per_process
-    assert per_process(1000, 1) == 1000
-    assert per_process(1000, 4) == 313
-    assert per_process(5, 4) == 2 and per_process(1000, 4, n_local=400) == 400
     peaks = {}
-    for n in (1 << 12, 1 << 16, 1 << 17):
+    for n in sizes:
+        over = {k: v.format(n=n) if isinstance(v, str) else v for k, v in more.items()}
         tracemalloc.start()
         try:
-            sim = hybridtree.Simulation.from_config(
-                here / "small.toml", {"ics.n": n, "time.t_end": 2 * DT}, output=f"n{n}",
-                quiet=True)
+            with warnings.catch_warnings():     # a file's units: only its memory matters
+                warnings.simplefilter("ignore", RuntimeWarning)
+                sim = hybridtree.Simulation.from_config(
+                    here / "small.toml", {"ics.n": n, "time.t_end": 2 * DT, **over},
+                    output=f"n{n}", quiet=True)
             with sim:
                 sim.evolve(sim.t_end)
             peaks[n] = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
+    return peaks
+
+
+def test_the_estimates_per_process_and_are_not_below_what_a_run_uses(here):
+    """N/K plus a quarter per process; and the host estimate is not below what a run's
+    numpy arrays take at their peak (tracemalloc): per particle (the growth from 2^16 to
+    2^17 particles, after a first run that builds the kernels) and in all.  The particles
+    of a file: held whole on the host while the state is set up."""
+    from hybridtree.run.size import HOST_BYTES_DEVICE_STATE, HOST_FIXED_BYTES, per_process
+    assert per_process(1000, 1) == 1000
+    assert per_process(1000, 4) == 313
+    assert per_process(5, 4) == 2 and per_process(1000, 4, n_local=400) == 400
+    for n in (1 << 12, 1 << 16, 1 << 17):
+        gadget_file(here / f"p{n}.hdf5", *plummer(n, seed=4))
+    peaks = _numpy_peaks(here, (1 << 12, 1 << 16, 1 << 17), **{
+        "ics.kind": "file", "ics.file": "p{n}.hdf5"})
     (n1, p1), (n2, p2) = list(peaks.items())[1:]
     per = (p2 - p1) / (n2 - n1)
     # > 80: the arrays are seen (96 since the constructors no longer hold the initial
@@ -167,6 +182,24 @@ def test_the_estimates_per_process_and_are_not_below_what_a_run_uses(here):
     assert 80 < per <= HOST_BYTES_DEVICE_STATE, per
     assert p1 <= n1 * HOST_BYTES_DEVICE_STATE + HOST_FIXED_BYTES
     assert p2 <= n2 * HOST_BYTES_DEVICE_STATE + HOST_FIXED_BYTES
+
+
+def test_a_drawn_sphere_holds_only_its_snapshot_on_the_host(here):
+    """A generated sphere is drawn into the device state (issue 56): what the host's
+    arrays gain per particle from 2^16 to 2^17 is a snapshot's host copy (whole below the
+    writer's chunk), within the plan's HOST_BYTES_DRAWN + HOST_BYTES_SNAPSHOT_ROW and
+    under the whole-model figure; the peaks within the plan's need."""
+    from hybridtree.run.size import (HOST_BYTES_DEVICE_STATE, HOST_BYTES_DRAWN,
+                                     HOST_BYTES_SNAPSHOT_ROW, HOST_DRAW_BYTES,
+                                     HOST_FIXED_BYTES)
+    from hybridtree.ics.threads import draw_threads
+    peaks = _numpy_peaks(here, (1 << 12, 1 << 16, 1 << 17))
+    (n1, p1), (n2, p2) = list(peaks.items())[1:]
+    per = (p2 - p1) / (n2 - n1)
+    each = HOST_BYTES_DRAWN + HOST_BYTES_SNAPSHOT_ROW
+    assert per <= each < HOST_BYTES_DEVICE_STATE, per
+    fixed = HOST_FIXED_BYTES + draw_threads() * HOST_DRAW_BYTES[0] + HOST_DRAW_BYTES[1]
+    assert p1 <= n1 * each + fixed and p2 <= n2 * each + fixed, (p1, p2)
 
 
 @pytest.mark.mpi
