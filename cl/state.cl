@@ -83,6 +83,21 @@ __kernel void shift(const int n, const double c, __global double *x)
         x[i] += c;
 }
 
+/* x[3i + k] += c_k for particles i < n (k = 0, 1, 2): a constant vector added to every
+   row of an n x 3 column (a drawn model moved to its centre-of-mass frame with c = -x_cm,
+   which gives the host's pos - x_cm bits: negation is exact).  n as a long and indices
+   as size_t: 3 n passes 2^31 at 2^30 particles. */
+__kernel void shift3(const long n, const double cx, const double cy, const double cz,
+                     __global double *x)
+{
+    const size_t i = get_global_id(0);
+    if (i >= (size_t)n)
+        return;
+    x[3 * i] += cx;
+    x[3 * i + 1] += cy;
+    x[3 * i + 2] += cz;
+}
+
 /* The softening of every particle from its GADGET type (types: uchar, 0 .. 5; table:
    eps per type, float32): the tree build's eps (PER_EPS, cl/prepare.cl). */
 __kernel void eps_of_types(const int n, __global const uchar *types,

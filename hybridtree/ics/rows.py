@@ -36,7 +36,7 @@ class RowTarget(Protocol):
 
     def upload_rows(self, lo: int, p: Particles, columns: tuple[str, ...] = ...) -> None: ...
 
-    def shift_rows(self, dpos: np.ndarray, dvel: np.ndarray, rows: int = ...) -> None: ...
+    def shift_rows(self, dpos: np.ndarray, dvel: np.ndarray) -> None: ...
 
     def download_rows(self, lo: int, hi: int) -> Particles: ...
 
@@ -131,7 +131,7 @@ class ModelRows:
             state.upload_rows(chunk.lo, chunk.particles())
         del chunk
         x_cm, v_cm = com_offsets([exact_column_sums(sums)])
-        state.shift_rows(x_cm, v_cm, rows)
+        state.shift_rows(x_cm, v_cm)
         lo_pos, hi_pos = lo_pos - x_cm, hi_pos - x_cm
         if not all(np.isfinite(v).all() for v in (lo_pos, hi_pos, lo_vel - v_cm,
                                                   hi_vel - v_cm)):

@@ -330,25 +330,14 @@ class DeviceState:
                 cl.enqueue_copy(self.rt.queue, getattr(self, name), host,
                                 dst_offset=lo * (host.nbytes // k), is_blocking=True)
 
-    def shift_rows(self, dpos: np.ndarray, dvel: np.ndarray, rows: int = 1 << 18) -> None:
+    def shift_rows(self, dpos: np.ndarray, dvel: np.ndarray) -> None:
         """pos -= dpos and vel -= dvel ((3,) float64 each) for every particle, on the
-        device: one rounded subtraction per value, the bits of the host's ``pos - dpos``
-        (axpy with -1, whose product is exact), ``rows`` rows at a time (a multiple of
-        2^16: sub-buffers start aligned; device scratch: 24 bytes a row of one chunk)."""
-        n = self.n
-        if n == 0:
+        device (cl/state.cl shift3 with the negated vectors: one rounded add per value,
+        the bits of the host's ``pos - dpos``; no scratch)."""
+        if self.n == 0:
             return
-        assert rows % (1 << 16) == 0 or rows >= n, rows    # sub-buffers' aligned starts
-        rows = min(rows, n)
         with self.clock.device("integrate"):
             for col, d in ((self.pos, dpos), (self.vel, dvel)):
-                tile = np.tile(np.asarray(d, np.float64).reshape(1, 3), (rows, 1))
-                pattern = upload(self.rt, [tile], [None])[0]
-                try:
-                    for lo in range(0, n, rows):
-                        k = min(rows, n - lo)
-                        part = col.get_sub_region(24 * lo, 24 * k)
-                        self._axpy(3 * k, -1.0, pattern, part)
-                    self.rt.queue.finish()
-                finally:
-                    pattern.release()
+                c = -np.asarray(d, np.float64).reshape(3)
+                launch(self.rt, "state.cl", "shift3", self.n, np.int64(self.n),
+                       *(np.float64(x) for x in c), col)
