@@ -101,8 +101,11 @@ def _set_floor(rt: Runtime, n_groups: int, ranges: cl.Buffer, caller: cl.Buffer,
     the float64 a_old buffer, which has ``n_sinks`` rows (larger caller indices are not
     sinks).  Nothing for the geometric criterion."""
     if criterion.relative:
-        launch(rt, "blocks.cl", "group_floor", n_groups, np.int32(n_groups), np.int32(n_sinks),
-               ranges, caller, *criterion.floor_args, g_half)
+        a_old, alpha = criterion.floor_args
+        four = isinstance(a_old, tuple)   # a float32 part and its net force (DeviceState)
+        launch(rt, "blocks.cl", "group_floor4" if four else "group_floor", n_groups,
+               np.int32(n_groups), np.int32(n_sinks), ranges, caller,
+               *(a_old if four else (a_old,)), alpha, g_half)
 
 
 def _enqueue_walk(rt: Runtime, walk: WalkKernel, args: list, n_groups: int, quad: bool,
@@ -132,10 +135,13 @@ def _unsort64(rt: Runtime, n: int, keep: int, order: cl.Buffer, out: cl.Buffer,
 
 
 def _sort_back64(tree: DeviceTree, keep: int, out: cl.Buffer, counts: cl.Buffer | None,
-                 acc: cl.Buffer, pot: cl.Buffer | None, cnt: cl.Buffer | None) -> None:
-    """:func:`_unsort64` of a tree's own particles as a gather (``sort_back64``)."""
-    launch(tree.rt, "prepare.cl", "sort_back64", keep, np.int32(keep), inverse_order(tree),
-           out, counts, acc, pot, cnt, defines=put_defines(pot is not None, cnt is not None))
+                 acc: cl.Buffer, pot: cl.Buffer | None, cnt: cl.Buffer | None,
+                 float4: bool = False) -> None:
+    """:func:`_unsort64` of a tree's own particles as a gather (``sort_back64``);
+    ``float4``: ``acc`` a float32 part, each sink's float4 as the walk wrote it."""
+    name, args = ("sort_back4", (acc, cnt)) if float4 else ("sort_back64", (acc, pot, cnt))
+    launch(tree.rt, "prepare.cl", name, keep, np.int32(keep), inverse_order(tree), out, counts,
+           *args, defines=put_defines(float4 or pot is not None, cnt is not None))
 
 
 def _group_counts(rt: Runtime, walk: WalkKernel, n_groups: int, alloc) -> cl.Buffer | None:
@@ -151,12 +157,12 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer,
               options: dict | None = None, n_sinks: int | None = None,
               groups: DeviceGroups | None = None, sinks: DeviceTree | None = None,
               criterion: Criterion | None = None, periodic: Periodic | None = None,
-              tuning: WalkTuning = TUNING, per_sink: bool = False
+              tuning: WalkTuning = TUNING, per_sink: bool = False, float4: bool = False
               ) -> tuple[cl.Buffer | GroupCounts, int, dict]:
     """Walk a device tree for its own particles (double-precision device) and write the
     results as float64, in the caller's particle order, into ``acc`` (n x 3) and
     ``pot`` (n; None: no potential written, none kept); nothing is read back but the list
-    sizes.  Units: the tree's.
+    sizes.  Units: the tree's.  ``float4``: ``acc`` is float4s instead (ax, ay, az, pot).
 
     ``n_sinks``: only the particles of caller index below it are sinks (default all: a
     tree of local particles and received LET entries keeps the local ones first);
@@ -198,7 +204,7 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer,
         counts, cnt = _group_counts(rt, walk, n_groups, alloc), None
     args = source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
     prof = _enqueue_walk(rt, walk, args, n_groups, quad,
-                         lambda: _sort_back64(sinks, keep, out, counts, acc, pot, cnt),
+                         lambda: _sort_back64(sinks, keep, out, counts, acc, pot, cnt, float4),
                          tuning=tuning)
     if per_sink:
         return cnt, n_groups, prof
