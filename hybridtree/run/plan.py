@@ -76,9 +76,12 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
     "sort": (0.64, "gravity/tree/device_sort.py: the histograms (0.62-0.8 measured, CPU "
                   "ledger 2^16-2^18); keys and values in the tree's buffers (SortBuffers)"),
     "sort_mesh": (24, "device_sort.py: the mesh's sort of particles by cell (keys, values)"),
-    "walk": (16, "gravity/walk.py: walk_out 16 (float4 per sink, tree order); counts kept "
-                 "per group (the tree walks' walk_gcounts, 8 B a group; the list walk's "
-                 "walk_info), no sink indices (SELF); measured 16.15 (CPU ledger, 2^15)"),
+    "walk": (16, "gravity/walk.py: walk_out 16 (float4 per sink, tree order), none where the "
+                 "walk writes a state's float32 part at the caller's index (WalkTuning "
+                 "direct_out, cl/walkcommon.cl OUT_AT); no sink indices (SELF)"),
+    "walk_group": (6.8, "gravity/walk.py walk_gcounts: the tree walks' (entries, cells), 8 B "
+                        "per sink group (the list walk's are its walk_info); per group of the "
+                        "plan's count 6.8 (CPU ledger, 2^15: the walk's groups are fewer)"),
     "walk_hybrid": (0, "none: the hard part writes no potential (cl/prepare.cl PUT_POT 0)"),
     "walk_info_group": (8, "gravity/list_walk.py walk_info per sink group (the walk's "
                            "counts too: device/reduce.py GroupCounts)"),
@@ -236,8 +239,12 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1) -> 
                           + _b("tree_group") * groups)
         largest = max(largest, int(32 * cells))
         owners["sort"] = n * (_b("sort") + _b("sort_mesh") * (box is not None))
-        owners["walk"] = n * (_b("walk") + _b("walk_hybrid") * (g.changeover is not None))
-        if dict(TUNING.device(info.kind).walk).get("KERNEL") == LIST_WALK:
+        direct = four and on_device and TUNING.direct_out        # no walk_out
+        owners["walk"] = n * (_b("walk") * (not direct)
+                              + _b("walk_hybrid") * (g.changeover is not None))
+        if dict(TUNING.device(info.kind).walk).get("KERNEL") != LIST_WALK:
+            owners["walk"] += _b("walk_group") * groups
+        else:
             most = TUNING.list_batch_bytes
             budget = min(info.max_mem_alloc_size or most,
                          (info.global_mem_size or 0) // TUNING.list_memory_share or most, most)

@@ -5,14 +5,17 @@ relative criterion's a_old widen each value and subtract the net force in the fl
 operations the float64 part took, so steps give the same bits with 16 bytes a part a
 particle instead of 32 (acc 24 and pot 8)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pyopencl as cl
 import pytest
 
 from tests.helpers import stepping
 from hybridtree.device.choice import get_runtime
-from hybridtree.gravity.engine import GravitySettings, float4_part
+from hybridtree.gravity.engine import ForceEngine, GravitySettings, float4_part
 from hybridtree.gravity.splitting import Changeover
+from hybridtree.gravity.tuning import LIST_WALK, TUNING
 from hybridtree.ics import plummer
 from hybridtree.particles import Particles
 from hybridtree.run.plan import BYTES
@@ -93,3 +96,30 @@ def test_a_non_finite_float32_part_is_seen():
         else:
             cl.enqueue_copy(rt.queue, s.net["soft"], np.array([np.inf, 0, 0, 1.0]))
         assert not s.finite(), where
+
+
+@pytest.mark.parametrize("kernel", ["tree_walk", "tree_walk_simd", LIST_WALK])
+@pytest.mark.parametrize("name", ["plain", "relative"])
+def test_the_walk_writes_a_float32_part_in_place_as_the_gathered_path(kernel, name):
+    """Each sink's float4 written at its caller index by the walk itself (WalkTuning
+    direct_out, cl/walkcommon.cl OUT_AT: no walk_out) against walk_out gathered back
+    (sort_back4): the same bits, for each walk kernel, geometric and relative (the
+    second force takes a_old from the part it then overwrites)."""
+    rt = get_runtime()
+    g = SETTINGS[name]
+    n = 1500
+    pos, vel, m = plummer(n, seed=9)
+    p = Particles(pos, vel, m, np.arange(1, n + 1, dtype=np.uint64))
+    walk = {"KERNEL": kernel, **({"VEC": 8} if kernel == "tree_walk_simd" else {})}
+    out = []
+    for direct in (True, False):
+        tune = replace(TUNING.for_kind(rt.info.kind, walk=walk), direct_out=direct)
+        s = DeviceState(rt, p, g.parts, pot_part=float4_part(g, True))
+        engine = ForceEngine(g, rt, tuning=tune)
+        for _ in range(2):
+            engine.compute(s, g.parts)
+        host = np.empty((n, 4), np.float32)
+        cl.enqueue_copy(rt.queue, host, s.acc["full"])
+        out.append(host)
+    assert np.abs(out[0]).min(axis=0)[3] > 0 and np.isfinite(out[0]).all()
+    assert out[0].tobytes() == out[1].tobytes()
