@@ -35,7 +35,8 @@ def init(s, p: Particles) -> None:
             s.acc[part] = rt.empty(16 * n)
             if n:
                 cl.enqueue_fill_buffer(rt.queue, s.acc[part], np.float32(0), 0, 16 * n)
-            s.net[part] = rt.to_device(np.zeros(4))
+            s.net[part] = rt.empty(32)          # written by the net force's sums
+            cl.enqueue_fill_buffer(rt.queue, s.net[part], np.float64(0), 0, 32)
     s.capacity = n
     kernel(rt, "state.cl", "kick4")          # built now: a failed build fails here
 
