@@ -317,3 +317,35 @@ __kernel void group_floor(const int n_groups, const int n_sinks, __global const 
     }
     g_half[g].w = (float)(alpha * sqrt(a2));
 }
+
+/* group_floor of a float32 part (hybridtree/state/device.py: a float4 per particle, its
+   net force s apart): each acceleration widened as cl/state.cl wide4 does, so the bound
+   is group_floor's of the float64 part, bit for bit. */
+inline double wide_floor(const float a, __global const double *s, const int c)
+{
+    double x = (double)a;
+    if (s[3] != 0.0)
+        x = x - s[c] / s[3];
+    return x;
+}
+
+__kernel void group_floor4(const int n_groups, const int n_sinks, __global const int2 *ranges,
+                           __global const uint *caller, __global const float4 *acc,
+                           __global const double *s, const double alpha,
+                           __global float4 *g_half)
+{
+    const int g = get_global_id(0);
+    if (g >= n_groups)
+        return;
+    const int2 r = ranges[g];
+    double a2 = INFINITY;
+    for (int j = r.x; j < r.x + r.y; j++) {
+        if (caller[j] >= (uint)n_sinks)
+            continue;
+        const float4 q = acc[caller[j]];
+        const double x = wide_floor(q.x, s, 0), y = wide_floor(q.y, s, 1),
+                     z = wide_floor(q.z, s, 2);
+        a2 = fmin(a2, x * x + y * y + z * z);
+    }
+    g_half[g].w = (float)(alpha * sqrt(a2));
+}

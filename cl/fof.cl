@@ -50,7 +50,8 @@ __kernel void fof_gather(const uint n, __global const uint *order,
     if (s >= n)
         return;
     const uint i = order[s];
-    sorted[s] = (float4)(offset[3 * i], offset[3 * i + 1], offset[3 * i + 2], 0.0f);
+    const size_t k = 3 * (size_t)i;          /* 3 i passes 2^32 above 1.4e9 particles */
+    sorted[s] = (float4)(offset[k], offset[k + 1], offset[k + 2], 0.0f);
     label[s] = (int)s;
 }
 

@@ -230,3 +230,20 @@ __kernel void sort_back64(const int n_keep, __global const uint *inv,
     const size_t i = inv[j];
     put64(res[i], cnt, i, (size_t)j, acc, pot, out_cnt);
 }
+
+/* sort_back64 for a float32 part (float4 per particle: ax, ay, az, pot, the walk's own
+   values): caller index j < n_keep gets the result of its tree position inv[j], unwidened
+   (hybridtree/state/device.py keeps a part so; the net force apart). */
+__kernel void sort_back4(const int n_keep, __global const uint *inv,
+                         __global const float4 *res, __global const int2 *cnt,
+                         __global float4 *out, __global int2 *out_cnt)
+{
+    const int j = get_global_id(0);
+    if (j >= n_keep)
+        return;
+    const size_t i = inv[j];
+    out[j] = res[i];
+#if PUT_COUNTS
+    out_cnt[j] = cnt[i];
+#endif
+}

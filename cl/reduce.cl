@@ -169,6 +169,32 @@ __kernel REQD_BLOCK void net_terms2(const int n, __global const double *mass,
     LEVEL12(4, n, out, net_t(mass, acc, p, t));
 }
 
+/* net_t of a float32 part (float4 per particle: ax, ay, az, pot): each component widened
+   to double first, so the sums are net_terms's of the widened buffer, bit for bit
+   (hybridtree/state/device.py keeps a part so and its net force beside it). */
+static inline void net_t4(__global const double *mass, __global const float4 *acc,
+                          const size_t p, double *t)
+{
+    const double m = mass[p];
+    const float4 a = acc[p];
+    t[0] = m * (double)a.x;
+    t[1] = m * (double)a.y;
+    t[2] = m * (double)a.z;
+    t[3] = m;
+}
+
+__kernel void net_terms4(const int n, __global const double *mass,
+                         __global const float4 *acc, __global double *out)
+{
+    LEVEL1(4, n, out, net_t4(mass, acc, p, t));
+}
+
+__kernel REQD_BLOCK void net_terms42(const int n, __global const double *mass,
+                                     __global const float4 *acc, __global double *out)
+{
+    LEVEL12(4, n, out, net_t4(mass, acc, p, t));
+}
+
 /* The moments' terms of particle p: m, m x (3), kinetic, potential, m v (3),
    m (x cross v) (3), m |x|^2 (for the Lambda term's potential energy). */
 static inline void moment_t(__global const double *pos, __global const double *vel,
@@ -199,6 +225,34 @@ __kernel void moment_terms(const int n, __global const double *pos, __global con
                            const int has_pot, __global double *out)
 {
     LEVEL1(13, n, out, moment_t(pos, vel, mass, pot, has_pot, p, t));
+}
+
+/* moment_t of a state of float32 parts: the potential the w of a float4 (ax, ay, az,
+   pot) widened to double, so the sums are moment_terms's of the widened potential. */
+static inline void moment_t4(__global const double *pos, __global const double *vel,
+                             __global const double *mass, __global const float4 *pot4,
+                             const int has_pot, const size_t p, double *t)
+{
+    moment_t(pos, vel, mass, pos, 0, p, t);
+    if (has_pot)
+        t[5] = 0.5 * mass[p] * (double)pot4[p].w;
+}
+
+__kernel void moment_terms4(const int n, __global const double *pos,
+                            __global const double *vel, __global const double *mass,
+                            __global const float4 *pot4, const int has_pot,
+                            __global double *out)
+{
+    LEVEL1(13, n, out, moment_t4(pos, vel, mass, pot4, has_pot, p, t));
+}
+
+__kernel REQD_BLOCK void moment_terms42(const int n, __global const double *pos,
+                                        __global const double *vel,
+                                        __global const double *mass,
+                                        __global const float4 *pot4, const int has_pot,
+                                        __global double *out)
+{
+    LEVEL12(13, n, out, moment_t4(pos, vel, mass, pot4, has_pot, p, t));
 }
 
 /* Levels 1 and 2 of the moments. */

@@ -1,5 +1,6 @@
 /* Operations on a run state kept on the device (hybridtree/state.py): kicks, drifts and
- * the sum of two force parts, on float64 arrays of n x 3 values (or any flat length).
+ * the sum of two force parts, on float64 arrays of n x 3 values (or any flat length); a
+ * float32 part (float4: ax, ay, az, pot) kicked and widened with its net force.
  *
  * The arithmetic is the host's: one multiply rounded, then one add rounded, as numpy's
  * `vel += dt * acc` does.  Contraction into fused multiply-adds is switched off, so a
@@ -31,6 +32,78 @@ __kernel void add(const int n, __global const double *a, __global const double *
     const int i = get_global_id(0);
     if (i < n)
         out[i] = a[i] + b[i];
+}
+
+/* A float32 part (float4 per particle: ax, ay, az, pot, as the walk wrote them) and its
+   net force s = (sum m ax, sum m ay, sum m az, sum m) (nothing removed where s[3] = 0):
+   the acceleration of particle i widened to double, less s[c] / s[3].  These are the bits
+   of the float64 part that cl/reduce.cl subtract_net left (one double division, one
+   rounded subtraction), so a kick of it is axpy's on that part. */
+static inline double wide4(const float a, __global const double *s, const int c)
+{
+    double x = (double)a;
+    if (s[3] != 0.0)
+        x = x - s[c] / s[3];
+    return x;
+}
+
+/* v += dt a of a float32 part (wide4): axpy's bits on the float64 part */
+__kernel void kick4(const int n, const double dt, __global const float4 *a,
+                    __global const double *s, __global double *v)
+{
+    const int i = get_global_id(0);
+    if (i >= n)
+        return;
+    const float4 r = a[i];
+    const size_t k = 3 * (size_t)i;
+    v[k] += dt * wide4(r.x, s, 0);
+    v[k + 1] += dt * wide4(r.y, s, 1);
+    v[k + 2] += dt * wide4(r.z, s, 2);
+}
+
+/* out (n x 3 float64) := the accelerations of rows lo .. lo + n - 1 of a float32 part
+   (wide4), plus those of a second part where two is set (add's one rounded sum) */
+__kernel void widen4(const int n, const ulong lo, const int two, __global const float4 *a,
+                     __global const double *sa, __global const float4 *b,
+                     __global const double *sb, __global double *out)
+{
+    const int i = get_global_id(0);
+    if (i >= n)
+        return;
+    const float4 r = a[lo + i];
+    double x = wide4(r.x, sa, 0), y = wide4(r.y, sa, 1), z = wide4(r.z, sa, 2);
+    if (two) {
+        const float4 q = b[lo + i];
+        x = x + wide4(q.x, sb, 0);
+        y = y + wide4(q.y, sb, 1);
+        z = z + wide4(q.z, sb, 2);
+    }
+    const size_t k = 3 * (size_t)i;
+    out[k] = x;
+    out[k + 1] = y;
+    out[k + 2] = z;
+}
+
+/* flag := 1 where an acceleration of a float32 part (wide4) is not finite (flag zeroed
+   before; every writer writes the same value) */
+__kernel void nonfinite4(const int n, __global const float4 *a, __global const double *s,
+                         __global int *flag)
+{
+    const int i = get_global_id(0);
+    if (i >= n)
+        return;
+    const float4 r = a[i];
+    if (!isfinite(wide4(r.x, s, 0)) || !isfinite(wide4(r.y, s, 1))
+        || !isfinite(wide4(r.z, s, 2)))
+        *flag = 1;
+}
+
+/* out (n float64) := the potentials (w) of rows lo .. lo + n - 1 of a float32 part */
+__kernel void pot4(const int n, const ulong lo, __global const float4 *a, __global double *out)
+{
+    const int i = get_global_id(0);
+    if (i < n)
+        out[i] = (double)a[lo + i].w;
 }
 
 /* Rows of one column (w elements of type T each: float64 values, IDs, types, copied as

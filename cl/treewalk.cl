@@ -62,7 +62,8 @@ void tree_walk(const int n_cells,
                __global const int *sink_self,    /* source index of the sink itself, or -1 */
                const float eps2,
                __global float4 *out,             /* ax, ay, az, pot per sink */
-               __global int2 *counts)            /* particle-particle, particle-cell */
+               __global int2 *counts             /* particle-particle, particle-cell */
+               OUT_AT_PARAM)
 {
     __local float4 list[CAP];
     __local int idx[CAP];
@@ -195,7 +196,7 @@ void tree_walk(const int n_cells,
             break;
     }
     if (lid < gr.y) {
-        out[si] = (float4)(ax, ay, az, pot);
+        out[OUT_ROW(si)] = (float4)(ax, ay, az, pot);
 #if SINK_COUNTS
         counts[si] = (int2)(n_pp, n_pc);
 #endif
@@ -249,7 +250,7 @@ __kernel void tree_walk_simd(const int n_cells,
                __global const float4 *group_half,
                __global const float4 *sink_hi, __global const float4 *sink_lo,
                __global const int *sink_self, const float eps2,
-               __global float4 *out, __global int2 *counts)
+               __global float4 *out, __global int2 *counts OUT_AT_PARAM)
 {
     const int g = get_global_id(0);
     if (g >= n_groups)
@@ -414,7 +415,7 @@ __kernel void tree_walk_simd(const int n_cells,
         VSTORE(pot[v] + ppot[v], v, (float *)ts);
     }
     for (int s = 0; s < ns; s++) {
-        out[gr.x + s] = (float4)(tx[s], ty[s], tz[s], ((float *)ts)[s]);
+        out[OUT_ROW(gr.x + s)] = (float4)(tx[s], ty[s], tz[s], ((float *)ts)[s]);
 #if SINK_COUNTS
         const int self_in_tree = SELF_OF(gr.x + s) >= 0;     /* met itself in its leaf */
         counts[gr.x + s] = (int2)(n_pp - self_in_tree, n_pc);

@@ -127,6 +127,20 @@
 #ifndef SELF
 #define SELF 2
 #endif
+
+/* OUT_AT: 0 (the default): sink si's float4 into out[si] (tree order; cl/prepare.cl
+   sorts it back); 1: into out[out_at[si]], its caller index, the state's own float32
+   part (hybridtree/state/parts4.py; an extra last argument out_at: the tree's order). */
+#ifndef OUT_AT
+#define OUT_AT 0
+#endif
+#if OUT_AT
+#define OUT_AT_PARAM , __global const uint *out_at
+#define OUT_ROW(si) (out_at[si])
+#else
+#define OUT_AT_PARAM
+#define OUT_ROW(si) (si)
+#endif
 #if SELF == 0
 #define SELF_OF(si) (-1)
 #elif SELF == 1

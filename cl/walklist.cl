@@ -251,7 +251,7 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
                 const int list_max,
                 __global const int *lists, __global const int2 *list_info,
                 const float eps2, const int copies,
-                __global float4 *out, __global int2 *counts)
+                __global float4 *out, __global int2 *counts OUT_AT_PARAM)
 {
     __local float4 tile[TILE];
 #if QUAD
@@ -379,7 +379,7 @@ void eval_lists(__global const float4 *cell_hi, __global const float4 *cell_lo,
             if (self >= 0 && se2[q] > 0.0f)     /* a softened sink among unsoftened ones */
                 pot[q] += sink_hi[si].w * RSQRT(se2[q]);
 #endif
-            out[si] = (float4)(ax[q], ay[q], az[q], pot[q]);
+            out[OUT_ROW(si)] = (float4)(ax[q], ay[q], az[q], pot[q]);
 #if SINK_COUNTS
             counts[si] = (int2)(info.x - info.y - (self >= 0), info.y);
 #endif

@@ -62,7 +62,7 @@ _LEVEL_OPS = ("reduce_rows", "reduce_rows_max")
 #: ``name + "2"``), where its local rows (8 K BLOCK bytes) take at most this many bytes
 #: (FUSED there): the level-1 rows, 8 K / BLOCK bytes a particle (2.6 for the radii's 21
 #: sums), never reach global memory, and a level's launch is saved.
-_FUSED = ("net_terms", "moment_terms", "enclosed_terms")
+_FUSED = ("net_terms", "net_terms4", "moment_terms", "moment_terms4", "enclosed_terms")
 _FUSED_LOCAL = 16384
 
 
@@ -257,12 +257,13 @@ class Reducer:
             return np.zeros(4)
         return self._levels("net_terms", n, 4, mass, acc)
 
-    def remove_net(self, n: int, mass: cl.Buffer, acc: cl.Buffer) -> None:
+    def remove_net(self, n: int, mass: cl.Buffer, acc: cl.Buffer, keep=None) -> None:
         """acc -= Σ m a / Σ m in place, all on the device (nothing read back): the bits of
-        ``subtract(n, acc, net_acceleration(n, mass, acc))``."""
+        ``subtract(n, acc, net_acceleration(n, mass, acc))``; ``keep``: DeviceState.remove_net."""
         if n > 0:
-            sums = self._levels_on_device("net_terms", n, 4, mass, acc)
-            self._run("subtract_net", n, np.int32(n), sums, acc)
+            sums = self._levels_on_device("net_terms4" if keep else "net_terms", n, 4, mass, acc)
+            (self._run("subtract_net", n, np.int32(n), sums, acc) if keep is None
+             else cl.enqueue_copy(self.rt.queue, keep, sums, byte_count=32))
 
     def subtract(self, n: int, acc: cl.Buffer, shift: np.ndarray) -> None:
         """acc -= shift in place (``shift`` (3,), e.g. the net acceleration)."""
@@ -270,15 +271,15 @@ class Reducer:
             self._run("subtract3", n, np.int32(n), *(np.float64(s) for s in shift), acc)
 
     def moments(self, n: int, pos: cl.Buffer, vel: cl.Buffer, mass: cl.Buffer,
-                pot: cl.Buffer | None = None) -> dict:
+                pot: cl.Buffer | None = None, pot4: bool = False) -> dict:
         """Keys ``mass`` (Σ m), ``com`` (Σ m x / Σ m, (3,)), ``kinetic`` (½ Σ m v²),
-        ``potential`` (½ Σ m φ, 0.0 without ``pot``), ``momentum`` (Σ m v, (3,)) and
-        ``angular_momentum`` (Σ m x × v about the origin, (3,)) and ``inertia``
-        (Σ m |x|², about the origin); internal units."""
+        ``potential`` (½ Σ m φ, 0.0 without ``pot``; ``pot4``: φ the w of float4s),
+        ``momentum`` (Σ m v, (3,)), ``angular_momentum`` (Σ m x × v about the origin,
+        (3,)) and ``inertia`` (Σ m |x|², about the origin); internal units."""
         if n == 0:
             return _moments(np.zeros(13))
-        return _moments(self._levels("moment_terms", n, 13, pos, vel, mass, pot,
-                                     np.int32(pot is not None)))
+        return _moments(self._levels("moment_terms4" if pot4 else "moment_terms", n, 13, pos,
+                                     vel, mass, pot, np.int32(pot is not None)))
 
     def lagrangian_radii(self, n: int, pos: cl.Buffer, mass: cl.Buffer, centre: np.ndarray,
                          fractions=(0.1, 0.5, 0.9), total_mass: float | None = None,
@@ -295,8 +296,7 @@ class Reducer:
         if combine is None:
             if n == 0:
                 return [float("nan")] * len(fractions)
-            return self._radii_here(n, pos, mass, centre, checked_fractions(fractions),
-                                    total_mass)
+            return self._radii_here(n, pos, mass, centre, checked_fractions(fractions), total_mass)
         c = [np.float64(x) for x in centre]
         if total_mass is None:
             total_mass = float(combine(self.block_sum(n, 1, mass), "sum")[0])

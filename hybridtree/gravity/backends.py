@@ -53,6 +53,7 @@ class DeviceBackend(Backend):
     def walk_active(self, job: Job) -> int:
         e, s, part = self.engine, job.state, job.parts[0]
         g, active = e.g, job.active
+        assert not s.float4, "forces of some particles into float64 parts only"
         with e.clock.device("walk", part.walk_key):
             counts, m, _ = walk_active(e.rt, job.tree, g.walk_eps, s.acc[part.name], s.pot,
                                        *active[:2], g.n_group or None, job.criterion,
@@ -68,6 +69,7 @@ class DeviceBackend(Backend):
         g, rt = e.g, e.rt
         pot = job.pot[part] = s.pot if part.potential else None    # no potential written
         if not part.walked:          # the mesh alone; its potential adds to the short's
+            assert not s.float4, "a mesh part is float64 (DeviceState pot_part)"
             cl.enqueue_fill_buffer(rt.queue, s.acc[part.name], np.float64(0), 0, 24 * s.n)
             job.extra[part] = None
             return
@@ -75,10 +77,12 @@ class DeviceBackend(Backend):
             job.extra[part], _, _ = walk_into(rt, job.tree, g.walk_eps, s.acc[part.name], pot,
                                               g.n_group or None, g.changeover, part,
                                               criterion=job.criterion, periodic=g.periodic,
-                                              options=g.kernel_options, tuning=e.tuning)
+                                              options=g.kernel_options, tuning=e.tuning,
+                                              float4=s.float4)
 
     def long_range(self, job: Job, part: Part) -> None:
         e, s = self.engine, job.state
+        assert not s.float4, "a mesh adds to float64 parts only (DeviceState pot_part)"
         with e.clock.device("pm"):
             e.long_range_of(e.g).add_device(s.n, s.pos, s.mass, s.acc[part.name],
                                             job.pot[part])
@@ -91,7 +95,11 @@ class DeviceBackend(Backend):
             counts = job.extra[part]
             if counts is not None:
                 e.tally.add_device(part.name, s.n, counts)
-            if e.g.remove_net_force:
+            if not e.g.remove_net_force or s.n == 0:
+                return
+            if s.float4:        # the net force kept apart, subtracted where a is used
+                s.remove_net(part.name)
+            else:
                 reduce.reducer(e.rt).remove_net(s.n, s.mass, s.acc[part.name])
 
 

@@ -47,7 +47,19 @@ from .settings import GravitySettings
 from .tree.refit import KeptTree
 from .tuning import TUNING, WalkTuning
 
-__all__ = ["ForceEngine", "Forces", "GravitySettings"]
+__all__ = ["ForceEngine", "Forces", "GravitySettings", "float4_part"]
+
+
+def float4_part(g: GravitySettings, shared: bool) -> str | None:
+    """Where a device state may keep each force part as the walk's float32 float4 (ax, ay,
+    az, pot; :class:`hybridtree.state.DeviceState` ``pot_part``), the part whose w is the
+    potential; else None.  Only where a walk alone writes every part and every particle
+    at once (``shared``: one time step for all): no mesh adds to a part (a periodic box),
+    no forces of some particles (block steps); the many-process engine adds LETs and
+    keeps float64 parts."""
+    if g.periodic is not None or not shared:
+        return None
+    return next(p.name for p in as_parts(g.parts) if p.potential)
 
 
 class ForceEngine:
@@ -113,7 +125,11 @@ class ForceEngine:
     @staticmethod
     def old_acc(s: State):
         """The acceleration the relative criterion scales with (a_old): the whole force's
-        (with TreePM's time split short + long: GADGET's OldAcc, mesh included)."""
+        (with TreePM's time split short + long: GADGET's OldAcc, mesh included).  A
+        float32 part: (its float4 buffer, its net force), which the walk's group floors
+        widen as the kick does (no float64 copy)."""
+        if s.float4 and len(s.parts) == 1:
+            return s.acc[s.parts[0]], s.net[s.parts[0]]
         return s.total_acc()
 
     def criterion(self, s: State) -> Criterion:

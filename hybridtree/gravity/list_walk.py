@@ -69,13 +69,14 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
     ``then``: enqueues what follows the walk (results back to the caller's order); it is
     enqueued before the list sizes are read, so the device goes on with it while the host
     waits (and again after a walk redone in larger lists, which overwrites it)."""
-    nx = len(args) - 17                 # the cells' optional arrays: cell_eps, quad
+    at = int(walk.defines.get("OUT_AT", 0))     # out_at, the last argument (OUT_AT 1)
+    nx = len(args) - 17 - at            # the cells' optional arrays: cell_eps, quad
     assert nx >= int(quad), "the walk's arguments lack the quadrupoles"
     n_cells, cell_hi, cell_lo, link = args[:4]
     extras = args[4:4 + nx]
     src_hi, src_lo = args[4 + nx:6 + nx]
     n_groups, ranges, g_hi, g_lo, g_half, sink_hi, sink_lo, self_idx = args[6 + nx:14 + nx]
-    eps2, out, counts = args[14 + nx:]
+    eps2, out, counts, *out_at = args[14 + nx:]
     defines, wg, lwg = walk.defines, walk.wg, int(walk.defines.get("LWG", 64))
     lbuf, n_groups = int(defines.get("LBUF", 0)), int(n_groups)
     coop = int(defines.get("COOP", 0))    # work-items walking one group together (0: one)
@@ -113,7 +114,7 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
             launch(rt, walk.file, walk.eval_name, nb * wg, cell_hi, cell_lo,
                    *extras, src_hi, src_lo, np.int32(g0), ranges, g_hi,
                    g_lo, sink_hi, sink_lo, self_idx, np.int32(room), lists, info, eps2,
-                   copies, out, counts, defines=defines, local=wg, fixed=True)
+                   copies, out, counts, *out_at, defines=defines, local=wg, fixed=True)
             lap("list_eval", t)
         if then is not None:
             then()

@@ -136,10 +136,14 @@ class WalkTuning:
     walk) take their memory: a 2^30 run's peak holds one of the two, not both (the cost:
     an allocation a walk, where a walk takes seconds).  ``profile``: wait for each list-walk
     kernel and add its time to the walk's timings as "list_walk" and "list_eval" (slows
-    the walk a little; scripts/tune/walk.py).  ``gpu``, ``cpu``, ``other``: the choices
+    the walk a little; scripts/tune/walk.py).  ``direct_out``: a walk into a state's
+    float32 part writes each sink's float4 at its caller index (cl/walkcommon.cl OUT_AT:
+    no walk_out of 16 bytes a sink, no sort back); False: into walk_out in tree order,
+    then gathered (the float64 parts' path).  ``gpu``, ``cpu``, ``other``: the choices
     per kind of device (:class:`DeviceTuning`; ``other``: accelerators and the rest)."""
 
     pack_groups: bool = True
+    direct_out: bool = True
     list_start: int = 8192
     list_memory_share: int = 8
     list_batch_bytes: int = 8 << 30

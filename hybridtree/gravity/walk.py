@@ -101,8 +101,11 @@ def _set_floor(rt: Runtime, n_groups: int, ranges: cl.Buffer, caller: cl.Buffer,
     the float64 a_old buffer, which has ``n_sinks`` rows (larger caller indices are not
     sinks).  Nothing for the geometric criterion."""
     if criterion.relative:
-        launch(rt, "blocks.cl", "group_floor", n_groups, np.int32(n_groups), np.int32(n_sinks),
-               ranges, caller, *criterion.floor_args, g_half)
+        a_old, alpha = criterion.floor_args
+        four = isinstance(a_old, tuple)   # a float32 part and its net force (DeviceState)
+        launch(rt, "blocks.cl", "group_floor4" if four else "group_floor", n_groups,
+               np.int32(n_groups), np.int32(n_sinks), ranges, caller,
+               *(a_old if four else (a_old,)), alpha, g_half)
 
 
 def _enqueue_walk(rt: Runtime, walk: WalkKernel, args: list, n_groups: int, quad: bool,
@@ -132,10 +135,12 @@ def _unsort64(rt: Runtime, n: int, keep: int, order: cl.Buffer, out: cl.Buffer,
 
 
 def _sort_back64(tree: DeviceTree, keep: int, out: cl.Buffer, counts: cl.Buffer | None,
-                 acc: cl.Buffer, pot: cl.Buffer | None, cnt: cl.Buffer | None) -> None:
-    """:func:`_unsort64` of a tree's own particles as a gather (``sort_back64``)."""
-    launch(tree.rt, "prepare.cl", "sort_back64", keep, np.int32(keep), inverse_order(tree),
-           out, counts, acc, pot, cnt, defines=put_defines(pot is not None, cnt is not None))
+                 acc: cl.Buffer, pot: cl.Buffer | None, cnt: cl.Buffer | None,
+                 float4: bool = False) -> None:
+    """:func:`_unsort64` as a gather (``sort_back64``; ``float4``: ``sort_back4``)."""
+    name, args = ("sort_back4", (acc, cnt)) if float4 else ("sort_back64", (acc, pot, cnt))
+    launch(tree.rt, "prepare.cl", name, keep, np.int32(keep), inverse_order(tree), out, counts,
+           *args, defines=put_defines(float4 or pot is not None, cnt is not None))
 
 
 def _group_counts(rt: Runtime, walk: WalkKernel, n_groups: int, alloc) -> cl.Buffer | None:
@@ -151,12 +156,12 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer,
               options: dict | None = None, n_sinks: int | None = None,
               groups: DeviceGroups | None = None, sinks: DeviceTree | None = None,
               criterion: Criterion | None = None, periodic: Periodic | None = None,
-              tuning: WalkTuning = TUNING, per_sink: bool = False
+              tuning: WalkTuning = TUNING, per_sink: bool = False, float4: bool = False
               ) -> tuple[cl.Buffer | GroupCounts, int, dict]:
     """Walk a device tree for its own particles (double-precision device) and write the
     results as float64, in the caller's particle order, into ``acc`` (n x 3) and
     ``pot`` (n; None: no potential written, none kept); nothing is read back but the list
-    sizes.  Units: the tree's.
+    sizes.  Units: the tree's.  ``float4``: ``acc`` is float4s instead (ax, ay, az, pot).
 
     ``n_sinks``: only the particles of caller index below it are sinks (default all: a
     tree of local particles and received LET entries keeps the local ones first);
@@ -185,21 +190,22 @@ def walk_into(rt: Runtime, tree: DeviceTree, eps: float, acc: cl.Buffer,
     keep = n if n_sinks is None else int(n_sinks)
     quad = tree.cell_quad is not None
     criterion = criterion_of(criterion)
-    opts = walk_options(tree, options, OWN_SINKS if own else OTHER_SINKS, per_sink)
+    at = float4 and tuning.direct_out and own and keep == n and not per_sink   # no walk_out
+    opts = {**walk_options(tree, options, OWN_SINKS if own else OTHER_SINKS, per_sink),
+            **({"OUT_AT": 1} if at else {})}      # each float4 at its caller index
     walk = walk_kernel(rt, keep, n_group, tree.n_leaf, quad, eps, opts, split, part,
                        criterion, periodic, tuning=tuning)
     sink_args, n_groups = _device_sinks(sinks, walk.n_group, groups, tuning.pack_groups)
     _set_floor(rt, n_groups, sink_args[1], sinks.order, sink_args[4], criterion, keep)
     alloc = allocator(rt, sinks.alloc)
-    out = alloc("walk_out", 16 * n)
+    out = acc if at else alloc("walk_out", 16 * n)
     if per_sink:        # counts in tree order, then in caller order beside the forces
         counts, cnt = alloc("walk_counts", 8 * n), alloc("walk_cnt", 8 * n)
     else:
         counts, cnt = _group_counts(rt, walk, n_groups, alloc), None
     args = source_buffers(rt, tree) + sink_args + [np.float32(eps * eps), out, counts]
-    prof = _enqueue_walk(rt, walk, args, n_groups, quad,
-                         lambda: _sort_back64(sinks, keep, out, counts, acc, pot, cnt),
-                         tuning=tuning)
+    back = None if at else lambda: _sort_back64(sinks, keep, out, counts, acc, pot, cnt, float4)
+    prof = _enqueue_walk(rt, walk, args + [tree.order] * at, n_groups, quad, back, tuning=tuning)
     if per_sink:
         return cnt, n_groups, prof
     info = list_info(rt, n_groups) if counts is None else counts

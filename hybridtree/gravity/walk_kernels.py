@@ -139,6 +139,11 @@ def walk_kernel(rt: Runtime, n_sinks: int, n_group: int | None, n_leaf: int, qua
                          "tree) yet")
     if (options or {}).get("SOFTENING") == 2:
         check_softening("spline", eps, quad)
+    o = options or {}
+    if o.get("OUT_AT") and (o.get("SELF") != OWN_SINKS or o.get("SINK_COUNTS") != 0
+                            or sparse or periodic is not None):
+        raise ValueError("OUT_AT: only a walk of a tree's own sinks, counts per group, into "
+                         "a state's float32 part (no box, no active walk)")
     n_group = int(n_group or default_group(rt.info.kind, n_sinks, criterion.relative, tuning))
     defines = walk_defines(rt, n_group, n_leaf, quad, options, split, part, criterion,
                            periodic, sparse, tuning)
@@ -200,6 +205,8 @@ WALK_AXES: Mapping[str, tuple] = MappingProxyType({
     "SELF": (None, OTHER_SINKS, OWN_SINKS, LISTED_SINKS),
     # counts per sink (unset: 1), or per group (0: a run's walks; reduce.GroupCounts)
     "SINK_COUNTS": (None, 0),
+    # forces written at the caller's index, into a state's float32 part (unset: 0)
+    "OUT_AT": (None, 1),
     "options": (None,),
 })
 

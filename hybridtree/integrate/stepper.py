@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..device.clock import Clock
-from ..gravity.engine import ForceEngine, GravitySettings
+from ..gravity.engine import ForceEngine, GravitySettings, float4_part
 from ..particles import Particles
 from ..device.runtime import Runtime
 from .choose import Comoving, scheme_for
@@ -126,6 +126,10 @@ class SerialStepper(Stepper):
         (:func:`hybridtree.integrate.choose.scheme_for`)."""
         self.clock = Clock(rt)
         backend = state_backend(rt, g.method, g.build)
-        self.state = make_state(p, g.parts, backend, rt, self.clock)
+        # float32 parts where the walk alone writes them (the same bits, 16 B a part less);
+        # a restart's stored whole force is kept as it was stored (float64), bit for bit
+        stored = p.acc is not None and len(g.parts) == 1
+        pot_part = None if stored else float4_part(g, block is None and comoving is None)
+        self.state = make_state(p, g.parts, backend, rt, self.clock, pot_part=pot_part)
         self.engine = ForceEngine(g, rt, self.clock)
         self.scheme = scheme_for(g, self.engine, external, block, comoving=comoving)

@@ -25,6 +25,7 @@ from types import MappingProxyType
 from ..config.settings import Settings
 from ..device.runtime import DeviceInfo
 from ..device.transfer import CHUNK, STAGING_SLOTS
+from ..gravity.engine import float4_part
 from ..gravity.periodic import default_mesh
 from ..gravity.pm_device import mesh_bytes
 from ..gravity.settings import GravitySettings
@@ -39,11 +40,16 @@ MIB = 1 << 20
 #: Bytes of each buffer family: (figure, source).  Per particle unless the name says
 #: otherwise (``_cell``: per tree cell; ``_group``: per leaf of a sink-group split).
 BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
-    "state": (69, "state/device.py DeviceState: float64 pos, vel (24 B each), mass, pot; "
+    "state": (61, "state/device.py DeviceState: float64 pos, vel (24 B each), mass; "
                   "uint32 ids (uint64 where an ID is 2^32 or more: 4 B more), uint8 types"),
+    "state_pot": (8, "state/device.py: the float64 potential of float64 parts"),
     "state_part": (24, "state/device.py: acc of each force part (float64 x 3); a box's "
                        "two parts add their sum (total_acc: the block steps' bins, a_old); "
                        "a snapshot adds the parts on the host"),
+    "state_part4": (16, "state/device.py: each force part as the walk wrote it, float4 "
+                        "(ax, ay, az, pot; the net force apart), where a walk alone writes "
+                        "every part (gravity/engine.py float4_part: one process, no box, "
+                        "shared steps); no float64 pot"),
     "state_eps": (4, "gravity/eps_types.py: float32 eps per particle (gravity.eps_types)"),
     "state_bins": (4, "integrate/timebins.py: int32 bin per particle (block steps)"),
     "tree": (36, "gravity/tree: src_hi, src_lo 32 (the sort's spare halves and the first "
@@ -76,9 +82,12 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
     "sort": (0.64, "gravity/tree/device_sort.py: the histograms (0.62-0.8 measured, CPU "
                   "ledger 2^16-2^18); keys and values in the tree's buffers (SortBuffers)"),
     "sort_mesh": (24, "device_sort.py: the mesh's sort of particles by cell (keys, values)"),
-    "walk": (16, "gravity/walk.py: walk_out 16 (float4 per sink, tree order); counts kept "
-                 "per group (the tree walks' walk_gcounts, 8 B a group; the list walk's "
-                 "walk_info), no sink indices (SELF); measured 16.15 (CPU ledger, 2^15)"),
+    "walk": (16, "gravity/walk.py: walk_out 16 (float4 per sink, tree order), none where the "
+                 "walk writes a state's float32 part at the caller's index (WalkTuning "
+                 "direct_out, cl/walkcommon.cl OUT_AT); no sink indices (SELF)"),
+    "walk_group": (6.8, "gravity/walk.py walk_gcounts: the tree walks' (entries, cells), 8 B "
+                        "per sink group (the list walk's are its walk_info); per group of the "
+                        "plan's count 6.8 (CPU ledger, 2^15: the walk's groups are fewer)"),
     "walk_hybrid": (0, "none: the hard part writes no potential (cl/prepare.cl PUT_POT 0)"),
     "walk_info_group": (8, "gravity/list_walk.py walk_info per sink group (the walk's "
                            "counts too: device/reduce.py GroupCounts)"),
@@ -235,9 +244,14 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
     else:
         parts = 2 if (g.changeover is not None or (box is not None and (
             block or settings.cosmology.short_steps > 1))) else 1
-        if on_device:
+        four = size == 1 and float4_part(g, box is None and not block) is not None
+        if on_device and four:
+            owners["state"] = n * (_b("state") + _b("state_part4") * parts
+                                   + _b("state_eps") * (g.eps_ratio is not None))
+        elif on_device:
             summed = parts > 1 and box is not None      # DeviceState.total_acc's buffer
-            owners["state"] = n * (_b("state") + _b("state_part") * (parts + summed)
+            owners["state"] = n * (_b("state") + _b("state_pot")
+                                   + _b("state_part") * (parts + summed)
                                    + _b("state_eps") * (g.eps_ratio is not None)
                                    + _b("state_bins") * block)
         per_cell = (_b("tree_cell") + _b("tree_cell_quad") * (g.multipole == "quadrupole")
@@ -250,8 +264,12 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
                           + _b("cell_generations") * per_cell * cells + _b("tree_group") * groups)
         largest = max(largest, int(32 * cells))
         owners["sort"] = n * (_b("sort") + _b("sort_mesh") * (box is not None))
-        owners["walk"] = n * (_b("walk") + _b("walk_hybrid") * (g.changeover is not None))
-        if dict(tuning.device(info.kind).walk).get("KERNEL") == LIST_WALK:
+        direct = four and on_device and tuning.direct_out        # no walk_out
+        owners["walk"] = n * (_b("walk") * (not direct)
+                              + _b("walk_hybrid") * (g.changeover is not None))
+        if dict(tuning.device(info.kind).walk).get("KERNEL") != LIST_WALK:
+            owners["walk"] += _b("walk_group") * groups
+        else:
             most = tuning.list_batch_bytes
             budget = min(info.max_mem_alloc_size or most,
                          (info.global_mem_size or 0) // tuning.list_memory_share or most, most)

@@ -8,7 +8,9 @@ leapfrog; ``"hard"`` and ``"soft"`` for the hybrid tree) and the potential ``pot
 
 - :class:`DeviceState` keeps them in device buffers from the first force to the end of
   the run; the host sees them only when a snapshot is written (:meth:`download`).
-  Needs double precision on the device (cl_khr_fp64).
+  Needs double precision on the device (cl_khr_fp64).  Where a walk alone writes every
+  part (``pot_part``, :mod:`.parts4`) each part is the walk's float32 float4 (ax, ay,
+  az, pot) with its net force apart, widened wherever it is used: the same bits.
 - :class:`HostState` keeps numpy arrays (devices without double precision, the direct
   method, the numpy tree build).  Under MPI the device state grows and shrinks as
   particles change domain (:meth:`DeviceState.reserve`,
@@ -74,20 +76,23 @@ class Rows(Protocol):
 
 
 def make_state(p: Particles | Rows, parts: tuple[str, ...], backend: str, rt: Runtime | None,
-               clock: Clock | None = None, narrow: bool | None = None) -> State:
+               clock: Clock | None = None, narrow: bool | None = None,
+               pot_part: str | None = None) -> State:
     """A state of ``backend`` ("host" or "device") holding copies of ``p`` (``narrow``:
-    a device state's uint32 IDs, :class:`DeviceState`); ``p`` :class:`Rows` go into a
-    device state's rows block by block (:meth:`DeviceState.for_rows`), so that the host
-    never holds them all, or are made whole for a host state."""
+    a device state's uint32 IDs; ``pot_part``: its float32 parts, :class:`DeviceState`;
+    a host state keeps float64 parts); ``p`` :class:`Rows` go into a device state's rows
+    block by block (:meth:`DeviceState.for_rows`), so that the host never holds them all,
+    or are made whole for a host state."""
     if not isinstance(p, Particles):
         if backend == "device":
             assert rt is not None
             state = DeviceState.for_rows(rt, len(p), parts, clock,
-                                         p.max_id < ID32 if narrow is None else narrow)
+                                         p.max_id < ID32 if narrow is None else narrow,
+                                         pot_part)
             p.fill(state)
             return state
         p = p.particles()
     if backend == "device":
         assert rt is not None
-        return DeviceState(rt, p, parts, clock, narrow)
+        return DeviceState(rt, p, parts, clock, narrow, pot_part)
     return HostState(p, parts, clock)

@@ -1,7 +1,8 @@
 """The run state in device buffers (:mod:`hybridtree.state`), its kernels in
 ``cl/state.cl``: float64 (cl_khr_fp64), the IDs uint32 where every ID fits (uint64
-otherwise), the types uint8, from the first force to the end of the run.  Internal units
-(G = 1)."""
+otherwise), the types uint8, from the first force to the end of the run; where the
+caller asks (``pot_part``), each force part as the walk computes it, float32 (ax, ay, az,
+pot), with its net force apart in float64.  Internal units (G = 1)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ..device.kernels import kernel, launch
 from ..device.runtime import Runtime
 from ..device.transfer import download, upload
 from ..particles import N_TYPES, Particles
+from . import parts4
 from .host import HostState
 
 __all__ = ["DeviceState"]
@@ -35,12 +37,24 @@ class DeviceState:
     """The state in device buffers (float64; IDs uint32 or uint64, types uint8), allocated
     once.  ``narrow``: whether the IDs are kept as uint32 (default: where every one of
     ``p.ids`` fits; processes that exchange particles must agree, so a run of several
-    decides over all of them).  Downloads give uint64 IDs either way."""
+    decides over all of them).  Downloads give uint64 IDs either way.
+
+    ``pot_part``: None keeps each part's acceleration as float64 (n x 3) and one float64
+    potential ``pot``; a part's name keeps each part as the walk wrote it, a float4 per
+    particle (ax, ay, az, pot; 16 bytes instead of 32), and the part's net force as the
+    sums (Σ m a, Σ m) in ``net[part]`` (4 float64), subtracted wherever the acceleration
+    is used (cl/state.cl ``wide4``: the bits of the float64 part the net force was
+    subtracted from); the potential is ``pot_part``'s w.  Only for parts that a walk alone
+    writes (no mesh, no LET added, no forces of some particles): the engine's device
+    backend keeps their net forces with :meth:`remove_net`.  Such a state does not take
+    a restart's stored accelerations (``p.acc``, ``p.pot``: a run that continues with
+    them keeps float64 parts)."""
 
     backend = "device"
 
     def __init__(self, rt: Runtime, p: Particles, parts: tuple[str, ...],
-                 clock: Clock | None = None, narrow: bool | None = None):
+                 clock: Clock | None = None, narrow: bool | None = None,
+                 pot_part: str | None = None):
         if not rt.has_fp64:
             raise ValueError("a device state needs double precision (cl_khr_fp64)")
         self.rt = rt
@@ -52,6 +66,13 @@ class DeviceState:
             raise ValueError("IDs of 2^32 or more in a state of uint32 IDs")
         self.id_type = np.dtype(np.uint32 if self.narrow else np.uint64)
         n = self.n
+        self.pot_part = pot_part
+        self._total: cl.Buffer | None = None
+        self.flag: cl.Buffer | None = None     # parts4.finite's
+        if pot_part is not None:
+            assert p.acc is None or len(parts) > 1, "stored forces need float64 parts"
+            parts4.init(self, p)
+            return
         # a stored acceleration (a restart's) is the whole force: it seeds a state that keeps
         # the whole force in one column, not one split into parts
         acc = p.acc if p.acc is not None and len(parts) == 1 else np.zeros((n, 3))
@@ -69,13 +90,30 @@ class DeviceState:
                     cl.enqueue_fill_buffer(rt.queue, self.acc[part], np.float64(0), 0, 24 * n)
         self.capacity = n
         kernel(rt, "state.cl", "axpy")          # built now: a failed build fails here
-        self._total: cl.Buffer | None = None
+
+    @property
+    def float4(self) -> bool:
+        """Whether each part is kept as the walk's float4 (``pot_part``)."""
+        return self.pot_part is not None
+
+    @property
+    def acc_bytes(self) -> int:
+        """Bytes per particle of one force part's buffer."""
+        return 16 if self.float4 else 24
 
     @property
     def nbytes(self) -> int:
-        """Device memory of the state (bytes): pos, vel, acc of each part 24 each, mass and
-        pot 8 each, IDs 4 (8 where one does not fit a uint32), types 1."""
-        return self.n * (24 * (2 + len(self.parts)) + 8 + 8 + self.id_type.itemsize + 1)
+        """Device memory of the state (bytes): pos, vel 24 each, mass 8, IDs 4 (8 where
+        one does not fit a uint32), types 1; each part's acc 24 and the pot 8 (float64),
+        or each part's float4 16."""
+        parts = len(self.parts)
+        forces = 16 * parts if self.float4 else 24 * parts + 8
+        return self.n * (48 + 8 + forces + self.id_type.itemsize + 1)
+
+    def remove_net(self, part: str) -> None:
+        """The net force of a float32 part summed on the device and kept (Σ m a_x, Σ m a_y,
+        Σ m a_z, Σ m: device/reduce.py ``remove_net`` with ``keep``), not subtracted."""
+        reduce.reducer(self.rt).remove_net(self.n, self.mass, self.acc[part], self.net[part])
 
     def _axpy(self, n: int, a: float, x: cl.Buffer, y: cl.Buffer) -> None:
         """y += a x over n float64 values (cl/state.cl)."""
@@ -86,7 +124,11 @@ class DeviceState:
         if self.n == 0:
             return
         with self.clock.device("integrate"):
-            self._axpy(3 * self.n, dt, self.acc[part], self.vel)
+            if self.float4:
+                launch(self.rt, "state.cl", "kick4", self.n, np.int32(self.n),
+                       np.float64(dt), self.acc[part], self.net[part], self.vel)
+            else:
+                self._axpy(3 * self.n, dt, self.acc[part], self.vel)
 
     def drift(self, dt: float) -> None:
         """pos += dt vel"""
@@ -112,7 +154,13 @@ class DeviceState:
 
     def total_acc(self) -> cl.Buffer:
         """The whole acceleration: the one part's buffer, or the parts added (a buffer of
-        the state's, valid until the next call)."""
+        the state's, valid until the next call; float32 parts: widened, float64)."""
+        if self.float4:
+            if self._total is None or self._total.size < 24 * max(self.n, 1):
+                self._total = self.rt.empty(24 * max(self.n, 1))
+            if self.n:
+                parts4.widen(self, self.n, 0, self._total, list(self.parts))
+            return self._total
         if "full" in self.acc or self.n == 0:
             return self.acc[self.parts[0]]
         if self._total is None or self._total.size < 24 * self.n:
@@ -132,6 +180,9 @@ class DeviceState:
         p = Particles(np.empty((n, 3)), np.empty((n, 3)), np.empty(n), np.empty(n, np.uint64),
                       np.empty((n, 3)), np.empty(n), np.zeros(n, np.uint8))
         ids = np.empty(n, self.id_type) if self.narrow else p.ids
+        if self.float4:
+            parts4.download(self, order, p, ids)
+            return p
         two = "full" not in self.acc and n > 0
         other = np.empty((n, 3)) if two else None
         columns = [(self.pos, p.pos), (self.vel, p.vel), (self.mass, p.mass),
@@ -141,14 +192,14 @@ class DeviceState:
             if order is None or n == 0:
                 download(self.rt, columns)
             else:
-                self._to_caller(columns, *order)
+                self.to_caller(columns, *order)
         if two:
             p.acc += other          # one rounded add, as cl/state.cl add (total_acc)
         if self.narrow:
             p.ids[:] = ids
         return p
 
-    def _to_caller(self, columns: list, lo: int, table: cl.Buffer | None) -> None:
+    def to_caller(self, columns: list, lo: int, table: cl.Buffer | None) -> None:
         """The (buffer, host array) columns downloaded in the caller's order
         (:meth:`download`), one at a time through 24 bytes per particle of scratch."""
         n = self.n
@@ -180,12 +231,18 @@ class DeviceState:
         acc = [self.acc[self.parts[0]]] if "full" in self.acc else [self.acc[x] for x in self.parts]
         ids = np.empty(k, self.id_type) if self.narrow else p.ids
         columns = [(self.pos, p.pos), (self.vel, p.vel), (self.mass, p.mass),
-                   (self.ids, ids), (self.pot, p.pot), (self.types, p.types)]
+                   (self.ids, ids), (self.types, p.types)]
+        if self.float4:         # acc and pot widened on the device, a chunk at a time
+            parts4.rows(self, lo, k, p, columns)
+            if self.narrow:
+                p.ids[:] = ids
+            return p
+        columns.insert(4, (self.pot, p.pot))
         with self.clock.host("transfer", wait=True):
             tmp = [self.rt.empty(24 * k) for _ in range(1 + (len(acc) > 1) * 2)]
             try:
                 for buf, host in columns:
-                    self._rows(buf, lo, host, tmp[0])
+                    self.rows(buf, lo, host, tmp[0])
                 for part, out in zip(acc, tmp[1:] if len(acc) > 1 else tmp):
                     cl.enqueue_copy(q, out, part, byte_count=24 * k, src_offset=24 * lo)
                 if len(acc) > 1:        # the sum of the parts, as total_acc adds them
@@ -199,7 +256,7 @@ class DeviceState:
             p.ids[:] = ids
         return p
 
-    def _rows(self, buf: cl.Buffer, lo: int, host: np.ndarray, tmp: cl.Buffer) -> None:
+    def rows(self, buf: cl.Buffer, lo: int, host: np.ndarray, tmp: cl.Buffer) -> None:
         """``host`` (C-contiguous, k rows) := rows lo .. lo + k - 1 of the state's column
         ``buf``, through the device buffer ``tmp`` (room for them)."""
         row = host.nbytes // len(host)            # bytes per particle of the column
@@ -222,7 +279,7 @@ class DeviceState:
             try:
                 for lo in range(0, self.n, rows):
                     part = types[:min(rows, self.n - lo)]
-                    self._rows(self.types, lo, part, tmp)
+                    self.rows(self.types, lo, part, tmp)
                     counts += np.bincount(part, minlength=N_TYPES)
             finally:
                 tmp.release()
@@ -237,9 +294,14 @@ class DeviceState:
     def moments(self, mass: cl.Buffer | None = None) -> dict:
         """:meth:`hybridtree.device.reduce.Reducer.moments`, weighted by ``mass`` (default
         the particles' own)."""
-        with self.clock.device("reduce"):
-            return reduce.reducer(self.rt).moments(self.n, self.pos, self.vel,
-                                                   self.mass if mass is None else mass, self.pot)
+        mass = self.mass if mass is None else mass
+        if not self.float4 or self.n == 0:
+            with self.clock.device("reduce"):
+                return reduce.reducer(self.rt).moments(self.n, self.pos, self.vel, mass,
+                                                       self.pot)
+        with self.clock.device("reduce"):           # the potential: pot_part's w
+            return reduce.reducer(self.rt).moments(self.n, self.pos, self.vel, mass,
+                                                   self.acc[self.pot_part], pot4=True)
 
     def lagrangian_radii(self, centre: np.ndarray, fractions=(0.1, 0.5, 0.9),
                          total_mass: float | None = None, combine=None,
@@ -256,8 +318,8 @@ class DeviceState:
         order: what a particle carries when it moves to another process."""
         return ([("pos", 24, self.pos), ("vel", 24, self.vel), ("mass", 8, self.mass),
                  ("ids", self.id_type.itemsize, self.ids)]
-                + [(f"acc_{p}", 24, self.acc[p]) for p in self.parts]
-                + [("pot", 8, self.pot), ("types", 1, self.types)])
+                + [(f"acc_{p}", self.acc_bytes, self.acc[p]) for p in self.parts]
+                + ([] if self.float4 else [("pot", 8, self.pot)]) + [("types", 1, self.types)])
 
     def reserve(self, n: int) -> None:
         """Room for ``n`` particles (the first ``self.n`` kept): buffers grow by a quarter
@@ -279,9 +341,13 @@ class DeviceState:
 
     def finite(self) -> bool:
         n3 = 3 * self.n
+        red = reduce.reducer(self.rt)
+        if not self.float4 or self.n == 0:
+            with self.clock.device("reduce"):
+                return red.all_finite(self.n, (self.pos, n3), (self.vel, n3),
+                                      *((a, n3) for a in self.acc.values()))
         with self.clock.device("reduce"):
-            return reduce.reducer(self.rt).all_finite(
-                self.n, (self.pos, n3), (self.vel, n3), *((a, n3) for a in self.acc.values()))
+            return parts4.finite(self, red)
 
     def bad_ids(self) -> np.ndarray:
         """IDs of the particles with a non-finite value (downloads the state: a run
@@ -296,13 +362,14 @@ class DeviceState:
 
     @classmethod
     def for_rows(cls, rt: Runtime, n: int, parts: tuple[str, ...], clock: Clock | None = None,
-                 narrow: bool = True) -> "DeviceState":
+                 narrow: bool = True, pot_part: str | None = None) -> "DeviceState":
         """A state of ``n`` particles whose columns are allocated, the accelerations and
-        potential zero (as :meth:`__init__` makes them) and the rest to be written by
-        :meth:`upload_rows`: the host never holds the particles all at once."""
+        potential zero (as :meth:`__init__` makes them; ``pot_part``: float32 parts, as
+        there) and the rest to be written by :meth:`upload_rows`: the host never holds
+        the particles all at once."""
         none = Particles(np.empty((0, 3)), np.empty((0, 3)), np.empty(0),
                          np.empty(0, np.uint64))
-        state = cls(rt, none, parts, clock, narrow)
+        state = cls(rt, none, parts, clock, narrow, pot_part)
         state.reserve(n)
         state.n = n
         with state.clock.device("transfer"):

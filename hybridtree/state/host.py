@@ -17,6 +17,8 @@ class HostState:
     """The state in numpy arrays."""
 
     backend = "host"
+    #: float64 parts (:class:`hybridtree.state.DeviceState`'s ``pot_part`` None)
+    float4 = False
 
     def __init__(self, p: Particles, parts: tuple[str, ...], clock: Clock | None = None):
         self.pos = np.array(p.pos, np.float64)

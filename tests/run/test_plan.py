@@ -103,7 +103,7 @@ def test_a_run_that_its_device_cannot_hold_is_refused_before_anything_is_made(
     monkeypatch.setattr(size, "get_runtime", made)
     monkeypatch.setattr(ics, "generate_share", drawn)
     monkeypatch.setattr(size, "host_memory_available", lambda: (1 << 50, "MemAvailable"))
-    n = info.global_mem_size // 200          # the plan takes > 300 B per particle
+    n = info.global_mem_size // 150          # the plan takes > 170 B per particle
     device = f"{info.platform_index}:{info.device_index}"
     assert main(["run", "c.toml", "--quiet", "--device", device, "--set", f"ics.n={n}"]) == 2
     msg = one_error_line(capsys, f"N = {n} particles", "of device memory", "tree",

@@ -22,7 +22,7 @@ from tests.helpers import rel_err, stepping  # noqa: E402
 from hybridtree.gravity import list_walk
 from hybridtree.gravity import walk as treewalk
 from hybridtree.gravity.direct import direct_forces
-from hybridtree.gravity.engine import GravitySettings
+from hybridtree.gravity.engine import GravitySettings, float4_part
 from hybridtree.gravity import accelerations, direct_reference
 from hybridtree.ics import plummer
 from hybridtree.device.choice import get_runtime
@@ -215,12 +215,19 @@ def steps() -> None:
               GravitySettings(eps=EPS, theta=0.6, n_leaf=8, changeover=Changeover(0.05, 0.3),
                               n_hard=2)):
         runs = {b: stepping(pos, vel, m, g, b) for b in ("host", "device")}
+        # float32 parts (state/parts4.py: the walk's float4 in place, net force apart)
+        runs["device4"] = stepping(pos, vel, m, g, "device", pot_part=float4_part(g, True))
         for state, scheme in runs.values():
             scheme.step(state, 1 / 64)
-        host, dev = runs["host"][0].download(), runs["device"][0].download()
-        assert np.abs(dev.pos - pos).max() > 1e-4
-        for field in ("pos", "vel", "acc", "pot", "mass", "ids"):
-            assert getattr(dev, field).tobytes() == getattr(host, field).tobytes(), field
+        host = runs["host"][0].download()
+        for name in ("device", "device4"):
+            dev = runs[name][0].download()
+            assert np.abs(dev.pos - pos).max() > 1e-4
+            for field in ("pos", "vel", "acc", "pot", "mass", "ids"):
+                assert getattr(dev, field).tobytes() == getattr(host, field).tobytes(), field
+        four = runs["device4"][0]
+        assert four.finite() and four.moments()["potential"] == runs["device"][0].moments()[
+            "potential"]
 
 
 def blocks() -> None:
