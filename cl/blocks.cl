@@ -36,9 +36,10 @@ inline int bin_of(double q, const int kmin, const int kmax)
 inline double accel_norm(const int i, const double lam, __global const double *pos,
                          __global const double *acc)
 {
-    const double ax = acc[3 * i] + lam * pos[3 * i];
-    const double ay = acc[3 * i + 1] + lam * pos[3 * i + 1];
-    const double az = acc[3 * i + 2] + lam * pos[3 * i + 2];
+    const size_t k = 3 * (size_t)i;        /* 3 i passes 2^31 at 2^30 particles */
+    const double ax = acc[k] + lam * pos[k];
+    const double ay = acc[k + 1] + lam * pos[k + 1];
+    const double az = acc[k + 2] + lam * pos[k + 2];
     return sqrt(ax * ax + ay * ay + az * az);
 }
 
@@ -47,7 +48,8 @@ inline double with_speed(double q, const int i, const double qv, __global const 
                          const double s2)
 {
     if (qv > 0.0) {
-        const double vx = vel[3 * i], vy = vel[3 * i + 1], vz = vel[3 * i + 2];
+        const size_t k = 3 * (size_t)i;
+        const double vx = vel[k], vy = vel[k + 1], vz = vel[k + 2];
         q = fmax(q, (qv * ((vx * vx + vy * vy) + vz * vz)) * s2);
     }
     return q;
@@ -91,11 +93,11 @@ __kernel void kick_bins(const int n, const int kmin, const double half_dt, const
     if (i >= n || bin[i] < kmin)
         return;
     const double h = ldexp(half_dt, -bin[i]);
-    for (int c = 3 * i; c < 3 * i + 3; c++)
+    for (size_t c = 3 * (size_t)i; c < 3 * (size_t)i + 3; c++)
         vel[c] += h * acc[c];
     if (lam != 0.0) {
         const double hl = h * lam;
-        for (int c = 3 * i; c < 3 * i + 3; c++)
+        for (size_t c = 3 * (size_t)i; c < 3 * (size_t)i + 3; c++)
             vel[c] += hl * pos[c];
     }
 }
@@ -110,7 +112,7 @@ __kernel void kick_bins_table(const int n, const int kmin, __global const double
     if (i >= n || bin[i] < kmin)
         return;
     const double hk = h[bin[i]];
-    for (int c = 3 * i; c < 3 * i + 3; c++)
+    for (size_t c = 3 * (size_t)i; c < 3 * (size_t)i + 3; c++)
         vel[c] += hk * acc[c];
 }
 

@@ -18,19 +18,19 @@
 
 /* v[i] += dt * a[i]: a kick (v: velocities, a: accelerations) or a drift (v: positions,
    a: velocities) */
-__kernel void axpy(const int n, const double dt, __global const double *a, __global double *v)
+__kernel void axpy(const long n, const double dt, __global const double *a, __global double *v)
 {
-    const int i = get_global_id(0);
-    if (i < n)
+    const size_t i = get_global_id(0);
+    if (i < (size_t)n)
         v[i] += dt * a[i];
 }
 
 /* out[i] = a[i] + b[i]: the whole acceleration of a hybrid state (hard + soft) */
-__kernel void add(const int n, __global const double *a, __global const double *b,
+__kernel void add(const long n, __global const double *a, __global const double *b,
                   __global double *out)
 {
-    const int i = get_global_id(0);
-    if (i < n)
+    const size_t i = get_global_id(0);
+    if (i < (size_t)n)
         out[i] = a[i] + b[i];
 }
 
@@ -135,10 +135,10 @@ TO_CALLER(to_caller_w1_i32, uint, uchar)
 /* x[i] moved into [0, box) by whole box lengths: the positions of a periodic box after a
    drift.  fmod is exact in OpenCL C as in C, so this gives numpy's np.mod bits
    (hybridtree.gravity.periodic.wrap) and a state on the device wraps as one on the host. */
-__kernel void wrap(const int n, const double box, __global double *x)
+__kernel void wrap(const long n, const double box, __global double *x)
 {
-    const int i = get_global_id(0);
-    if (i >= n)
+    const size_t i = get_global_id(0);
+    if (i >= (size_t)n)
         return;
     double r = fmod(x[i], box);
     if (r < 0.0)
@@ -149,10 +149,10 @@ __kernel void wrap(const int n, const double box, __global double *x)
 }
 
 /* x[i] += c: a constant added to every value (a periodic box's potential offset) */
-__kernel void shift(const int n, const double c, __global double *x)
+__kernel void shift(const long n, const double c, __global double *x)
 {
-    const int i = get_global_id(0);
-    if (i < n)
+    const size_t i = get_global_id(0);
+    if (i < (size_t)n)
         x[i] += c;
 }
 

@@ -86,7 +86,7 @@ class LongRange:
         self._device_mesh().add_forces(pos, mass, n, acc, pot)
         if n == 0:
             return
-        launch(rt, "state.cl", "axpy", n, np.int32(n), np.float64(p.self_potential_per_mass),
+        launch(rt, "state.cl", "axpy", n, np.int64(n), np.float64(p.self_potential_per_mass),
                mass, pot)
-        launch(rt, "state.cl", "shift", n, np.int32(n),
+        launch(rt, "state.cl", "shift", n, np.int64(n),
                np.float64(p.potential_offset(self._mass_total)), pot)

@@ -183,10 +183,10 @@ class ParallelDeviceBackend(DeviceBackend):
                 cnt, _, _ = walk_into(rt, remote, g.walk_eps, acc, pot, n_group, g.changeover,
                                       part, sinks=local, options=g.kernel_options,
                                       tuning=e.tuning)
-                launch(rt, "state.cl", "add", 3 * n, np.int32(3 * n), s.acc[part.name], acc,
+                launch(rt, "state.cl", "add", 3 * n, np.int64(3 * n), s.acc[part.name], acc,
                        s.acc[part.name])
                 if part.potential:
-                    launch(rt, "state.cl", "add", n, np.int32(n), s.pot, pot, s.pot)
+                    launch(rt, "state.cl", "add", n, np.int64(n), s.pot, pot, s.pot)
             with clock.device("reduce"):
                 e.count(part, sum(red.count_sum(n, cnt)))
 

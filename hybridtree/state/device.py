@@ -15,7 +15,7 @@ from ..device.kernels import kernel, launch
 from ..device.runtime import Runtime
 from ..device.transfer import download, upload
 from ..particles import N_TYPES, Particles
-from . import parts4
+from . import fill, parts4
 from .host import HostState
 
 __all__ = ["DeviceState"]
@@ -117,7 +117,7 @@ class DeviceState:
 
     def _axpy(self, n: int, a: float, x: cl.Buffer, y: cl.Buffer) -> None:
         """y += a x over n float64 values (cl/state.cl)."""
-        launch(self.rt, "state.cl", "axpy", n, np.int32(n), np.float64(a), x, y)
+        launch(self.rt, "state.cl", "axpy", n, np.int64(n), np.float64(a), x, y)
 
     def kick(self, part: str, dt: float) -> None:
         """vel += dt acc[part]"""
@@ -142,7 +142,7 @@ class DeviceState:
         if self.n == 0:
             return
         with self.clock.device("integrate"):
-            launch(self.rt, "state.cl", "wrap", 3 * self.n, np.int32(3 * self.n),
+            launch(self.rt, "state.cl", "wrap", 3 * self.n, np.int64(3 * self.n),
                    np.float64(box), self.pos)
 
     def kick_linear(self, coef: float, dt: float) -> None:
@@ -165,7 +165,7 @@ class DeviceState:
             return self.acc[self.parts[0]]
         if self._total is None or self._total.size < 24 * self.n:
             self._total = self.rt.empty(24 * self.n)
-        launch(self.rt, "state.cl", "add", 3 * self.n, np.int32(3 * self.n),
+        launch(self.rt, "state.cl", "add", 3 * self.n, np.int64(3 * self.n),
                self.acc[self.parts[0]], self.acc[self.parts[1]], self._total)
         return self._total
 
@@ -246,7 +246,7 @@ class DeviceState:
                 for part, out in zip(acc, tmp[1:] if len(acc) > 1 else tmp):
                     cl.enqueue_copy(q, out, part, byte_count=24 * k, src_offset=24 * lo)
                 if len(acc) > 1:        # the sum of the parts, as total_acc adds them
-                    launch(self.rt, "state.cl", "add", 3 * k, np.int32(3 * k), tmp[1],
+                    launch(self.rt, "state.cl", "add", 3 * k, np.int64(3 * k), tmp[1],
                            tmp[2], tmp[0])
                 download(self.rt, [(tmp[0], p.acc)])
             finally:
@@ -380,31 +380,9 @@ class DeviceState:
 
     def upload_rows(self, lo: int, p: Particles,
                     columns: tuple[str, ...] = ("pos", "vel", "mass", "ids", "types")) -> None:
-        """Rows lo .. lo + len(p) - 1 of the state's ``columns`` := ``p``'s (the IDs as
-        the state keeps them: ValueError for one of 2^32 or more in uint32 IDs).  The
-        copies are done when this returns: the caller may reuse ``p``."""
-        k = len(p)
-        assert 0 <= lo and lo + k <= self.n, (lo, k, self.n)
-        if k == 0:
-            return
-        types = {"pos": np.float64, "vel": np.float64, "mass": np.float64,
-                 "ids": self.id_type, "types": np.uint8}
-        if "ids" in columns and self.narrow and int(p.ids.max()) >= ID32:
-            raise ValueError("IDs of 2^32 or more in a state of uint32 IDs")
-        with self.clock.device("transfer"):
-            for name in columns:
-                host = np.ascontiguousarray(getattr(p, name), types[name])
-                cl.enqueue_copy(self.rt.queue, getattr(self, name), host,
-                                dst_offset=lo * (host.nbytes // k), is_blocking=True)
+        """:func:`.fill.upload_rows` (rows lo .. lo + len(p) - 1 := ``p``'s)."""
+        fill.upload_rows(self, lo, p, columns)
 
     def shift_rows(self, dpos: np.ndarray, dvel: np.ndarray) -> None:
-        """pos -= dpos and vel -= dvel ((3,) float64 each) for every particle, on the
-        device (cl/state.cl shift3 with the negated vectors: one rounded add per value,
-        the bits of the host's ``pos - dpos``; no scratch)."""
-        if self.n == 0:
-            return
-        with self.clock.device("integrate"):
-            for col, d in ((self.pos, dpos), (self.vel, dvel)):
-                c = -np.asarray(d, np.float64).reshape(3)
-                launch(self.rt, "state.cl", "shift3", self.n, np.int64(self.n),
-                       *(np.float64(x) for x in c), col)
+        """:func:`.fill.shift_rows` (pos -= dpos, vel -= dvel on the device)."""
+        fill.shift_rows(self, dpos, dvel)
