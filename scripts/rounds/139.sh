@@ -7,6 +7,7 @@ py snaps_old 100 tools/same_snapshots.py record "$O/snaps_old.json" --device nvi
 code new
 py snaps_new 100 tools/same_snapshots.py record "$O/snaps_new.json" --device nvidia
 py snaps_compare 20 tools/same_snapshots.py compare "$O/snaps_old.json" "$O/snaps_new.json"
+k=0
 for v in new old new old; do code $v
   py runs_$v$((++k)) 45 scripts/bench/step.py runs --device nvidia --n 4194304 16777216 --schemes plain-mono \
       --steps 32 --diag-every 8
