@@ -103,7 +103,7 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
         assert lbuf == 0 or room % lbuf == 0, "list room must hold whole LBUF blocks"
         batch = max(1, min(n_groups, budget // (4 * room)))
         lists = None            # a walk done again lets the smaller room's lists go first
-        lists = _batch_lists(rt, 4 * batch * room, tuning)
+        lists = _batch_lists(rt, 4 * batch * room, tuning, src_hi.size // 16)
         for g0 in range(0, n_groups, batch):
             nb = min(batch, n_groups - g0)
             t = lap(None, 0.0)
@@ -129,12 +129,13 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
     raise AssertionError("interaction lists outgrew the room made for them")
 
 
-def _batch_lists(rt: Runtime, nbytes: int, tuning: WalkTuning) -> cl.Buffer:
-    """A batch's lists (``nbytes``): kept between walks up to ``tuning.list_kept_bytes``,
-    larger ones made for this walk and let go when it returns (the kept ones first), so
-    that a large run's tree build (its sorted keys, 8 bytes a particle) takes their memory
-    rather than sitting beside them at the run's peak."""
-    if nbytes <= tuning.list_kept_bytes:
+def _batch_lists(rt: Runtime, nbytes: int, tuning: WalkTuning, n: int) -> cl.Buffer:
+    """A batch's lists (``nbytes``) for a tree of ``n`` particles: kept between walks while
+    the tree build's sorted keys (8 bytes a particle) are smaller than
+    ``tuning.list_kept_bytes``; for a larger tree made for this walk and let go when it
+    returns (the kept ones first), so that the build takes their memory for its keys
+    rather than holding both at the run's peak."""
+    if 8 * n < tuning.list_kept_bytes:
         return scratch(rt, "walk_lists", nbytes)
     copies(rt).scratch.pop("walk_lists", None)
     return rt.empty(nbytes)

@@ -130,11 +130,14 @@ class WalkTuning:
     bytes per particle at 2^30; each further batch ends in a wait for its slowest groups:
     a 2^24 step (room 32 768, 16 GiB of lists in one batch) took 0.0599 s in batches of
     2 GiB, 0.0585-0.0591 s of 4 GiB, 0.0565-0.0568 s of 8 GiB and 0.0559-0.0573 s in one
-    (H200, round 126, scripts/tune/list_batch.py).  ``list_kept_bytes``: a batch's lists
-    up to this size are kept between walks; larger ones are made for each walk and let go
-    after it, so that the tree build's sorted keys (8 bytes a particle, let go before the
-    walk) take their memory: a 2^30 run's peak holds one of the two, not both (the cost:
-    an allocation a walk, where a walk takes seconds).  ``profile``: wait for each list-walk
+    (H200, round 126, scripts/tune/list_batch.py).  ``list_kept_bytes``: the lists are kept
+    between walks while the tree build's sorted keys (8 bytes a particle, let go before the
+    walk) are smaller than this (2 GiB: 2^28 particles); for a larger tree they are made
+    for each walk and let go after it, so that the keys take their memory: a 2^30 run's
+    peak holds one of the two, not both (an allocation a walk, where a walk takes a
+    second).  Made for every walk at all sizes they took the 2^22 and 2^24 steps 18-25 %
+    and 7-14 % longer (H200, round 139, with the reductions' rows made per call as well:
+    0.0195-0.0207 s against 0.0164-0.0165 s at 2^22).  ``profile``: wait for each list-walk
     kernel and add its time to the walk's timings as "list_walk" and "list_eval" (slows
     the walk a little; scripts/tune/walk.py).  ``direct_out``: a walk into a state's
     float32 part writes each sink's float4 at its caller index (cl/walkcommon.cl OUT_AT:
@@ -147,7 +150,7 @@ class WalkTuning:
     list_start: int = 8192
     list_memory_share: int = 8
     list_batch_bytes: int = 8 << 30
-    list_kept_bytes: int = 1 << 30
+    list_kept_bytes: int = 2 << 30
     profile: bool = False
     gpu: DeviceTuning = GPU
     cpu: DeviceTuning = CPU
