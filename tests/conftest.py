@@ -3,6 +3,7 @@ sphere, the figures a plot saves, a folder holding the test module's CONFIG; the
 marker of the kernels' test folders; the long tests first (docs/testing.md).  Shared
 functions are in :mod:`tests.helpers`."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -20,15 +21,44 @@ GPU_FOLDERS = {"device", "gravity", "integrate"}
 #: markers of the tests that take longest (tens of seconds to minutes each on 2 cores)
 LONG = ("slow", "oclgrind")
 
+#: the tests' recorded durations: lines of pytest's ``--durations`` list ("12.34s call
+#: tests/...::name"; setup and teardown add to the call), of a run of the whole suite on
+#: the 2-core CI machine (docs/testing.md says how to refresh it)
+DURATIONS = Path(__file__).with_name("durations.txt")
+
+#: the guess for a long test (marker ``slow`` or ``oclgrind``) that the table lacks, seconds
+LONG_GUESS = 20.0
+
+
+def recorded(path: Path = DURATIONS) -> dict[str, float]:
+    """Seconds per test id of the table at ``path`` (empty where there is none)."""
+    out: dict[str, float] = {}
+    for line in path.read_text().splitlines() if path.is_file() else ():
+        m = re.match(r"\s*([0-9.]+)s\s+(?:call|setup|teardown)\s+(\S+)", line)
+        if m:
+            out[m[2]] = out.get(m[2], 0.0) + float(m[1])
+    return out
+
 
 def pytest_collection_modifyitems(items):
     for item in items:
         if Path(str(item.fspath)).parent.name in GPU_FOLDERS:
             item.add_marker(pytest.mark.gpu)
-    # The long tests first, the rest in their order: pytest-xdist (setup.cfg: -n 2) hands
-    # out tests in this order as workers free up, so that no long test is left to run
-    # alone at the end while the other worker idles.
-    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in LONG))
+    order(items, recorded())
+
+
+def order(items: list, table: dict[str, float]) -> None:
+    """Sort ``items`` longest first by ``table`` (seconds per test id), a long-marked test
+    it lacks counting LONG_GUESS seconds, the rest in their order.  pytest-xdist
+    (setup.cfg: -n 2, --maxschedchunk 1) hands out tests in this order as workers free up,
+    so that the last tests to start are short ones and the two workers end together,
+    where a long test left to the end runs alone while the other worker idles."""
+
+    def seconds(item) -> float:
+        guess = LONG_GUESS if any(item.get_closest_marker(m) for m in LONG) else 0.0
+        return table.get(item.nodeid, guess)
+
+    items.sort(key=lambda item: -seconds(item))
 
 
 @pytest.fixture(autouse=True)

@@ -7,31 +7,40 @@ refuses combinations it never launches), the pairs to cover are the pairs of the
 rows: a pair that only refused rows hold is never compiled by anyone.
 
 :func:`cover` picks the rows greedily (each time the allowed row that holds the most
-pairs not yet held, the first such in the product's order: deterministic) and
-:func:`pairs` names what a row holds; tests/tools/test_vendor_compile.py checks the
-property on the result itself.
+pairs not yet held, the first such in the product's order: deterministic);
+:func:`axis_pairs` says which values and pairs of values each row holds, as a matrix
+(numpy: the walk's product has ~10^4 rows of ~10^2 pairs each, which Python sets took
+seconds per device to name).  tests/tools/test_vendor_compile.py checks the property on
+the result itself, with its own count of the pairs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-__all__ = ["cover", "pairs"]
-
-Row = tuple[int, ...]                   # one index into each axis's values
+__all__ = ["axis_pairs", "cover", "cover_matrix"]
 
 
-def pairs(row: Row, extra: Iterable[Hashable] = ()) -> set[Hashable]:
-    """What ``row`` holds: every value of it, ``(axis, value index)``, and every pair of
-    them from two axes, ``((i, a), (j, b))`` with i < j; plus ``extra`` features (the
-    caller's: e.g. the kernel defines the row's builds set)."""
-    items = list(enumerate(row))
-    out: set[Hashable] = set(items)
-    out.update((p, q) for k, p in enumerate(items) for q in items[k + 1:])
-    out.update(extra)
-    return out
+def axis_pairs(index: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
+    """Which features each row of ``index`` (rows x axes: the value's position on each
+    axis, axis k having ``sizes[k]`` values) holds, as a boolean matrix (rows x features):
+    every value of every axis, then every pair of values of two axes (i < j).  Features
+    no row holds are columns of False (:func:`cover_matrix` leaves them out)."""
+    index = np.asarray(index, dtype=np.int64).reshape(len(index), len(sizes))
+    codes, offset = [], 0
+    for k, n in enumerate(sizes):
+        codes.append(offset + index[:, k])
+        offset += n
+    for i, ni in enumerate(sizes):
+        for j in range(i + 1, len(sizes)):
+            codes.append(offset + index[:, i] * sizes[j] + index[:, j])
+            offset += ni * sizes[j]
+    held = np.zeros((len(index), offset), dtype=bool)
+    if codes:
+        held[np.arange(len(index))[:, None], np.stack(codes, axis=1)] = True
+    return held
 
 
 def cover(features: Sequence[set[Hashable]]) -> list[int]:
@@ -45,8 +54,17 @@ def cover(features: Sequence[set[Hashable]]) -> list[int]:
     held = np.zeros((len(features), len(ids)), dtype=bool)
     for r, f in enumerate(features):
         held[r, [ids[x] for x in f]] = True
+    return cover_matrix(held)
+
+
+def cover_matrix(held: np.ndarray) -> list[int]:
+    """:func:`cover` of a boolean matrix (rows x features: ``held[r, f]``, row r holds
+    feature f); features no row holds are not asked for."""
+    held = np.asarray(held, dtype=bool)
+    todo = held.any(axis=0)
+    held = held[:, todo]
     gain = held.sum(axis=1, dtype=np.int64)        # features of each row not held yet
-    todo = np.ones(len(ids), dtype=bool)
+    todo = np.ones(held.shape[1], dtype=bool)
     chosen: list[int] = []
     while todo.any():
         r = int(np.argmax(gain))              # first row of the largest gain

@@ -25,9 +25,11 @@ from __future__ import annotations
 import inspect
 import itertools
 import sys
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+
+import numpy as np
 
 # the modules that declare option sets (imported for their declarations)
 import hybridtree.device.probe  # noqa: F401
@@ -42,7 +44,7 @@ from hybridtree.device.kernels import FILES, Recorder, Request, requests
 from hybridtree.device.runtime import DeviceInfo
 from hybridtree.gravity import walk_kernels
 from hybridtree.gravity.walk_kernels import WALK_AXES, walk_option_sets
-from tools.covering import cover, pairs
+from tools.covering import axis_pairs, cover_matrix
 
 __all__ = ["Build", "PROFILES", "WALK_AXES", "WalkRow", "all_builds", "declared_files",
            "profile_builds", "walk_builds", "walk_cover", "walk_rows"]
@@ -134,8 +136,13 @@ def _build(r: Request, name: str) -> Build:
 def walk_builds(name: str, info: DeviceInfo) -> list[Build]:
     """The walk programs (treewalk.cl, walklist.cl) a device asks for over every
     combination of :data:`WALK_AXES`."""
-    return [_build(Request.make(file, defines, "walk_kernels.walk_option_sets"), name)
-            for file, defines in walk_option_sets(info)]
+    return [_build(r, name) for r in _walk_requests(info, _axes_key())]
+
+
+@lru_cache(maxsize=None)
+def _walk_requests(info: DeviceInfo, _axes: tuple) -> tuple[Request, ...]:
+    return tuple(Request.make(file, defines, "walk_kernels.walk_option_sets")
+                 for file, defines in walk_option_sets(info))
 
 
 @dataclass(frozen=True)
@@ -146,20 +153,28 @@ class WalkRow:
     index: tuple[int, ...]
     builds: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
 
-    def features(self) -> set[Hashable]:
-        """What the row puts into a compile: its axis values and their pairs, and per
-        program every define (name, value) and every pair of them."""
-        defines: set[Hashable] = set()
-        for build in self.builds:
-            defines |= _define_pairs(build)
-        return pairs(self.index, defines)
-
 
 @lru_cache(maxsize=None)
 def _define_pairs(build: tuple[str, tuple[tuple[str, str], ...]]) -> frozenset:
     file, items = build
     return frozenset([(file, x) for x in items]
                      + [(file, x, y) for k, x in enumerate(items) for y in items[k + 1:]])
+
+
+def _held(rows: Sequence[WalkRow], sizes: Sequence[int]) -> np.ndarray:
+    """What each row puts into a compile, as :func:`tools.covering.cover_matrix` takes it
+    (rows x features): its axis values and their pairs (:func:`tools.covering.axis_pairs`),
+    and per program every define (name, value) and every pair of them (named once per
+    distinct set of programs: rows share a few hundred)."""
+    programs: dict[tuple, int] = {}
+    which = np.array([programs.setdefault(r.builds, len(programs)) for r in rows], np.int64)
+    ids: dict[Hashable, int] = {}
+    sets = [[ids.setdefault(x, len(ids)) for b in builds for x in _define_pairs(b)]
+            for builds in programs]
+    defines = np.zeros((len(programs), len(ids)), dtype=bool)
+    for k, cols in enumerate(sets):
+        defines[k, cols] = True
+    return np.hstack([axis_pairs(np.array([r.index for r in rows]), sizes), defines[which]])
 
 
 def _axes_key() -> tuple:
@@ -199,15 +214,16 @@ def _walk_rows(info: DeviceInfo, _axes: tuple) -> tuple[WalkRow, ...]:
 
 def walk_cover(info: DeviceInfo) -> list[WalkRow]:
     """A strength-2 covering array of the walk's accepted combinations on a device of
-    description ``info`` (:mod:`tools.covering`): rows that together hold every feature
-    (:meth:`WalkRow.features`) of every accepted row.  Deterministic."""
+    description ``info`` (:mod:`tools.covering`): rows that together hold every value and pair of
+    values of the axes, and every define (name, value) and pair of them of a walk
+    program, that some accepted row holds (:func:`_held`).  Deterministic."""
     rows = walk_rows(info)
     return [rows[i] for i in _cover(info, _axes_key())]
 
 
 @lru_cache(maxsize=None)
 def _cover(info: DeviceInfo, axes: tuple) -> tuple[int, ...]:
-    return tuple(cover([r.features() for r in _walk_rows(info, axes)]))
+    return tuple(cover_matrix(_held(_walk_rows(info, axes), [len(v) for _, v in axes])))
 
 
 @lru_cache(maxsize=None)

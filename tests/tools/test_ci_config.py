@@ -27,6 +27,7 @@ def test_the_workers_of_addopts_come_with_the_test_extra():
 class _Item:
     def __init__(self, name: str, *markers: str) -> None:
         self.name, self.markers, self.fspath = name, set(markers), ROOT / "tests" / "x.py"
+        self.nodeid = f"tests/x.py::{name}"
 
     def get_closest_marker(self, name: str):
         return name if name in self.markers else None
@@ -38,8 +39,39 @@ class _Item:
 def test_the_long_tests_come_first_the_rest_in_order():
     items = [_Item("a"), _Item("b", "slow"), _Item("c", "mpi"), _Item("d", "oclgrind"),
              _Item("e"), _Item("f", "slow", "mpi")]
-    conftest.pytest_collection_modifyitems(items)
+    conftest.order(items, {})
     assert [i.name for i in items] == ["b", "d", "f", "a", "c", "e"]
+
+
+def test_the_recorded_durations_order_the_tests(tmp_path):
+    """With a table of durations (pytest's --durations lines, setup and call added up) the
+    longest start first, a long-marked test the table lacks counts conftest.LONG_GUESS
+    seconds, and the tests the table lacks keep their order after the recorded ones."""
+    table = tmp_path / "durations.txt"
+    table.write_text("============ slowest durations ============\n"
+                     "31.00s call     tests/x.py::e\n"
+                     " 5.00s call     tests/x.py::c\n"
+                     "16.00s setup    tests/x.py::c\n"
+                     "25.00s call     tests/x.py::a\n"
+                     "(3 durations < 0.005s hidden.)\n")
+    assert conftest.recorded(table) == {"tests/x.py::e": 31.0, "tests/x.py::c": 21.0,
+                                        "tests/x.py::a": 25.0}
+    items = [_Item("a"), _Item("b", "slow"), _Item("c", "mpi"), _Item("d"), _Item("e"),
+             _Item("f", "oclgrind"), _Item("g")]
+    conftest.order(items, conftest.recorded(table))
+    assert conftest.LONG_GUESS == 20.0
+    assert [i.name for i in items] == ["e", "a", "c", "b", "f", "d", "g"]
+
+
+def test_the_table_names_tests_of_the_suite():
+    """Every test id of tests/durations.txt is a test of the suite (a renamed test would
+    silently lose its place at the start)."""
+    names = {tuple(t.split("::", 1)) for t in conftest.recorded()}
+    assert len(names) >= 20
+    for path, name in names:
+        file = ROOT / path
+        assert file.is_file(), path
+        assert f"def {name.split('[')[0]}(" in file.read_text(), (path, name)
 
 
 @pytest.mark.parametrize("folder, marked", [("gravity", True), ("io", False)])
