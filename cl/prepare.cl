@@ -92,7 +92,9 @@ __kernel void extent_cube(__global const double *ext, __global double *cube,
 }
 
 /* hi = float(x - c), lo = float((x - c) - hi): the host's split_hi_lo; w = float(mass)
-   and, with PER_EPS, lo.w = the particle's softening eps (else 0). */
+   and, with PER_EPS, lo.w = the particle's softening eps (else 0).  mass_step: 1 for a
+   mass per particle, 0 for one mass for all (mass[0]; hybridtree/state/device.py keeps a
+   uniform mass so: the same value read, the same bits). */
 #ifndef PER_EPS
 #define PER_EPS 0
 #endif
@@ -107,38 +109,41 @@ __kernel void extent_cube(__global const double *ext, __global double *cube,
 /* Particle j's split into slot i, relative to the cube's centre (cube[4 .. 6]:
    extent_cube's layout). */
 inline void split_one(const int i, const size_t j, __global const double *pos,
-                      __global const double *mass, __global const double *cube, const float e,
-                      __global float4 *hi, __global float4 *lo)
+                      __global const double *mass, const int mass_step,
+                      __global const double *cube, const float e, __global float4 *hi,
+                      __global float4 *lo)
 {
     const double x = pos[3 * j] - cube[4];
     const double y = pos[3 * j + 1] - cube[5];
     const double z = pos[3 * j + 2] - cube[6];
     const float hx = (float)x, hy = (float)y, hz = (float)z;
-    hi[i] = (float4)(hx, hy, hz, (float)mass[j]);
+    hi[i] = (float4)(hx, hy, hz, (float)mass[j * (size_t)mass_step]);
     lo[i] = (float4)((float)(x - (double)hx), (float)(y - (double)hy), (float)(z - (double)hz), e);
 }
 
 __kernel void split_sources(const int n, __global const double *pos, __global const double *mass,
-                            __global const double *cube EPS_ARG, __global float4 *hi,
+                            const int mass_step, __global const double *cube EPS_ARG,
+                            __global float4 *hi,
                             __global float4 *lo)
 {
     const int i = get_global_id(0);
     if (i >= n)
         return;
-    split_one(i, (size_t)i, pos, mass, cube, EPS_OF(i), hi, lo);
+    split_one(i, (size_t)i, pos, mass, mass_step, cube, EPS_OF(i), hi, lo);
 }
 
 /* split_sources straight into tree order, slot i from particle order[i] (a refit: the
    bits of split_sources then treebuild.cl's gather, one pass instead of two). */
 __kernel void split_gather(const int n, __global const uint *order, __global const double *pos,
-                           __global const double *mass, __global const double *cube EPS_ARG,
-                           __global float4 *hi, __global float4 *lo)
+                           __global const double *mass, const int mass_step,
+                           __global const double *cube EPS_ARG, __global float4 *hi,
+                           __global float4 *lo)
 {
     const int i = get_global_id(0);
     if (i >= n)
         return;
     const uint j = order[i];
-    split_one(i, (size_t)j, pos, mass, cube, EPS_OF(j), hi, lo);
+    split_one(i, (size_t)j, pos, mass, mass_step, cube, EPS_OF(j), hi, lo);
 }
 
 /* spread3, grid_coord: treebuild.cl's own (a key from the same hi/lo pair is the same key) */

@@ -144,11 +144,17 @@ __kernel void reduce_rows_max(const int m, const int K, __global const double *i
 
 #define REQD_BLOCK __attribute__((reqd_work_group_size(BLOCK, 1, 1)))
 
+/* Every kernel reading masses takes mass_step: 1 for a mass per particle, 0 for one mass
+   for all (mass[0]: hybridtree/state/device.py keeps a uniform mass once; the same value
+   read, so the same bits).  M(p) is particle p's. */
+#define M(p) mass[(size_t)(p) * (size_t)mass_step]
+
 /* The net force's terms of particle p: m ax, m ay, m az, m. */
-static inline void net_t(__global const double *mass, __global const double *acc,
+static inline void net_t(__global const double *mass, const int mass_step,
+                         __global const double *acc,
                          const size_t p, double *t)
 {
-    const double m = mass[p];
+    const double m = M(p);
     t[0] = m * acc[3 * p];
     t[1] = m * acc[3 * p + 1];
     t[2] = m * acc[3 * p + 2];
@@ -156,26 +162,28 @@ static inline void net_t(__global const double *mass, __global const double *acc
 }
 
 /* Level 1 of the net force. */
-__kernel void net_terms(const int n, __global const double *mass, __global const double *acc,
-                        __global double *out)
+__kernel void net_terms(const int n, __global const double *mass, const int mass_step,
+                        __global const double *acc, __global double *out)
 {
-    LEVEL1(4, n, out, net_t(mass, acc, p, t));
+    LEVEL1(4, n, out, net_t(mass, mass_step, acc, p, t));
 }
 
 /* Levels 1 and 2 of the net force. */
 __kernel REQD_BLOCK void net_terms2(const int n, __global const double *mass,
-                                    __global const double *acc, __global double *out)
+                                    const int mass_step, __global const double *acc,
+                                    __global double *out)
 {
-    LEVEL12(4, n, out, net_t(mass, acc, p, t));
+    LEVEL12(4, n, out, net_t(mass, mass_step, acc, p, t));
 }
 
 /* net_t of a float32 part (float4 per particle: ax, ay, az, pot): each component widened
    to double first, so the sums are net_terms's of the widened buffer, bit for bit
    (hybridtree/state/device.py keeps a part so and its net force beside it). */
-static inline void net_t4(__global const double *mass, __global const float4 *acc,
+static inline void net_t4(__global const double *mass, const int mass_step,
+                          __global const float4 *acc,
                           const size_t p, double *t)
 {
-    const double m = mass[p];
+    const double m = M(p);
     const float4 a = acc[p];
     t[0] = m * (double)a.x;
     t[1] = m * (double)a.y;
@@ -183,25 +191,27 @@ static inline void net_t4(__global const double *mass, __global const float4 *ac
     t[3] = m;
 }
 
-__kernel void net_terms4(const int n, __global const double *mass,
+__kernel void net_terms4(const int n, __global const double *mass, const int mass_step,
                          __global const float4 *acc, __global double *out)
 {
-    LEVEL1(4, n, out, net_t4(mass, acc, p, t));
+    LEVEL1(4, n, out, net_t4(mass, mass_step, acc, p, t));
 }
 
 __kernel REQD_BLOCK void net_terms42(const int n, __global const double *mass,
-                                     __global const float4 *acc, __global double *out)
+                                     const int mass_step, __global const float4 *acc,
+                                     __global double *out)
 {
-    LEVEL12(4, n, out, net_t4(mass, acc, p, t));
+    LEVEL12(4, n, out, net_t4(mass, mass_step, acc, p, t));
 }
 
 /* The moments' terms of particle p: m, m x (3), kinetic, potential, m v (3),
    m (x cross v) (3), m |x|^2 (for the Lambda term's potential energy). */
 static inline void moment_t(__global const double *pos, __global const double *vel,
-                            __global const double *mass, __global const double *pot,
-                            const int has_pot, const size_t p, double *t)
+                            __global const double *mass, const int mass_step,
+                            __global const double *pot, const int has_pot, const size_t p,
+                            double *t)
 {
-    const double m = mass[p], h = 0.5 * m;
+    const double m = M(p), h = 0.5 * m;
     const double x = pos[3 * p], y = pos[3 * p + 1], z = pos[3 * p + 2];
     const double vx = vel[3 * p], vy = vel[3 * p + 1], vz = vel[3 * p + 2];
     t[0] = m;
@@ -221,47 +231,49 @@ static inline void moment_t(__global const double *pos, __global const double *v
 
 /* Level 1 of the moments.  pot may be NULL (has_pot 0): the potential terms are then 0.0. */
 __kernel void moment_terms(const int n, __global const double *pos, __global const double *vel,
-                           __global const double *mass, __global const double *pot,
-                           const int has_pot, __global double *out)
+                           __global const double *mass, const int mass_step,
+                           __global const double *pot, const int has_pot, __global double *out)
 {
-    LEVEL1(13, n, out, moment_t(pos, vel, mass, pot, has_pot, p, t));
+    LEVEL1(13, n, out, moment_t(pos, vel, mass, mass_step, pot, has_pot, p, t));
 }
 
 /* moment_t of a state of float32 parts: the potential the w of a float4 (ax, ay, az,
    pot) widened to double, so the sums are moment_terms's of the widened potential. */
 static inline void moment_t4(__global const double *pos, __global const double *vel,
-                             __global const double *mass, __global const float4 *pot4,
-                             const int has_pot, const size_t p, double *t)
+                             __global const double *mass, const int mass_step,
+                             __global const float4 *pot4, const int has_pot, const size_t p,
+                             double *t)
 {
-    moment_t(pos, vel, mass, pos, 0, p, t);
+    moment_t(pos, vel, mass, mass_step, pos, 0, p, t);
     if (has_pot)
-        t[5] = 0.5 * mass[p] * (double)pot4[p].w;
+        t[5] = 0.5 * M(p) * (double)pot4[p].w;
 }
 
 __kernel void moment_terms4(const int n, __global const double *pos,
                             __global const double *vel, __global const double *mass,
-                            __global const float4 *pot4, const int has_pot,
+                            const int mass_step, __global const float4 *pot4, const int has_pot,
                             __global double *out)
 {
-    LEVEL1(13, n, out, moment_t4(pos, vel, mass, pot4, has_pot, p, t));
+    LEVEL1(13, n, out, moment_t4(pos, vel, mass, mass_step, pot4, has_pot, p, t));
 }
 
 __kernel REQD_BLOCK void moment_terms42(const int n, __global const double *pos,
                                         __global const double *vel,
-                                        __global const double *mass,
+                                        __global const double *mass, const int mass_step,
                                         __global const float4 *pot4, const int has_pot,
                                         __global double *out)
 {
-    LEVEL12(13, n, out, moment_t4(pos, vel, mass, pot4, has_pot, p, t));
+    LEVEL12(13, n, out, moment_t4(pos, vel, mass, mass_step, pot4, has_pot, p, t));
 }
 
 /* Levels 1 and 2 of the moments. */
 __kernel REQD_BLOCK void moment_terms2(const int n, __global const double *pos,
                                        __global const double *vel,
-                                       __global const double *mass, __global const double *pot,
-                                       const int has_pot, __global double *out)
+                                       __global const double *mass, const int mass_step,
+                                       __global const double *pot, const int has_pot,
+                                       __global double *out)
 {
-    LEVEL12(13, n, out, moment_t(pos, vel, mass, pot, has_pot, p, t));
+    LEVEL12(13, n, out, moment_t(pos, vel, mass, mass_step, pot, has_pot, p, t));
 }
 
 static inline double radius(__global const double *pos, const size_t p, const double cx,
@@ -279,7 +291,7 @@ static inline double radius(__global const double *pos, const size_t p, const do
    the same time.) */
 __kernel void enclosed_terms(const int n, __global const double *pos, const double cx,
                              const double cy, const double cz, __global const double *mass,
-                             __constant double *radii, __global double *out)
+                             const int mass_step, __constant double *radii, __global double *out)
 {
     const int j = get_global_id(0);
     if (j >= (n + BLOCK - 1) / BLOCK)
@@ -288,7 +300,7 @@ __kernel void enclosed_terms(const int n, __global const double *pos, const doub
     for (int i = 0; i < BLOCK; i++) {
         const size_t p = (size_t)j * BLOCK + i;
         const int in = p < (size_t)n;
-        const double rp = in ? radius(pos, p, cx, cy, cz) : 0.0, mp = in ? mass[p] : 0.0;
+        const double rp = in ? radius(pos, p, cx, cy, cz) : 0.0, mp = in ? M(p) : 0.0;
         for (int k = 0; k < NR; k++) {
             const double t = in && rp <= radii[k] ? mp : 0.0;
             s[k] = i == 0 ? t : s[k] + t;
@@ -302,7 +314,7 @@ __kernel void enclosed_terms(const int n, __global const double *pos, const doub
 /* Levels 1 and 2 of the enclosed masses. */
 __kernel REQD_BLOCK void enclosed_terms2(const int n, __global const double *pos,
                                          const double cx, const double cy, const double cz,
-                                         __global const double *mass,
+                                         __global const double *mass, const int mass_step,
                                          __constant double *radii, __global double *out)
 {
     __local double rows_[BLOCK * NR];
@@ -313,7 +325,7 @@ __kernel REQD_BLOCK void enclosed_terms2(const int n, __global const double *pos
             const size_t p = (size_t)j * BLOCK + i;
             const int in = p < (size_t)n;
             const double rp = in ? radius(pos, p, cx, cy, cz) : 0.0;
-            const double mp = in ? mass[p] : 0.0;
+            const double mp = in ? M(p) : 0.0;
             for (int k = 0; k < NR; k++) {
                 const double t = in && rp <= radii[k] ? mp : 0.0;
                 s[k] = i == 0 ? t : s[k] + t;
@@ -431,11 +443,12 @@ __kernel void subtract_net(const int n, __global const double *s, __global doubl
    others: every sum of the diagnostics is mass-weighted, so a type's sums are the whole
    set's with these masses. */
 __kernel void type_mass(const int n, __global const uchar *types, const ulong t,
-                        __global const double *mass, __global double *out)
+                        __global const double *mass, const int mass_step,
+                        __global double *out)
 {
     const int i = get_global_id(0);
     if (i < n)
-        out[i] = (ulong)types[i] == t ? mass[i] : 0.0;
+        out[i] = (ulong)types[i] == t ? M(i) : 0.0;
 }
 
 /* flag = 1 if any of the count values is NaN or infinite (writers race, all write 1). */

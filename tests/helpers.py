@@ -59,11 +59,12 @@ diag_every = {diag_every}
 """
 
 
-def stepping(pos, vel, mass, g, backend: str = "host", pot_part: str | None = None):
+def stepping(pos, vel, mass, g, backend: str = "host", pot_part: str | None = None,
+             uniform: bool = False):
     """(state, scheme) of particles with gravity settings ``g``
     (:class:`hybridtree.gravity.engine.GravitySettings`) on the session's device, forces computed
     at the start; ``backend``: "host" or "device" state (``pot_part``: its float32 parts,
-    :class:`hybridtree.state.DeviceState`)."""
+    ``uniform``: one mass where all are equal, :class:`hybridtree.state.DeviceState`)."""
     from hybridtree.device.clock import Clock
     from hybridtree.gravity.engine import ForceEngine
     from hybridtree.particles import Particles
@@ -72,7 +73,7 @@ def stepping(pos, vel, mass, g, backend: str = "host", pot_part: str | None = No
     rt = get_runtime()
     clock = Clock(rt)
     p = Particles(pos, vel, mass, np.arange(1, len(mass) + 1, dtype=np.uint64))
-    state = make_state(p, g.parts, backend, rt, clock, pot_part=pot_part)
+    state = make_state(p, g.parts, backend, rt, clock, pot_part=pot_part, uniform=uniform)
     scheme = scheme_for(g, ForceEngine(g, rt, clock))
     scheme.start(state)
     return state, scheme

@@ -25,35 +25,12 @@ import pyopencl as cl
 from .kernels import kernel, launch, option_sets
 from .multisection import PASSES, TRIALS, checked_fractions, multisect
 from .runtime import DeviceInfo, Runtime, fit_work_group
+from .reduce_twins import (BLOCK, host_block_sum, host_lagrangian_radii, host_moments,
+                           host_net_acceleration, moments_of_sums, net_of_sums)
 from .transfer import read_small, scratch
 
 __all__ = ["BLOCK", "TRIALS", "GroupCounts", "Reducer", "host_block_sum", "host_lagrangian_radii",
            "host_moments", "host_net_acceleration", "reducer"]
-
-#: Terms per sequential block (a build-time define of cl/reduce.cl).
-BLOCK = 64
-
-
-def host_block_sum(terms: np.ndarray) -> np.ndarray:
-    """Column sums (K,) of ``terms`` (n, K) float64 in the device's fixed order."""
-    rows = np.asarray(terms, np.float64)
-    if rows.ndim == 1:
-        rows = rows[:, None]
-    if len(rows) == 0:
-        return np.zeros(rows.shape[1])
-    while True:       # level 1 always runs, as on the device (it turns -0.0 into +0.0)
-        m, k = rows.shape
-        pad = np.zeros((-(-m // BLOCK) * BLOCK, k))
-        pad[:m] = rows
-        blocks = pad.reshape(-1, BLOCK, k)
-        # s = x0, s = s + x1, ...: the rounding sequence of np.cumsum(blocks, axis=1)[:, -1]
-        # (tested), without its (m, BLOCK, K) array: 3-10x faster at n = 2^20
-        rows = blocks[:, 0, :].copy()
-        for i in range(1, BLOCK):
-            rows += blocks[:, i, :]
-        if len(rows) == 1:
-            return rows[0]
-
 
 #: The kernels of one level (a work-item per output value, not per block).
 _LEVEL_OPS = ("reduce_rows", "reduce_rows_max")
@@ -64,62 +41,6 @@ _LEVEL_OPS = ("reduce_rows", "reduce_rows_max")
 #: sums), never reach global memory, and a level's launch is saved.
 _FUSED = ("net_terms", "net_terms4", "moment_terms", "moment_terms4", "enclosed_terms")
 _FUSED_LOCAL = 16384
-
-
-def _net(s: np.ndarray) -> np.ndarray:
-    return s[:3] / s[3] if s[3] != 0 else np.zeros(3)
-
-
-def host_net_acceleration(mass: np.ndarray, acc: np.ndarray) -> np.ndarray:
-    """Σ m a / Σ m (3,) (zeros when Σ m = 0): :meth:`Reducer.net_acceleration`'s bits."""
-    terms = np.empty((len(mass), 4))
-    terms[:, :3] = mass[:, None] * acc
-    terms[:, 3] = mass
-    return _net(host_block_sum(terms))
-
-
-def _moments(s: np.ndarray) -> dict:
-    com = s[1:4] / s[0] if s[0] != 0 else np.zeros(3)
-    return {"mass": float(s[0]), "com": com, "kinetic": float(s[4]), "potential": float(s[5]),
-            "momentum": s[6:9].copy(), "angular_momentum": s[9:12].copy(),
-            "inertia": float(s[12])}
-
-
-def host_moments(pos: np.ndarray, vel: np.ndarray, mass: np.ndarray,
-                 pot: np.ndarray | None = None) -> dict:
-    """:meth:`Reducer.moments` on the host, the same bits."""
-    x, y, z = pos.T
-    vx, vy, vz = vel.T
-    h = 0.5 * mass
-    t = np.empty((len(mass), 13))
-    t[:, 0] = mass
-    t[:, 1:4] = mass[:, None] * pos
-    t[:, 4] = h * ((vx * vx + vy * vy) + vz * vz)
-    t[:, 5] = h * pot if pot is not None else 0.0
-    t[:, 6:9] = mass[:, None] * vel
-    t[:, 9] = mass * (y * vz - z * vy)
-    t[:, 10] = mass * (z * vx - x * vz)
-    t[:, 11] = mass * (x * vy - y * vx)
-    t[:, 12] = mass * ((x * x + y * y) + z * z)
-    return _moments(host_block_sum(t))
-
-
-def host_lagrangian_radii(pos: np.ndarray, mass: np.ndarray, centre: np.ndarray,
-                          fractions=(0.1, 0.5, 0.9), total_mass: float | None = None
-                          ) -> list[float]:
-    """:meth:`Reducer.lagrangian_radii` on the host, the same bits.  Slow (n x F x
-    :data:`TRIALS` terms a pass for F fractions: 6.6 s at n = 2^20 on 2 cores), so the
-    twin for tests; a host run sorts (:func:`hybridtree.analysis.diagnostics.lagrangian_radii`)."""
-    d = pos - np.asarray(centre, np.float64)
-    r = np.sqrt((d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]) + d[:, 2] * d[:, 2])
-    total = float(host_block_sum(mass[:, None])[0]) if total_mass is None else total_mass
-    rmax = float(np.fmax.reduce(r, initial=-np.inf))
-
-    def enclosed(radii: np.ndarray) -> np.ndarray:
-        terms = np.where(r[:, None] <= radii.reshape(-1), mass[:, None], 0.0)
-        return host_block_sum(terms).reshape(radii.shape)
-
-    return multisect(fractions, total, rmax, enclosed, TRIALS)
 
 
 @dataclass(frozen=True)
@@ -246,22 +167,28 @@ class Reducer:
             return np.zeros(k)
         return self._levels("reduce_rows", n, k, np.int32(k), terms)
 
-    def net_acceleration(self, n: int, mass: cl.Buffer, acc: cl.Buffer) -> np.ndarray:
-        """Σ m a / Σ m (3,), acceleration units; zeros when Σ m = 0."""
-        return _net(self.net_sums(n, mass, acc))
+    def net_acceleration(self, n: int, mass: cl.Buffer, acc: cl.Buffer,
+                         mass_step: int = 1) -> np.ndarray:
+        """Σ m a / Σ m (3,), acceleration units; zeros when Σ m = 0.  ``mass_step``: 1
+        for a mass per particle, 0 for one mass for all (``mass[0]``; every method here
+        that takes masses takes it: the same values read, the same bits)."""
+        return net_of_sums(self.net_sums(n, mass, acc, mass_step))
 
-    def net_sums(self, n: int, mass: cl.Buffer, acc: cl.Buffer) -> np.ndarray:
+    def net_sums(self, n: int, mass: cl.Buffer, acc: cl.Buffer,
+                 mass_step: int = 1) -> np.ndarray:
         """(Σ m a_x, Σ m a_y, Σ m a_z, Σ m): the terms of the net acceleration, for a sum
         over processes."""
         if n == 0:
             return np.zeros(4)
-        return self._levels("net_terms", n, 4, mass, acc)
+        return self._levels("net_terms", n, 4, mass, np.int32(mass_step), acc)
 
-    def remove_net(self, n: int, mass: cl.Buffer, acc: cl.Buffer, keep=None) -> None:
+    def remove_net(self, n: int, mass: cl.Buffer, acc: cl.Buffer, keep=None,
+                   mass_step: int = 1) -> None:
         """acc -= Σ m a / Σ m in place, all on the device (nothing read back): the bits of
         ``subtract(n, acc, net_acceleration(n, mass, acc))``; ``keep``: DeviceState.remove_net."""
         if n > 0:
-            sums = self._levels_on_device("net_terms4" if keep else "net_terms", n, 4, mass, acc)
+            sums = self._levels_on_device("net_terms4" if keep else "net_terms", n, 4, mass,
+                                          np.int32(mass_step), acc)
             (self._run("subtract_net", n, np.int32(n), sums, acc) if keep is None
              else cl.enqueue_copy(self.rt.queue, keep, sums, byte_count=32))
 
@@ -271,19 +198,20 @@ class Reducer:
             self._run("subtract3", n, np.int32(n), *(np.float64(s) for s in shift), acc)
 
     def moments(self, n: int, pos: cl.Buffer, vel: cl.Buffer, mass: cl.Buffer,
-                pot: cl.Buffer | None = None, pot4: bool = False) -> dict:
+                pot: cl.Buffer | None = None, pot4: bool = False, mass_step: int = 1) -> dict:
         """Keys ``mass`` (Σ m), ``com`` (Σ m x / Σ m, (3,)), ``kinetic`` (½ Σ m v²),
         ``potential`` (½ Σ m φ, 0.0 without ``pot``; ``pot4``: φ the w of float4s),
         ``momentum`` (Σ m v, (3,)), ``angular_momentum`` (Σ m x × v about the origin,
         (3,)) and ``inertia`` (Σ m |x|², about the origin); internal units."""
         if n == 0:
-            return _moments(np.zeros(13))
-        return _moments(self._levels("moment_terms4" if pot4 else "moment_terms", n, 13, pos,
-                                     vel, mass, pot, np.int32(pot is not None)))
+            return moments_of_sums(np.zeros(13))
+        return moments_of_sums(self._levels("moment_terms4" if pot4 else "moment_terms", n, 13, pos,
+                                     vel, mass, np.int32(mass_step), pot,
+                                     np.int32(pot is not None)))
 
     def lagrangian_radii(self, n: int, pos: cl.Buffer, mass: cl.Buffer, centre: np.ndarray,
                          fractions=(0.1, 0.5, 0.9), total_mass: float | None = None,
-                         combine=None) -> list[float]:
+                         combine=None, mass_step: int = 1) -> list[float]:
         """Radii (length units) about ``centre`` enclosing the mass ``fractions`` (each
         > 0) of ``total_mass`` (default Σ m): for each, the radius of the particle
         where the cumulative mass in radius order first reaches f * total (the largest
@@ -296,9 +224,11 @@ class Reducer:
         if combine is None:
             if n == 0:
                 return [float("nan")] * len(fractions)
-            return self._radii_here(n, pos, mass, centre, checked_fractions(fractions), total_mass)
+            return self._radii_here(n, pos, mass, centre, checked_fractions(fractions), total_mass,
+                                    mass_step)
         c = [np.float64(x) for x in centre]
         if total_mass is None:
+            assert mass_step == 1, "the total of one mass for all: give total_mass"
             total_mass = float(combine(self.block_sum(n, 1, mass), "sum")[0])
         rmax = self._levels("max_radius", n, 1, pos, *c, op="reduce_rows_max") \
             if n else np.zeros(1)
@@ -310,13 +240,14 @@ class Reducer:
             if n == 0:
                 return combine(np.zeros(r.size), "sum").reshape(r.shape)
             cl.enqueue_copy(self.rt.queue, radii, np.ascontiguousarray(r, np.float64))
-            return combine(self._levels("enclosed_terms", n, nr, pos, *c, mass, radii, nr=nr),
+            return combine(self._levels("enclosed_terms", n, nr, pos, *c, mass,
+                                        np.int32(mass_step), radii, nr=nr),
                            "sum").reshape(r.shape)
 
         return multisect(fractions, total_mass, rmax, enclosed, TRIALS)
 
     def _radii_here(self, n: int, pos: cl.Buffer, mass: cl.Buffer, centre: np.ndarray,
-                    fractions, total_mass: float | None) -> list[float]:
+                    fractions, total_mass: float | None, mass_step: int = 1) -> list[float]:
         """:meth:`lagrangian_radii` of one process's particles, the multisection run on
         the device (cl/reduce.cl ``radii_start``, ``radii_narrow``: :func:`multisect`'s
         steps, the same answer) and read back once."""
@@ -329,6 +260,7 @@ class Reducer:
         # its event kept too: pyopencl's event of a copy from host memory, dropped, waits
         self._radii_copy = cl.enqueue_copy(rt.queue, st, self._radii_init, is_blocking=False)
         if total_mass is None:
+            assert mass_step == 1, "the total of one mass for all: give total_mass"
             total = self._levels_on_device("reduce_rows", n, 1, np.int32(1), mass)
             cl.enqueue_copy(rt.queue, st, total, byte_count=8)
         rmax = self._levels_on_device("max_radius", n, 1, pos, *c, op="reduce_rows_max")
@@ -336,19 +268,22 @@ class Reducer:
         radii = scratch(rt, "reduce.radii", 8 * nr)
         self._run("radii_start", nf, np.int32(nf), np.int32(TRIALS), st, radii)
         for _ in range(PASSES):    # the radii computed again in each pass: no 8 B/particle
-            sums = self._levels_on_device("enclosed_terms", n, nr, pos, *c, mass, radii, nr=nr)
+            sums = self._levels_on_device("enclosed_terms", n, nr, pos, *c, mass,
+                                          np.int32(mass_step), radii, nr=nr)
             self._run("radii_narrow", nf, np.int32(nf), np.int32(TRIALS), sums, st, radii)
         out = read_small(rt, np.empty(2 + 4 * nf, np.int64), st)
         lo, hi = out[2 + nf:2 + 2 * nf], out[2 + 2 * nf:2 + 3 * nf]
         assert np.all(hi - lo <= 1), "the multisection did not converge in PASSES passes"
         return [float(h) for h in hi.view(np.float64)]
 
-    def type_mass(self, n: int, types: cl.Buffer, t: int, mass: cl.Buffer) -> cl.Buffer:
+    def type_mass(self, n: int, types: cl.Buffer, t: int, mass: cl.Buffer,
+                  mass_step: int = 1) -> cl.Buffer:
         """The masses (float64) of the particles whose GADGET type (uint8 ``types``) is
         ``t``, 0 for the others: a scratch buffer, valid until the next call."""
         out = scratch(self.rt, "reduce.type_mass", 8 * max(n, 1))
         if n:
-            self._run("type_mass", n, np.int32(n), types, np.uint64(t), mass, out)
+            self._run("type_mass", n, np.int32(n), types, np.uint64(t), mass,
+                      np.int32(mass_step), out)
         return out
 
     def all_finite(self, n: int, *arrays: tuple[cl.Buffer, int]) -> bool:

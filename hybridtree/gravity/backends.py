@@ -36,7 +36,8 @@ class DeviceBackend(Backend):
         built with the criterion's angle."""
         e = self.engine
         kept, g, kind = e.kept, e.g, e.rt.info.kind
-        arrays = DeviceArrays(s.pos, s.mass, s.n, e.softenings.device(s, g, e.work))
+        arrays = DeviceArrays(s.pos, s.mass, s.n, e.softenings.device(s, g, e.work),
+                              s.mass_step)
         theta = criterion.build_theta
         if active is not None and kept.reusable(s, s.n, theta, active.count):
             e.tally.add("refits", 1)
@@ -83,6 +84,7 @@ class DeviceBackend(Backend):
     def long_range(self, job: Job, part: Part) -> None:
         e, s = self.engine, job.state
         assert not s.float4, "a mesh adds to float64 parts only (DeviceState pot_part)"
+        assert s.mass_step == 1, "a mesh deposits a mass per particle (DeviceState uniform)"
         with e.clock.device("pm"):
             e.long_range_of(e.g).add_device(s.n, s.pos, s.mass, s.acc[part.name],
                                             job.pot[part])
@@ -100,7 +102,8 @@ class DeviceBackend(Backend):
             if s.float4:        # the net force kept apart, subtracted where a is used
                 s.remove_net(part.name)
             else:
-                reduce.reducer(e.rt).remove_net(s.n, s.mass, s.acc[part.name])
+                reduce.reducer(e.rt).remove_net(s.n, s.mass, s.acc[part.name],
+                                                mass_step=s.mass_step)
 
 
 class HostBackend(Backend):

@@ -67,6 +67,11 @@ class ModelRows:
         return self.draw.n
 
     @property
+    def uniform_mass(self) -> float:
+        """Every particle's mass (1 / n, as :meth:`fill` and :meth:`particles` draw it)."""
+        return 1.0 / self.n
+
+    @property
     def max_id(self) -> int:
         """The largest ID (n)."""
         return self.draw.n

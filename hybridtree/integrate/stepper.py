@@ -130,6 +130,8 @@ class SerialStepper(Stepper):
         # a restart's stored whole force is kept as it was stored (float64), bit for bit
         stored = p.acc is not None and len(g.parts) == 1
         pot_part = None if stored else float4_part(g, block is None and comoving is None)
-        self.state = make_state(p, g.parts, backend, rt, self.clock, pot_part=pot_part)
+        # one mass for all where every particle has it: no mesh reads a mass per particle
+        self.state = make_state(p, g.parts, backend, rt, self.clock, pot_part=pot_part,
+                                uniform=g.periodic is None)
         self.engine = ForceEngine(g, rt, self.clock)
         self.scheme = scheme_for(g, self.engine, external, block, comoving=comoving)

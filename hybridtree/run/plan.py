@@ -37,11 +37,18 @@ __all__ = ["BYTES", "CONTEXT", "Plan", "apart_bytes", "device_plan", "largest_n"
 
 MIB = 1 << 20
 
+#: ics kinds whose particles all have one mass (1 / n): a device state of one process and
+#: no box keeps it once (integrate/stepper.py SerialStepper, state/mass.py)
+UNIFORM_KINDS = ("plummer", "hernquist", "cold_sphere")
+
 #: Bytes of each buffer family: (figure, source).  Per particle unless the name says
 #: otherwise (``_cell``: per tree cell; ``_group``: per leaf of a sink-group split).
 BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
-    "state": (61, "state/device.py DeviceState: float64 pos, vel (24 B each), mass; "
+    "state": (53, "state/device.py DeviceState: float64 pos, vel (24 B each); "
                   "uint32 ids (uint64 where an ID is 2^32 or more: 4 B more), uint8 types"),
+    "state_mass": (8, "state/device.py: float64 mass per particle, where masses differ or "
+                      "are not known before reading (a file); one 8-byte mass for all "
+                      "where a generated sphere's are equal (one process, no box)"),
     "state_pot": (8, "state/device.py: the float64 potential of float64 parts"),
     "state_part": (24, "state/device.py: acc of each force part (float64 x 3); a box's "
                        "two parts add their sum (total_acc: the block steps' bins, a_old); "
@@ -245,12 +252,15 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
         parts = 2 if (g.changeover is not None or (box is not None and (
             block or settings.cosmology.short_steps > 1))) else 1
         four = size == 1 and float4_part(g, box is None and not block) is not None
+        # one mass for all (DeviceState uniform): a generated sphere on one process, no box
+        mass = _b("state_mass") * (not (size == 1 and box is None
+                                        and settings.ics.kind in UNIFORM_KINDS))
         if on_device and four:
-            owners["state"] = n * (_b("state") + _b("state_part4") * parts
+            owners["state"] = n * (_b("state") + mass + _b("state_part4") * parts
                                    + _b("state_eps") * (g.eps_ratio is not None))
         elif on_device:
             summed = parts > 1 and box is not None      # DeviceState.total_acc's buffer
-            owners["state"] = n * (_b("state") + _b("state_pot")
+            owners["state"] = n * (_b("state") + mass + _b("state_pot")
                                    + _b("state_part") * (parts + summed)
                                    + _b("state_eps") * (g.eps_ratio is not None)
                                    + _b("state_bins") * block)

@@ -74,25 +74,29 @@ class Rows(Protocol):
 
     def particles(self) -> Particles: ...
 
+    @property
+    def uniform_mass(self) -> float | None: ...
+
 
 def make_state(p: Particles | Rows, parts: tuple[str, ...], backend: str, rt: Runtime | None,
                clock: Clock | None = None, narrow: bool | None = None,
-               pot_part: str | None = None) -> State:
+               pot_part: str | None = None, uniform: bool = False) -> State:
     """A state of ``backend`` ("host" or "device") holding copies of ``p`` (``narrow``:
     a device state's uint32 IDs; ``pot_part``: its float32 parts, :class:`DeviceState`;
     a host state keeps float64 parts); ``p`` :class:`Rows` go into a device state's rows
     block by block (:meth:`DeviceState.for_rows`), so that the host never holds them all,
-    or are made whole for a host state."""
+    or are made whole for a host state.  ``uniform``: a device state may keep one mass
+    for all (:class:`DeviceState`; rows: their ``uniform_mass``)."""
     if not isinstance(p, Particles):
         if backend == "device":
             assert rt is not None
             state = DeviceState.for_rows(rt, len(p), parts, clock,
                                          p.max_id < ID32 if narrow is None else narrow,
-                                         pot_part)
+                                         pot_part, p.uniform_mass if uniform else None)
             p.fill(state)
             return state
         p = p.particles()
     if backend == "device":
         assert rt is not None
-        return DeviceState(rt, p, parts, clock, narrow, pot_part)
+        return DeviceState(rt, p, parts, clock, narrow, pot_part, uniform)
     return HostState(p, parts, clock)

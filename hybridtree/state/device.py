@@ -2,7 +2,9 @@
 ``cl/state.cl``: float64 (cl_khr_fp64), the IDs uint32 where every ID fits (uint64
 otherwise), the types uint8, from the first force to the end of the run; where the
 caller asks (``pot_part``), each force part as the walk computes it, float32 (ax, ay, az,
-pot), with its net force apart in float64.  Internal units (G = 1)."""
+pot), with its net force apart in float64; where the caller allows it (``uniform``)
+and every particle has the same mass, that mass once (:mod:`.mass`).  Internal units
+(G = 1)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from ..device.kernels import kernel, launch
 from ..device.runtime import Runtime
 from ..device.transfer import download, upload
 from ..particles import N_TYPES, Particles
-from . import fill, parts4
+from . import downloads, fill, parts4
+from .mass import one_mass
 from .host import HostState
 
 __all__ = ["DeviceState"]
@@ -48,13 +51,21 @@ class DeviceState:
     writes (no mesh, no LET added, no forces of some particles): the engine's device
     backend keeps their net forces with :meth:`remove_net`.  Such a state does not take
     a restart's stored accelerations (``p.acc``, ``p.pot``: a run that continues with
-    them keeps float64 parts)."""
+    them keeps float64 parts).
+
+    ``uniform``: where every mass is the same (the bits of ``p.mass[0]``), keep it once
+    (``mass`` an 8-byte buffer, ``mass_step`` 0, ``mass_value`` the mass; else
+    ``mass_step`` 1, a mass per particle): every kernel reading the state's masses reads
+    ``mass[i * mass_step]``.  Only for one process with no mesh (the engine's device
+    backend: tree build, refit, net force, diagnostics; integrate/stepper.py
+    SerialStepper allows it without a box): the exchange of particles
+    (:meth:`columns`), the LET and the mesh read a mass per particle."""
 
     backend = "device"
 
     def __init__(self, rt: Runtime, p: Particles, parts: tuple[str, ...],
                  clock: Clock | None = None, narrow: bool | None = None,
-                 pot_part: str | None = None):
+                 pot_part: str | None = None, uniform: bool = False):
         if not rt.has_fp64:
             raise ValueError("a device state needs double precision (cl_khr_fp64)")
         self.rt = rt
@@ -69,9 +80,13 @@ class DeviceState:
         self.pot_part = pot_part
         self._total: cl.Buffer | None = None
         self.flag: cl.Buffer | None = None     # parts4.finite's
+        mass = np.asarray(p.mass, np.float64)
+        self.mass_value = one_mass(mass, uniform)
+        self.mass_step = int(self.mass_value is None)
+        mass = mass if self.mass_step else mass[:1]
         if pot_part is not None:
             assert p.acc is None or len(parts) > 1, "stored forces need float64 parts"
-            parts4.init(self, p)
+            parts4.init(self, p, mass)
             return
         # a stored acceleration (a restart's) is the whole force: it seeds a state that keeps
         # the whole force in one column, not one split into parts
@@ -79,7 +94,7 @@ class DeviceState:
         pot = p.pot if p.pot is not None else np.zeros(n)
         with self.clock.device("transfer"):
             arrays = [np.asarray(a, t) for a, t in ((p.pos, np.float64), (p.vel, np.float64),
-                                                    (p.mass, np.float64), (p.ids, self.id_type),
+                                                    (mass, np.float64), (p.ids, self.id_type),
                                                     (pot, np.float64), (p.types, np.uint8))]
             (self.pos, self.vel, self.mass, self.ids, self.pot,
              self.types) = upload(rt, arrays, [None] * 6)
@@ -103,17 +118,19 @@ class DeviceState:
 
     @property
     def nbytes(self) -> int:
-        """Device memory of the state (bytes): pos, vel 24 each, mass 8, IDs 4 (8 where
-        one does not fit a uint32), types 1; each part's acc 24 and the pot 8 (float64),
-        or each part's float4 16."""
+        """Device memory of the state (bytes): pos, vel 24 each, mass 8 (or 8 in all:
+        one mass), IDs 4 (8 where one does not fit a uint32), types 1; each part's acc 24
+        and the pot 8 (float64), or each part's float4 16."""
         parts = len(self.parts)
         forces = 16 * parts if self.float4 else 24 * parts + 8
-        return self.n * (48 + 8 + forces + self.id_type.itemsize + 1)
+        one = 0 if self.mass_step else 8
+        return self.n * (48 + 8 * self.mass_step + forces + self.id_type.itemsize + 1) + one
 
     def remove_net(self, part: str) -> None:
         """The net force of a float32 part summed on the device and kept (Σ m a_x, Σ m a_y,
         Σ m a_z, Σ m: device/reduce.py ``remove_net`` with ``keep``), not subtracted."""
-        reduce.reducer(self.rt).remove_net(self.n, self.mass, self.acc[part], self.net[part])
+        reduce.reducer(self.rt).remove_net(self.n, self.mass, self.acc[part], self.net[part],
+                                           self.mass_step)
 
     def _axpy(self, n: int, a: float, x: cl.Buffer, y: cl.Buffer) -> None:
         """y += a x over n float64 values (cl/state.cl)."""
@@ -170,34 +187,9 @@ class DeviceState:
         return self._total
 
     def download(self, order: tuple[int, cl.Buffer | None] | None = None) -> Particles:
-        """Host copies of the particles (through pinned memory on GPUs; acc: the sum of
-        the parts, added on the host: the device's ``add`` bits, without a third
-        acceleration buffer on the device).  ``order = (lo, table)``: put them in the
-        caller's order on the device first -- the IDs must be the range lo .. lo + n - 1;
-        a particle goes to row ``table[id - lo]`` (int32 device buffer), or ``id - lo``
-        without a table."""
-        n = self.n
-        p = Particles(np.empty((n, 3)), np.empty((n, 3)), np.empty(n), np.empty(n, np.uint64),
-                      np.empty((n, 3)), np.empty(n), np.zeros(n, np.uint8))
-        ids = np.empty(n, self.id_type) if self.narrow else p.ids
-        if self.float4:
-            parts4.download(self, order, p, ids)
-            return p
-        two = "full" not in self.acc and n > 0
-        other = np.empty((n, 3)) if two else None
-        columns = [(self.pos, p.pos), (self.vel, p.vel), (self.mass, p.mass),
-                   (self.ids, ids), (self.acc[self.parts[0]], p.acc), (self.pot, p.pot),
-                   (self.types, p.types)] + ([(self.acc[self.parts[1]], other)] if two else [])
-        with self.clock.host("transfer", wait=True):
-            if order is None or n == 0:
-                download(self.rt, columns)
-            else:
-                self.to_caller(columns, *order)
-        if two:
-            p.acc += other          # one rounded add, as cl/state.cl add (total_acc)
-        if self.narrow:
-            p.ids[:] = ids
-        return p
+        """Host copies of the particles (:func:`.downloads.download`; ``order = (lo,
+        table)``: in the caller's order, row ``table[id - lo]`` or ``id - lo``)."""
+        return downloads.download(self, order)
 
     def to_caller(self, columns: list, lo: int, table: cl.Buffer | None) -> None:
         """The (buffer, host array) columns downloaded in the caller's order
@@ -216,45 +208,9 @@ class DeviceState:
             tmp.release()
 
     def download_rows(self, lo: int, hi: int) -> Particles:
-        """Host copies of rows lo .. hi - 1 of the state's order: a chunk of what
-        :meth:`download` without ``order`` gives, the same bits (acc: the parts added on
-        the device, as there), so that a snapshot written chunk by chunk holds one chunk on
-        the host.  Device scratch: 24 bytes per row of the chunk (three times that for an
-        acceleration of two parts)."""
-        k = hi - lo
-        assert 0 <= lo <= hi <= self.n, (lo, hi, self.n)
-        p = Particles(np.empty((k, 3)), np.empty((k, 3)), np.empty(k), np.empty(k, np.uint64),
-                      np.empty((k, 3)), np.empty(k), np.zeros(k, np.uint8))
-        if k == 0:
-            return p
-        q = self.rt.queue
-        acc = [self.acc[self.parts[0]]] if "full" in self.acc else [self.acc[x] for x in self.parts]
-        ids = np.empty(k, self.id_type) if self.narrow else p.ids
-        columns = [(self.pos, p.pos), (self.vel, p.vel), (self.mass, p.mass),
-                   (self.ids, ids), (self.types, p.types)]
-        if self.float4:         # acc and pot widened on the device, a chunk at a time
-            parts4.rows(self, lo, k, p, columns)
-            if self.narrow:
-                p.ids[:] = ids
-            return p
-        columns.insert(4, (self.pot, p.pot))
-        with self.clock.host("transfer", wait=True):
-            tmp = [self.rt.empty(24 * k) for _ in range(1 + (len(acc) > 1) * 2)]
-            try:
-                for buf, host in columns:
-                    self.rows(buf, lo, host, tmp[0])
-                for part, out in zip(acc, tmp[1:] if len(acc) > 1 else tmp):
-                    cl.enqueue_copy(q, out, part, byte_count=24 * k, src_offset=24 * lo)
-                if len(acc) > 1:        # the sum of the parts, as total_acc adds them
-                    launch(self.rt, "state.cl", "add", 3 * k, np.int64(3 * k), tmp[1],
-                           tmp[2], tmp[0])
-                download(self.rt, [(tmp[0], p.acc)])
-            finally:
-                for b in tmp:
-                    b.release()
-        if self.narrow:
-            p.ids[:] = ids
-        return p
+        """Host copies of rows lo .. hi - 1 of the state's order, the bits of
+        :meth:`download` without ``order`` (:func:`.downloads.download_rows`)."""
+        return downloads.download_rows(self, lo, hi)
 
     def rows(self, buf: cl.Buffer, lo: int, host: np.ndarray, tmp: cl.Buffer) -> None:
         """``host`` (C-contiguous, k rows) := rows lo .. lo + k - 1 of the state's column
@@ -289,35 +245,47 @@ class DeviceState:
         """The masses of the particles of GADGET type ``t``, 0 for the others (on the device:
         a scratch buffer, valid until the next call)."""
         with self.clock.device("reduce"):
-            return reduce.reducer(self.rt).type_mass(self.n, self.types, t, self.mass)
+            return reduce.reducer(self.rt).type_mass(self.n, self.types, t, self.mass,
+                                                     self.mass_step)
 
     def moments(self, mass: cl.Buffer | None = None) -> dict:
         """:meth:`hybridtree.device.reduce.Reducer.moments`, weighted by ``mass`` (default
-        the particles' own)."""
+        the particles' own; a given buffer has a mass per particle)."""
+        step = self.mass_step if mass is None else 1
         mass = self.mass if mass is None else mass
         if not self.float4 or self.n == 0:
             with self.clock.device("reduce"):
                 return reduce.reducer(self.rt).moments(self.n, self.pos, self.vel, mass,
-                                                       self.pot)
+                                                       self.pot, mass_step=step)
         with self.clock.device("reduce"):           # the potential: pot_part's w
             return reduce.reducer(self.rt).moments(self.n, self.pos, self.vel, mass,
-                                                   self.acc[self.pot_part], pot4=True)
+                                                   self.acc[self.pot_part], pot4=True,
+                                                   mass_step=step)
 
     def lagrangian_radii(self, centre: np.ndarray, fractions=(0.1, 0.5, 0.9),
                          total_mass: float | None = None, combine=None,
                          mass: cl.Buffer | None = None) -> list[float]:
         """:meth:`hybridtree.device.reduce.Reducer.lagrangian_radii` (``combine``: over
-        processes; ``mass``: as for :meth:`moments`)."""
+        processes; ``mass``: as for :meth:`moments`).  One mass and no ``total_mass``: the
+        masses' sum of a buffer of a mass per particle (scratch, 8 bytes a particle)."""
+        step = self.mass_step if mass is None else 1
+        if not step and total_mass is None and self.n:
+            mass = self.rt.empty(8 * self.n)
+            cl.enqueue_fill_buffer(self.rt.queue, mass, np.float64(self.mass_value), 0,
+                                   8 * self.n)
+            step = 1
         with self.clock.device("reduce"):
             return reduce.reducer(self.rt).lagrangian_radii(
                 self.n, self.pos, self.mass if mass is None else mass, centre, fractions,
-                total_mass, combine)
+                total_mass, combine, mass_step=step)
 
     def columns(self) -> list[tuple[str, int, cl.Buffer]]:
         """Every per-particle buffer as (name, bytes per particle, buffer), in a fixed
-        order: what a particle carries when it moves to another process."""
-        return ([("pos", 24, self.pos), ("vel", 24, self.vel), ("mass", 8, self.mass),
-                 ("ids", self.id_type.itemsize, self.ids)]
+        order: what a particle carries when it moves to another process (one mass for all
+        is none: a state of many processes keeps a mass per particle)."""
+        mass = [("mass", 8, self.mass)] if self.mass_step else []
+        return ([("pos", 24, self.pos), ("vel", 24, self.vel)] + mass
+                + [("ids", self.id_type.itemsize, self.ids)]
                 + [(f"acc_{p}", self.acc_bytes, self.acc[p]) for p in self.parts]
                 + ([] if self.float4 else [("pot", 8, self.pot)]) + [("types", 1, self.types)])
 
@@ -362,14 +330,19 @@ class DeviceState:
 
     @classmethod
     def for_rows(cls, rt: Runtime, n: int, parts: tuple[str, ...], clock: Clock | None = None,
-                 narrow: bool = True, pot_part: str | None = None) -> "DeviceState":
+                 narrow: bool = True, pot_part: str | None = None,
+                 mass: float | None = None) -> "DeviceState":
         """A state of ``n`` particles whose columns are allocated, the accelerations and
         potential zero (as :meth:`__init__` makes them; ``pot_part``: float32 parts, as
         there) and the rest to be written by :meth:`upload_rows`: the host never holds
-        the particles all at once."""
-        none = Particles(np.empty((0, 3)), np.empty((0, 3)), np.empty(0),
-                         np.empty(0, np.uint64))
-        state = cls(rt, none, parts, clock, narrow, pot_part)
+        the particles all at once.  ``mass``: every particle's (kept once; the rows'
+        uploads then leave the masses out), or None: a mass per particle."""
+        m = np.empty(0) if mass is None else np.array([mass], np.float64)
+        none = Particles(np.empty((len(m), 3)), np.empty((len(m), 3)), m,
+                         np.zeros(len(m), np.uint64))
+        state = cls(rt, none, parts, clock, narrow, pot_part, uniform=mass is not None)
+        assert state.mass_step == (mass is None), (state.mass_step, mass)
+        state.n = 0
         state.reserve(n)
         state.n = n
         with state.clock.device("transfer"):

@@ -19,8 +19,9 @@ ID32 = 1 << 32
 def upload_rows(s, lo: int, p: Particles,
                 columns: tuple[str, ...] = ("pos", "vel", "mass", "ids", "types")) -> None:
     """Rows lo .. lo + len(p) - 1 of state ``s``'s ``columns`` := ``p``'s (the IDs as
-    the state keeps them: ValueError for one of 2^32 or more in uint32 IDs).  The copies
-    are done when this returns: the caller may reuse ``p``."""
+    the state keeps them: ValueError for one of 2^32 or more in uint32 IDs; a state of
+    one mass takes no masses, ``p``'s are that mass).  The copies are done when this
+    returns: the caller may reuse ``p``."""
     k = len(p)
     assert 0 <= lo and lo + k <= s.n, (lo, k, s.n)
     if k == 0:
@@ -29,6 +30,9 @@ def upload_rows(s, lo: int, p: Particles,
              "ids": s.id_type, "types": np.uint8}
     if "ids" in columns and s.narrow and int(p.ids.max()) >= ID32:
         raise ValueError("IDs of 2^32 or more in a state of uint32 IDs")
+    if "mass" in columns and not s.mass_step:
+        assert np.all(np.asarray(p.mass) == s.mass_value), "rows of another mass"
+        columns = tuple(c for c in columns if c != "mass")
     with s.clock.device("transfer"):
         for name in columns:
             host = np.ascontiguousarray(getattr(p, name), types[name])

@@ -16,17 +16,19 @@ from ..device.kernels import kernel, launch
 from ..device.transfer import download as download_columns
 from ..device.transfer import read_small, upload
 from ..particles import Particles
+from .mass import host_columns
 
 __all__ = ["download", "finite", "init", "potential", "rows", "widen"]
 
 
-def init(s, p: Particles) -> None:
+def init(s, p: Particles, mass: np.ndarray) -> None:
     """The buffers of state ``s`` (its rt, n, parts, id_type, clock set): the particles
-    uploaded, each part zeros (16 bytes a particle), its net force none."""
+    uploaded (``mass``: the masses as ``s`` keeps them, one or a mass per particle), each
+    part zeros (16 bytes a particle), its net force none."""
     rt, n = s.rt, s.n
     with s.clock.device("transfer"):
         arrays = [np.asarray(a, t) for a, t in ((p.pos, np.float64), (p.vel, np.float64),
-                                                (p.mass, np.float64), (p.ids, s.id_type),
+                                                (mass, np.float64), (p.ids, s.id_type),
                                                 (p.types, np.uint8))]
         s.pos, s.vel, s.mass, s.ids, s.types = upload(rt, arrays, [None] * 5)
         s.pot = None
@@ -59,8 +61,8 @@ def download(s, order, p: Particles, ids: np.ndarray) -> None:
     array): acc and pot widened on the device into one scratch buffer of 24 bytes a
     particle, one after the other."""
     n = s.n
-    columns = [(s.pos, p.pos), (s.vel, p.vel), (s.mass, p.mass), (s.ids, ids),
-               (s.types, p.types)]
+    columns = host_columns(s, [(s.pos, p.pos), (s.vel, p.vel), (s.mass, p.mass),
+                               (s.ids, ids), (s.types, p.types)], p.mass)
     with s.clock.host("transfer", wait=True):
         if order is None or n == 0:
             get = download_columns

@@ -45,7 +45,8 @@ def test_the_state_owner_of_the_ledger_holds_the_compact_state(parts):
     s = DeviceState(rt, particles(), parts)
     per = 24 * (2 + len(parts)) + 8 + 8 + 4 + 1
     assert rt.memory.live["state"] - before == s.nbytes == N * per
-    assert BYTES["state"][0] + BYTES["state_pot"][0] + BYTES["state_part"][0] * len(parts) == per
+    assert BYTES["state"][0] + BYTES["state_mass"][0] + BYTES["state_pot"][0] \
+        + BYTES["state_part"][0] * len(parts) == per
     wide = DeviceState(rt, particles(first=BIG), parts)
     assert wide.nbytes == N * (per + 4)
 

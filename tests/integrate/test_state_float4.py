@@ -76,7 +76,7 @@ def test_a_state_of_float32_parts_holds_16_bytes_a_part(parts):
     per = 24 + 24 + 8 + 4 + 1 + 16 * len(parts)
     assert rt.memory.live["state"] - before == s.nbytes + 32 * len(parts) == n * per \
         + 32 * len(parts)
-    assert BYTES["state"][0] + BYTES["state_part4"][0] * len(parts) == per
+    assert BYTES["state"][0] + BYTES["state_mass"][0] + BYTES["state_part4"][0] * len(parts) == per
 
 
 def test_a_non_finite_float32_part_is_seen():

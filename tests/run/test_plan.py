@@ -221,3 +221,17 @@ def test_the_keys_the_lists_and_the_reductions_rows_are_planned_once(runtime, mo
     assert at["tree"] + at["lists"] <= most["tree"] + most["lists"] - min(keys, lists) + inverse
     assert plan.apart > 0
     assert 0.95 * plan.buffers <= rep["peak"] <= 1.05 * plan.buffers, (plan.owners, rep)
+
+
+def test_a_generated_sphere_plans_its_mass_once_and_2_30_fits_an_h200(runtime):
+    """A generated sphere on one process keeps one mass for all (DeviceState uniform):
+    its state plans 8 bytes a particle less than a model of several masses (as for a
+    file's particles, unknown before reading), and 2^30 particles fit an H200's 143 771 MiB."""
+    h200 = replace(runtime.info, kind="gpu", vendor="nvidia", global_mem_size=143771 << 20,
+                   max_mem_alloc_size=35942 << 20, fp64=True)
+    s = plummer_settings(1 << 20)
+    n = 1 << 30
+    other = plummer_settings(1 << 20, **{"ics.kind": "galaxy"})    # masses of its own
+    assert (device_plan(other, h200, n).owners["state"]
+            - device_plan(s, h200, n).owners["state"]) == 8 * n
+    assert not device_plan(s, h200, n).refusal()

@@ -150,7 +150,8 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     if src.arrays is not None:      # into tree order: overwrites the counts
         a = src.arrays
         eps_arg = [a.eps] if a.eps is not None else []
-        launch(rt, "prepare.cl", "split_gather", n, i32(n), order, a.pos, a.mass, cube_d,
+        launch(rt, "prepare.cl", "split_gather", n, i32(n), order, a.pos, a.mass,
+               i32(a.mass_step), cube_d,
                *eps_arg, src_hi, src_lo, local=spread_local(rt.info),
                defines={"PER_EPS": 1} if eps_arg else None)
     else:

@@ -84,12 +84,15 @@ def cube_buffers(rt: Runtime, cube: Cube | None, pos: cl.Buffer | None = None, n
 class DeviceArrays:
     """Particles already on the device (hybridtree.state): float64 positions (n x 3)
     and masses (n), in the caller's order; ``eps``: float32 softenings (n), one per
-    particle (None: one softening for all, given to the walk)."""
+    particle (None: one softening for all, given to the walk); ``mass_step``: 1 for a
+    mass per particle, 0 for one mass for all (``mass[0]``: a state of equal masses,
+    :class:`hybridtree.state.DeviceState`)."""
 
     pos: cl.Buffer
     mass: cl.Buffer
     n: int
     eps: cl.Buffer | None = None
+    mass_step: int = 1
 
 
 @dataclass

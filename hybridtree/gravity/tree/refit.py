@@ -59,7 +59,8 @@ def refit_device_tree(tree: DeviceTree, particles: DeviceArrays) -> DeviceTree:
     per_eps = [particles.eps] if particles.eps is not None else []
     keep_cell_keys(tree)        # from the pairs as built, before they move
     launch(rt, "prepare.cl", "split_gather", n, np.int32(n), tree.order, particles.pos,
-           particles.mass, tree.cube_d, *per_eps, tree.src_hi, tree.src_lo,
+           particles.mass, np.int32(particles.mass_step), tree.cube_d, *per_eps,
+           tree.src_hi, tree.src_lo,
            local=spread_local(rt.info), defines={"PER_EPS": 1} if per_eps else None)
     ext = alloc("cell_ext", 4 * tree.n_cells)
     device_moments(tree, ext)
