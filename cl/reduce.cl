@@ -452,10 +452,10 @@ __kernel void type_mass(const int n, __global const uchar *types, const ulong t,
 }
 
 /* flag = 1 if any of the count values is NaN or infinite (writers race, all write 1). */
-__kernel void nonfinite(const int count, __global const double *x, __global int *flag)
+__kernel void nonfinite(const long count, __global const double *x, __global int *flag)
 {
-    const int i = get_global_id(0);
-    if (i < count && !isfinite(x[i]))
+    const size_t i = get_global_id(0);      /* count: 3 n passes 2^31 at 2^30 particles */
+    if (i < (size_t)count && !isfinite(x[i]))
         *flag = 1;
 }
 

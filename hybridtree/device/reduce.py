@@ -292,7 +292,7 @@ class Reducer:
         flag = scratch(self.rt, "reduce.flag", 4)
         cl.enqueue_fill_buffer(self.rt.queue, flag, np.int32(0), 0, 4)   # no wait
         for buf, count in arrays:
-            self._run("nonfinite", count, np.int32(count), buf, flag)
+            self._run("nonfinite", count, np.int64(count), buf, flag)
         return bool(read_small(self.rt, np.empty(1, np.int32), flag)[0] == 0)
 
     def count_sum(self, n: int, counts: cl.Buffer | GroupCounts) -> tuple[int, int]:

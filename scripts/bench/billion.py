@@ -69,7 +69,15 @@ def reference(pos: np.ndarray, mass: np.ndarray, idx: np.ndarray, eps: float) ->
         w = m[None, :] * r2 ** -1.5
         acc += (w[:, :, None] * d).sum(1)
         del src, m, d, r2, w
-    return acc.cpu().numpy()
+    out = acc.cpu().numpy()
+    del sinks, acc
+    torch.cuda.empty_cache()        # the next N's device peak is not to see torch's cache
+    return out
+
+
+def roomiest(paths: list[str]) -> str:
+    """Of ``paths`` (folders that exist), the one on the file system with the most room."""
+    return max((p for p in paths if os.path.isdir(p)), key=lambda p: shutil.disk_usage(p).free)
 
 
 def one(n: int, device: str | None, steps: int, sample: int, seed: int, scratch: str) -> dict:
@@ -128,8 +136,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sample", type=int, default=1000, help="sinks for the force error (0: none)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--timeout", type=float, default=560, help="seconds per N")
-    p.add_argument("--scratch", default="/dev/shm" if os.path.isdir("/dev/shm") else "/tmp",
-                   help="where the sampled run's positions wait for the reference")
+    p.add_argument("--scratch", default=None, help="where the sampled run's positions wait "
+                   "for the reference, 32 bytes a particle (default: the roomiest of "
+                   "/dev/shm, the temporary folder and this folder)")
     p.add_argument("--one", type=int, help=argparse.SUPPRESS)
     p.add_argument("--json", metavar="PATH")
     args = p.parse_args(argv)
@@ -137,10 +146,12 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(one(args.one, args.device, args.steps, args.sample, args.seed,
                              args.scratch)), flush=True)
         return
-    idle = Sampler.used()
-    print(f"# device {args.device}  idle {idle} MiB used", flush=True)
+    args.scratch = args.scratch or roomiest(["/dev/shm", tempfile.gettempdir(), os.getcwd()])
     rows = []
     for n in args.n:
+        idle = Sampler.used()           # each N's own: what an earlier one left is not its
+        print(f"# device {args.device}  idle {idle} MiB used  scratch {args.scratch} "
+              f"({shutil.disk_usage(args.scratch).free / 2**30:.0f} GiB free)", flush=True)
         scratch = tempfile.mkdtemp(dir=args.scratch)
         cmd = [sys.executable, __file__, "--one", str(n), "--steps", str(args.steps),
                "--sample", str(args.sample), "--seed", str(args.seed), "--scratch", scratch]
@@ -162,7 +173,12 @@ def main(argv: list[str] | None = None) -> None:
             continue
         row = json.loads(proc.stdout.strip().splitlines()[-1])
         row["device_peak_mib"] = (s.peak - idle) if (s.ok and idle is not None) else None
+        row["idle_mib"] = idle
         row["wall_s"] = wall
+        print("# run: " + json.dumps({k: row[k] for k in ("n", "setup_s", "step_s",
+                                                           "device_peak_mib", "host_hwm")}),
+              flush=True)
+        write_json(args.json, {"rows": rows + [row]})    # kept should the reference not end
         if args.sample:
             t0 = time.perf_counter()
             pos = np.load(f"{scratch}/pos.npy", mmap_mode="r")
@@ -185,7 +201,7 @@ def main(argv: list[str] | None = None) -> None:
               f"{row['host_hwm'] / 2**30:.1f} GiB  err median {acc.get('median', 0):.3g} "
               f"p99 {acc.get('p99', 0):.3g}  dE {row['energy_error']:.2e}  wall {wall:.0f} s",
               flush=True)
-    write_json(args.json, {"idle_mib": idle, "rows": rows})
+    write_json(args.json, {"rows": rows})
 
 
 if __name__ == "__main__":
