@@ -175,7 +175,7 @@ def test_three_process_hybrid_run(tmp_path):
     """Hybrid tree (n_hard = 4, r_out = 3 core spacings) on 3 processes: the energy error
     stays as small as one process's (32 steps of 1/64: 4.5e-6 and 3.4e-6; they differ by
     the tree error's drift), and the hard LETs are smaller than the soft ones.  32 steps
-    (were 64: 4.2e-6 and 5.3e-6; 14 -> 9 s): with the hard LET cut at r_out / 2 on purpose
+    (were 64: 4.2e-6 and 5.3e-6; 16 -> 9 s): with the hard LET cut at r_out / 2 on purpose
     (hybridtree/parallel/backends.py) three processes end at 4.2e-5, 9.3 times one's, and
     the test fails (16 steps: 5.5 times)."""
     opts = {"mode": "run", "dt": 1 / 64, "steps": 32, "hybrid": True, "r_in": 0.023,
