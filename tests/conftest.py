@@ -49,7 +49,8 @@ def pytest_collection_modifyitems(items):
 
 def order(items: list, table: dict[str, float]) -> None:
     """Sort ``items`` longest first by ``table`` (seconds per test id), a long-marked test
-    it lacks counting LONG_GUESS seconds, the rest in their order.  pytest-xdist
+    it lacks counting LONG_GUESS seconds, the rest in their order; a module's tests
+    together, the modules ordered by their longest test.  pytest-xdist
     (setup.cfg: -n 2, --maxschedchunk 1) hands out tests in this order as workers free up,
     so that the last tests to start are short ones and the two workers end together,
     where a long test left to the end runs alone while the other worker idles."""
@@ -58,7 +59,17 @@ def order(items: list, table: dict[str, float]) -> None:
         guess = LONG_GUESS if any(item.get_closest_marker(m) for m in LONG) else 0.0
         return table.get(item.nodeid, guess)
 
-    items.sort(key=lambda item: -seconds(item))
+    # a module's tests stay together (the modules by their longest test, each longest
+    # first): a module-scoped fixture is set up again each time its module's tests are
+    # resumed after another module's, once per stretch of them (e.g. the MPI share tests'
+    # three mpiexec runs, ~8 s, for each of their long tests dealt apart)
+    module = {}
+    for i, item in enumerate(items):
+        name = item.nodeid.split("::", 1)[0]
+        first, longest = module.get(name, (i, 0.0))
+        module[name] = (first, max(longest, seconds(item)))
+    items.sort(key=lambda item: (-module[item.nodeid.split("::", 1)[0]][1],
+                                 module[item.nodeid.split("::", 1)[0]][0], -seconds(item)))
 
 
 @pytest.fixture(autouse=True)

@@ -175,27 +175,6 @@ def test_linear_growth_of_the_displacements_follows_d():
     assert corr > 0.95
 
 
-@pytest.mark.mpi
-def test_a_cosmological_sphere_is_the_same_bits_for_any_number_of_processes(tmp_path):
-    """Every process makes its share of the sphere from the same field: 1, 2 and 3
-    processes give the particles of the serial sphere, bit for bit."""
-    from hybridtree.config import validate
-    from hybridtree.parallel.comm import Comm
-    from hybridtree.run.simulation import initial_conditions
-    from tests.parallel.test_mpi_share import run_worker
-    spec = {"kind": "cosmo_sphere", "n_grid": 24, "box": 60.0, "radius": 30.0, "seed": 2,
-            "lpt": 2, "cosmology": {"enabled": True, "z_start": 30.0}}
-    s = validate({"ics": {k: v for k, v in spec.items() if k != "cosmology"},
-                  "cosmology": spec["cosmology"]})
-    serial, _ = initial_conditions(s, Units(s.units.length_cm, s.units.mass_g), Comm(None))
-    for k in (1, 2, 3):
-        r = run_worker(k, "ics", [spec], tmp_path)
-        assert np.array_equal(r["ids_0"], serial.ids)
-        for name in ("pos", "vel", "mass"):
-            assert np.array_equal(r[f"{name}_0"].view(np.uint8),
-                                  getattr(serial, name).view(np.uint8)), (k, name)
-
-
 def test_a_hybrid_run_expands_with_the_background_too():
     """The Λ term rides with the soft kicks of the hybrid tree's nested steps."""
     pos, vel, mass, bg = lattice_sphere(5.0, 0.5, 3.0)

@@ -243,7 +243,8 @@ def test_disk_rotation_follows_the_radial_jeans_equation(model, disk_forces):
 # --- (e) equilibrium under hybridtree ---------------------------------------------------------
 
 #: a compact model of 36 000 particles: disk R_d = 2 kpc, z_d = 0.3 kpc; v_c(2 R_d) = 0.87
-#: (180 km/s), so R / v_c = 4.6 (22 Myr) at 2 R_d; evolved to t = 10 (2.2 of those)
+#: (180 km/s), so R / v_c = 4.6 (22 Myr) at 2 R_d; evolved to t = 10 (2.2 of those) in
+#: 100 steps of 0.1
 SMALL = GalaxyParams(halo=Spheroid("hernquist", 10.0, 6.0, 30.0, 3.0, 16_000),
                      disk=Disk(2.0, 2.0, 0.3, 16_000, toomre_q=1.5),
                      bulge=Spheroid("hernquist", 0.5, 0.4, 4.0, 0.4, 4_000))
@@ -269,7 +270,7 @@ def evolve_small(scale_v: float) -> dict:
     pos, vel, mass, _, types = galaxy(SMALL, seed=3)
     vel = vel * scale_v
     h0, s0 = disk_state(pos, vel, types)
-    sim = hybridtree.Simulation(pos, vel, mass, types=types, eps=0.05, dt=0.05, theta=0.6,
+    sim = hybridtree.Simulation(pos, vel, mass, types=types, eps=0.05, dt=0.1, theta=0.6,
                                 quiet=True)
     heights, sigmas = [], []
     for t in (2.0, 4.0, 6.0, 8.0, 10.0):
@@ -283,30 +284,37 @@ def evolve_small(scale_v: float) -> dict:
 
 
 #: bounds on the largest change from t = 0 over t = 2, 4, ..., 10 (2K/|W| at every report,
-#: t = 0 included).  Measured for the model (2 cores, CPU device): |2K/|W| - 1| = 0.006,
-#: height 4.7 %, σ_R(2 R_d) 7.9 % (numerical heating of the 16 000-particle disk: it
-#: halves with 48 000 disk particles).  The same model with every velocity x 0.8 (the
-#: slow test below): 0.36, 28 % and 310 %; x 0.9: 0.19, 16 %, 74 %; x 1.1: 0.21, 35 %, 11 %.
+#: t = 0 included).  Measured for the model (2 cores, CPU device, steps of 0.05; of 0.1:
+#: 0.0064, 4.9 %, 8.1 %): |2K/|W| - 1| = 0.006, height 4.7 %, σ_R(2 R_d) 7.9 % (numerical
+#: heating of the 16 000-particle disk: it halves with 48 000 disk particles).  The same
+#: model with every velocity x 0.8 (the slow test below): 0.36, 28 % and 310 %; x 0.9:
+#: 0.19, 16 %, 74 %; x 1.1: 0.21, 35 %, 11 %.
 BOUNDS = {"virial": 0.02, "height": 0.10, "sigma_r": 0.15}
 
 
 def test_a_small_model_stays_in_equilibrium_under_hybridtree():
-    """The compact model stays within BOUNDS to t = 10.  About 30 s on 2 cores (36 000
-    particles, 200 steps): 2.2 turns at 2 R_d is what the too-slow model below needs to
+    """The compact model stays within BOUNDS to t = 10.  About 15 s on 2 cores (36 000
+    particles, 100 steps): 2.2 turns at 2 R_d is what the too-slow model below needs to
     fail every bound (its docstring), and with fewer disk particles the numerical heating
-    grows (σ_R 7.9 % at 16 000, half that at 48 000) towards the bound of 15 %."""
+    grows (σ_R 7.9 % at 16 000, half that at 48 000; at 8 000 it crossed the bound: 15.2 %)
+    towards the bound of 15 %.  Steps of 0.05 gave the same figures as 0.1 (0.0061, 4.7 %,
+    7.9 % against 0.0064, 4.9 %, 8.1 %) in twice the time.  Broken on purpose (the disk's
+    σ_z 30 % low in hybridtree/ics/galaxy.py's _disk_particles): it failed, the height
+    changed by 27 % (bound 10 %; virial 0.006, σ_R 9.0 %)."""
     change = evolve_small(1.0)
     assert all(change[k] < BOUNDS[k] for k in BOUNDS), change
 
 
 @pytest.mark.slow
 def test_a_model_with_too_slow_velocities_fails_the_equilibrium_bounds():
-    """The bounds fail a model out of equilibrium.  Kept at the full 10 time units (~30 s
-    on 2 cores): the virial ratio is off from t = 0 and the disk's height by t = 3, but its
+    """The bounds fail a model out of equilibrium (steps of 0.1: 0.36, 28 % and 312 %;
+    with 0.05 the same 0.36, 28 % and 310 %; the model at its own velocities, 0.0064,
+    4.9 % and 8.1 %, fails this test).  Kept at the full 10 time units (~15 s on 2
+    cores): the virial ratio is off from t = 0 and the disk's height by t = 3, but its
     radial dispersion at 2 R_d had changed by 3 % at t = 2 and 4 % at t = 4 (bound 15 %;
-    2026-11-29, CPU device), so a shorter run would not fail every bound: 4 % at t = 6,
-    24 % at t = 8 (the disk's instability growing 13 fold from t = 8 to 10: 310 %), too
-    near the bound for a run to t = 8 (20 % less) to fail it on every device."""
+    2026-11-29, CPU device, steps of 0.05), so a shorter run would not fail every bound:
+    4 % at t = 6, 24 % at t = 8 (the disk's instability growing 13 fold from t = 8 to 10:
+    310 %), too near the bound for a run to t = 8 (20 % less) to fail it on every device."""
     change = evolve_small(0.8)
     assert all(change[k] > BOUNDS[k] for k in BOUNDS), change
 

@@ -63,6 +63,23 @@ def test_the_recorded_durations_order_the_tests(tmp_path):
     assert [i.name for i in items] == ["e", "a", "c", "b", "f", "d", "g"]
 
 
+def test_a_module_s_tests_stay_together():
+    """A module's tests are not dealt apart by the order (its module-scoped fixtures would
+    be set up again for each stretch of them): the modules by their longest test, each
+    module's tests longest first."""
+    items = [_Item("a"), _Item("b"), _Item("c"), _Item("d")]
+    items[2].nodeid = "tests/y.py::c"
+    items[3].nodeid = "tests/y.py::d"
+    conftest.order(items, {"tests/x.py::a": 30.0, "tests/x.py::b": 1.0,
+                           "tests/y.py::c": 2.0, "tests/y.py::d": 10.0})
+    assert [i.name for i in items] == ["a", "b", "d", "c"]
+    items = [_Item("a"), _Item("c"), _Item("b")]      # equal longest tests: file order
+    items[1].nodeid = "tests/y.py::c"
+    conftest.order(items, {"tests/x.py::a": 5.0, "tests/y.py::c": 5.0,
+                           "tests/x.py::b": 1.0})
+    assert [i.name for i in items] == ["a", "b", "c"]
+
+
 def test_the_table_names_tests_of_the_suite():
     """Every test id of tests/durations.txt is a test of the suite (a renamed test would
     silently lose its place at the start)."""
