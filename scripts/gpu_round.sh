@@ -18,8 +18,10 @@ export PYTHONPATH=$PWD
 py() { local name=$1 t=$2; shift 2; echo "== $name: $*" >> "$O/index.txt"
        local t0=$(date +%s); timeout "$t" python "$@" > "$D/$name.txt" 2>&1
        echo "   rc=$? $(( $(date +%s) - t0 )) s" >> "$O/index.txt"; cp "$D/$name.txt" "$O/" 2>/dev/null; }
-# code V: run the code before a change (build/old) for V = old, old1, ..., else the working tree
-code() { case $1 in old*) export PYTHONPATH=$PWD/build/old;; *) export PYTHONPATH=$PWD;; esac; }
+# code V: run the code before a change (build/old) for V = old, old1, ..., a second older
+# commit (build/base) for V = base*, else the working tree
+code() { case $1 in old*) export PYTHONPATH=$PWD/build/old;; base*) export PYTHONPATH=$PWD/build/base;;
+         *) export PYTHONPATH=$PWD;; esac; }
 # jz_wheels: the GPU peer jz-fmm from the wheels carried in .device/jz (the machine has no network)
 jz_wheels() { python3 -m pip install -q --no-index --no-deps --root-user-action=ignore .device/jz/*.whl > /dev/null 2>&1; }
 if [ -n "${DRY:-}" ]; then

@@ -87,7 +87,15 @@ def reduce_option_sets(info: DeviceInfo) -> list[tuple[str, dict]]:
 
 class Reducer:
     """The fixed-order reductions on one runtime's device (see :func:`reducer`); ``fuse``
-    False: the GPUs' unfused levels 1 and 2 on any device (tests); None: not on GPUs."""
+    False: the GPUs' unfused levels 1 and 2 on any device (tests); None: not on GPUs.
+    ``rows_apart_from``: from this many particles on, an unfused sum's level-1 rows are
+    made for the call and freed after it (they would sit beside a walk's peak: 2.6 bytes a
+    particle for the radii); below it they are kept between calls (a buffer made and freed
+    each call costs a GPU step time; the same bound as the walk's lists,
+    :meth:`hybridtree.gravity.tuning.WalkTuning.lists_apart`)."""
+
+    #: 2^28 particles: the tree's sorted keys of 2 GiB (WalkTuning.list_kept_bytes / 8)
+    rows_apart_from: int = 1 << 28
 
     def __init__(self, rt: Runtime, fuse: bool | None = None) -> None:
         if not rt.has_fp64:
@@ -133,10 +141,12 @@ class Reducer:
             launch(self.rt, "reduce.cl", name + "2", rows * BLOCK, np.int32(n), *args, out,
                    defines=self._defines(nr), local=BLOCK, fixed=True)
         else:
-            # level-1 rows (8 K / BLOCK B/particle) of this call's own, freed once level 2
-            # is done: kept, they sat beside a walk's peak; the next levels' stay kept
-            out = (self.rt.empty(8 * k * rows) if rows > 1
-                   else scratch(self.rt, names[0], 8 * k * rows))
+            # level-1 rows (8 K / BLOCK B/particle): from rows_apart_from on this call's
+            # own, freed once level 2 is done (kept, they sat beside a walk's peak); the
+            # next levels' stay kept
+            out = (self.rt.empty(8 * k * rows) if rows > 1 and n >= self.rows_apart_from
+                   else scratch(self.rt, "reduce.rows" if rows > 1 else names[0],
+                                8 * k * rows))
             # a level-1 kernel has a work-item per block; the level kernels one per value
             self._run(name, rows * (k if name in _LEVEL_OPS else 1), np.int32(n), *args,
                       out, nr=nr)

@@ -47,7 +47,8 @@ class DeviceBackend(Backend):
             groups = g.n_group or default_group(kind, s.n, criterion.relative, tuning=e.tuning)
             tree = build_device_tree(e.rt, arrays, None, theta=theta, n_leaf=g.n_leaf,
                                      multipole=g.multipole, alloc=e.work, timed=False,
-                                     group_sizes=(groups,))
+                                     group_sizes=(groups,),
+                                     keep_keys=not e.tuning.lists_apart(s.n))
         kept.built(s, tree)
         return tree
 

@@ -156,6 +156,15 @@ class WalkTuning:
     cpu: DeviceTuning = CPU
     other: DeviceTuning = OTHER
 
+    def lists_apart(self, n: int) -> bool:
+        """Whether a tree of ``n`` particles is large enough (its sorted keys, 8 n bytes, at
+        least :attr:`list_kept_bytes`) that the build's keys and the walk's lists take turns:
+        the keys let go once the sink groups are made, the lists made for each walk and let
+        go after it, the reductions' level rows made for each call.  Below it all three are
+        kept between steps: a buffer made and freed each step cost a 2^22 step on the H200
+        about 1 ms (round 142)."""
+        return 8 * n >= self.list_kept_bytes
+
     def device(self, kind: str) -> DeviceTuning:
         """The choices for a kind of device (:attr:`DeviceInfo.kind
         <hybridtree.device.runtime.DeviceInfo.kind>`)."""

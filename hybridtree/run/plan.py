@@ -62,10 +62,10 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
     "tree": (36, "gravity/tree: src_hi, src_lo 32 (the sort's spare halves and the first "
                  "split's counts live inside them until split_gather fills them) and "
                  "order 4 (device_build.py; docs/running.md)"),
-    "tree_keys": (8, "device_build.py: the sorted keys, a buffer of the build's own, let "
-                     "go once the sink groups are made (device_tree.py drop_keys): alive in "
-                     "the build, not in the walk; CPU ledger at 2^16: the tree's 12 B/p "
-                     "(keys, order) at the peak before, 4 (order) in the walk after"),
+    "tree_keys": (8, "device_build.py: the sorted keys; from WalkTuning.lists_apart on (2^28 "
+                     "particles) a buffer of the build's own, let go once the sink groups "
+                     "are made (device_tree.py drop_keys): alive in the build, not in the "
+                     "walk; below it the workspace's, kept (no buffer made each step)"),
     "tree_inverse": (4, "device_tree.py inverse_order, a buffer of its own made when first "
                         "asked for, until the next build: walk.py's sort_back64 asks for it "
                         "each walk (0 where the walk scatters by order instead)"),
@@ -100,15 +100,17 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
                            "counts too: device/reduce.py GroupCounts)"),
     #: entries per group list: the room grows to the longest list (H200, 2^22-2^27)
     "list_room": (32768, "measured: H200, docs/benchmarks.md §7"),
-    "reductions": (0.19, "device/reduce.py: levels 1 and 2 summed in one kernel (K sums: "
+    "reductions": (0.22, "device/reduce.py: levels 1 and 2 summed in one kernel (K sums: "
                          "8 K / 4096), the radii computed in each pass (no buffer); the "
                          "level-1 rows of a sum not fused (the radius, the total mass: "
-                         "8 / 64) made for the call; measured 0.19 (CPU ledger, 2^15)"),
+                         "8 / 64) kept below Reducer.rows_apart_from (with the scratch's "
+                         "growth headroom); measured 0.217 (CPU ledger, a 32^3 box)"),
     "reductions_gpu": (2.6, "device/reduce.py: on GPUs levels 1 and 2 are not fused (speed): "
-                            "the level-1 rows (8 x 21 / 64 = 2.6 for the radii), made for "
-                            "each reduction and freed after it (kept, the H200 held 4.8 "
-                            "B/p beside the walk, round 135); the GPUs' path on the CPU "
-                            "ledger at 2^16: 2.68 B/p at the owner's peak, 0.06 kept"),
+                            "the level-1 rows (8 x 21 / 64 = 2.6 for the radii); from "
+                            "Reducer.rows_apart_from on (2^28) made for each reduction "
+                            "and freed after it (kept, the H200 held 4.8 B/p beside the "
+                            "walk, round 135), below it kept; the GPUs' path on the CPU "
+                            "ledger at 2^16: 2.68 B/p at the owner's peak"),
     "mesh": (72, "gravity/pm_device.py: pm_keys 8, pm_part 32, pm_tmp 32 (interlaced)"),
     "direct": (80, "gravity/direct.py: sinks' hi, lo, out and sources' hi, lo (float4)"),
     "let": (64, "parallel/engine.py: let_pos 24, let_mass 8, x_acc 24, x_pot 8 per local "
@@ -287,8 +289,11 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
             owners["walk"] += _b("walk_info_group") * groups
         rows = _b("reductions_gpu") * (info.kind == "gpu") * n
         owners["reductions"] = _b("reductions") * n + rows
-        made = owners.get("lists", 0) * (_b("tree_keys") * n >= tuning.list_kept_bytes)
-        apart = apart_bytes(_b("tree_keys") * n, made, rows, _b("tree_inverse") * n)
+        if tuning.lists_apart(n):       # keys, lists, rows take turns (WalkTuning.lists_apart)
+            apart = apart_bytes(_b("tree_keys") * n, owners.get("lists", 0), rows,
+                                _b("tree_inverse") * n)
+        elif not direct:                # all kept: the walk's inverse order beside the keys
+            owners["tree"] += _b("tree_inverse") * n
         if box is not None:
             big, all_mesh = mesh_bytes(n_mesh)
             starts = 4 * (n_mesh ** 3 + 1)

@@ -271,10 +271,11 @@ def test_reducer_is_kept_per_context(red):
 
 def test_the_gpus_unfused_levels_keep_no_level_rows(red):
     """The GPUs' path (levels 1 and 2 in two kernels, forced here by ``fuse=False``) gives
-    the fused path's bits and keeps none of its level-1 rows (8 K / BLOCK bytes a
-    particle: 2.6 for the radii's 21 sums) once a reduction is done: kept, they sat
-    beside a run's walk (4.8 B a particle on the H200, issue 56).  What stays are the
-    next levels' rows, BLOCK times fewer."""
+    the fused path's bits.  From ``rows_apart_from`` particles on it keeps none of its
+    level-1 rows (8 K / BLOCK bytes a particle: 2.6 for the radii's 21 sums) once a
+    reduction is done: kept, they sat beside a run's walk (4.8 B a particle on the H200,
+    issue 56); what stays are the next levels' rows, BLOCK times fewer.  Below it the
+    rows are kept between calls (no buffer made each call)."""
     from hybridtree.device.reduce import Reducer
     ledger = red.rt.memory
     if ledger is None:
@@ -284,10 +285,17 @@ def test_the_gpus_unfused_levels_keep_no_level_rows(red):
     p, v, m = dev(red, pos), dev(red, vel), dev(red, mass)
     fused = red.moments(n, p, v, m), red.lagrangian_radii(n, p, m, np.zeros(3))
     gpu_path = Reducer(red.rt, fuse=False)
+    gpu_path.rows_apart_from = n
     before = ledger.live["reductions"]
     got = gpu_path.moments(n, p, v, m), gpu_path.lagrangian_radii(n, p, m, np.zeros(3))
     red.rt.queue.finish()
     kept = ledger.live["reductions"] - before
     assert kept <= 8 * 21 * n / BLOCK**2 * 1.2 + 4096, kept / n       # 0.05 B/p, not 2.6
+    gpu_path.rows_apart_from = n + 1
+    again = gpu_path.moments(n, p, v, m), gpu_path.lagrangian_radii(n, p, m, np.zeros(3))
+    red.rt.queue.finish()
+    kept = ledger.live["reductions"] - before
+    assert kept >= 8 * 21 * n / BLOCK, kept / n                         # the rows, kept
+    assert again[1] == got[1] and all(same_bits(again[0][key], got[0][key]) for key in got[0])
     assert got[1] == fused[1] == host_lagrangian_radii(pos, mass, np.zeros(3))
     assert all(same_bits(got[0][key], fused[0][key]) for key in fused[0])

@@ -176,6 +176,38 @@ def test_the_sorted_keys_are_let_go_once_the_sink_groups_are_made(runtime):
                           np.arange(n))
 
 
+def test_kept_keys_stay_with_the_tree_and_are_not_made_again(runtime):
+    """Below WalkTuning.lists_apart's size a run's build keeps the sorted keys in the
+    workspace (``keep_keys``): the sink groups do not let them go, and the next build of
+    the same size makes no buffer (a buffer made and freed each step cost the H200 time);
+    the keys are the host's either way."""
+    from hybridtree.device.transfer import Workspace
+    from hybridtree.gravity.tree import build_tree
+    from hybridtree.gravity.tree.device_build import build_device_tree, device_groups
+    from hybridtree.gravity.tuning import WalkTuning
+    from hybridtree.ics import plummer
+
+    if not runtime.has_fp64:
+        pytest.skip("the build's float64 path")
+    n = 5000
+    assert not WalkTuning().lists_apart(n) and WalkTuning(list_kept_bytes=8 * n).lists_apart(n)
+    pos, _, mass = plummer(n, seed=7)
+    work = Workspace(runtime)
+    tree = build_device_tree(runtime, pos, mass, alloc=work, group_sizes=(32,),
+                             keep_keys=True)
+    device_groups(tree, 32)
+    assert tree.keys is work.buffers["keys"]
+    host = build_tree(pos, mass, cube=tree.cube)
+    assert np.array_equal(tree.to_host()["keys"], host.keys)
+    gc.collect()
+    live = runtime.memory.live["tree"]
+    again = build_device_tree(runtime, pos, mass, alloc=work, group_sizes=(32,),
+                              keep_keys=True)
+    device_groups(again, 32)
+    gc.collect()
+    assert runtime.memory.live["tree"] == live and again.keys is work.buffers["keys"]
+
+
 @pytest.mark.parametrize("n_leaf", [16, 1])
 def test_the_lets_cell_rows_are_made_only_when_asked_for(runtime, n_leaf):
     """A tree keeps 4 bytes a cell of its own (its level) besides its links and

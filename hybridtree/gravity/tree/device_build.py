@@ -61,7 +61,8 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
                       n_leaf: int = 16, multipole: str = "monopole",
                       cube: Cube | None = None, prepare_on_device: bool | None = None,
                       alloc=None, eps: np.ndarray | None = None,
-                      timed: bool = True, group_sizes: tuple[int, ...] = ()) -> DeviceTree:
+                      timed: bool = True, group_sizes: tuple[int, ...] = (),
+                      keep_keys: bool = False) -> DeviceTree:
     """Build the octree of ``pos`` (N, 3) float64 with masses ``mass`` (N,) on ``rt``'s device.
 
     ``cube`` defaults to :func:`device_cube`; its side must be a power of two.
@@ -75,7 +76,9 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     false: enqueue all and wait only where a count is read (a run's steps, timed by
     device markers).  ``group_sizes``: sink-group sizes the walks will ask for
     (:func:`device_groups`): their first split is counted with the cells', so that one
-    wait reads both.
+    wait reads both.  ``keep_keys``: the sorted keys in ``alloc``'s buffer "keys", kept
+    with the tree (no allocation a build; 8 bytes a particle at the walk's peak), else a
+    buffer of the tree's own let go once the sink groups are made (:func:`drop_keys`).
     """
     work = alloc
     alloc = allocator(rt, alloc)
@@ -118,7 +121,8 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
     i32 = np.int32
     src_hi = alloc("src_hi", max(16 * n, 4 * (n + 1)))         # 16 B/particle
     src_lo = alloc("src_lo", max(16 * n, 4 * (2 * n + 1)))     # 16 B/particle
-    bufs = SortBuffers(keys=rt.empty(8 * n), order=alloc("order", 4 * n),  # 8 + 4 B/p
+    keys = alloc("keys", 8 * n) if keep_keys else rt.empty(8 * n)   # 8 B/particle
+    bufs = SortBuffers(keys=keys, order=alloc("order", 4 * n),      # + 4 B/particle
                        spare_keys=src_hi, spare_vals=src_lo)
     key_bits = 3 * BITS
     if n:
@@ -166,7 +170,8 @@ def build_device_tree(rt: Runtime, pos: np.ndarray | DeviceArrays, mass: np.ndar
                       multipole=multipole, n=n, n_cells=int(n_cells), order=order, keys=skeys,
                       src_hi=src_hi, src_lo=src_lo, levels=levels, link=link, cell_hi=cell_hi,
                       cell_lo=cell_lo, cell_quad=cell_quad, cell_eps=cell_eps, timings=t,
-                      alloc=work, cube_d=cube_d, cube_f=cube_f, leaf_splits=splits)
+                      alloc=work, cube_d=cube_d, cube_f=cube_f, leaf_splits=splits,
+                      keys_kept=keep_keys)
     device_moments(tree)
     phase("moments", t3)
     if isinstance(work, Workspace):

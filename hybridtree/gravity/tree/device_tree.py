@@ -39,8 +39,9 @@ class DeviceTree:
     n: int                      # particles
     n_cells: int
     order: cl.Buffer            # uint32 (N,) caller index of the i-th particle in tree order
-    #: uint64 (N,) sorted Morton keys, a buffer of the tree's own (not the workspace's);
-    #: None once let go (:func:`drop_keys`): :func:`sorted_keys` forms them again
+    #: uint64 (N,) sorted Morton keys, a buffer of the tree's own or the workspace's
+    #: (:attr:`keys_kept`); None once let go (:func:`drop_keys`): :func:`sorted_keys`
+    #: forms them again
     keys: cl.Buffer | None
     src_hi: cl.Buffer           # float4 (N,) tree order: x, y, z hi (cube-centre relative), m
     src_lo: cl.Buffer           # float4 (N,) lo parts; w: the softening eps (PER_EPS) or 0
@@ -69,6 +70,8 @@ class DeviceTree:
     #: the sorted keys are let go (:func:`keep_cell_keys`): all a refit needs of the keys
     cell_keys: cl.Buffer | None = None
     alloc: object = None        # where this tree's buffers came from (its groups' too)
+    #: the sorted keys are the workspace's, kept with the tree (not let go: drop_keys)
+    keys_kept: bool = False
     #: the cube on the device (:func:`cube_buffers`): float64 corner, side, centre (None
     #: without double precision) and float32 side, key scale
     cube_d: cl.Buffer | None = None
@@ -166,7 +169,7 @@ def drop_keys(tree: DeviceTree) -> None:
     the keys of the cells' first particles only, which it makes before it moves the pairs
     (:func:`keep_cell_keys`); a tree refitted with its keys (its pairs moved) keeps them.
     Sink groups of another size form them again (:func:`sorted_keys`)."""
-    if tree.cell_ext is None:
+    if tree.cell_ext is None and not tree.keys_kept:
         tree.keys = None
 
 
