@@ -105,13 +105,16 @@ class ProcessDevices:
             hit = self.probes[key] = (d.label, probe(d, dev))
         return hit[1]
 
-    def runtime(self, device: str | None = None, need_bytes: int = 0) -> Runtime:
-        """The runtime for the chosen device (:func:`get_runtime`)."""
-        key = (device, int(need_bytes), os.environ.get("HYBRIDTREE_DEVICE"),
-               os.environ.get("PYOPENCL_CTX"), self.slot)
-        info = self.chosen.get(key)
+    def runtime(self, device: str | None = None, need_bytes: "Need" = 0) -> Runtime:
+        """The runtime for the chosen device (:func:`get_runtime`; a need per device is
+        weighed afresh each call: a run's, once)."""
+        key = (device, need_bytes if callable(need_bytes) else int(need_bytes),
+               os.environ.get("HYBRIDTREE_DEVICE"), os.environ.get("PYOPENCL_CTX"), self.slot)
+        info = None if callable(need_bytes) else self.chosen.get(key)
         if info is None:
-            info = self.chosen[key] = choose_device(device, need_bytes, slot=self.slot)
+            info = choose_device(device, need_bytes, slot=self.slot)
+            if not callable(need_bytes):
+                self.chosen[key] = info
         key = (info.platform_index, info.device_index)
         rt = self.runtimes.get(key)
         if rt is None:
@@ -171,14 +174,21 @@ def set_device_slot(slot: int) -> None:
     PROCESS_DEVICES.slot = int(slot)
 
 
-def usable(d: DeviceInfo, need_bytes: int = 0) -> str:
+#: Device memory a run needs (bytes; 0: unknown), or what it needs on a given device (a
+#: run's memory plan depends on the device: hybridtree.run.plan.device_plan)
+Need = int | Callable[[DeviceInfo], int]
+
+
+def usable(d: DeviceInfo, need_bytes: Need = 0) -> str:
     """Why the automatic choice passes ``d`` over before probing it ("" when it does
-    not): a simulator, or less global memory than ``need_bytes`` (a known size only)."""
+    not): a simulator, or less global memory than ``need_bytes`` (a known size only;
+    a callable: what the run needs on ``d``)."""
     if d.simulator:
         return "a simulator"
-    if need_bytes and d.global_mem_size and d.global_mem_size < need_bytes:
+    need = need_bytes(d) if callable(need_bytes) else need_bytes
+    if need and d.global_mem_size and d.global_mem_size < need:
         return (f"{d.global_mem_size / 2**30:.3g} GiB of memory, the run needs "
-                f"{need_bytes / 2**30:.3g} GiB")
+                f"{need / 2**30:.3g} GiB")
     return ""
 
 
@@ -216,7 +226,7 @@ def _working(devices: list[DeviceInfo], check: Check | None
     return good, bad
 
 
-def _best(devices: list[DeviceInfo], need_bytes: int = 0, what: str = "the automatic choice",
+def _best(devices: list[DeviceInfo], need_bytes: Need = 0, what: str = "the automatic choice",
           check: Check | None = None, slot: int = 0) -> DeviceInfo:
     """The automatic choice among ``devices``: :func:`_rank` (by ``slot``) of those that
     are no simulator, hold ``need_bytes`` (bytes of device memory, 0: not checked) and
@@ -233,7 +243,7 @@ def _best(devices: list[DeviceInfo], need_bytes: int = 0, what: str = "the autom
     return _rank(good, slot)
 
 
-def _match(spec: str, devices: list[DeviceInfo], need_bytes: int = 0,
+def _match(spec: str, devices: list[DeviceInfo], need_bytes: Need = 0,
            check: Check | None = None, slot: int = 0) -> DeviceInfo:
     """The device a choice ``spec`` names (see the module docstring), probed with
     ``check``: a named device that fails it is an error, not passed over; ``slot``: which
@@ -267,11 +277,12 @@ def _match(spec: str, devices: list[DeviceInfo], need_bytes: int = 0,
     return _rank(good, slot)
 
 
-def choose_device(spec: str | None = None, need_bytes: int = 0,
+def choose_device(spec: str | None = None, need_bytes: Need = 0,
                   slot: int | None = None) -> DeviceInfo:
     """Resolve a device choice (see the module docstring) to one device that passed the
     device probe, with the probe's math (:attr:`DeviceInfo.rsqrt_mode`); ``need_bytes``:
-    device memory the run needs (:func:`memory_needed`), 0 when unknown; ``slot``: which
+    device memory the run needs (:func:`memory_needed`), 0 when unknown, or a callable
+    giving it per device (a run's plan); ``slot``: which
     of several matches (default: the process's, :func:`set_device_slot`)."""
     slot = PROCESS_DEVICES.slot if slot is None else int(slot)
     devices = list_devices()
@@ -286,7 +297,7 @@ def choose_device(spec: str | None = None, need_bytes: int = 0,
     return _best(devices, need_bytes, check=probe_device, slot=slot)
 
 
-def get_runtime(device: str | None = None, need_bytes: int = 0) -> Runtime:
+def get_runtime(device: str | None = None, need_bytes: Need = 0) -> Runtime:
     """The process's runtime for the chosen device (created once, then reused; the
     choice itself is remembered per request, memory need, environment and slot, so that
     a call in a hot path enumerates no platforms).  ``need_bytes``: see

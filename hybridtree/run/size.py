@@ -8,6 +8,7 @@ on every process together under MPI."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 import os
 from pathlib import Path
 
@@ -15,8 +16,8 @@ from ..config.settings import Settings, ics_file_error
 from ..ics.threads import draw_threads
 from ..io.hdf5_columns import ROWS as SNAPSHOT_ROWS
 from ..io.snapshot import SnapshotError, count_particles
-from ..device.choice import choose_device, get_runtime, memory_needed, set_device_slot
-from ..device.runtime import DeviceError
+from ..device.choice import choose_device, get_runtime, set_device_slot
+from ..device.runtime import DeviceError, DeviceInfo
 from ..parallel.comm import Comm, node_local_rank
 from .plan import device_plan
 from .processes import RunError, together
@@ -109,10 +110,16 @@ def per_process(n_total: int, size: int, n_local: int = 0) -> int:
     return max(int(n_local), math.ceil(MPI_SLACK * int(n_total) / size))
 
 
-def device_need(n_total: int, size: int, n_local: int = 0) -> int:
-    """Device memory (bytes) one process asks of its device for a run of ``n_total``
-    particles on ``size`` processes (:func:`hybridtree.device.choice.memory_needed`)."""
-    return memory_needed(per_process(n_total, size, n_local))
+def device_need(settings: Settings, n_total: int, size: int,
+                n_local: int = 0) -> Callable[[DeviceInfo], int]:
+    """Device memory (bytes) one process asks of a device for a run of ``n_total``
+    particles on ``size`` processes: its memory plan on that device
+    (:func:`hybridtree.run.plan.device_plan`, everything the run takes there)."""
+    n_proc = per_process(n_total, size, n_local)
+
+    def need(info: DeviceInfo) -> int:
+        return device_plan(settings, info, n_proc, size).total
+    return need
 
 
 def host_memory_available() -> tuple[int | None, str]:
@@ -226,16 +233,15 @@ def _device_for(settings: Settings, n_total: int, n_proc: int, size: int):
     """The run's runtime, once its device is known to hold the run's plan
     (:func:`hybridtree.run.plan.device_plan`): a plan the device cannot hold is refused
     before the runtime (its context) is made, so nothing is allocated."""
-    need = memory_needed(n_proc)
     each = f" ({n_proc} per process)" if size > 1 else ""
     choice = settings.gravity.device or None
-    try:
-        info = choose_device(choice, need)
+    try:                            # the plan on each device the choice weighs
+        info = choose_device(choice, device_need(settings, n_total, size, n_proc))
     except DeviceError as exc:
         if "the run needs" not in str(exc):         # not a matter of memory
             raise
-        raise DeviceError(f"N = {n_total} particles{each} need about {_size(need)} of device "
-                          f"memory: {exc}") from None
+        raise DeviceError(f"N = {n_total} particles{each} need more device memory than "
+                          f"there is: {exc}") from None
     plan = device_plan(settings, info, n_proc, size)
     why = plan.refusal()
     if plan.mesh_refusal():                     # the mesh's own words and remedy
@@ -244,7 +250,7 @@ def _device_for(settings: Settings, n_total: int, n_proc: int, size: int):
         more = "more processes" if size > 1 else "several processes (mpiexec)"
         raise DeviceError(f"N = {n_total} particles{each} {why}; use fewer particles or "
                           f"{more}")
-    rt = get_runtime(choice, need)
+    rt = get_runtime(choice, plan.total)
     rt.memory.context = plan.context            # the end: line's estimate of the driver's
     return rt
 

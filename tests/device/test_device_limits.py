@@ -62,6 +62,23 @@ def test_the_automatic_choice_skips_devices_too_small_for_the_run():
     assert _best([unknown], need) == unknown
 
 
+def test_the_automatic_choice_weighs_a_runs_plan_on_each_device():
+    """A run's need is its memory plan, which depends on the device: a 2^30 Plummer run
+    needs about 133 B a particle on an H200 (143 GB), which the flat 351 B/particle
+    figure of memory_needed would have refused (issue 56)."""
+    from hybridtree.config.settings import validate
+    from hybridtree.run.size import device_need
+    h200 = _dev(2, "NVIDIA H200", mem=143771 / 1024, vendor="nvidia", fp64=True,
+                max_mem_alloc_size=35942 << 20)
+    settings = validate({"ics": {"kind": "plummer", "n": 1 << 20}})
+    n = 1 << 30
+    need = device_need(settings, n, 1)
+    assert memory_needed(n) > h200.global_mem_size > need(h200) > 100 * n
+    assert _best([SMALL_GPU, h200], need) == h200
+    with pytest.raises(DeviceError, match="the run needs"):
+        _best([SMALL_GPU, h200], device_need(settings, 2 * n, 1))
+
+
 def test_choose_device_passes_the_memory_need_on(monkeypatch):
     monkeypatch.setattr(opencl, "list_devices", lambda: [OCLGRIND, SMALL_GPU, BIG_GPU])
     monkeypatch.setattr(opencl, "probe_device", lambda d: Probe(True))  # made by hand
@@ -148,7 +165,8 @@ def test_forces_on_a_device_that_reports_small_limits():
 
 def test_runs_and_the_api_tell_the_device_choice_their_memory_need(monkeypatch):
     """The automatic choice can pass over a device too small for the run only if the run
-    says how much it needs: the API and Simulation pass memory_needed(n)."""
+    says how much it needs: the API passes memory_needed(n), Simulation its memory plan
+    on each device weighed (context and buffers)."""
     import hybridtree
     from hybridtree.gravity import api as gravity
     from hybridtree.device import choice as opencl
@@ -165,7 +183,13 @@ def test_runs_and_the_api_tell_the_device_choice_their_memory_need(monkeypatch):
     pos, vel, mass = plummer(700, seed=1)
     gravity.accelerations(pos, mass, 0.01)
     hybridtree.Simulation(pos, vel, mass, quiet=True)
-    assert seen == [opencl.memory_needed(700, state=False), opencl.memory_needed(700)]
+    from hybridtree.run.plan import context_bytes
+    assert seen[0] == opencl.memory_needed(700, state=False)
+    assert callable(seen[1]) and len(seen) == 2
+    cpu, gpu = replace(CPU, fp64=True), replace(BIG_GPU, fp64=True)   # state on the device
+    assert context_bytes(cpu) + 100 * 700 < seen[1](cpu) < context_bytes(cpu) + 2000 * 700
+    # a GPU's plan adds the list walk's and the staging's buffers, whatever N
+    assert seen[1](cpu) - context_bytes(cpu) < seen[1](gpu) - context_bytes(gpu) < 1 << 30
 
 
 def test_the_slot_is_passed_down_not_a_module_switch(monkeypatch):
