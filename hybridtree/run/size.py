@@ -240,8 +240,9 @@ def _device_for(settings: Settings, n_total: int, n_proc: int, size: int):
     except DeviceError as exc:
         if "the run needs" not in str(exc):         # not a matter of memory
             raise
-        raise DeviceError(f"N = {n_total} particles{each} need more device memory than "
-                          f"there is: {exc}") from None
+        # none holds the plan: the words of the plan on the device the choice takes
+        # when memory is not weighed (a mesh too large, or the owners that do not fit)
+        info = choose_device(choice)
     plan = device_plan(settings, info, n_proc, size)
     why = plan.refusal()
     if plan.mesh_refusal():                     # the mesh's own words and remedy
