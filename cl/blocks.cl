@@ -20,6 +20,8 @@
 #define NBINS 64
 #endif
 
+#include "wide4.cl"
+
 /* The bin of every particle with bin >= kmin (all with kmin = 0): the smallest k >= kmin,
    k <= kmax, with dt_max / 2^k <= eta sqrt(eps / |a + lam x|).  q = (dt_max / dt)^2 is
    divided by 4 per bin: exact in binary, so both backends agree to the bit. */
@@ -321,16 +323,8 @@ __kernel void group_floor(const int n_groups, const int n_sinks, __global const 
 }
 
 /* group_floor of a float32 part (hybridtree/state/device.py: a float4 per particle, its
-   net force s apart): each acceleration widened as cl/state.cl wide4 does, so the bound
-   is group_floor's of the float64 part, bit for bit. */
-inline double wide_floor(const float a, __global const double *s, const int c)
-{
-    double x = (double)a;
-    if (s[3] != 0.0)
-        x = x - s[c] / s[3];
-    return x;
-}
-
+   net force s apart): each acceleration widened by wide4 (cl/wide4.cl), so the bound is
+   group_floor's of the float64 part, bit for bit. */
 __kernel void group_floor4(const int n_groups, const int n_sinks, __global const int2 *ranges,
                            __global const uint *caller, __global const float4 *acc,
                            __global const double *s, const double alpha,
@@ -345,8 +339,7 @@ __kernel void group_floor4(const int n_groups, const int n_sinks, __global const
         if (caller[j] >= (uint)n_sinks)
             continue;
         const float4 q = acc[caller[j]];
-        const double x = wide_floor(q.x, s, 0), y = wide_floor(q.y, s, 1),
-                     z = wide_floor(q.z, s, 2);
+        const double x = wide4(q.x, s, 0), y = wide4(q.y, s, 1), z = wide4(q.z, s, 2);
         a2 = fmin(a2, x * x + y * y + z * z);
     }
     g_half[g].w = (float)(alpha * sqrt(a2));
