@@ -59,6 +59,31 @@ diag_every = {diag_every}
 """
 
 
+def device_state_mark():
+    """The skip mark (a module's ``pytestmark``) of the tests of device states: a device
+    state needs double precision on the device."""
+    import pytest
+    return pytest.mark.skipif(not get_runtime().has_fp64,
+                              reason="no double precision on this device: no device state")
+
+
+def state_settings(*names: str) -> dict:
+    """The gravity settings the device-state tests step, by name, in the order of ``names``:
+    "plain", "hybrid" (a changeover with 3 hard steps), "relative" (the relative opening
+    criterion) and "plain quadrupole"."""
+    from hybridtree.gravity.engine import GravitySettings
+    from hybridtree.gravity.splitting import Changeover
+    every = {
+        "plain": GravitySettings(eps=0.01, theta=0.6, n_leaf=8),
+        "hybrid": GravitySettings(eps=0.01, theta=0.6, n_leaf=8,
+                                  changeover=Changeover(0.01, 0.1), n_hard=3),
+        "relative": GravitySettings(eps=0.01, theta=0.6, n_leaf=8, opening="relative",
+                                    alpha=0.002),
+        "plain quadrupole": GravitySettings(eps=0.01, theta=0.6, multipole="quadrupole"),
+    }
+    return {name: every[name] for name in names}
+
+
 def stepping(pos, vel, mass, g, backend: str = "host", pot_part: str | None = None,
              uniform: bool = False):
     """(state, scheme) of particles with gravity settings ``g``
