@@ -161,6 +161,12 @@ class WalkTuning:
         <hybridtree.device.runtime.DeviceInfo.kind>`)."""
         return self.gpu if kind == "gpu" else self.cpu if kind == "cpu" else self.other
 
+    def lists_per_walk(self, n: int) -> bool:
+        """Whether the list walk's lists are made for each walk of a tree of ``n``
+        particles and let go after it (not kept between walks): where the tree build's
+        sorted keys, 8 bytes a particle, take ``list_kept_bytes`` or more."""
+        return 8 * n >= self.list_kept_bytes
+
     def for_kind(self, kind: str, **changes: Any) -> WalkTuning:
         """This tuning with ``changes`` (fields of :class:`DeviceTuning`) made to the
         choices of ``kind`` (tests, tuning scripts)."""

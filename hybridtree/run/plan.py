@@ -287,7 +287,7 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
             owners["walk"] += _b("walk_info_group") * groups
         rows = _b("reductions_gpu") * (info.kind == "gpu") * n
         owners["reductions"] = _b("reductions") * n + rows
-        made = owners.get("lists", 0) * (_b("tree_keys") * n >= tuning.list_kept_bytes)
+        made = owners.get("lists", 0) * tuning.lists_per_walk(n)
         apart = apart_bytes(_b("tree_keys") * n, made, rows, _b("tree_inverse") * n)
         if box is not None:
             big, all_mesh = mesh_bytes(n_mesh)
