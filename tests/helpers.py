@@ -104,6 +104,21 @@ def stepping(pos, vel, mass, g, backend: str = "host", pot_part: str | None = No
     return state, scheme
 
 
+def clumps_across_faces(seed: int) -> tuple[np.ndarray, float, float, np.random.Generator]:
+    """Points for the periodic friends-of-friends tests: 1500, half in Gaussian clumps
+    (sigma 0.4) on a face, an edge and a corner of a periodic box of side 10 and one inside
+    it (so some points lie outside the box), half uniform in it.  Returns (positions,
+    linking length 0.75 mean spacings: near percolation, box side, the generator that drew
+    them, for what the test draws next)."""
+    rng = np.random.default_rng(seed)
+    n, box = 1500, 10.0
+    centres = np.array([[0.0, 5.0, 5.0], [10.0, 10.0, 5.0], [0.0, 0.0, 0.0], [5.0, 5.0, 5.0]])
+    pos = np.concatenate([centres[rng.integers(0, 4, n // 2)]
+                          + rng.normal(scale=0.4, size=(n // 2, 3)),
+                          rng.uniform(0, 10, (n - n // 2, 3))])
+    return pos, 0.75 * 10 / n ** (1 / 3), box, rng
+
+
 def same_counts_but_at_the_border(pp1, pc1, pp2, pc2):
     """Interaction counts of two different walk kernels.  Under -cl-fast-relaxed-math
     each kernel may round a cell's distance its own way, so a cell exactly at the border
