@@ -20,6 +20,8 @@
 #define NBINS 64
 #endif
 
+#include "wide4.cl"
+
 /* The bin of every particle with bin >= kmin (all with kmin = 0): the smallest k >= kmin,
    k <= kmax, with dt_max / 2^k <= eta sqrt(eps / |a + lam x|).  q = (dt_max / dt)^2 is
    divided by 4 per bin: exact in binary, so both backends agree to the bit. */
@@ -300,35 +302,45 @@ __kernel void pack_windows(const int n_windows, const int window,
 }
 
 /* alpha |a_old| of each group's weakest sink into the w of its half-sides (the relative
-   opening criterion's bound, cl/walkcommon.cl); caller[j]: sink j's row of acc, which
-   has rows below n_sinks only (the others: received LET entries, not sinks). */
+   opening criterion's bound, cl/walkcommon.cl): a kernel's body, A2 the squared
+   acceleration of sink j (an expression of j); caller[j]: sink j's row of acc, which has
+   rows below n_sinks only (the others: received LET entries, not sinks). */
+#define GROUP_FLOOR(A2)                                             \
+    const int g = get_global_id(0);                                 \
+    if (g >= n_groups)                                              \
+        return;                                                     \
+    const int2 r = ranges[g];                                       \
+    double a2 = INFINITY;                                           \
+    for (int j = r.x; j < r.x + r.y; j++) {                         \
+        if (caller[j] >= (uint)n_sinks)                             \
+            continue;                                               \
+        a2 = fmin(a2, A2);                                          \
+    }                                                               \
+    g_half[g].w = (float)(alpha * sqrt(a2))
+
+/* |a|^2 of row k of a float64 part (n x 3) */
+static inline double acc2(__global const double *acc, const uint k)
+{
+    const size_t c = 3 * (size_t)k;
+    return acc[c] * acc[c] + acc[c + 1] * acc[c + 1] + acc[c + 2] * acc[c + 2];
+}
+
 __kernel void group_floor(const int n_groups, const int n_sinks, __global const int2 *ranges,
                           __global const uint *caller, __global const double *acc,
                           const double alpha, __global float4 *g_half)
 {
-    const int g = get_global_id(0);
-    if (g >= n_groups)
-        return;
-    const int2 r = ranges[g];
-    double a2 = INFINITY;
-    for (int j = r.x; j < r.x + r.y; j++) {
-        if (caller[j] >= (uint)n_sinks)
-            continue;
-        const size_t c = 3 * (size_t)caller[j];
-        a2 = fmin(a2, acc[c] * acc[c] + acc[c + 1] * acc[c + 1] + acc[c + 2] * acc[c + 2]);
-    }
-    g_half[g].w = (float)(alpha * sqrt(a2));
+    GROUP_FLOOR(acc2(acc, caller[j]));
 }
 
-/* group_floor of a float32 part (hybridtree/state/device.py: a float4 per particle, its
-   net force s apart): each acceleration widened as cl/state.cl wide4 does, so the bound
-   is group_floor's of the float64 part, bit for bit. */
-inline double wide_floor(const float a, __global const double *s, const int c)
+/* |a|^2 of row k of a float32 part (hybridtree/state/device.py: a float4 per particle, its
+   net force s apart), each component widened by wide4 (cl/wide4.cl): acc2 of the float64
+   part, bit for bit, so group_floor4's bound is group_floor's. */
+static inline double acc2_4(__global const float4 *acc, __global const double *s,
+                            const uint k)
 {
-    double x = (double)a;
-    if (s[3] != 0.0)
-        x = x - s[c] / s[3];
-    return x;
+    const float4 q = acc[k];
+    const double x = wide4(q.x, s, 0), y = wide4(q.y, s, 1), z = wide4(q.z, s, 2);
+    return x * x + y * y + z * z;
 }
 
 __kernel void group_floor4(const int n_groups, const int n_sinks, __global const int2 *ranges,
@@ -336,18 +348,5 @@ __kernel void group_floor4(const int n_groups, const int n_sinks, __global const
                            __global const double *s, const double alpha,
                            __global float4 *g_half)
 {
-    const int g = get_global_id(0);
-    if (g >= n_groups)
-        return;
-    const int2 r = ranges[g];
-    double a2 = INFINITY;
-    for (int j = r.x; j < r.x + r.y; j++) {
-        if (caller[j] >= (uint)n_sinks)
-            continue;
-        const float4 q = acc[caller[j]];
-        const double x = wide_floor(q.x, s, 0), y = wide_floor(q.y, s, 1),
-                     z = wide_floor(q.z, s, 2);
-        a2 = fmin(a2, x * x + y * y + z * z);
-    }
-    g_half[g].w = (float)(alpha * sqrt(a2));
+    GROUP_FLOOR(acc2_4(acc, s, caller[j]));
 }

@@ -149,16 +149,23 @@ __kernel void reduce_rows_max(const int m, const int K, __global const double *i
    read, so the same bits).  M(p) is particle p's. */
 #define M(p) mass[(size_t)(p) * (size_t)mass_step]
 
-/* The net force's terms of particle p: m ax, m ay, m az, m. */
+/* The net force's terms of a particle of mass m and acceleration (ax, ay, az): m ax, m ay,
+   m az, m (net_t and net_t4 load them). */
+static inline void net_m(const double m, const double ax, const double ay, const double az,
+                         double *t)
+{
+    t[0] = m * ax;
+    t[1] = m * ay;
+    t[2] = m * az;
+    t[3] = m;
+}
+
+/* The net force's terms of particle p. */
 static inline void net_t(__global const double *mass, const int mass_step,
                          __global const double *acc,
                          const size_t p, double *t)
 {
-    const double m = M(p);
-    t[0] = m * acc[3 * p];
-    t[1] = m * acc[3 * p + 1];
-    t[2] = m * acc[3 * p + 2];
-    t[3] = m;
+    net_m(M(p), acc[3 * p], acc[3 * p + 1], acc[3 * p + 2], t);
 }
 
 /* Level 1 of the net force. */
@@ -183,12 +190,8 @@ static inline void net_t4(__global const double *mass, const int mass_step,
                           __global const float4 *acc,
                           const size_t p, double *t)
 {
-    const double m = M(p);
     const float4 a = acc[p];
-    t[0] = m * (double)a.x;
-    t[1] = m * (double)a.y;
-    t[2] = m * (double)a.z;
-    t[3] = m;
+    net_m(M(p), (double)a.x, (double)a.y, (double)a.z, t);
 }
 
 __kernel void net_terms4(const int n, __global const double *mass, const int mass_step,
@@ -205,10 +208,11 @@ __kernel REQD_BLOCK void net_terms42(const int n, __global const double *mass,
 }
 
 /* The moments' terms of particle p: m, m x (3), kinetic, potential, m v (3),
-   m (x cross v) (3), m |x|^2 (for the Lambda term's potential energy). */
-static inline void moment_t(__global const double *pos, __global const double *vel,
+   m (x cross v) (3), m |x|^2 (for the Lambda term's potential energy); u: its potential,
+   loaded by the caller (moment_t, moment_t4), used only where has_pot. */
+static inline void moment_u(__global const double *pos, __global const double *vel,
                             __global const double *mass, const int mass_step,
-                            __global const double *pot, const int has_pot, const size_t p,
+                            const double u, const int has_pot, const size_t p,
                             double *t)
 {
     const double m = M(p), h = 0.5 * m;
@@ -219,7 +223,7 @@ static inline void moment_t(__global const double *pos, __global const double *v
     t[2] = m * y;
     t[3] = m * z;
     t[4] = h * ((vx * vx + vy * vy) + vz * vz);
-    t[5] = has_pot ? h * pot[p] : 0.0;
+    t[5] = has_pot ? h * u : 0.0;
     t[6] = m * vx;
     t[7] = m * vy;
     t[8] = m * vz;
@@ -227,6 +231,15 @@ static inline void moment_t(__global const double *pos, __global const double *v
     t[10] = m * (z * vx - x * vz);
     t[11] = m * (x * vy - y * vx);
     t[12] = m * ((x * x + y * y) + z * z);
+}
+
+/* moment_u of a state of float64 parts: the potential pot[p]. */
+static inline void moment_t(__global const double *pos, __global const double *vel,
+                            __global const double *mass, const int mass_step,
+                            __global const double *pot, const int has_pot, const size_t p,
+                            double *t)
+{
+    moment_u(pos, vel, mass, mass_step, has_pot ? pot[p] : 0.0, has_pot, p, t);
 }
 
 /* Level 1 of the moments.  pot may be NULL (has_pot 0): the potential terms are then 0.0. */
@@ -244,9 +257,7 @@ static inline void moment_t4(__global const double *pos, __global const double *
                              __global const float4 *pot4, const int has_pot, const size_t p,
                              double *t)
 {
-    moment_t(pos, vel, mass, mass_step, pos, 0, p, t);
-    if (has_pot)
-        t[5] = 0.5 * M(p) * (double)pot4[p].w;
+    moment_u(pos, vel, mass, mass_step, has_pot ? (double)pot4[p].w : 0.0, has_pot, p, t);
 }
 
 __kernel void moment_terms4(const int n, __global const double *pos,

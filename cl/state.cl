@@ -34,18 +34,7 @@ __kernel void add(const long n, __global const double *a, __global const double 
         out[i] = a[i] + b[i];
 }
 
-/* A float32 part (float4 per particle: ax, ay, az, pot, as the walk wrote them) and its
-   net force s = (sum m ax, sum m ay, sum m az, sum m) (nothing removed where s[3] = 0):
-   the acceleration of particle i widened to double, less s[c] / s[3].  These are the bits
-   of the float64 part that cl/reduce.cl subtract_net left (one double division, one
-   rounded subtraction), so a kick of it is axpy's on that part. */
-static inline double wide4(const float a, __global const double *s, const int c)
-{
-    double x = (double)a;
-    if (s[3] != 0.0)
-        x = x - s[c] / s[3];
-    return x;
-}
+#include "wide4.cl"
 
 /* v += dt a of a float32 part (wide4): axpy's bits on the float64 part */
 __kernel void kick4(const int n, const double dt, __global const float4 *a,

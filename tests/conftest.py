@@ -6,7 +6,6 @@ functions are in :mod:`tests.helpers`."""
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from hybridtree.ics import plummer

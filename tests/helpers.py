@@ -59,6 +59,31 @@ diag_every = {diag_every}
 """
 
 
+def device_state_mark():
+    """The skip mark (a module's ``pytestmark``) of the tests of device states: a device
+    state needs double precision on the device."""
+    import pytest
+    return pytest.mark.skipif(not get_runtime().has_fp64,
+                              reason="no double precision on this device: no device state")
+
+
+def state_settings(*names: str) -> dict:
+    """The gravity settings the device-state tests step, by name, in the order of ``names``:
+    "plain", "hybrid" (a changeover with 3 hard steps), "relative" (the relative opening
+    criterion) and "plain quadrupole"."""
+    from hybridtree.gravity.engine import GravitySettings
+    from hybridtree.gravity.splitting import Changeover
+    every = {
+        "plain": GravitySettings(eps=0.01, theta=0.6, n_leaf=8),
+        "hybrid": GravitySettings(eps=0.01, theta=0.6, n_leaf=8,
+                                  changeover=Changeover(0.01, 0.1), n_hard=3),
+        "relative": GravitySettings(eps=0.01, theta=0.6, n_leaf=8, opening="relative",
+                                    alpha=0.002),
+        "plain quadrupole": GravitySettings(eps=0.01, theta=0.6, multipole="quadrupole"),
+    }
+    return {name: every[name] for name in names}
+
+
 def stepping(pos, vel, mass, g, backend: str = "host", pot_part: str | None = None,
              uniform: bool = False):
     """(state, scheme) of particles with gravity settings ``g``
@@ -77,6 +102,21 @@ def stepping(pos, vel, mass, g, backend: str = "host", pot_part: str | None = No
     scheme = scheme_for(g, ForceEngine(g, rt, clock))
     scheme.start(state)
     return state, scheme
+
+
+def clumps_across_faces(seed: int) -> tuple[np.ndarray, float, float, np.random.Generator]:
+    """Points for the periodic friends-of-friends tests: 1500, half in Gaussian clumps
+    (sigma 0.4) on a face, an edge and a corner of a periodic box of side 10 and one inside
+    it (so some points lie outside the box), half uniform in it.  Returns (positions,
+    linking length 0.75 mean spacings: near percolation, box side, the generator that drew
+    them, for what the test draws next)."""
+    rng = np.random.default_rng(seed)
+    n, box = 1500, 10.0
+    centres = np.array([[0.0, 5.0, 5.0], [10.0, 10.0, 5.0], [0.0, 0.0, 0.0], [5.0, 5.0, 5.0]])
+    pos = np.concatenate([centres[rng.integers(0, 4, n // 2)]
+                          + rng.normal(scale=0.4, size=(n // 2, 3)),
+                          rng.uniform(0, 10, (n - n // 2, 3))])
+    return pos, 0.75 * 10 / n ** (1 / 3), box, rng
 
 
 def same_counts_but_at_the_border(pp1, pc1, pp2, pc2):

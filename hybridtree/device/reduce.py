@@ -92,7 +92,7 @@ class Reducer:
     made for the call and freed after it (they would sit beside a walk's peak: 2.6 bytes a
     particle for the radii); below it they are kept between calls (a buffer made and freed
     each call costs a GPU step time; the same bound as the walk's lists,
-    :meth:`hybridtree.gravity.tuning.WalkTuning.lists_apart`)."""
+    :meth:`hybridtree.gravity.tuning.WalkTuning.lists_per_walk`)."""
 
     #: 2^28 particles: the tree's sorted keys of 2 GiB (WalkTuning.list_kept_bytes / 8)
     rows_apart_from: int = 1 << 28

@@ -48,7 +48,7 @@ class DeviceBackend(Backend):
             tree = build_device_tree(e.rt, arrays, None, theta=theta, n_leaf=g.n_leaf,
                                      multipole=g.multipole, alloc=e.work, timed=False,
                                      group_sizes=(groups,),
-                                     keep_keys=not e.tuning.lists_apart(s.n))
+                                     keep_keys=not e.tuning.lists_per_walk(s.n))
         kept.built(s, tree)
         return tree
 

@@ -130,12 +130,11 @@ def list_walk(rt: Runtime, walk: WalkKernel, args: list, quad: bool,
 
 
 def _batch_lists(rt: Runtime, nbytes: int, tuning: WalkTuning, n: int) -> cl.Buffer:
-    """A batch's lists (``nbytes``) for a tree of ``n`` particles: kept between walks while
-    the tree build's sorted keys (8 bytes a particle) are smaller than
-    ``tuning.list_kept_bytes``; for a larger tree made for this walk and let go when it
-    returns (the kept ones first), so that the build takes their memory for its keys
-    rather than holding both at the run's peak."""
-    if 8 * n < tuning.list_kept_bytes:
+    """A batch's lists (``nbytes``) for a tree of ``n`` particles: kept between walks
+    unless ``tuning.lists_per_walk(n)`` (a large tree); then made for this walk and let go
+    when it returns (the kept ones first), so that the build takes their memory for its
+    keys rather than holding both at the run's peak."""
+    if not tuning.lists_per_walk(n):
         return scratch(rt, "walk_lists", nbytes)
     copies(rt).scratch.pop("walk_lists", None)
     return rt.empty(nbytes)

@@ -156,20 +156,21 @@ class WalkTuning:
     cpu: DeviceTuning = CPU
     other: DeviceTuning = OTHER
 
-    def lists_apart(self, n: int) -> bool:
-        """Whether a tree of ``n`` particles is large enough (its sorted keys, 8 n bytes, at
-        least :attr:`list_kept_bytes`) that the build's keys and the walk's lists take turns:
-        the keys let go once the sink groups are made, the lists made for each walk and let
-        go after it, the reductions' level rows made for each call.  Below it all three are
-        kept between steps: made and freed each step they took the H200's 2^22 step from
-        0.0168-0.0169 s to 0.0175-0.0185 s (the reductions 1.3 -> 2.0-2.5 ms), kept
-        0.0170-0.0172 s (round 143)."""
-        return 8 * n >= self.list_kept_bytes
-
     def device(self, kind: str) -> DeviceTuning:
         """The choices for a kind of device (:attr:`DeviceInfo.kind
         <hybridtree.device.runtime.DeviceInfo.kind>`)."""
         return self.gpu if kind == "gpu" else self.cpu if kind == "cpu" else self.other
+
+    def lists_per_walk(self, n: int) -> bool:
+        """Whether the list walk's lists are made for each walk of a tree of ``n``
+        particles and let go after it (not kept between walks): where the tree build's
+        sorted keys, 8 bytes a particle, take ``list_kept_bytes`` or more.  The keys and the
+        lists then take turns: the keys are let go once the sink groups are made, and the
+        reductions' level-1 rows are made for each call too.  Below it all three are kept
+        between steps: made and freed each step they took the H200's 2^22 step from
+        0.0168-0.0169 s to 0.0175-0.0185 s (the reductions 1.3 -> 2.0-2.5 ms), kept
+        0.0170-0.0172 s (round 143)."""
+        return 8 * n >= self.list_kept_bytes
 
     def for_kind(self, kind: str, **changes: Any) -> WalkTuning:
         """This tuning with ``changes`` (fields of :class:`DeviceTuning`) made to the

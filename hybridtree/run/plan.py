@@ -62,7 +62,7 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
     "tree": (36, "gravity/tree: src_hi, src_lo 32 (the sort's spare halves and the first "
                  "split's counts live inside them until split_gather fills them) and "
                  "order 4 (device_build.py; docs/running.md)"),
-    "tree_keys": (8, "device_build.py: the sorted keys; from WalkTuning.lists_apart on (2^28 "
+    "tree_keys": (8, "device_build.py: the sorted keys; from WalkTuning.lists_per_walk on (2^28 "
                      "particles) a buffer of the build's own, let go once the sink groups "
                      "are made (device_tree.py drop_keys): alive in the build, not in the "
                      "walk; below it the workspace's, kept (no buffer made each step)"),
@@ -289,7 +289,7 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
             owners["walk"] += _b("walk_info_group") * groups
         rows = _b("reductions_gpu") * (info.kind == "gpu") * n
         owners["reductions"] = _b("reductions") * n + rows
-        if tuning.lists_apart(n):       # keys, lists, rows take turns (WalkTuning.lists_apart)
+        if tuning.lists_per_walk(n):    # keys, lists, rows take turns (WalkTuning)
             apart = apart_bytes(_b("tree_keys") * n, owners.get("lists", 0), rows,
                                 _b("tree_inverse") * n)
         elif not direct:                # all kept: the walk's inverse order beside the keys

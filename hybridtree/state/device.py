@@ -26,8 +26,8 @@ __all__ = ["DeviceState"]
 #: types counted per download in :meth:`DeviceState.type_counts` (32 MB of host memory)
 TYPE_ROWS = 4 << 20
 
-#: IDs below this fit the device's uint32 IDs
-ID32 = 1 << 32
+#: IDs below this fit the device's uint32 IDs (fill.py's: its uploads check them)
+ID32 = fill.ID32
 
 
 def narrow_ids(ids: np.ndarray) -> bool:

@@ -33,14 +33,12 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 
 import numpy as np
 
-from common import Sampler, add_device, child_env, rel_errors, sample_indices, write_json
+from common import Sampler, add_device, rel_errors, run_child, sample_indices, write_json
 
 EPS = 0.01
 CHUNK = 1 << 24
@@ -153,28 +151,13 @@ def main(argv: list[str] | None = None) -> None:
         print(f"# device {args.device}  idle {idle} MiB used  scratch {args.scratch} "
               f"({shutil.disk_usage(args.scratch).free / 2**30:.0f} GiB free)", flush=True)
         scratch = tempfile.mkdtemp(dir=args.scratch)
-        cmd = [sys.executable, __file__, "--one", str(n), "--steps", str(args.steps),
-               "--sample", str(args.sample), "--seed", str(args.seed), "--scratch", scratch]
-        if args.device:
-            cmd += ["--device", args.device]
-        t0 = time.perf_counter()
-        with Sampler() as s:
-            try:
-                proc = subprocess.run(cmd, capture_output=True, text=True,
-                                      timeout=args.timeout, env=child_env())
-            except subprocess.TimeoutExpired:
-                print(f"N = {n}: past {args.timeout} s", flush=True)
-                rows.append({"n": n, "failed": "timeout"})
-                continue
-        wall = time.perf_counter() - t0
-        if proc.returncode:
-            print(f"N = {n}: failed\n{proc.stderr[-3000:]}", flush=True)
-            rows.append({"n": n, "failed": proc.stderr[-3000:]})
+        row = run_child(__file__, n, ["--steps", str(args.steps), "--sample", str(args.sample),
+                                      "--seed", str(args.seed), "--scratch", scratch],
+                        args.device, args.timeout, idle)
+        if "failed" in row:
+            rows.append(row)
             continue
-        row = json.loads(proc.stdout.strip().splitlines()[-1])
-        row["device_peak_mib"] = (s.peak - idle) if (s.ok and idle is not None) else None
         row["idle_mib"] = idle
-        row["wall_s"] = wall
         print("# run: " + json.dumps({k: row[k] for k in ("n", "setup_s", "step_s",
                                                            "device_peak_mib", "host_hwm")}),
               flush=True)
@@ -199,7 +182,8 @@ def main(argv: list[str] | None = None) -> None:
               f"({(dev or 0) * 2**20 / n:.1f} B/p)  plan {row['plan']['total'] / 2**20:.0f} MiB  "
               f"ledger {row['ledger']['peak'] / 2**20:.0f} MiB [{owners}]  host hwm "
               f"{row['host_hwm'] / 2**30:.1f} GiB  err median {acc.get('median', 0):.3g} "
-              f"p99 {acc.get('p99', 0):.3g}  dE {row['energy_error']:.2e}  wall {wall:.0f} s",
+              f"p99 {acc.get('p99', 0):.3g}  dE {row['energy_error']:.2e}  "
+              f"wall {row['wall_s']:.0f} s",
               flush=True)
     write_json(args.json, {"rows": rows})
 

@@ -8,7 +8,8 @@
 - the error measure: |a - a_ref| / |a_ref| on sampled sinks against float64 direct
   summation (``sample_indices``, ``reference_acc``, ``rel_errors``);
 - results as JSON (``write_json``, ``JsonLines``) and as markdown (``markdown_table``);
-- the peak device memory while a child process runs (``Sampler``, ``nvidia-smi``).
+- the peak device memory while a child process runs (``Sampler``, ``nvidia-smi``), and one
+  N of a benchmark run in a child process so (``run_child``).
 """
 
 from __future__ import annotations
@@ -238,3 +239,33 @@ class Sampler:
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
+
+
+def run_child(script: str, n: int, args: list[str], device: str | None, timeout: float,
+              idle: int | None, tail: int = 3000) -> dict:
+    """One N of a benchmark that runs each N in its own process: ``script --one n *args``
+    (and ``--device device``), whose last line on stdout is its row as JSON, while this
+    process samples the device's used memory (:class:`Sampler`).  Returns that row with
+    ``device_peak_mib`` (the peak less ``idle``, MiB; None without ``nvidia-smi`` or an
+    idle value) and ``wall_s`` (seconds, this process's clock), or ``{"n": n, "failed":
+    why}``, said on stdout, where the child failed (the last ``tail`` characters of its
+    stderr) or ran past ``timeout`` seconds."""
+    cmd = [sys.executable, script, "--one", str(n), *args]
+    if device:
+        cmd += ["--device", device]
+    t0 = time.perf_counter()
+    with Sampler() as s:
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                                  env=child_env())
+        except subprocess.TimeoutExpired:
+            print(f"N = {n}: past {timeout} s", flush=True)
+            return {"n": n, "failed": "timeout"}
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        print(f"N = {n}: failed\n{proc.stderr[-tail:]}", flush=True)
+        return {"n": n, "failed": proc.stderr[-tail:]}
+    row = json.loads(proc.stdout.strip().splitlines()[-1])
+    row["device_peak_mib"] = (s.peak - idle) if (s.ok and idle is not None) else None
+    row["wall_s"] = wall
+    return row

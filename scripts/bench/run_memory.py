@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import time
 
-from common import Sampler, add_device, child_env, plummer, write_json
+from common import Sampler, add_device, plummer, run_child, write_json
 
 
 def one(n: int, device: str | None, steps: int) -> dict:
@@ -64,19 +62,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"# device {args.device}  idle {idle} MiB used", flush=True)
     rows = []
     for n in [4096] + args.n:
-        cmd = [sys.executable, __file__, "--one", str(n), "--steps", str(args.steps)]
-        if args.device:
-            cmd += ["--device", args.device]
-        with Sampler() as s:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
-                                  env=child_env())
-        if proc.returncode:
-            print(f"N = {n}: failed\n{proc.stderr[-2000:]}", flush=True)
-            rows.append({"n": n, "failed": proc.stderr[-2000:]})
-            continue
-        row = json.loads(proc.stdout.strip().splitlines()[-1])
-        row["device_peak_mib"] = (s.peak - idle) if (s.ok and idle is not None) else None
+        row = run_child(__file__, n, ["--steps", str(args.steps)], args.device,
+                        args.timeout, idle, tail=2000)
         rows.append(row)
+        if "failed" in row:
+            continue
         led = row["ledger"]["peak"] / 2**20
         dev = row["device_peak_mib"]
         owners = ", ".join(f"{k} {v / 2**20:.0f}" for k, v in row["ledger"]["at_peak"].items())

@@ -11,6 +11,7 @@ import pytest
 from hybridtree.analysis.halos import (HaloCatalogue, catalogue_name, cosmology_params, find_halos,
                               friends_of_friends, linking_length, mass_function,
                               mean_separation, reference_mass_function, write_catalogue)
+from tests.helpers import clumps_across_faces
 
 KPC_CM = 3.0856775814913673e21
 MSUN_G = 1.98841e33
@@ -175,13 +176,8 @@ def test_periodic_fof_matches_brute_force_on_nearest_images(seed):
     """Clumps straddling faces, edges and corners of a periodic box of side 10 (and
     positions given outside it by whole boxes): the groups of the O(N²) nearest-image
     union-find, for every slab size; shifting the whole box changes nothing."""
-    rng = np.random.default_rng(seed)
-    n, box = 1500, 10.0
-    centres = np.array([[0.0, 5.0, 5.0], [10.0, 10.0, 5.0], [0.0, 0.0, 0.0], [5.0, 5.0, 5.0]])
-    pos = np.concatenate([centres[rng.integers(0, 4, n // 2)]
-                          + rng.normal(scale=0.4, size=(n // 2, 3)),
-                          rng.uniform(0, 10, (n - n // 2, 3))])
-    link = 0.75 * 10 / n ** (1 / 3)
+    pos, link, box, rng = clumps_across_faces(seed)
+    n = len(pos)
     ref = brute_force_fof(np.mod(pos, box), link, box)
     assert np.bincount(ref).max() > 100                # the clumps across faces are linked
     assert not np.array_equal(brute_force_fof(pos, link), ref)

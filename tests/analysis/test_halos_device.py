@@ -14,6 +14,7 @@ from hybridtree.analysis.halos import find_halos, friends_of_friends
 from hybridtree.analysis.power_device import analysis_runtime
 from tests.analysis.test_halos import brute_force_fof, cosmo_snapshot  # noqa: F401
 from tests.analysis.test_halos_fast import clustered, components
+from tests.helpers import clumps_across_faces
 
 
 @pytest.fixture(scope="module")
@@ -51,13 +52,8 @@ def test_device_fof_equals_host_on_clustered_sets(rt, seed, periodic):
 def test_device_fof_links_across_faces_edges_and_corners(rt, seed):
     """Clumps on a face, an edge and a corner of a periodic box, positions given whole
     boxes away: the nearest-image O(N²) union-find's groups, as on the host."""
-    rng = np.random.default_rng(seed)
-    n, box = 1500, 10.0
-    centres = np.array([[0.0, 5.0, 5.0], [10.0, 10.0, 5.0], [0.0, 0.0, 0.0], [5.0, 5.0, 5.0]])
-    pos = np.concatenate([centres[rng.integers(0, 4, n // 2)]
-                          + rng.normal(scale=0.4, size=(n // 2, 3)),
-                          rng.uniform(0, 10, (n - n // 2, 3))])
-    link = 0.75 * 10 / n ** (1 / 3)
+    pos, link, box, rng = clumps_across_faces(seed)
+    n = len(pos)
     ref = brute_force_fof(np.mod(pos, box), link, box)
     assert np.bincount(ref).max() > 100
     host, device = both(pos + box * rng.integers(-2, 3, (n, 3)), link, rt, box)

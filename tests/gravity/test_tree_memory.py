@@ -177,7 +177,7 @@ def test_the_sorted_keys_are_let_go_once_the_sink_groups_are_made(runtime):
 
 
 def test_kept_keys_stay_with_the_tree_and_are_not_made_again(runtime):
-    """Below WalkTuning.lists_apart's size a run's build keeps the sorted keys in the
+    """Below WalkTuning.lists_per_walk's size a run's build keeps the sorted keys in the
     workspace (``keep_keys``): the sink groups do not let them go, and the next build of
     the same size makes no buffer (a buffer made and freed each step cost the H200 time);
     the keys are the host's either way."""
@@ -190,7 +190,7 @@ def test_kept_keys_stay_with_the_tree_and_are_not_made_again(runtime):
     if not runtime.has_fp64:
         pytest.skip("the build's float64 path")
     n = 5000
-    assert not WalkTuning().lists_apart(n) and WalkTuning(list_kept_bytes=8 * n).lists_apart(n)
+    assert not WalkTuning().lists_per_walk(n) and WalkTuning(list_kept_bytes=8 * n).lists_per_walk(n)
     pos, _, mass = plummer(n, seed=7)
     work = Workspace(runtime)
     tree = build_device_tree(runtime, pos, mass, alloc=work, group_sizes=(32,),

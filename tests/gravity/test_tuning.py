@@ -61,3 +61,14 @@ def test_the_driver_runs_the_stages_in_order():
     rec = _Recorder()
     drive(rec, None, (FULL,), (np.zeros(5, np.int32), 0), periodic=False)
     assert rec.calls == ["sources", "tree", "exchange", "walk_active"]
+
+
+def test_lists_are_made_per_walk_from_the_kept_bytes_of_sorted_keys():
+    """The one rule of the list walk (list_walk._batch_lists) and of the plan
+    (run/plan.py device_plan): lists made per walk where the tree's sorted keys, 8 bytes
+    a particle, take list_kept_bytes or more (2 GiB: 2^28 particles)."""
+    t = WalkTuning()
+    assert not t.lists_per_walk((1 << 28) - 1) and t.lists_per_walk(1 << 28)
+    assert WalkTuning(list_kept_bytes=0).lists_per_walk(0)
+    assert not WalkTuning(list_kept_bytes=80).lists_per_walk(9)
+    assert WalkTuning(list_kept_bytes=80).lists_per_walk(10)

@@ -12,25 +12,17 @@ import pytest
 
 from hybridtree.errors import UserInputError
 
-from tests.helpers import run_config, stepping
+from tests.helpers import device_state_mark, run_config, state_settings, stepping
 from hybridtree.cli import main
 from hybridtree.analysis.diagnostics import lagrangian_radii, read_diagnostics
-from hybridtree.gravity.engine import GravitySettings
 from hybridtree.ics import plummer
 from hybridtree.io.snapshot import read_snapshot
 from hybridtree.device.choice import get_runtime
-from hybridtree.gravity.splitting import Changeover
 from hybridtree.gravity.tuning import LIST_WALK, TUNING
 
-pytestmark = pytest.mark.skipif(not get_runtime().has_fp64,
-                                reason="no double precision on this device: no device state")
+pytestmark = device_state_mark()
 
-SETTINGS = {
-    "plain": GravitySettings(eps=0.01, theta=0.6, n_leaf=8),
-    "hybrid": GravitySettings(eps=0.01, theta=0.6, n_leaf=8,
-                              changeover=Changeover(0.01, 0.1), n_hard=3),
-    "plain quadrupole": GravitySettings(eps=0.01, theta=0.6, multipole="quadrupole"),
-}
+SETTINGS = state_settings("plain", "hybrid", "plain quadrupole")
 
 
 @pytest.mark.parametrize("name", list(SETTINGS))

@@ -11,26 +11,18 @@ import numpy as np
 import pyopencl as cl
 import pytest
 
-from tests.helpers import stepping
+from tests.helpers import device_state_mark, state_settings, stepping
 from hybridtree.device.choice import get_runtime
-from hybridtree.gravity.engine import ForceEngine, GravitySettings, float4_part
-from hybridtree.gravity.splitting import Changeover
+from hybridtree.gravity.engine import ForceEngine, float4_part
 from hybridtree.gravity.tuning import LIST_WALK, TUNING
 from hybridtree.ics import plummer
 from hybridtree.particles import Particles
 from hybridtree.run.plan import BYTES
 from hybridtree.state import DeviceState
 
-pytestmark = pytest.mark.skipif(not get_runtime().has_fp64,
-                                reason="no double precision on this device: no device state")
+pytestmark = device_state_mark()
 
-SETTINGS = {
-    "plain": GravitySettings(eps=0.01, theta=0.6, n_leaf=8),
-    "hybrid": GravitySettings(eps=0.01, theta=0.6, n_leaf=8,
-                              changeover=Changeover(0.01, 0.1), n_hard=3),
-    "relative": GravitySettings(eps=0.01, theta=0.6, n_leaf=8, opening="relative",
-                                alpha=0.002),
-}
+SETTINGS = state_settings("plain", "hybrid", "relative")
 
 
 @pytest.mark.parametrize("name", list(SETTINGS))

@@ -6,27 +6,19 @@ per particle, 8 bytes a particle less.  A state of unequal masses keeps them per
 import numpy as np
 import pytest
 
-from tests.helpers import stepping
+from tests.helpers import device_state_mark, state_settings, stepping
 from hybridtree.device.choice import get_runtime
 from hybridtree.device.transfer import download
-from hybridtree.gravity.engine import GravitySettings, float4_part
-from hybridtree.gravity.splitting import Changeover
+from hybridtree.gravity.engine import float4_part
 from hybridtree.ics import plummer
 from hybridtree.particles import Particles
 from hybridtree.run.setup import drawn_rows
 from hybridtree.config.settings import settings_from_flat
 from hybridtree.state import DeviceState, make_state
 
-pytestmark = pytest.mark.skipif(not get_runtime().has_fp64,
-                                reason="no double precision on this device: no device state")
+pytestmark = device_state_mark()
 
-SETTINGS = {
-    "plain": GravitySettings(eps=0.01, theta=0.6, n_leaf=8),
-    "hybrid": GravitySettings(eps=0.01, theta=0.6, n_leaf=8,
-                              changeover=Changeover(0.01, 0.1), n_hard=3),
-    "relative": GravitySettings(eps=0.01, theta=0.6, n_leaf=8, opening="relative",
-                                alpha=0.002),
-}
+SETTINGS = state_settings("plain", "hybrid", "relative")
 
 FIELDS = ("pos", "vel", "acc", "pot", "mass", "ids", "types")
 

@@ -198,3 +198,26 @@ def test_bench_pareto_compares_block_and_shared_runs_with_a_converged_one(tmp_pa
     again = pareto.main(["--from", str(tmp_path / "p.jsonl"), "--plot",
                          str(tmp_path / "q.png")])
     assert again == json.loads(json.dumps(rows))
+
+
+def test_run_child_gives_the_childs_row_or_why_it_failed(tmp_path, capsys):
+    """common.run_child (billion.py's and run_memory.py's parent loop): the child's last
+    stdout line as its row, with the device peak (None without nvidia-smi) and the wall
+    time; a failing child's stderr tail and a child past its time as failed rows."""
+    import common
+    child = tmp_path / "child.py"
+    child.write_text(
+        "import json, sys, time\n"
+        "n, rest = int(sys.argv[2]), sys.argv[3:]\n"
+        "if 'sleep' in rest: time.sleep(30)\n"
+        "if 'fail' in rest: sys.exit('the child failed: ' + 'x' * 50)\n"
+        "print('a line first')\n"
+        "print(json.dumps({'n': n, 'rest': rest}))\n")
+    row = common.run_child(str(child), 7, ["a"], "cpu", 60, None)
+    assert row["n"] == 7 and row["rest"] == ["a", "--device", "cpu"]
+    assert row["device_peak_mib"] is None and row["wall_s"] > 0
+    row = common.run_child(str(child), 8, ["fail"], None, 60, None, tail=20)
+    assert row == {"n": 8, "failed": "x" * 19 + "\n"}
+    row = common.run_child(str(child), 9, ["sleep"], None, 0.5, None)
+    assert row == {"n": 9, "failed": "timeout"}
+    assert "N = 8: failed" in capsys.readouterr().out
