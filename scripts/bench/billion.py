@@ -78,17 +78,22 @@ def roomiest(paths: list[str]) -> str:
     return max((p for p in paths if os.path.isdir(p)), key=lambda p: shutil.disk_usage(p).free)
 
 
-def one(n: int, device: str | None, steps: int, sample: int, seed: int, scratch: str) -> dict:
-    """One run of ``n`` particles (see the module's docstring)."""
+def one(n: int, device: str | None, steps: int, sample: int, seed: int, scratch: str,
+        sets: list[str] = ()) -> dict:
+    """One run of ``n`` particles (see the module's docstring); ``sets``: settings
+    ``section.name=value`` as ``hybridtree run --set`` takes them."""
     import hybridtree
-    from hybridtree.config.settings import validate
+    from hybridtree.config.settings import parse_overrides, validate
     from hybridtree.run.plan import device_plan
     raw = {"ics": {"kind": "plummer", "n": n, "seed": seed},
            "gravity": {"eps": EPS}, "time": {"dt": 1 / 128, "t_end": (2 + steps) / 128}}
     if device:
         raw["gravity"]["device"] = device
+    settings = validate(raw)
+    if sets:
+        settings = settings.with_overrides(parse_overrides(list(sets)))
     t0 = time.perf_counter()
-    sim = hybridtree.Simulation.from_settings(validate(raw), quiet=True)
+    sim = hybridtree.Simulation.from_settings(settings, quiet=True)
     setup = time.perf_counter() - t0
     sim.step(1)
     t1 = time.perf_counter()
@@ -96,7 +101,7 @@ def one(n: int, device: str | None, steps: int, sample: int, seed: int, scratch:
     step_s = (time.perf_counter() - t1) / steps
     rep = sim._rt.memory.report()
     plan = device_plan(sim.settings, sim._rt.info, n)
-    row = {"n": n, "setup_s": setup, "step_s": step_s, "particles_per_s": n / step_s,
+    row = {"n": n, "sets": list(sets), "setup_s": setup, "step_s": step_s, "particles_per_s": n / step_s,
            "ledger": rep, "kind": sim._rt.info.kind, "device_name": sim._rt.info.name,
            "plan": {"owners": plan.owners, "buffers": plan.buffers, "total": plan.total,
                     "context": plan.context},
@@ -137,12 +142,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--scratch", default=None, help="where the sampled run's positions wait "
                    "for the reference, 32 bytes a particle (default: the roomiest of "
                    "/dev/shm, the temporary folder and this folder)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="a setting as `hybridtree run --set` takes it (e.g. "
+                   "memory.velocities=float32); repeatable")
     p.add_argument("--one", type=int, help=argparse.SUPPRESS)
     p.add_argument("--json", metavar="PATH")
     args = p.parse_args(argv)
     if args.one:
         print(json.dumps(one(args.one, args.device, args.steps, args.sample, args.seed,
-                             args.scratch)), flush=True)
+                             args.scratch, args.sets)), flush=True)
         return
     args.scratch = args.scratch or roomiest(["/dev/shm", tempfile.gettempdir(), os.getcwd()])
     rows = []
@@ -152,7 +160,8 @@ def main(argv: list[str] | None = None) -> None:
               f"({shutil.disk_usage(args.scratch).free / 2**30:.0f} GiB free)", flush=True)
         scratch = tempfile.mkdtemp(dir=args.scratch)
         row = run_child(__file__, n, ["--steps", str(args.steps), "--sample", str(args.sample),
-                                      "--seed", str(args.seed), "--scratch", scratch],
+                                      "--seed", str(args.seed), "--scratch", scratch]
+                        + [f"--set={x}" for x in args.sets],
                         args.device, args.timeout, idle)
         if "failed" in row:
             rows.append(row)
