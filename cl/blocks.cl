@@ -116,6 +116,56 @@ __kernel void kick_bins_table(const int n, const int kmin, __global const double
         vel[c] += hk * acc[c];
 }
 
+/* The end of a substep in one pass (kick_bins, assign_bins or assign_bins_types, kick_bins
+   again, bin_counts: the same arithmetic in the same order per particle, so the same
+   bits): each active particle (bin >= kmin) closes its step with its old bin's half
+   kick, takes its new bin and opens the next step with that bin's half kick; every
+   particle is counted in its bin (counts: NBINS ints, zeroed by the caller).  scale:
+   eps / eps_type per GADGET type (typed != 0), else unused. */
+__kernel void close_open_bins(const int n, const int kmin, const int kmax, const double q0,
+                              const double half_dt, const double lam,
+                              __global const double *pos, __global const double *acc,
+                              const double qv, __global double *vel,
+                              const int typed, __global const uchar *types,
+                              __global const double *scale, __global int *bin,
+                              __global int *counts)
+{
+    __local int part[NBINS];
+    const int lid = get_local_id(0);
+    for (int k = lid; k < NBINS; k += get_local_size(0))
+        part[k] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int i = get_global_id(0);
+    if (i < n) {
+        int b = bin[i];
+        if (b >= kmin) {
+            const size_t c0 = 3 * (size_t)i;
+            for (int pass = 0; pass < 2; pass++) {
+                const double h = ldexp(half_dt, -b);
+                for (size_t c = c0; c < c0 + 3; c++)
+                    vel[c] += h * acc[c];
+                if (lam != 0.0) {
+                    const double hl = h * lam;
+                    for (size_t c = c0; c < c0 + 3; c++)
+                        vel[c] += hl * pos[c];
+                }
+                if (pass == 0) {
+                    const double s = typed ? scale[types[i]] : 1.0;
+                    const double q = typed ? (q0 * accel_norm(i, lam, pos, acc)) * s
+                                           : q0 * accel_norm(i, lam, pos, acc);
+                    b = bin_of(with_speed(q, i, qv, vel, typed ? s * s : 1.0), kmin, kmax);
+                    bin[i] = b;
+                }
+            }
+        }
+        atomic_inc(&part[clamp(b, 0, NBINS - 1)]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = lid; k < NBINS; k += get_local_size(0))
+        if (part[k])
+            atomic_add(&counts[k], part[k]);
+}
+
 /* Particles per bin: a histogram in local memory per work-group, then added up. */
 __kernel void bin_counts(const int n, __global const int *bin, __global int *counts)
 {
