@@ -122,7 +122,10 @@ class HostBins:
 
 
 class DeviceBins:
-    """Bins of a :class:`hybridtree.state.DeviceState`: an int32 buffer beside it."""
+    """Bins of a :class:`hybridtree.state.DeviceState`: an int32 buffer beside it.
+    ``fused``: :meth:`close_open` in one kernel (None: on every device but a CPU)."""
+
+    fused: bool | None = None
 
     def __init__(self, state: DeviceState):
         self.state = state
@@ -167,23 +170,31 @@ class DeviceBins:
     def close_open(self, kmin: int, kmax: int, half_dt: float, q0: float, lam: float,
                    scale: tuple[float, ...] | None = None, qv: float = 0.0,
                    pair: cl.Buffer | None = None) -> tuple[np.ndarray, np.ndarray | None]:
-        """:meth:`HostBins.close_open`'s kick, assignment, kick and counts in one launch
-        (cl/blocks.cl ``close_open_bins``: the same bits as the four apart) and one
-        wait; ``pair``: a device int64 pair (the engine's running interaction counts,
+        """:meth:`HostBins.close_open`'s kick, assignment and kick in one launch on GPUs
+        (cl/blocks.cl ``close_open_bins``: the same bits as the three apart), the
+        counts, and one wait; ``pair``: a device int64 pair (the engine's running interaction counts,
         :meth:`hybridtree.gravity.counts.Tally.running`) read in the same wait, else
         None.  Returns (particles per bin (NBINS,), the pair or None)."""
-        s = self.state
-        q = self.rt.queue
+        s, q = self.state, self.rt.queue
+        fused = self.rt.info.kind != "cpu" if self.fused is None else self.fused
+        if not fused:                       # cl/blocks.cl close_open_bins: why apart
+            self.kick(kmin, half_dt, lam)
+            self.assign(kmin, kmax, q0, lam, scale, qv=qv)
+            self.kick(kmin, half_dt, lam)
+        else:
+            if scale is not None and getattr(self, "_scale_key", None) != scale:
+                self._scale_key = scale
+                self._scale = self.rt.to_device(np.asarray(scale, np.float64))
+            typed = scale is not None
+            with s.clock.device("integrate"):
+                launch(self.rt, "blocks.cl", "close_open_bins", self.n, np.int32(self.n),
+                       np.int32(kmin), np.int32(kmax), np.float64(q0), np.float64(half_dt),
+                       np.float64(lam), s.pos, s.acc["full"], np.float64(qv), s.vel,
+                       np.int32(typed), s.types if typed else None,
+                       self._scale if typed else None, self.bins)
         cl.enqueue_fill_buffer(q, self._counts, np.int32(0), 0, 4 * NBINS)
-        if scale is not None and getattr(self, "_scale_key", None) != scale:
-            self._scale_key = scale
-            self._scale = self.rt.to_device(np.asarray(scale, np.float64))
-        with s.clock.device("integrate"):
-            launch(self.rt, "blocks.cl", "close_open_bins", self.n, np.int32(self.n),
-                   np.int32(kmin), np.int32(kmax), np.float64(q0), np.float64(half_dt),
-                   np.float64(lam), s.pos, s.acc["full"], np.float64(qv), s.vel,
-                   np.int32(scale is not None), s.types if scale is not None else None,
-                   self._scale if scale is not None else None, self.bins, self._counts)
+        launch(self.rt, "blocks.cl", "bin_counts", self.n, np.int32(self.n), self.bins,
+               self._counts)
         size = 4 * NBINS
         if pair is not None:
             cl.enqueue_copy(q, self._counts, pair, dst_offset=size, byte_count=16)
