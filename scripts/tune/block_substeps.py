@@ -28,7 +28,7 @@ import numpy as np
 import pyopencl as cl
 
 from hybridtree import Simulation
-from hybridtree.config import load_config
+from hybridtree.config import load_config, parse_overrides
 from hybridtree.device import transfer
 from hybridtree.gravity import backends, counts as counts_module
 from hybridtree.ics.galaxy import galaxy, m31
@@ -141,9 +141,7 @@ def main() -> None:
                 "time.max_bin": cfg.time.max_bin, "output.diag_every": 1 << 30}
     if args.device:
         settings["gravity.device"] = args.device
-    for kv in args.set:
-        k, v = kv.split("=", 1)
-        settings[k] = v
+    settings.update(parse_overrides(args.set))
     pos, vel, mass, ids, types = galaxy(m31(args.n), seed=args.seed)
     sim = Simulation(pos, vel, mass, ids, types=types, quiet=True, settings=settings)
     sim.step(args.warm)
