@@ -1,5 +1,6 @@
 """Block time steps against the rules of their scheme (issue 57): convergence at second
-order in eta, one bin is the shared leapfrog, and no particle skips a synchronisation.
+order in eta, one bin is the shared leapfrog, and no particle skips a synchronisation;
+the device's end of a substep (one kernel on GPUs, the same bits as three; one wait).
 (Restarts bit for bit: tests/integrate/test_timesteps.py::test_restart_with_bins_is_bit_for_bit.)"""
 
 import math
