@@ -5,8 +5,12 @@
 # (M31: block eta 0.2 against shared dt/8; the cusp: block eta 0.2 and 0.05 against shared dt/4 and dt/16),
 # old and new alternating, and the new code's block runs with more refits (gravity.refit_fraction 0.05, the
 # default, 0.25 and 1: a substep of bins 4-5, 3-10 % active, builds a tree of all N under 0.05).
-# About 6-7 minutes of GPU time (the caps add up to 10.5).
+# About 6-7 minutes of GPU time (the caps add up to 11.5).
 export HYBRIDTREE_DEVICE=nvidia
+code new
+# the GPU's one-kernel end of a substep against the three kernels apart, bit for bit; its one wait
+py pytest_fused 60 -m pytest -q -p no:cacheprovider -n 0 --tb=short tests/integrate/test_block_steps.py \
+    -k "fused or waits_once"
 code old
 py substeps_old 45 scripts/tune/block_substeps.py --device nvidia --n 4194304 --json "$O/substeps_old.json"
 code new
