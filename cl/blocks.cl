@@ -86,6 +86,21 @@ __kernel void assign_bins_types(const int n, const int kmin, const int kmax, con
                     kmin, kmax);
 }
 
+/* v += h a (+ (h lam) x) of particle i in bin b, h = half_dt / 2^b */
+inline void kick_one(const int i, const int b, const double half_dt, const double lam,
+                     __global const double *acc, __global const double *pos,
+                     __global double *vel)
+{
+    const double h = ldexp(half_dt, -b);
+    for (size_t c = 3 * (size_t)i; c < 3 * (size_t)i + 3; c++)
+        vel[c] += h * acc[c];
+    if (lam != 0.0) {
+        const double hl = h * lam;
+        for (size_t c = 3 * (size_t)i; c < 3 * (size_t)i + 3; c++)
+            vel[c] += hl * pos[c];
+    }
+}
+
 /* v += h a (+ (h lam) x) for the particles of bin >= kmin, h = half_dt / 2^bin. */
 __kernel void kick_bins(const int n, const int kmin, const double half_dt, const double lam,
                         __global const double *acc, __global const double *pos,
@@ -116,6 +131,53 @@ __kernel void kick_bins_table(const int n, const int kmin, __global const double
     const double hk = h[bin[i]];
     for (size_t c = 3 * (size_t)i; c < 3 * (size_t)i + 3; c++)
         vel[c] += hk * acc[c];
+}
+
+/* The end of a substep for the active particles (bin >= kmin) in one pass: kick_bins,
+   assign_bins (assign_bins_types where typed != 0: scale = eps / eps_type per GADGET
+   type) and kick_bins again, the same operations in the same order per particle, so the
+   same bits: each closes its step with its old bin's half kick, takes its new bin and
+   opens its next step with that bin's half kick.  One read of acc, pos, vel and one
+   write of vel instead of three (GPUs; PoCL's CPU device ran it 2-4x slower than the
+   three kernels apart, a per-work-item cost even with no particle active, cause not
+   found, so timebins.DeviceBins launches those there). */
+__kernel void close_open_bins(const int n, const int kmin, const int kmax, const double q0,
+                              const double half_dt, const double lam,
+                              __global const double *pos, __global const double *acc,
+                              const double qv, __global double *vel,
+                              const int typed, __global const uchar *types,
+                              __global const double *scale, __global int *bin)
+{
+    const int i = get_global_id(0);
+    if (i >= n)
+        return;
+    const int b0 = bin[i];
+    if (b0 < kmin)
+        return;
+    /* in registers: read once, written once (the same operations in the same order) */
+    const size_t c = 3 * (size_t)i;
+    const double3 a = (double3)(acc[c], acc[c + 1], acc[c + 2]);
+    const double3 x = (double3)(pos[c], pos[c + 1], pos[c + 2]);
+    double3 v = (double3)(vel[c], vel[c + 1], vel[c + 2]);
+    double h = ldexp(half_dt, -b0);
+    v += h * a;
+    if (lam != 0.0)
+        v += (h * lam) * x;
+    const double3 g = a + lam * x;
+    const double an = sqrt(g.x * g.x + g.y * g.y + g.z * g.z);
+    const double s = typed ? scale[types[i]] : 1.0;
+    double q = typed ? (q0 * an) * s : q0 * an;
+    if (qv > 0.0)
+        q = fmax(q, (qv * ((v.x * v.x + v.y * v.y) + v.z * v.z)) * (typed ? s * s : 1.0));
+    const int b = bin_of(q, kmin, kmax);
+    bin[i] = b;
+    h = ldexp(half_dt, -b);
+    v += h * a;
+    if (lam != 0.0)
+        v += (h * lam) * x;
+    vel[c] = v.x;
+    vel[c + 1] = v.y;
+    vel[c + 2] = v.z;
 }
 
 /* Particles per bin: a histogram in local memory per work-group, then added up. */

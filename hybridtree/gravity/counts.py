@@ -52,6 +52,16 @@ class Tally:
         reduce.reducer(self.rt).count_sum_into(n, counts, total)
         self._unread.add(part)
 
+    def running(self, part: str) -> cl.Buffer:
+        """The device's int64 pair (particle-particle, particle-cell) of ``part``'s
+        interactions summed since the last :meth:`read` (made, zeroed, if none yet): a
+        caller may copy it into a read of its own (block substeps) without a wait."""
+        total = self._device.get(part)
+        if total is None:
+            total = self._device[part] = self.rt.empty(16)
+            cl.enqueue_fill_buffer(self.rt.queue, total, np.int64(0), 0, 16)
+        return total
+
     def read(self) -> dict[str, int]:
         """Every count, the device sums added in (one small read per part with sums
         since the last read)."""

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..gravity.engine import GravitySettings
 from ..gravity.forces import Active
-from .timebins import NBINS, bin_scale, bins_for, lowest_active, next_tick
+from .timebins import NBINS, DeviceBins, bin_scale, bins_for, lowest_active, next_tick
 
 __all__ = ["BlockLeapfrog", "BlockSettings", "NestedLeapfrog", "first_forces"]
 
@@ -192,6 +192,11 @@ class BlockLeapfrog:
         self.stats.particles[:] = occupied
         self.stats.dt = float(dt)
         bins.kick(0, half, lam)
+        pair = self._running_pair(bins)
+        # the interactions of a substep: read with its bins' counts (one wait), from the
+        # engine's running pair, which this read zeroes for the step
+        base = self.engine.counts["interactions"] if pair is not None else 0
+        prev = 0
         ti = 0
         while ti < ticks:
             t0 = time.perf_counter()
@@ -199,22 +204,36 @@ class BlockLeapfrog:
             state.drift(dt * ((ti_next - ti) / ticks))
             ti = ti_next
             kmin = lowest_active(ti, deep)
-            before = self.engine.counts["interactions"]
+            before = self.engine.counts["interactions"] if pair is None else 0
             # how many are active: the engine's refit rule weighs it (Active.count)
             n_forces = self.engine.compute(state, self.parts, active=Active(
                 bins.bins, kmin, int(occupied[kmin:].sum())) if kmin else None)
-            bins.kick(kmin, half, lam)
-            if ti < ticks:
-                bins.assign(kmin, deep, q0, lam, scale, qv=qv)
+            now = None
+            if ti < ticks:      # the active close their steps and open their next ones
+                counts, now = bins.close_open(kmin, deep, half, q0, lam, scale, qv, pair)
+                occupied = self._total(counts)
+            else:
                 bins.kick(kmin, half, lam)
-                occupied = self._total(bins.counts())
-            done = self._total(np.array([n_forces,
-                                         self.engine.counts["interactions"] - before]))
+            if pair is None:
+                inter = self.engine.counts["interactions"] - before
+            elif now is not None:
+                inter, prev = int(now.sum()) - prev, int(now.sum())
+            else:
+                inter = self.engine.counts["interactions"] - base - prev
+            done = self._total(np.array([n_forces, inter]))
             st = self.stats
             st.substeps[kmin] += 1
             st.forces[kmin] += done[0]
             st.interactions[kmin] += done[1]
             st.seconds[kmin] += time.perf_counter() - t0
+
+    def _running_pair(self, bins):
+        """The engine's running interaction pair on the device, where a substep's bins
+        read it in their one wait (one process, device bins); else None."""
+        tally = getattr(self.engine, "tally", None)
+        if self.combine is not None or not isinstance(bins, DeviceBins) or tally is None:
+            return None
+        return tally.running(self.parts[0])
 
     def _total(self, values: np.ndarray) -> np.ndarray:
         """``values`` summed over all processes (int64)."""

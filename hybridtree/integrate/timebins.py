@@ -109,9 +109,23 @@ class HostBins:
         """Particles per bin (NBINS,)."""
         return np.bincount(np.clip(self.bins, 0, NBINS - 1), minlength=NBINS)[:NBINS]
 
+    def close_open(self, kmin: int, kmax: int, half_dt: float, q0: float, lam: float,
+                   scale: tuple[float, ...] | None = None, qv: float = 0.0,
+                   pair: object = None) -> tuple[np.ndarray, None]:
+        """The end of a substep for the particles of bin >= kmin: :meth:`kick` (their
+        old step's half), :meth:`assign` (new bins in kmin ... kmax), :meth:`kick` (the
+        new step's half); returns (:meth:`counts`, None: ``pair`` is the device's)."""
+        self.kick(kmin, half_dt, lam)
+        self.assign(kmin, kmax, q0, lam, scale, qv=qv)
+        self.kick(kmin, half_dt, lam)
+        return self.counts(), None
+
 
 class DeviceBins:
-    """Bins of a :class:`hybridtree.state.DeviceState`: an int32 buffer beside it."""
+    """Bins of a :class:`hybridtree.state.DeviceState`: an int32 buffer beside it.
+    ``fused``: :meth:`close_open` in one kernel (None: on every device but a CPU)."""
+
+    fused: bool | None = None
 
     def __init__(self, state: DeviceState):
         self.state = state
@@ -119,7 +133,8 @@ class DeviceBins:
         self.n = state.n
         self.bins = self.rt.empty(4 * max(self.n, 1))
         cl.enqueue_fill_buffer(self.rt.queue, self.bins, np.int32(0), 0, 4 * max(self.n, 1))
-        self._counts = self.rt.empty(4 * NBINS)
+        # NBINS int32 counts, then room for an int64 pair read in the same wait
+        self._counts = self.rt.empty(4 * NBINS + 16)
 
     def assign(self, kmin: int, kmax: int, q0: float, lam: float,
                scale: tuple[float, ...] | None = None, acc: cl.Buffer | None = None,
@@ -151,6 +166,42 @@ class DeviceBins:
             buf, = upload(self.rt, [table], ["kick_table"])     # in queue order, no wait
             launch(self.rt, "blocks.cl", "kick_bins_table", self.n, np.int32(self.n),
                    np.int32(kmin), buf, s.acc[part], s.vel, self.bins)
+
+    def close_open(self, kmin: int, kmax: int, half_dt: float, q0: float, lam: float,
+                   scale: tuple[float, ...] | None = None, qv: float = 0.0,
+                   pair: cl.Buffer | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """:meth:`HostBins.close_open`'s kick, assignment and kick in one launch on GPUs
+        (cl/blocks.cl ``close_open_bins``: the same bits as the three apart), the
+        counts, and one wait; ``pair``: a device int64 pair (the engine's running interaction counts,
+        :meth:`hybridtree.gravity.counts.Tally.running`) read in the same wait, else
+        None.  Returns (particles per bin (NBINS,), the pair or None)."""
+        s, q = self.state, self.rt.queue
+        fused = self.rt.info.kind != "cpu" if self.fused is None else self.fused
+        if not fused:                       # cl/blocks.cl close_open_bins: why apart
+            self.kick(kmin, half_dt, lam)
+            self.assign(kmin, kmax, q0, lam, scale, qv=qv)
+            self.kick(kmin, half_dt, lam)
+        else:
+            if scale is not None and getattr(self, "_scale_key", None) != scale:
+                self._scale_key = scale
+                self._scale = self.rt.to_device(np.asarray(scale, np.float64))
+            typed = scale is not None
+            with s.clock.device("integrate"):
+                launch(self.rt, "blocks.cl", "close_open_bins", self.n, np.int32(self.n),
+                       np.int32(kmin), np.int32(kmax), np.float64(q0), np.float64(half_dt),
+                       np.float64(lam), s.pos, s.acc["full"], np.float64(qv), s.vel,
+                       np.int32(typed), s.types if typed else None,
+                       self._scale if typed else None, self.bins)
+        cl.enqueue_fill_buffer(q, self._counts, np.int32(0), 0, 4 * NBINS)
+        launch(self.rt, "blocks.cl", "bin_counts", self.n, np.int32(self.n), self.bins,
+               self._counts)
+        size = 4 * NBINS
+        if pair is not None:
+            cl.enqueue_copy(q, self._counts, pair, dst_offset=size, byte_count=16)
+            size += 16
+        raw = read_small(self.rt, np.empty(size, np.uint8), self._counts)
+        counts = raw[:4 * NBINS].view(np.int32).astype(np.int64)
+        return counts, (raw[4 * NBINS:].view(np.int64).copy() if pair is not None else None)
 
     def counts(self) -> np.ndarray:
         """Particles per bin (NBINS,): one wait (the counts zeroed on the device, not by a

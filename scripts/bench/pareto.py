@@ -12,7 +12,8 @@ One system -- ``cusp`` (:func:`hybridtree.ics.hernquist_satellite`, eps ``--eps`
 ``m31`` (GOTHIC's M31 model: configs/galaxy_m31.toml's model, softening and largest step)
 -- of ``--n`` particles (``--seed``) is run from t = 0 to ``--t-end`` (``--long``: ten
 times that) with block steps (largest step dt, or dt / 2^``--block-k``, ``--eta`` each,
-``time.max_bin``) and with shared steps dt / 2^k (``--shared`` k each), after a converged
+``time.max_bin``; ``--refit`` F each: ``gravity.refit_fraction``) and with shared steps
+dt / 2^k (``--shared`` k each), after a converged
 shared run of dt / 2^``--ref``.
 Each run is timed by the caller's clock around ``hybridtree.Simulation(...)`` and
 ``evolve`` (the first forces included, the particles' generation and the kernels' builds
@@ -111,8 +112,9 @@ def one_run(args, ics, common: dict, how: dict, diag_every: int) -> tuple[dict, 
             row["substeps"] = int(sum(b["substeps"] for b in bins))
             row["forces_per_particle"] = sum(b["forces"] for b in bins) / len(mass)
             row["deepest_bin"] = max(b["bin"] for b in bins if b["particles"])
-            row["bins"] = [{k: b[k] for k in ("bin", "particles", "substeps", "seconds")}
-                           for b in bins]
+            row["bins"] = [{k: b[k] for k in ("bin", "particles", "substeps", "seconds",
+                                              "forces", "interactions")} for b in bins]
+            row["refits"] = int(sim._stepper.counts.get("refits", 0))
         else:
             row["forces_per_particle"] = float(sim.steps)
         return row, {"tracers": np.array(p.pos[args.tracer_rows]), "radii": row["radii"]}
@@ -154,17 +156,20 @@ def measure(args) -> list[dict]:
     base = {"system": args.system, "seed": args.seed, "device": args.device, "eps": args.eps,
             "dt": args.dt, "sets": args.set}
     runs = [("reference", args.ref, None)] + \
-        [("block", kb, eta) for kb in args.block_k for eta in args.eta] + \
+        [("block", kb, (eta, f)) for kb in args.block_k for eta in args.eta
+         for f in (args.refit or [None])] + \
         [("shared", k, None) for k in args.shared]
     ref = None
     for what, k, eta in runs:
         if what == "block":
+            eta, f = eta
             # largest step dt / 2^k (--block-k): bin 0 is the step of most particles
             how = {"time.stepping": "block", "time.eta": eta, "time.max_bin": args.max_bin,
-                   "time.dt": args.dt / 2 ** k}
+                   "time.dt": args.dt / 2 ** k,
+                   **({} if f is None else {"gravity.refit_fraction": f})}
             row, mine = one_run(args, ics, common, how, 2 ** k)
             row = {"what": what, **base, "eta": eta, "block_k": k, "max_bin": args.max_bin,
-                   **row}
+                   **({} if f is None else {"refit_fraction": f}), **row}
         else:       # diagnostics after every largest step, as the block runs'
             row, mine = one_run(args, ics, common, {"time.dt": args.dt / 2 ** k}, 2 ** k)
             row = {"what": what, **base, "k": k, "step": args.dt / 2 ** k, **row}
@@ -183,6 +188,7 @@ def summary(rows: list[dict]) -> list[dict]:
     out = []
     for b in (r for r in rows if r["what"] == "block"):
         line = {"what": "summary", "eta": b["eta"], "block_k": b.get("block_k", 0),
+                **({"refit_fraction": b["refit_fraction"]} if "refit_fraction" in b else {}),
                 "block_wall_s": b["wall_s"],
                 "block_energy_error_max": b["energy_error_max"]}
         for name, ok in (("energy", lambda s: s["energy_error_max"] <= b["energy_error_max"]),
@@ -200,7 +206,8 @@ def summary(rows: list[dict]) -> list[dict]:
 
 def block_label(r: dict) -> str:
     k = r.get("block_k", 0)
-    return f"η={r['eta']:g}" + (f", Δt/{2 ** k}" if k else "")
+    return f"η={r['eta']:g}" + (f", Δt/{2 ** k}" if k else "") + \
+        (f", refit {r['refit_fraction']:g}" if "refit_fraction" in r else "")
 
 
 def plot(rows: list[dict], path: str, cost: str = "wall_s") -> None:
@@ -221,7 +228,8 @@ def plot(rows: list[dict], path: str, cost: str = "wall_s") -> None:
             pts = [(r[cost], max(r[key], 1e-16),
                     block_label(r) if what == "block" else f"Δt/{2 ** r['k']}")
                    for r in sorted((r for r in runs if r["what"] == what),
-                                   key=lambda r: (r.get("block_k", 0), -r["eta"])
+                                   key=lambda r: (r.get("block_k", 0),
+                                                 r.get("refit_fraction", 0), -r["eta"])
                                    if what == "block" else r["k"])]
             if not pts:
                 continue
@@ -256,6 +264,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--eta", type=float, nargs="+", default=[0.4, 0.2, 0.1, 0.05])
     p.add_argument("--block-k", type=int, nargs="+", default=[0],
                    help="block runs: largest step dt / 2^k, each k (default: dt)")
+    p.add_argument("--refit", type=float, nargs="+", metavar="F",
+                   help="block runs: each with gravity.refit_fraction F (default: the "
+                        "setting's; a force of some particles refits the last tree while "
+                        "the refits' forces since its build stay within F N)")
     p.add_argument("--shared", type=int, nargs="+", default=[2, 3, 4, 5],
                    help="shared runs: k of dt / 2^k")
     p.add_argument("--ref", type=int, default=7, help="the converged run: dt / 2^ref")

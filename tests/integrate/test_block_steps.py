@@ -1,5 +1,6 @@
 """Block time steps against the rules of their scheme (issue 57): convergence at second
-order in eta, one bin is the shared leapfrog, and no particle skips a synchronisation.
+order in eta, one bin is the shared leapfrog, and no particle skips a synchronisation;
+the device's end of a substep (one kernel on GPUs, the same bits as three; one wait).
 (Restarts bit for bit: tests/integrate/test_timesteps.py::test_restart_with_bins_is_bit_for_bit.)"""
 
 import math
@@ -220,3 +221,131 @@ def test_the_speed_criterion_gives_a_particle_through_a_softened_centre_its_own_
                              if r["particles"])
     assert bins[0.0] == [(0, 2)]
     assert bins[1.0] == [(0, 1), (3, 1)]
+
+
+# -- the device's end of a substep (issue 57: a substep's cost) ---------------------------
+
+def _device_cusp(monkeypatch, fused: bool | None, n: int = 1500, **extra):
+    """The cusp of _cusp_run on the device state, ``fused``: DeviceBins.close_open's one
+    kernel (True), the three kernels apart (False) or the device's choice (None);
+    velocities in the bins (eta_v) and a softening per type, so that every branch of
+    the bins' kernels is taken."""
+    monkeypatch.setenv("HYBRIDTREE_STATE", "device")
+    monkeypatch.setattr(timebins.DeviceBins, "fused", fused, raising=False)
+    pos, vel, mass = hernquist_satellite(n, seed=5)
+    types = np.where(np.arange(n) % 3 == 0, 2, 1).astype(np.uint8)
+    sim = hybridtree.Simulation(pos, vel, mass, np.arange(1, n + 1, dtype=np.uint64),
+                                types=types, quiet=True, settings={
+        "time.stepping": "block", "time.dt": 1 / 8, "gravity.eps": 0.01, "time.eta": 0.2,
+        "time.max_bin": 10, "time.eta_v": 0.5, "gravity.eps_types": "0.01, 0.01, 0.006",
+        **extra})
+    if sim._stepper.backend != "device":
+        pytest.skip("the device state needs cl_khr_fp64")
+    return sim
+
+
+def test_the_fused_end_of_a_substep_is_the_three_kernels_bit_for_bit(monkeypatch):
+    """cl/blocks.cl close_open_bins (kick, new bin, kick in one pass: GPUs) against
+    kick_bins, assign_bins_types and kick_bins apart (CPUs): the same positions,
+    velocities, bins and counts."""
+    out = {}
+    for fused in (True, False):
+        sim = _device_cusp(monkeypatch, fused, n=800)
+        sim.step(1)
+        rows = sim.timebins()
+        out[fused] = (sim.pos, sim.vel, [(r["bin"], r["particles"], r["substeps"],
+                                          r["forces"], r["interactions"]) for r in rows])
+        sim.close()
+    assert len(out[True][2]) >= 4, out[True][2]                     # bins 0 .. 3 at least
+    np.testing.assert_array_equal(out[True][0], out[False][0])
+    np.testing.assert_array_equal(out[True][1], out[False][1])
+    assert out[True][2] == out[False][2]
+
+
+def test_a_device_substep_waits_once_after_its_force(monkeypatch):
+    """Outside its force a substep of the device state waits once (its bins' counts and
+    its interactions, read together): a step of S substeps S + 1 times at most (the
+    step's first counts, and the last substep's interactions).  Before: twice a substep
+    (2 S).  The interactions per bin still add up to the engine's."""
+    from hybridtree.device import transfer
+    sim = _device_cusp(monkeypatch, None, **{"gravity.refit_fraction": 100.0})
+    stepper = sim._stepper
+    sim.step(1)
+    waits, inside = [0], [0]         # inside the scheme's step: 1, and its force: 2
+    wait, compute, step = transfer.wait_for, stepper.engine.compute, stepper.scheme.step
+
+    def counting(event):
+        waits[0] += inside[0] == 1
+        return wait(event)
+
+    def within(fn, level):
+        def wrapped(*a, **kw):
+            inside[0] = level
+            try:
+                return fn(*a, **kw)
+            finally:
+                inside[0] = level - 1
+        return wrapped
+    monkeypatch.setattr(transfer, "wait_for", counting)
+    monkeypatch.setattr(stepper.engine, "compute", within(compute, 2))
+    monkeypatch.setattr(stepper.scheme, "step", within(step, 1))
+    before = stepper.counts["interactions"]
+    subs = stepper.scheme.stats.substeps.sum()
+    inter = stepper.scheme.stats.interactions.sum()
+    waits[0] = 0
+    sim.step(1)
+    s = int(stepper.scheme.stats.substeps.sum() - subs)
+    assert s >= 8, s
+    assert waits[0] <= s + 1, (waits[0], s)
+    assert stepper.scheme.stats.interactions.sum() - inter == \
+        stepper.counts["interactions"] - before
+
+
+def test_no_particle_skips_a_synchronisation_with_the_fused_kernel(monkeypatch):
+    """test_no_particle_skips_a_synchronisation on the device state through
+    close_open_bins: the bins read back after every assignment, the forced particles
+    from the active walk's bins."""
+    sim = _device_cusp(monkeypatch, True, n=1000)
+    stepper = sim._stepper
+    rec = _Recorder.__new__(_Recorder)
+    rec.dt, rec.t, rec.events = sim.dt, 0.0, []
+    engine, state = stepper.engine, stepper.state
+    compute, drift = engine.compute, state.drift
+    assign, close = timebins.DeviceBins.assign, timebins.DeviceBins.close_open
+
+    def drift_and_count(dt):
+        rec.t += dt
+        drift(dt)
+
+    def compute_and_record(st, parts, active=None):
+        if active is None:
+            rows = np.ones(st.n, bool)
+        else:
+            rows = _read_bins(stepper.scheme._bins) >= active[1]
+        rec.events.append(("force", rec.t, rows))
+        return compute(st, parts, active)
+
+    def assign_and_record(bins, *a, **kw):
+        assign(bins, *a, **kw)
+        rec.events.append(("bins", rec.t, _read_bins(bins)))
+
+    def close_and_record(bins, *a, **kw):
+        out = close(bins, *a, **kw)
+        rec.events.append(("bins", rec.t, _read_bins(bins)))
+        return out
+    monkeypatch.setattr(state, "drift", drift_and_count)
+    monkeypatch.setattr(engine, "compute", compute_and_record)
+    monkeypatch.setattr(timebins.DeviceBins, "assign", assign_and_record)
+    monkeypatch.setattr(timebins.DeviceBins, "close_open", close_and_record)
+    sim.step(3)
+    bins = [data for kind, _, data in rec.events if kind == "bins"]
+    assert len({int(k) for b in bins for k in np.unique(b)}) >= 4
+    assert sum(int((b < a).sum()) for a, b in zip(bins, bins[1:])) > 0    # moves up
+    assert rec.violations() == []
+
+
+def _read_bins(bins) -> np.ndarray:
+    import pyopencl as cl
+    out = np.empty(bins.n, np.int32)
+    cl.enqueue_copy(bins.rt.queue, out, bins.bins)
+    return out
