@@ -124,7 +124,10 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
 #: build cache) less the interpreter with the package imported (47 MiB) and the run's
 #: buffers, measured on the 2-core development machine (2026-11-29): Intel's CPU runtime
 #: 242 MiB, PoCL 3.0 (PyPI) 250 MiB (a first run that compiles its kernels peaked at 420:
-#: LLVM's own memory while it builds).
+#: LLVM's own memory while it builds).  Most of a CPU driver's figure is the pages of its
+#: shared libraries, which the kernel counts by how its page cache holds those files (a
+#: freshly installed environment: 75 MiB more, the same anonymous memory): the run's
+#: resident prediction measures it instead (:func:`hybridtree.run.size.resident_need`).
 CONTEXT: Mapping[str, int] = MappingProxyType({"nvidia": 528 * MIB, "gpu": 530 * MIB,
                                              "intel-cpu": 242 * MIB, "cpu": 250 * MIB})
 
