@@ -72,7 +72,8 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
                        "with the state on the device (gravity.build = 'device' and a "
                        "device with cl_khr_fp64) for now")
     if comm.size == 1:
-        return SerialStepper(g, p, rt, external=external, block=block, comoving=comoving)
+        return SerialStepper(g, p, rt, external=external, block=block, comoving=comoving,
+                             vel32=settings.memory.velocities == "float32")
     # parallel.overlap with block steps or the relative opening: refused by
     # check_parallel (hybridtree.config.rules) before the device was taken
     for needs, what in ((g.opening != "geometric", "gravity.opening = 'relative'"),
