@@ -329,7 +329,7 @@ SCHEMA: dict[str, dict[str, Option]] = {
                            "per particle less; each kick computes in float64 and rounds the "
                            "velocity to float32 once, each drift widens it exactly; "
                            "snapshots store them as float64, exactly; docs/physics.md).  "
-                           "float32: one process, shared steps, no periodic box",
+                           "float32: one process for now",
                            choices=("float64", "float32")),
     },
 }

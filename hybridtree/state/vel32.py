@@ -26,10 +26,11 @@ VEL32 = MappingProxyType({"VEL_T": "float"})
 
 @option_sets
 def vel32_option_sets(info: DeviceInfo) -> list[tuple[str, dict]]:
-    """The builds of a state of float32 velocities: state.cl with VEL_T float, and the
-    reductions' reduce.cl with it (:func:`hybridtree.device.reduce.reducer` ``vel32``)."""
+    """The builds of a state of float32 velocities: state.cl and blocks.cl (block steps'
+    kicks and bins) with VEL_T float, and the reductions' reduce.cl with it
+    (:func:`hybridtree.device.reduce.reducer` ``vel32``)."""
     from ..device.multisection import TRIALS
-    return [("state.cl", dict(VEL32))] + [
+    return [("state.cl", dict(VEL32)), ("blocks.cl", dict(VEL32))] + [
         ("reduce.cl", {**reduce_defines(reduce_work_group(info), nr * TRIALS, info.sum_mode),
                        **VEL32}) for nr in (3, 1)]
 

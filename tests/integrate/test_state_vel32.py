@@ -156,3 +156,49 @@ def test_the_state_holds_12_bytes_a_particle_less():
         assert sizes[-1] == s.nbytes + 32            # the part's net force: 4 float64
         del s
     assert sizes[0] - sizes[1] == 12 * 4096
+
+
+def test_block_steps_kick_and_bin_float32_velocities_alike_on_both_backends():
+    """The block steps' kernels with float32 velocities (cl/blocks.cl VEL_T float): bins
+    from the acceleration and the speed (eta_v), a kick of the Λ term's form (lam) and a
+    kick from a table, on a device state and a host state of the same particles and
+    forces: the same bins and the same velocity bits, every one a float32 value."""
+    import hybridtree.integrate.timebins as tb
+    g = GravitySettings(eps=0.01, theta=0.6, n_leaf=8)
+    p = particles(1500, 8)
+    host, dev = (stepped(p, g, b, None, False, True, 0) for b in ("host", "device"))
+    hb, db = tb.bins_for(host), tb.bins_for(dev)
+    assert isinstance(db, tb.DeviceBins) and isinstance(hb, tb.HostBins)
+    q0, qv = tb.bin_scale(1 / 16, 0.2, 0.01), (1 / 16 / (0.5 * 0.01)) ** 2
+    table = np.ldexp(1 / 64, -np.arange(tb.NBINS))
+    for bins in (hb, db):
+        bins.assign(0, 6, q0, 0.0, qv=qv)
+        bins.kick(0, 1 / 32, 0.3)
+        bins.kick_table(1, table, "full")
+        bins.assign(1, 6, q0, 0.0, qv=qv)
+    counts = db.counts()
+    assert counts.tolist() == hb.counts().tolist() and np.count_nonzero(counts) > 2
+    a, b = host.download(), dev.download()
+    assert a.vel.tobytes() == b.vel.tobytes() and is_float32(b.vel)
+    assert not np.array_equal(b.vel, p.vel.astype(np.float32))       # they were kicked
+
+
+@pytest.mark.parametrize("backend", ["device", "host"])
+def test_block_steps_of_one_bin_are_the_shared_leapfrog_with_float32_velocities(
+        backend, monkeypatch):
+    """test_block_steps.py's bin-0 run with float32 velocities: block steps whose
+    particles all stay in bin 0 give the shared leapfrog's bits."""
+    import hybridtree
+    monkeypatch.setenv("HYBRIDTREE_STATE", backend)
+    pos, vel, mass = plummer(500, seed=6)
+    common = {"time.dt": 1 / 64, "gravity.eps": 0.05, "memory.velocities": "float32"}
+    shared = hybridtree.Simulation(pos, vel, mass, quiet=True, settings=common)
+    blk = hybridtree.Simulation(pos, vel, mass, quiet=True, settings={
+        **common, "time.stepping": "block", "time.eta": 10.0, "time.max_bin": 12})
+    shared.step(4)
+    blk.step(4)
+    assert blk._stepper.state.vel.dtype == np.float32 if backend == "host" else \
+        blk._stepper.state.vel_bytes == 12
+    np.testing.assert_array_equal(blk.pos, shared.pos)
+    np.testing.assert_array_equal(blk.vel, shared.vel)
+    assert is_float32(np.asarray(blk.vel))
