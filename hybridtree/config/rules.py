@@ -143,13 +143,6 @@ def _every_run(v: dict[str, dict[str, Any]]) -> None:
     if v["time"]["stepping"] == "block" and not v["gravity"]["eps"] > 0:
         raise ConfigError("time.stepping = 'block' needs gravity.eps > 0 (the step is "
                           "eta sqrt(eps / |a|))", ("time.stepping", "gravity.eps"))
-    _velocities(v)
-
-
-def _velocities(v: Values) -> None:
-    """What float32 velocities (memory.velocities) do not take yet: several processes
-    (:func:`process_refusal`); nothing else."""
-    return
 
 
 def process_refusal(v: Values, size: int, overlap_rule: bool = True) -> str | None:
@@ -157,9 +150,6 @@ def process_refusal(v: Values, size: int, overlap_rule: bool = True) -> str | No
     (False: not asked yet, the run knows the gravity settings later)."""
     if size <= 1:
         return None
-    if v["memory"]["velocities"] == "float32":
-        return ("memory.velocities = 'float32' runs as one process for now: the processes "
-                "exchange float64 velocities")
     if v["ics"]["kind"] in ("cosmo_box", "box_file") and v["parallel"]["overlap"]:
         return (f"a periodic box (ics.kind = '{v['ics']['kind']}') does not take "
                 "parallel.overlap = true")

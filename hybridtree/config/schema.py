@@ -328,8 +328,7 @@ SCHEMA: dict[str, dict[str, Option]] = {
                            "(GADGET-4's and PKDGRAV3's single-precision velocities: 12 bytes "
                            "per particle less; each kick computes in float64 and rounds the "
                            "velocity to float32 once, each drift widens it exactly; "
-                           "snapshots store them as float64, exactly; docs/physics.md).  "
-                           "float32: one process for now",
+                           "snapshots store them as float64, exactly; docs/physics.md)",
                            choices=("float64", "float32")),
     },
 }

@@ -86,7 +86,8 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
     return ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
                            samples=settings.parallel.samples,
                            overlap=settings.parallel.overlap, external=external,
-                           block=block, comoving=comoving)
+                           block=block, comoving=comoving,
+                           vel32=settings.memory.velocities == "float32")
 
 
 def periodic_of(settings: Settings, n: int) -> Periodic:

@@ -252,8 +252,8 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
         g = replace(g, multipole="monopole")        # as settled with its Periodic
     block = settings.time.stepping == "block"
     vel32 = settings.memory.velocities == "float32"
-    # float32 velocities would do: one process (config/rules.py process_refusal)
-    vel32_ok = on_device and g.method == "tree" and size == 1
+    # float32 velocities would save the device state's bytes (a host state: none there)
+    vel32_ok = on_device and g.method == "tree"
     n = int(n)
     owners: dict[str, float] = {}
     unseen: dict[str, float] = {}

@@ -30,8 +30,8 @@ def test_the_state_of_float32_velocities_is_the_ledgers_within_five_percent(runt
 def test_a_refusal_names_float32_velocities_where_they_would_fit(runtime):
     """A device between the two plans' totals: the float64 plan's refusal ends with what
     float32 velocities would need; the float32 plan fits.  A device too small for either,
-    or a run that cannot take float32 velocities (a process of several), gets no such
-    hint."""
+    or a run whose state is on the host (a device without double precision: float32
+    velocities save no device memory there), gets no such hint."""
     n = 1 << 20
     wide = device_plan(plummer_settings(n), runtime.info, n)
     narrow = device_plan(plummer_settings(n, **F32), runtime.info, n)
@@ -44,5 +44,6 @@ def test_a_refusal_names_float32_velocities_where_they_would_fit(runtime):
     assert device_plan(plummer_settings(n, **F32), info, n).refusal() == ""
     small = replace(info, global_mem_size=narrow.total - 1)
     assert "memory.velocities" not in device_plan(plummer_settings(n), small, n).refusal()
-    many = device_plan(plummer_settings(n), info, n, size=2).refusal()
-    assert many.startswith("need about") and "memory.velocities" not in many
+    host = device_plan(plummer_settings(n), replace(info, fp64=False, global_mem_size=1 << 20),
+                       n).refusal()
+    assert host.startswith("need about") and "memory.velocities" not in host
