@@ -18,7 +18,8 @@ leapfrog; ``"hard"`` and ``"soft"`` for the hybrid tree) and the potential ``pot
   :func:`hybridtree.parallel.migrate.migrate`).
 
 Both do the same float64 operations in the same order (kicks and drifts: one rounded
-multiply, one rounded add; sums in the fixed order of :mod:`hybridtree.device.reduce`), so
+multiply, one rounded add, float32 velocities then rounded once, :mod:`.vel32`; sums in
+the fixed order of :mod:`hybridtree.device.reduce`), so
 the same particles stepped with either backend give the same bits (block time steps
 with more than one bin excepted: the walks of the active particles form their groups
 differently on the two backends).

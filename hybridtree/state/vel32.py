@@ -1,10 +1,10 @@
 """A device state's velocities kept as float32 (:class:`.device.DeviceState` ``vel32``,
 memory.velocities = "float32": 12 bytes a particle less, issue 56).  The state's
 kernels are built with VEL_T float (cl/state.cl): a kick computes in double and rounds
-each velocity once, a drift widens it exactly.  Here: the downloads' float32 host
-column (copied into the caller's float64 array: exact), the finite check of the
-velocities apart from the float64 columns', and the builds such a state asks for
-(:func:`vel32_option_sets`).  Velocities in internal units."""
+each velocity once, a drift widens it exactly.  Here: those kicks and drifts, the
+downloads' float32 host column (copied into the caller's float64 array: exact), the
+finite check of the velocities apart from the float64 columns', and the builds such a
+state asks for (:func:`vel32_option_sets`).  Velocities in internal units."""
 
 from __future__ import annotations
 
