@@ -19,6 +19,11 @@
 #ifndef NBINS
 #define NBINS 64
 #endif
+/* the state's velocities: double, or float (memory.velocities = "float32"): read widened,
+   kicked in double and rounded once, as cl/state.cl kick_vel */
+#ifndef VEL_T
+#define VEL_T double
+#endif
 
 #include "wide4.cl"
 
@@ -46,12 +51,12 @@ inline double accel_norm(const int i, const double lam, __global const double *p
 }
 
 /* q at least qv |v|^2 (qv > 0: dt <= eta_v eps / |v|, qv = (dt_max / (eta_v eps))^2) */
-inline double with_speed(double q, const int i, const double qv, __global const double *vel,
+inline double with_speed(double q, const int i, const double qv, __global const VEL_T *vel,
                          const double s2)
 {
     if (qv > 0.0) {
         const size_t k = 3 * (size_t)i;
-        const double vx = vel[k], vy = vel[k + 1], vz = vel[k + 2];
+        const double vx = (double)vel[k], vy = (double)vel[k + 1], vz = (double)vel[k + 2];
         q = fmax(q, (qv * ((vx * vx + vy * vy) + vz * vz)) * s2);
     }
     return q;
@@ -60,7 +65,7 @@ inline double with_speed(double q, const int i, const double qv, __global const 
 __kernel void assign_bins(const int n, const int kmin, const int kmax, const double q0,
                           const double lam, __global const double *pos,
                           __global const double *acc, const double qv,
-                          __global const double *vel, __global int *bin)
+                          __global const VEL_T *vel, __global int *bin)
 {
     const int i = get_global_id(0);
     if (i >= n || bin[i] < kmin)
@@ -75,7 +80,7 @@ __kernel void assign_bins(const int n, const int kmin, const int kmax, const dou
 __kernel void assign_bins_types(const int n, const int kmin, const int kmax, const double q0,
                                 const double lam, __global const double *pos,
                                 __global const double *acc, const double qv,
-                                __global const double *vel, __global const uchar *types,
+                                __global const VEL_T *vel, __global const uchar *types,
                                 __global const double *scale, __global int *bin)
 {
     const int i = get_global_id(0);
@@ -104,25 +109,25 @@ inline void kick_one(const int i, const int b, const double half_dt, const doubl
 /* v += h a (+ (h lam) x) for the particles of bin >= kmin, h = half_dt / 2^bin. */
 __kernel void kick_bins(const int n, const int kmin, const double half_dt, const double lam,
                         __global const double *acc, __global const double *pos,
-                        __global double *vel, __global const int *bin)
+                        __global VEL_T *vel, __global const int *bin)
 {
     const int i = get_global_id(0);
     if (i >= n || bin[i] < kmin)
         return;
     const double h = ldexp(half_dt, -bin[i]);
     for (size_t c = 3 * (size_t)i; c < 3 * (size_t)i + 3; c++)
-        vel[c] += h * acc[c];
+        vel[c] = (VEL_T)((double)vel[c] + h * acc[c]);
     if (lam != 0.0) {
         const double hl = h * lam;
         for (size_t c = 3 * (size_t)i; c < 3 * (size_t)i + 3; c++)
-            vel[c] += hl * pos[c];
+            vel[c] = (VEL_T)((double)vel[c] + hl * pos[c]);
     }
 }
 
 /* vel += h[bin] acc for bin >= kmin: kicks whose factor is not half_dt / 2^bin (a
    comoving step's integrals of dt / a over each bin's half step, from a table). */
 __kernel void kick_bins_table(const int n, const int kmin, __global const double *h,
-                              __global const double *acc, __global double *vel,
+                              __global const double *acc, __global VEL_T *vel,
                               __global const int *bin)
 {
     const int i = get_global_id(0);
@@ -130,7 +135,7 @@ __kernel void kick_bins_table(const int n, const int kmin, __global const double
         return;
     const double hk = h[bin[i]];
     for (size_t c = 3 * (size_t)i; c < 3 * (size_t)i + 3; c++)
-        vel[c] += hk * acc[c];
+        vel[c] = (VEL_T)((double)vel[c] + hk * acc[c]);
 }
 
 /* The end of a substep for the active particles (bin >= kmin) in one pass: kick_bins,

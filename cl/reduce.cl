@@ -9,7 +9,8 @@
  * so the host gives the very same bits.
  *
  * Defines: BLOCK (terms per sequential block), NR (radii per enclosed-mass pass),
- * WG (work-group size of count_sum), ORDERED_SUMS (0/1, see SUM below).
+ * WG (work-group size of count_sum), ORDERED_SUMS (0/1, see SUM below), VEL_T (the
+ * velocities' type, double by default).
  */
 /* double needs cl_khr_fp64: the host builds this file only where the device reports it
    (Runtime.has_fp64); elsewhere a clear error instead of one per double. */
@@ -29,6 +30,11 @@
 #endif
 #ifndef WG
 #define WG 64
+#endif
+/* the state's velocities (the moments read them): double, or float where the run keeps
+   them in single precision (memory.velocities = "float32"), widened exactly */
+#ifndef VEL_T
+#define VEL_T double
 #endif
 
 /* SUM: the type of a running float64 sum.  Intel's CPU runtime reorders a loop's sum even
@@ -210,7 +216,7 @@ __kernel REQD_BLOCK void net_terms42(const int n, __global const double *mass,
 /* The moments' terms of particle p: m, m x (3), kinetic, potential, m v (3),
    m (x cross v) (3), m |x|^2 (for the Lambda term's potential energy); u: its potential,
    loaded by the caller (moment_t, moment_t4), used only where has_pot. */
-static inline void moment_u(__global const double *pos, __global const double *vel,
+static inline void moment_u(__global const double *pos, __global const VEL_T *vel,
                             __global const double *mass, const int mass_step,
                             const double u, const int has_pot, const size_t p,
                             double *t)
@@ -234,7 +240,7 @@ static inline void moment_u(__global const double *pos, __global const double *v
 }
 
 /* moment_u of a state of float64 parts: the potential pot[p]. */
-static inline void moment_t(__global const double *pos, __global const double *vel,
+static inline void moment_t(__global const double *pos, __global const VEL_T *vel,
                             __global const double *mass, const int mass_step,
                             __global const double *pot, const int has_pot, const size_t p,
                             double *t)
@@ -243,7 +249,7 @@ static inline void moment_t(__global const double *pos, __global const double *v
 }
 
 /* Level 1 of the moments.  pot may be NULL (has_pot 0): the potential terms are then 0.0. */
-__kernel void moment_terms(const int n, __global const double *pos, __global const double *vel,
+__kernel void moment_terms(const int n, __global const double *pos, __global const VEL_T *vel,
                            __global const double *mass, const int mass_step,
                            __global const double *pot, const int has_pot, __global double *out)
 {
@@ -252,7 +258,7 @@ __kernel void moment_terms(const int n, __global const double *pos, __global con
 
 /* moment_t of a state of float32 parts: the potential the w of a float4 (ax, ay, az,
    pot) widened to double, so the sums are moment_terms's of the widened potential. */
-static inline void moment_t4(__global const double *pos, __global const double *vel,
+static inline void moment_t4(__global const double *pos, __global const VEL_T *vel,
                              __global const double *mass, const int mass_step,
                              __global const float4 *pot4, const int has_pot, const size_t p,
                              double *t)
@@ -261,7 +267,7 @@ static inline void moment_t4(__global const double *pos, __global const double *
 }
 
 __kernel void moment_terms4(const int n, __global const double *pos,
-                            __global const double *vel, __global const double *mass,
+                            __global const VEL_T *vel, __global const double *mass,
                             const int mass_step, __global const float4 *pot4, const int has_pot,
                             __global double *out)
 {
@@ -269,7 +275,7 @@ __kernel void moment_terms4(const int n, __global const double *pos,
 }
 
 __kernel REQD_BLOCK void moment_terms42(const int n, __global const double *pos,
-                                        __global const double *vel,
+                                        __global const VEL_T *vel,
                                         __global const double *mass, const int mass_step,
                                         __global const float4 *pot4, const int has_pot,
                                         __global double *out)
@@ -279,7 +285,7 @@ __kernel REQD_BLOCK void moment_terms42(const int n, __global const double *pos,
 
 /* Levels 1 and 2 of the moments. */
 __kernel REQD_BLOCK void moment_terms2(const int n, __global const double *pos,
-                                       __global const double *vel,
+                                       __global const VEL_T *vel,
                                        __global const double *mass, const int mass_step,
                                        __global const double *pot, const int has_pot,
                                        __global double *out)

@@ -16,6 +16,16 @@
 #endif
 #pragma OPENCL FP_CONTRACT OFF
 
+/* VEL_T: the type the state keeps its velocities in: double, or float where the run
+   asks for single-precision velocities (memory.velocities = "float32", built with
+   VEL_T=float).  Each kick then computes in double and rounds the velocity once,
+   (float)((double)v + dt * a); each drift widens it exactly, x += dt * (double)v: the
+   host's numpy order of operations (hybridtree/state/host.py), the same bits.  With
+   VEL_T double every such kernel is axpy's arithmetic. */
+#ifndef VEL_T
+#define VEL_T double
+#endif
+
 /* v[i] += dt * a[i]: a kick (v: velocities, a: accelerations) or a drift (v: positions,
    a: velocities) */
 __kernel void axpy(const long n, const double dt, __global const double *a, __global double *v)
@@ -23,6 +33,34 @@ __kernel void axpy(const long n, const double dt, __global const double *a, __gl
     const size_t i = get_global_id(0);
     if (i < (size_t)n)
         v[i] += dt * a[i];
+}
+
+/* v[i] := (VEL_T)((double)v[i] + dt * a[i]): a kick of velocities of VEL_T (a: the
+   accelerations, or the positions for the Lambda term's kick), rounded once */
+__kernel void kick_vel(const long n, const double dt, __global const double *a,
+                       __global VEL_T *v)
+{
+    const size_t i = get_global_id(0);
+    if (i < (size_t)n)
+        v[i] = (VEL_T)((double)v[i] + dt * a[i]);
+}
+
+/* x[i] += dt * (double)v[i]: a drift by velocities of VEL_T (widened exactly) */
+__kernel void drift_vel(const long n, const double dt, __global const VEL_T *v,
+                        __global double *x)
+{
+    const size_t i = get_global_id(0);
+    if (i < (size_t)n)
+        x[i] += dt * (double)v[i];
+}
+
+/* flag := 1 where a velocity of VEL_T is not finite (flag zeroed before; every writer
+   writes the same value) */
+__kernel void nonfinite_vel(const long n, __global const VEL_T *v, __global int *flag)
+{
+    const size_t i = get_global_id(0);
+    if (i < (size_t)n && !isfinite(v[i]))
+        *flag = 1;
 }
 
 /* out[i] = a[i] + b[i]: the whole acceleration of a hybrid state (hard + soft) */
@@ -36,18 +74,19 @@ __kernel void add(const long n, __global const double *a, __global const double 
 
 #include "wide4.cl"
 
-/* v += dt a of a float32 part (wide4): axpy's bits on the float64 part */
+/* v += dt a of a float32 part (wide4): axpy's bits on the float64 part (kick_vel's on
+   velocities of VEL_T: computed in double, rounded once) */
 __kernel void kick4(const int n, const double dt, __global const float4 *a,
-                    __global const double *s, __global double *v)
+                    __global const double *s, __global VEL_T *v)
 {
     const int i = get_global_id(0);
     if (i >= n)
         return;
     const float4 r = a[i];
     const size_t k = 3 * (size_t)i;
-    v[k] += dt * wide4(r.x, s, 0);
-    v[k + 1] += dt * wide4(r.y, s, 1);
-    v[k + 2] += dt * wide4(r.z, s, 2);
+    v[k] = (VEL_T)((double)v[k] + dt * wide4(r.x, s, 0));
+    v[k + 1] = (VEL_T)((double)v[k + 1] + dt * wide4(r.y, s, 1));
+    v[k + 2] = (VEL_T)((double)v[k + 2] + dt * wide4(r.z, s, 2));
 }
 
 /* out (n x 3 float64) := the accelerations of rows lo .. lo + n - 1 of a float32 part
@@ -158,6 +197,19 @@ __kernel void shift3(const long n, const double cx, const double cy, const doubl
     x[3 * i] += cx;
     x[3 * i + 1] += cy;
     x[3 * i + 2] += cz;
+}
+
+/* shift3 on velocities of VEL_T: v := (VEL_T)((double)v + c), rounded once (a drawn
+   model's velocities moved to its centre-of-mass frame) */
+__kernel void shift3_vel(const long n, const double cx, const double cy, const double cz,
+                         __global VEL_T *v)
+{
+    const size_t i = get_global_id(0);
+    if (i >= (size_t)n)
+        return;
+    v[3 * i] = (VEL_T)((double)v[3 * i] + cx);
+    v[3 * i + 1] = (VEL_T)((double)v[3 * i + 1] + cy);
+    v[3 * i + 2] = (VEL_T)((double)v[3 * i + 2] + cz);
 }
 
 /* The softening of every particle from its GADGET type (types: uchar, 0 .. 5; table:

@@ -323,6 +323,14 @@ SCHEMA: dict[str, dict[str, Option]] = {
         "mass_g": _opt(float, MSUN_1E10_G, "internal mass unit in g (default 1e10 Msun); "
                        "velocity and time units follow from G = 1", lambda v: v > 0, "> 0"),
     },
+    "memory": {
+        "velocities": _opt(str, "float64", "the run state's velocities: float64, or float32 "
+                           "(GADGET-4's and PKDGRAV3's single-precision velocities: 12 bytes "
+                           "per particle less; each kick computes in float64 and rounds the "
+                           "velocity to float32 once, each drift widens it exactly; "
+                           "snapshots store them as float64, exactly; docs/physics.md)",
+                           choices=("float64", "float32")),
+    },
 }
 
 

@@ -92,15 +92,20 @@ class Reducer:
     made for the call and freed after it (they would sit beside a walk's peak: 2.6 bytes a
     particle for the radii); below it they are kept between calls (a buffer made and freed
     each call costs a GPU step time; the same bound as the walk's lists,
-    :meth:`hybridtree.gravity.tuning.WalkTuning.lists_per_walk`)."""
+    :meth:`hybridtree.gravity.tuning.WalkTuning.lists_per_walk`).
+    ``vel32``: the moments read float32 velocities (cl/reduce.cl VEL_T float; a state of
+    memory.velocities = "float32"), widened exactly: the same sums as of their float64
+    copies."""
 
     #: 2^28 particles: the tree's sorted keys of 2 GiB (WalkTuning.list_kept_bytes / 8)
     rows_apart_from: int = 1 << 28
 
-    def __init__(self, rt: Runtime, fuse: bool | None = None) -> None:
+    def __init__(self, rt: Runtime, fuse: bool | None = None, vel32: bool = False) -> None:
         if not rt.has_fp64:
             raise ValueError("deterministic reductions need double precision (cl_khr_fp64)")
         self.rt = rt
+        self.vel32 = bool(vel32)
+        self._twin: Reducer | None = None            # reducer(rt, vel32=True)'s
         self._radii_init: np.ndarray | None = None   # a non-blocking upload's source
         self.wg = reduce_work_group(rt.info)
         self._fuse = rt.info.kind != "gpu" if fuse is None else bool(fuse)
@@ -113,7 +118,8 @@ class Reducer:
             self.wg = fit_work_group(limit)
 
     def _defines(self, nr: int = 3 * TRIALS) -> dict:
-        return reduce_defines(self.wg, nr, self.rt.info.sum_mode)
+        return {**reduce_defines(self.wg, nr, self.rt.info.sum_mode),
+                **({"VEL_T": "float"} if self.vel32 else {})}
 
     def _knl(self, name: str) -> cl.Kernel:
         return kernel(self.rt, "reduce.cl", name, self._defines())
@@ -337,9 +343,14 @@ class Reducer:
         return groups, part
 
 
-def reducer(rt: Runtime) -> Reducer:
-    """The runtime's :class:`Reducer` (one per runtime: :attr:`Runtime.reductions`)."""
+def reducer(rt: Runtime, vel32: bool = False) -> Reducer:
+    """The runtime's :class:`Reducer` (one per runtime: :attr:`Runtime.reductions`);
+    ``vel32``: its twin whose moments read float32 velocities (made when first asked)."""
     red = rt.reductions
     if red is None:
         red = rt.reductions = Reducer(rt)
+    if vel32:
+        if red._twin is None:
+            red._twin = Reducer(rt, vel32=True)
+        return red._twin
     return red

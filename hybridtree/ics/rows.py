@@ -82,14 +82,18 @@ class ModelRows:
         in 8 bytes a particle)."""
         return range(1, self.n + 1)
 
-    def particles(self) -> Particles:
+    def particles(self, vel32: bool = False) -> Particles:
         """All the particles on the host, centre of mass at rest at the origin (float64:
         65 bytes a particle), as :func:`hybridtree.run.setup.initial_conditions` gives
-        them on one process."""
+        them on one process.  ``vel32``: the drawn velocities rounded to float32 before
+        the shift, as :meth:`fill` uploads them into a state of float32 velocities (whose
+        shift rounds the float64 difference once more: the state's rounding of these)."""
         d = self.draw
         share = generate_share(d.model, d.n, 0, d.n, d.seed, **d.params)
         x_cm, v_cm = com_offsets([exact_column_sums(share.sums)])
         share.pos -= x_cm
+        if vel32:
+            share.vel = share.vel.astype(np.float32).astype(np.float64)
         share.vel -= v_cm
         p = Particles(share.pos, share.vel, share.mass, share.ids)
         self.check(p)

@@ -121,9 +121,11 @@ class SerialStepper(Stepper):
     """One process: the state on the device where it can be (:mod:`hybridtree.state`)."""
 
     def __init__(self, g: GravitySettings, p: Particles, rt: Runtime, external: float = 0.0,
-                 block: BlockSettings | None = None, comoving: Comoving | None = None):
+                 block: BlockSettings | None = None, comoving: Comoving | None = None,
+                 vel32: bool = False):
         """``external``, ``block``, ``comoving``: the scheme's
-        (:func:`hybridtree.integrate.choose.scheme_for`)."""
+        (:func:`hybridtree.integrate.choose.scheme_for`); ``vel32``: float32 velocities
+        (memory.velocities; the state's, :func:`hybridtree.state.make_state`)."""
         self.clock = Clock(rt)
         backend = state_backend(rt, g.method, g.build)
         # float32 parts where the walk alone writes them (the same bits, 16 B a part less);
@@ -132,6 +134,6 @@ class SerialStepper(Stepper):
         pot_part = None if stored else float4_part(g, block is None and comoving is None)
         # one mass for all where every particle has it: no mesh reads a mass per particle
         self.state = make_state(p, g.parts, backend, rt, self.clock, pot_part=pot_part,
-                                uniform=g.periodic is None)
+                                uniform=g.periodic is None, vel32=vel32)
         self.engine = ForceEngine(g, rt, self.clock)
         self.scheme = scheme_for(g, self.engine, external, block, comoving=comoving)

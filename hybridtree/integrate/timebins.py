@@ -72,7 +72,7 @@ class HostBins:
         if scale is not None:
             q = q * np.asarray(scale, np.float64)[s.types[rows]]
         if qv > 0.0:
-            v = s.vel[rows]
+            v = s.vel[rows].astype(np.float64)      # float32 velocities widened
             w = qv * ((v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1]) + v[:, 2] * v[:, 2])
             if scale is not None:
                 sc = np.asarray(scale, np.float64)[s.types[rows]]
@@ -93,17 +93,17 @@ class HostBins:
         with s.clock.host("integrate"):
             rows = np.flatnonzero(self.bins >= kmin)
             h = np.ldexp(half_dt, -self.bins[rows])[:, None]
-            s.vel[rows] += h * s.acc["full"][rows]
+            _add(s, rows, h * s.acc["full"][rows])
             if lam != 0.0:
-                s.vel[rows] += (h * lam) * s.pos[rows]
+                _add(s, rows, (h * lam) * s.pos[rows])
 
     def kick_table(self, kmin: int, table: np.ndarray, part: str) -> None:
         """vel += table[bin] acc[part] for bin >= kmin (``table``: NBINS float64)."""
         s = self.state
         with s.clock.host("integrate"):
             rows = np.flatnonzero(self.bins >= kmin)
-            s.vel[rows] += np.asarray(table, np.float64)[self.bins[rows]][:, None] \
-                * s.acc[part][rows]
+            _add(s, rows, np.asarray(table, np.float64)[self.bins[rows]][:, None]
+                 * s.acc[part][rows])
 
     def counts(self) -> np.ndarray:
         """Particles per bin (NBINS,)."""
@@ -119,6 +119,15 @@ class HostBins:
         self.assign(kmin, kmax, q0, lam, scale, qv=qv)
         self.kick(kmin, half_dt, lam)
         return self.counts(), None
+
+
+def _add(s: HostState, rows: np.ndarray, dv: np.ndarray) -> None:
+    """vel[rows] += dv (float64); float32 velocities: widened, added to, rounded once
+    (cl/blocks.cl's kicks with VEL_T float)."""
+    if s.vel.dtype == np.float64:
+        s.vel[rows] += dv
+    else:
+        s.vel[rows] = (s.vel[rows].astype(np.float64) + dv).astype(np.float32)
 
 
 class DeviceBins:
@@ -144,19 +153,21 @@ class DeviceBins:
                 np.float64(lam), s.pos, s.acc["full"] if acc is None else acc,
                 np.float64(qv), s.vel)
         if scale is None:
-            launch(self.rt, "blocks.cl", "assign_bins", *head, self.bins)
+            launch(self.rt, "blocks.cl", "assign_bins", *head, self.bins,
+                   defines=s.vel_defines)
             return
         if getattr(self, "_scale_key", None) != scale:
             self._scale_key = scale
             self._scale = self.rt.to_device(np.asarray(scale, np.float64))
-        launch(self.rt, "blocks.cl", "assign_bins_types", *head, s.types, self._scale, self.bins)
+        launch(self.rt, "blocks.cl", "assign_bins_types", *head, s.types, self._scale, self.bins,
+               defines=s.vel_defines)
 
     def kick(self, kmin: int, half_dt: float, lam: float) -> None:
         s = self.state
         with s.clock.device("integrate"):
             launch(self.rt, "blocks.cl", "kick_bins", self.n, np.int32(self.n),
                    np.int32(kmin), np.float64(half_dt), np.float64(lam), s.acc["full"], s.pos,
-                   s.vel, self.bins)
+                   s.vel, self.bins, defines=s.vel_defines)
 
     def kick_table(self, kmin: int, table: np.ndarray, part: str) -> None:
         s = self.state
@@ -165,7 +176,7 @@ class DeviceBins:
         with s.clock.device("integrate"):
             buf, = upload(self.rt, [table], ["kick_table"])     # in queue order, no wait
             launch(self.rt, "blocks.cl", "kick_bins_table", self.n, np.int32(self.n),
-                   np.int32(kmin), buf, s.acc[part], s.vel, self.bins)
+                   np.int32(kmin), buf, s.acc[part], s.vel, self.bins, defines=s.vel_defines)
 
     def close_open(self, kmin: int, kmax: int, half_dt: float, q0: float, lam: float,
                    scale: tuple[float, ...] | None = None, qv: float = 0.0,

@@ -59,7 +59,7 @@ def _rows(state: HostState) -> np.ndarray:
 
 def _take(state: HostState, rows: np.ndarray) -> None:
     """Make ``rows`` the state's particles (after an exchange)."""
-    state.pos, state.vel = rows["pos"].copy(), rows["vel"].copy()
+    state.pos, state.vel = rows["pos"].copy(), rows["vel"].astype(state.vel.dtype)  # exact
     state.mass, state.ids = rows["mass"].copy(), rows["id"].copy()
     state.acc = {part: rows[f"acc_{part}"].copy() for part in state.parts}
     state.pot = rows["pot"].copy()
@@ -73,13 +73,14 @@ class ParallelStepper(Stepper):
     def __init__(self, g: GravitySettings, p: Particles, rt: Runtime, comm: Comm,
                  grid: tuple[int, int, int] | None = None, samples: int = 2000,
                  overlap: bool = False, external: float = 0.0,
-                 block: BlockSettings | None = None, comoving: Comoving | None = None):
+                 block: BlockSettings | None = None, comoving: Comoving | None = None,
+                 vel32: bool = False):
         self.comm, self.grid, self.samples = comm, grid, samples
         self.clock = Clock(rt)
         backend = state_backend(rt, g.method, g.build)
         # the IDs' width on the device is every process's (particles change process)
         narrow = all(self.comm.allgather(narrow_ids(p.ids)))
-        self.state = make_state(p, g.parts, backend, rt, self.clock, narrow)
+        self.state = make_state(p, g.parts, backend, rt, self.clock, narrow, vel32=vel32)
         self.engine = ParallelEngine(g, rt, comm, self.clock, overlap)
         self.scheme = scheme_for(g, self.engine, external, block, combine=comm.allreduce,
                                  comoving=comoving)

@@ -72,7 +72,8 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
                        "with the state on the device (gravity.build = 'device' and a "
                        "device with cl_khr_fp64) for now")
     if comm.size == 1:
-        return SerialStepper(g, p, rt, external=external, block=block, comoving=comoving)
+        return SerialStepper(g, p, rt, external=external, block=block, comoving=comoving,
+                             vel32=settings.memory.velocities == "float32")
     # parallel.overlap with block steps or the relative opening: refused by
     # check_parallel (hybridtree.config.rules) before the device was taken
     for needs, what in ((g.opening != "geometric", "gravity.opening = 'relative'"),
@@ -85,7 +86,8 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
     return ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
                            samples=settings.parallel.samples,
                            overlap=settings.parallel.overlap, external=external,
-                           block=block, comoving=comoving)
+                           block=block, comoving=comoving,
+                           vel32=settings.memory.velocities == "float32")
 
 
 def periodic_of(settings: Settings, n: int) -> Periodic:

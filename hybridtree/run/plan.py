@@ -46,6 +46,9 @@ UNIFORM_KINDS = ("plummer", "hernquist", "cold_sphere")
 BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
     "state": (53, "state/device.py DeviceState: float64 pos, vel (24 B each); "
                   "uint32 ids (uint64 where an ID is 2^32 or more: 4 B more), uint8 types"),
+    "state_vel32": (12, "state/device.py DeviceState vel32: float32 velocities (memory."
+                        "velocities = \"float32\") take 12 B of the state's 24 B of "
+                        "velocities: these bytes less"),
     "state_mass": (8, "state/device.py: float64 mass per particle, where masses differ or "
                       "are not known before reading (a file); one 8-byte mass for all "
                       "where a generated sphere's are equal (one process, no box)"),
@@ -158,6 +161,10 @@ class Plan:
     #: bytes the owners' peaks count twice that are never alive together (the build's
     #: sorted keys, a large walk's lists, the reductions' rows: :func:`apart_bytes`)
     apart: int = 0
+    #: bytes float32 velocities would save where the run keeps float64 ones and could
+    #: take float32 (memory.velocities; 0: it keeps float32 ones, or cannot): the refusal
+    #: says what the run would need with them
+    vel32_saves: int = 0
 
     @property
     def buffers(self) -> int:
@@ -193,8 +200,12 @@ class Plan:
         if mesh:
             return mesh
         if d.global_mem_size and self.total > d.global_mem_size:
+            vel32 = self.total - self.vel32_saves
+            hint = (f" (memory.velocities = \"float32\" would need about {_size(vel32)})"
+                    if self.vel32_saves and vel32 <= d.global_mem_size else "")
             return (f"need about {_size(self.total)} of device memory "
-                    f"({self.describe()}), but {d.label} has {_size(d.global_mem_size)}")
+                    f"({self.describe()}), but {d.label} has {_size(d.global_mem_size)}"
+                    f"{hint}")
         if d.max_mem_alloc_size and self.largest > d.max_mem_alloc_size:
             return (f"need a buffer of {_size(self.largest)}, but {d.label} allocates at "
                     f"most {_size(d.max_mem_alloc_size)} at once")
@@ -245,6 +256,9 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
     if box is not None and settings.gravity.multipole == "auto":
         g = replace(g, multipole="monopole")        # as settled with its Periodic
     block = settings.time.stepping == "block"
+    vel32 = settings.memory.velocities == "float32"
+    # float32 velocities would save the device state's bytes (a host state: none there)
+    vel32_ok = on_device and g.method == "tree"
     n = int(n)
     owners: dict[str, float] = {}
     unseen: dict[str, float] = {}
@@ -260,12 +274,13 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
         # one mass for all (DeviceState uniform): a generated sphere on one process, no box
         mass = _b("state_mass") * (not (size == 1 and box is None
                                         and settings.ics.kind in UNIFORM_KINDS))
+        vel = _b("state") - _b("state_vel32") * vel32
         if on_device and four:
-            owners["state"] = n * (_b("state") + mass + _b("state_part4") * parts
+            owners["state"] = n * (vel + mass + _b("state_part4") * parts
                                    + _b("state_eps") * (g.eps_ratio is not None))
         elif on_device:
             summed = parts > 1 and box is not None      # DeviceState.total_acc's buffer
-            owners["state"] = n * (_b("state") + mass + _b("state_pot")
+            owners["state"] = n * (vel + mass + _b("state_pot")
                                    + _b("state_part") * (parts + summed)
                                    + _b("state_eps") * (g.eps_ratio is not None)
                                    + _b("state_bins") * block)
@@ -310,7 +325,8 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
         owners["staging"] = STAGING_SLOTS * CHUNK
     return Plan(n, info, {k: int(v) for k, v in owners.items()}, context_bytes(info),
                 int(largest), {k: int(v) for k, v in unseen.items()},
-                n_mesh if box is not None and g.method != "direct" else 0, int(apart))
+                n_mesh if box is not None and g.method != "direct" else 0, int(apart),
+                int(_b("state_vel32") * n) if vel32_ok and not vel32 else 0)
 
 
 def largest_n(settings: Settings, info: DeviceInfo, size: int = 1) -> int:

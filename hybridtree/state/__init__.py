@@ -1,7 +1,8 @@
 """One run state: the particles of this process and the forces on them.
 
 Fields, the same for both backends (internal units, G = 1, float64 unless stated):
-positions ``pos`` (n, 3), velocities ``vel`` (n, 3), masses ``mass`` (n,), IDs ``ids``
+positions ``pos`` (n, 3), velocities ``vel`` (n, 3; float32 where the run keeps them so,
+``vel32``: memory.velocities), masses ``mass`` (n,), IDs ``ids``
 (n,) (uint64 on the host; on the device uint32 where every ID fits, else uint64), GADGET
 types ``types`` (n,) uint8, one acceleration (n, 3) per force part in ``acc`` (``"full"`` for the plain
 leapfrog; ``"hard"`` and ``"soft"`` for the hybrid tree) and the potential ``pot`` (n,).
@@ -17,7 +18,8 @@ leapfrog; ``"hard"`` and ``"soft"`` for the hybrid tree) and the potential ``pot
   :func:`hybridtree.parallel.migrate.migrate`).
 
 Both do the same float64 operations in the same order (kicks and drifts: one rounded
-multiply, one rounded add; sums in the fixed order of :mod:`hybridtree.device.reduce`), so
+multiply, one rounded add, float32 velocities then rounded once, :mod:`.vel32`; sums in
+the fixed order of :mod:`hybridtree.device.reduce`), so
 the same particles stepped with either backend give the same bits (block time steps
 with more than one bin excepted: the walks of the active particles form their groups
 differently on the two backends).
@@ -72,7 +74,7 @@ class Rows(Protocol):
 
     def fill(self, state: DeviceState) -> None: ...
 
-    def particles(self) -> Particles: ...
+    def particles(self, vel32: bool = False) -> Particles: ...
 
     @property
     def uniform_mass(self) -> float | None: ...
@@ -80,23 +82,28 @@ class Rows(Protocol):
 
 def make_state(p: Particles | Rows, parts: tuple[str, ...], backend: str, rt: Runtime | None,
                clock: Clock | None = None, narrow: bool | None = None,
-               pot_part: str | None = None, uniform: bool = False) -> State:
+               pot_part: str | None = None, uniform: bool = False,
+               vel32: bool = False) -> State:
     """A state of ``backend`` ("host" or "device") holding copies of ``p`` (``narrow``:
     a device state's uint32 IDs; ``pot_part``: its float32 parts, :class:`DeviceState`;
     a host state keeps float64 parts); ``p`` :class:`Rows` go into a device state's rows
     block by block (:meth:`DeviceState.for_rows`), so that the host never holds them all,
     or are made whole for a host state.  ``uniform``: a device state may keep one mass
-    for all (:class:`DeviceState`; rows: their ``uniform_mass``)."""
+    for all (:class:`DeviceState`; rows: their ``uniform_mass``); ``vel32``: float32
+    velocities (memory.velocities = "float32"; either backend, the same bits: rows made
+    whole for a host state round their drawn velocities to float32 before the
+    centre-of-mass shift, as the device's rows are uploaded)."""
     if not isinstance(p, Particles):
         if backend == "device":
             assert rt is not None
             state = DeviceState.for_rows(rt, len(p), parts, clock,
                                          p.max_id < ID32 if narrow is None else narrow,
-                                         pot_part, p.uniform_mass if uniform else None)
+                                         pot_part, p.uniform_mass if uniform else None,
+                                         vel32=vel32)
             p.fill(state)
             return state
-        p = p.particles()
+        p = p.particles(vel32=True) if vel32 else p.particles()
     if backend == "device":
         assert rt is not None
-        return DeviceState(rt, p, parts, clock, narrow, pot_part, uniform)
-    return HostState(p, parts, clock)
+        return DeviceState(rt, p, parts, clock, narrow, pot_part, uniform, vel32=vel32)
+    return HostState(p, parts, clock, vel32=vel32)

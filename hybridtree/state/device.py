@@ -3,8 +3,8 @@
 otherwise), the types uint8, from the first force to the end of the run; where the
 caller asks (``pot_part``), each force part as the walk computes it, float32 (ax, ay, az,
 pot), with its net force apart in float64; where the caller allows it (``uniform``)
-and every particle has the same mass, that mass once (:mod:`.mass`).  Internal units
-(G = 1)."""
+and every particle has the same mass, that mass once (:mod:`.mass`); where the run asks
+(``vel32``), the velocities float32 (:mod:`.vel32`).  Internal units (G = 1)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from ..device.runtime import Runtime
 from ..device.transfer import download, upload
 from ..particles import N_TYPES, Particles
 from . import downloads, fill, parts4
+from . import vel32 as single
 from .mass import one_mass
 from .host import HostState
 
@@ -59,13 +60,19 @@ class DeviceState:
     ``mass[i * mass_step]``.  Only for one process with no mesh (the engine's device
     backend: tree build, refit, net force, diagnostics; integrate/stepper.py
     SerialStepper allows it without a box): the exchange of particles
-    (:meth:`columns`), the LET and the mesh read a mass per particle."""
+    (:meth:`columns`), the LET and the mesh read a mass per particle.
+
+    ``vel32``: the velocities kept as float32 (memory.velocities = "float32": 12 bytes a
+    particle less), the state's kernels built with VEL_T float (cl/state.cl): a kick
+    computes in double and rounds the velocity once, a drift widens it exactly, as
+    :class:`.host.HostState` with ``vel32`` does (the same bits); uploads round a
+    float64 velocity once, downloads give float64 copies (exact)."""
 
     backend = "device"
 
     def __init__(self, rt: Runtime, p: Particles, parts: tuple[str, ...],
                  clock: Clock | None = None, narrow: bool | None = None,
-                 pot_part: str | None = None, uniform: bool = False):
+                 pot_part: str | None = None, uniform: bool = False, vel32: bool = False):
         if not rt.has_fp64:
             raise ValueError("a device state needs double precision (cl_khr_fp64)")
         self.rt = rt
@@ -76,6 +83,9 @@ class DeviceState:
         if self.narrow and not narrow_ids(p.ids):
             raise ValueError("IDs of 2^32 or more in a state of uint32 IDs")
         self.id_type = np.dtype(np.uint32 if self.narrow else np.uint64)
+        self.vel_type = np.dtype(np.float32 if vel32 else np.float64)
+        #: the state.cl build of the velocities' kernels (None: VEL_T double, the plain build)
+        self.vel_defines = dict(single.VEL32) if vel32 else None
         n = self.n
         self.pot_part = pot_part
         self._total: cl.Buffer | None = None
@@ -93,7 +103,7 @@ class DeviceState:
         acc = p.acc if p.acc is not None and len(parts) == 1 else np.zeros((n, 3))
         pot = p.pot if p.pot is not None else np.zeros(n)
         with self.clock.device("transfer"):
-            arrays = [np.asarray(a, t) for a, t in ((p.pos, np.float64), (p.vel, np.float64),
+            arrays = [np.asarray(a, t) for a, t in ((p.pos, np.float64), (p.vel, self.vel_type),
                                                     (mass, np.float64), (p.ids, self.id_type),
                                                     (pot, np.float64), (p.types, np.uint8))]
             (self.pos, self.vel, self.mass, self.ids, self.pot,
@@ -105,6 +115,18 @@ class DeviceState:
                     cl.enqueue_fill_buffer(rt.queue, self.acc[part], np.float64(0), 0, 24 * n)
         self.capacity = n
         kernel(rt, "state.cl", "axpy")          # built now: a failed build fails here
+        if vel32:
+            kernel(rt, "state.cl", "kick_vel", self.vel_defines)
+
+    @property
+    def vel32(self) -> bool:
+        """Whether the velocities are kept as float32 (``vel32``)."""
+        return self.vel_type == np.float32
+
+    @property
+    def vel_bytes(self) -> int:
+        """Bytes per particle of the velocities' buffer (24, or 12 as float32)."""
+        return 3 * self.vel_type.itemsize
 
     @property
     def float4(self) -> bool:
@@ -118,13 +140,14 @@ class DeviceState:
 
     @property
     def nbytes(self) -> int:
-        """Device memory of the state (bytes): pos, vel 24 each, mass 8 (or 8 in all:
-        one mass), IDs 4 (8 where one does not fit a uint32), types 1; each part's acc 24
-        and the pot 8 (float64), or each part's float4 16."""
+        """Device memory of the state (bytes): pos 24, vel 24 (12 as float32), mass 8 (or
+        8 in all: one mass), IDs 4 (8 where one does not fit a uint32), types 1; each
+        part's acc 24 and the pot 8 (float64), or each part's float4 16."""
         parts = len(self.parts)
         forces = 16 * parts if self.float4 else 24 * parts + 8
         one = 0 if self.mass_step else 8
-        return self.n * (48 + 8 * self.mass_step + forces + self.id_type.itemsize + 1) + one
+        return self.n * (24 + self.vel_bytes + 8 * self.mass_step + forces
+                         + self.id_type.itemsize + 1) + one
 
     def remove_net(self, part: str) -> None:
         """The net force of a float32 part summed on the device and kept (Σ m a_x, Σ m a_y,
@@ -136,6 +159,13 @@ class DeviceState:
         """y += a x over n float64 values (cl/state.cl)."""
         launch(self.rt, "state.cl", "axpy", n, np.int64(n), np.float64(a), x, y)
 
+    def _kick_vel(self, dt: float, a: cl.Buffer) -> None:
+        """vel += dt a (a: n x 3 float64; float32 velocities: :func:`.vel32.kick`)."""
+        if self.vel32:
+            single.kick(self, dt, a)
+        else:
+            self._axpy(3 * self.n, dt, a, self.vel)
+
     def kick(self, part: str, dt: float) -> None:
         """vel += dt acc[part]"""
         if self.n == 0:
@@ -143,16 +173,20 @@ class DeviceState:
         with self.clock.device("integrate"):
             if self.float4:
                 launch(self.rt, "state.cl", "kick4", self.n, np.int32(self.n),
-                       np.float64(dt), self.acc[part], self.net[part], self.vel)
+                       np.float64(dt), self.acc[part], self.net[part], self.vel,
+                       defines=self.vel_defines)
             else:
-                self._axpy(3 * self.n, dt, self.acc[part], self.vel)
+                self._kick_vel(dt, self.acc[part])
 
     def drift(self, dt: float) -> None:
         """pos += dt vel"""
         if self.n == 0:
             return
         with self.clock.device("integrate"):
-            self._axpy(3 * self.n, dt, self.vel, self.pos)
+            if self.vel32:
+                single.drift(self, dt)
+            else:
+                self._axpy(3 * self.n, dt, self.vel, self.pos)
 
     def wrap(self, box: float) -> None:
         """Positions moved into [0, box) (:meth:`HostState.wrap`; the same bits)."""
@@ -167,7 +201,7 @@ class DeviceState:
         if self.n == 0:
             return
         with self.clock.device("integrate"):
-            self._axpy(3 * self.n, dt * coef, self.pos, self.vel)
+            self._kick_vel(dt * coef, self.pos)
 
     def total_acc(self) -> cl.Buffer:
         """The whole acceleration: the one part's buffer, or the parts added (a buffer of
@@ -253,14 +287,13 @@ class DeviceState:
         the particles' own; a given buffer has a mass per particle)."""
         step = self.mass_step if mass is None else 1
         mass = self.mass if mass is None else mass
+        red = reduce.reducer(self.rt, self.vel32)
         if not self.float4 or self.n == 0:
             with self.clock.device("reduce"):
-                return reduce.reducer(self.rt).moments(self.n, self.pos, self.vel, mass,
-                                                       self.pot, mass_step=step)
+                return red.moments(self.n, self.pos, self.vel, mass, self.pot, mass_step=step)
         with self.clock.device("reduce"):           # the potential: pot_part's w
-            return reduce.reducer(self.rt).moments(self.n, self.pos, self.vel, mass,
-                                                   self.acc[self.pot_part], pot4=True,
-                                                   mass_step=step)
+            return red.moments(self.n, self.pos, self.vel, mass, self.acc[self.pot_part],
+                               pot4=True, mass_step=step)
 
     def lagrangian_radii(self, centre: np.ndarray, fractions=(0.1, 0.5, 0.9),
                          total_mass: float | None = None, combine=None,
@@ -284,7 +317,7 @@ class DeviceState:
         order: what a particle carries when it moves to another process (one mass for all
         is none: a state of many processes keeps a mass per particle)."""
         mass = [("mass", 8, self.mass)] if self.mass_step else []
-        return ([("pos", 24, self.pos), ("vel", 24, self.vel)] + mass
+        return ([("pos", 24, self.pos), ("vel", self.vel_bytes, self.vel)] + mass
                 + [("ids", self.id_type.itemsize, self.ids)]
                 + [(f"acc_{p}", self.acc_bytes, self.acc[p]) for p in self.parts]
                 + ([] if self.float4 else [("pot", 8, self.pot)]) + [("types", 1, self.types)])
@@ -310,12 +343,15 @@ class DeviceState:
     def finite(self) -> bool:
         n3 = 3 * self.n
         red = reduce.reducer(self.rt)
-        if not self.float4 or self.n == 0:
-            with self.clock.device("reduce"):
-                return red.all_finite(self.n, (self.pos, n3), (self.vel, n3),
-                                      *((a, n3) for a in self.acc.values()))
+        # float32 velocities: checked apart (their own kernel), first
+        vel = [(self.vel, n3)] if not self.vel32 else []
         with self.clock.device("reduce"):
-            return parts4.finite(self, red)
+            if self.vel32 and self.n and not single.finite(self):
+                return False
+            if not self.float4 or self.n == 0:
+                return red.all_finite(self.n, (self.pos, n3), *vel,
+                                      *((a, n3) for a in self.acc.values()))
+            return parts4.finite(self, red, vel=not self.vel32)
 
     def bad_ids(self) -> np.ndarray:
         """IDs of the particles with a non-finite value (downloads the state: a run
@@ -324,23 +360,25 @@ class DeviceState:
 
     def poison(self) -> None:
         """NaN into the first velocity (fault injection for the tests)."""
-        cl.enqueue_copy(self.rt.queue, self.vel, np.array([np.nan]))
+        cl.enqueue_copy(self.rt.queue, self.vel, np.array([np.nan], self.vel_type))
 
     # -- a state filled block by block (a generated model drawn on the host in blocks) --
 
     @classmethod
     def for_rows(cls, rt: Runtime, n: int, parts: tuple[str, ...], clock: Clock | None = None,
                  narrow: bool = True, pot_part: str | None = None,
-                 mass: float | None = None) -> "DeviceState":
+                 mass: float | None = None, vel32: bool = False) -> "DeviceState":
         """A state of ``n`` particles whose columns are allocated, the accelerations and
         potential zero (as :meth:`__init__` makes them; ``pot_part``: float32 parts, as
         there) and the rest to be written by :meth:`upload_rows`: the host never holds
         the particles all at once.  ``mass``: every particle's (kept once; the rows'
-        uploads then leave the masses out), or None: a mass per particle."""
+        uploads then leave the masses out), or None: a mass per particle; ``vel32``:
+        float32 velocities (:meth:`__init__`)."""
         m = np.empty(0) if mass is None else np.array([mass], np.float64)
         none = Particles(np.empty((len(m), 3)), np.empty((len(m), 3)), m,
                          np.zeros(len(m), np.uint64))
-        state = cls(rt, none, parts, clock, narrow, pot_part, uniform=mass is not None)
+        state = cls(rt, none, parts, clock, narrow, pot_part, uniform=mass is not None,
+                    vel32=vel32)
         assert state.mass_step == (mass is None), (state.mass_step, mass)
         state.n = 0
         state.reserve(n)

@@ -12,6 +12,7 @@ from ..device.transfer import download as download_columns
 from ..particles import Particles
 from . import parts4
 from .mass import host_columns
+from .vel32 import host_vel, widen
 
 __all__ = ["download", "download_rows"]
 
@@ -35,12 +36,13 @@ def download(s, order: tuple[int, cl.Buffer | None] | None = None) -> Particles:
     columns = [(s.pos, p.pos), (s.vel, p.vel), (s.mass, p.mass),
                (s.ids, ids), (s.acc[s.parts[0]], p.acc), (s.pot, p.pot),
                (s.types, p.types)] + ([(s.acc[s.parts[1]], other)] if two else [])
-    columns = host_columns(s, columns, p.mass)
+    columns, vel = host_vel(s, host_columns(s, columns, p.mass), p.vel)
     with s.clock.host("transfer", wait=True):
         if order is None or n == 0:
             download_columns(s.rt, columns)
         else:
             s.to_caller(columns, *order)
+    widen(vel, p.vel)
     if two:
         p.acc += other          # one rounded add, as cl/state.cl add (total_acc)
     if s.narrow:
@@ -63,10 +65,12 @@ def download_rows(s, lo: int, hi: int) -> Particles:
     q = s.rt.queue
     acc = [s.acc[s.parts[0]]] if "full" in s.acc else [s.acc[x] for x in s.parts]
     ids = np.empty(k, s.id_type) if s.narrow else p.ids
-    columns = host_columns(s, [(s.pos, p.pos), (s.vel, p.vel), (s.mass, p.mass),
-                               (s.ids, ids), (s.types, p.types)], p.mass)
+    columns, vel = host_vel(s, host_columns(s, [(s.pos, p.pos), (s.vel, p.vel),
+                                                (s.mass, p.mass), (s.ids, ids),
+                                                (s.types, p.types)], p.mass), p.vel)
     if s.float4:         # acc and pot widened on the device, a chunk at a time
         parts4.rows(s, lo, k, p, columns)
+        widen(vel, p.vel)
         if s.narrow:
             p.ids[:] = ids
         return p
@@ -85,6 +89,7 @@ def download_rows(s, lo: int, hi: int) -> Particles:
         finally:
             for b in tmp:
                 b.release()
+    widen(vel, p.vel)
     if s.narrow:
         p.ids[:] = ids
     return p

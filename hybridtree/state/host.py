@@ -1,5 +1,6 @@
 """The run state in numpy arrays (:mod:`hybridtree.state`): devices without double
-precision, the direct method, the numpy tree build.  Internal units (G = 1), float64."""
+precision, the direct method, the numpy tree build.  Internal units (G = 1), float64
+(the velocities float32 where the run asks: ``vel32``)."""
 
 from __future__ import annotations
 
@@ -14,15 +15,19 @@ __all__ = ["HostState"]
 
 
 class HostState:
-    """The state in numpy arrays."""
+    """The state in numpy arrays.  ``vel32``: the velocities kept as float32
+    (memory.velocities = "float32"); a kick computes in float64 and rounds once, a drift
+    widens them, in cl/state.cl's order (:class:`.device.DeviceState`'s bits)."""
 
     backend = "host"
     #: float64 parts (:class:`hybridtree.state.DeviceState`'s ``pot_part`` None)
     float4 = False
 
-    def __init__(self, p: Particles, parts: tuple[str, ...], clock: Clock | None = None):
+    def __init__(self, p: Particles, parts: tuple[str, ...], clock: Clock | None = None,
+                 vel32: bool = False):
         self.pos = np.array(p.pos, np.float64)
-        self.vel = np.array(p.vel, np.float64)
+        self.vel = np.array(p.vel, np.float32 if vel32 else np.float64)
+        self.vel32 = bool(vel32)
         self.mass = np.array(p.mass, np.float64)
         self.ids = np.array(p.ids, np.uint64)
         self.types = np.array(p.types, np.uint8)
@@ -39,15 +44,27 @@ class HostState:
     def n(self) -> int:
         return len(self.mass)
 
+    def _kick(self, dv: np.ndarray) -> None:
+        """vel += dv (float64): float32 velocities widened, added to, rounded once
+        (cl/state.cl kick_vel)."""
+        if self.vel32:
+            self.vel[:] = (self.vel.astype(np.float64) + dv).astype(np.float32)
+        else:
+            self.vel += dv
+
     def kick(self, part: str, dt: float) -> None:
         """vel += dt acc[part]"""
         with self.clock.host("integrate"):
-            self.vel += dt * self.acc[part]
+            self._kick(dt * self.acc[part])
 
     def drift(self, dt: float) -> None:
         """pos += dt vel"""
         with self.clock.host("integrate"):
-            self.pos += dt * self.vel
+            self.pos += dt * self.vel64()
+
+    def vel64(self) -> np.ndarray:
+        """The velocities as float64 (float32 ones widened: a copy; else the array)."""
+        return self.vel.astype(np.float64) if self.vel32 else self.vel
 
     def wrap(self, box: float) -> None:
         """Positions moved into [0, box) by whole box lengths (a periodic box)."""
@@ -58,7 +75,7 @@ class HostState:
         """vel += (dt coef) pos: the kick of an acceleration coef · x (the Λ term of an
         expanding sphere in physical coordinates, coef = Ω_Λ H0²)."""
         with self.clock.host("integrate"):
-            self.vel += (dt * coef) * self.pos
+            self._kick((dt * coef) * self.pos)
 
     def total_acc(self) -> np.ndarray:
         """The whole acceleration (the parts added)."""
@@ -68,7 +85,8 @@ class HostState:
 
     def download(self) -> Particles:
         """Copies of the particles (acc: the sum of the parts)."""
-        return Particles(self.pos.copy(), self.vel.copy(), self.mass.copy(), self.ids.copy(),
+        return Particles(self.pos.copy(), np.array(self.vel, np.float64), self.mass.copy(),
+                         self.ids.copy(),
                          np.array(self.total_acc()), self.pot.copy(), self.types.copy())
 
     def type_counts(self) -> np.ndarray:
@@ -83,8 +101,8 @@ class HostState:
         """Sums over the particles (:func:`hybridtree.device.reduce.host_moments`), weighted
         by ``mass`` (default the particles' own)."""
         with self.clock.host("reduce"):
-            return reduce.host_moments(self.pos, self.vel, self.mass if mass is None else mass,
-                                       self.pot)
+            return reduce.host_moments(self.pos, self.vel64(),
+                                       self.mass if mass is None else mass, self.pot)
 
     def lagrangian_radii(self, centre: np.ndarray, fractions=(0.1, 0.5, 0.9),
                          total_mass: float | None = None,
@@ -107,4 +125,4 @@ class HostState:
 
     def poison(self) -> None:
         """NaN into the first velocity (fault injection for the tests)."""
-        self.vel[0, 0] = np.nan
+        self.vel[0, 0] = np.nan          # float32 too

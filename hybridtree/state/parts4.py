@@ -17,6 +17,7 @@ from ..device.transfer import download as download_columns
 from ..device.transfer import read_small, upload
 from ..particles import Particles
 from .mass import host_columns
+from .vel32 import host_vel, widen as widen_vel
 
 __all__ = ["download", "finite", "init", "potential", "rows", "widen"]
 
@@ -27,7 +28,7 @@ def init(s, p: Particles, mass: np.ndarray) -> None:
     part zeros (16 bytes a particle), its net force none."""
     rt, n = s.rt, s.n
     with s.clock.device("transfer"):
-        arrays = [np.asarray(a, t) for a, t in ((p.pos, np.float64), (p.vel, np.float64),
+        arrays = [np.asarray(a, t) for a, t in ((p.pos, np.float64), (p.vel, s.vel_type),
                                                 (mass, np.float64), (p.ids, s.id_type),
                                                 (p.types, np.uint8))]
         s.pos, s.vel, s.mass, s.ids, s.types = upload(rt, arrays, [None] * 5)
@@ -40,7 +41,7 @@ def init(s, p: Particles, mass: np.ndarray) -> None:
             s.net[part] = rt.empty(32)          # written by the net force's sums
             cl.enqueue_fill_buffer(rt.queue, s.net[part], np.float64(0), 0, 32)
     s.capacity = n
-    kernel(rt, "state.cl", "kick4")          # built now: a failed build fails here
+    kernel(rt, "state.cl", "kick4", s.vel_defines)   # built now: a failed build fails here
 
 
 def widen(s, k: int, lo: int, out: cl.Buffer, parts: list[str]) -> None:
@@ -61,8 +62,9 @@ def download(s, order, p: Particles, ids: np.ndarray) -> None:
     array): acc and pot widened on the device into one scratch buffer of 24 bytes a
     particle, one after the other."""
     n = s.n
-    columns = host_columns(s, [(s.pos, p.pos), (s.vel, p.vel), (s.mass, p.mass),
-                               (s.ids, ids), (s.types, p.types)], p.mass)
+    columns, vel = host_vel(s, host_columns(s, [(s.pos, p.pos), (s.vel, p.vel),
+                                                (s.mass, p.mass), (s.ids, ids),
+                                                (s.types, p.types)], p.mass), p.vel)
     with s.clock.host("transfer", wait=True):
         if order is None or n == 0:
             get = download_columns
@@ -70,6 +72,7 @@ def download(s, order, p: Particles, ids: np.ndarray) -> None:
             def get(rt, cols):
                 s.to_caller(cols, *order)
         get(s.rt, columns)
+        widen_vel(vel, p.vel)
         if n == 0:
             return
         wide = s.rt.empty(24 * n)
@@ -101,11 +104,11 @@ def rows(s, lo: int, k: int, p: Particles, columns: list) -> None:
             tmp.release()
 
 
-def finite(s, red) -> bool:
-    """Whether ``s``'s positions, velocities and every part's acceleration (widened, as
-    the kick takes it: cl/state.cl ``nonfinite4``) are finite; the parts' checks are
-    enqueued before the float64 columns' (``red``: the runtime's reducer), whose read
-    waits for them."""
+def finite(s, red, vel: bool = True) -> bool:
+    """Whether ``s``'s positions, velocities (not with ``vel`` False: float32 ones are
+    checked apart) and every part's acceleration (widened, as the kick takes it:
+    cl/state.cl ``nonfinite4``) are finite; the parts' checks are enqueued before the
+    float64 columns' (``red``: the runtime's reducer), whose read waits for them."""
     n = s.n
     if s.flag is None:
         s.flag = s.rt.empty(4)
@@ -113,5 +116,5 @@ def finite(s, red) -> bool:
     for part in s.parts:
         launch(s.rt, "state.cl", "nonfinite4", n, np.int32(n), s.acc[part], s.net[part],
                s.flag)
-    ok = red.all_finite(n, (s.pos, 3 * n), (s.vel, 3 * n))
+    ok = red.all_finite(n, (s.pos, 3 * n), *([(s.vel, 3 * n)] if vel else []))
     return ok and not read_small(s.rt, np.empty(1, np.int32), s.flag)[0]
