@@ -10,8 +10,10 @@ rows: a pair that only refused rows hold is never compiled by anyone.
 pairs not yet held, the first such in the product's order: deterministic);
 :func:`axis_pairs` says which values and pairs of values each row holds, as a matrix
 (numpy: the walk's product has ~10^4 rows of ~10^2 pairs each, which Python sets took
-seconds per device to name).  tests/tools/test_vendor_compile.py checks the property on
-the result itself, with its own count of the pairs.
+seconds per device to name).  :func:`define_cover` does the same for a list of programs
+(a file and its defines: each define name an axis, a define a program lacks the value
+"absent").  tests/tools/test_vendor_compile.py checks the property on the result itself,
+with its own count of the pairs.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-__all__ = ["axis_pairs", "cover", "cover_matrix"]
+__all__ = ["axis_pairs", "cover", "cover_matrix", "define_cover"]
 
 
 def axis_pairs(index: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
@@ -72,4 +74,25 @@ def cover_matrix(held: np.ndarray) -> list[int]:
         new = todo & held[r]
         todo &= ~new
         gain -= held[:, new].sum(axis=1, dtype=np.int64)
+    return sorted(chosen)
+
+
+def define_cover(programs: Sequence[tuple[str, tuple[tuple[str, str], ...]]]) -> list[int]:
+    """Indices (ascending) of a strength-2 covering array of ``programs`` ((file, sorted
+    (name, value) defines), distinct): per file, its define names are the axes (a program
+    without a define holds the value "absent" of that axis), and the chosen programs hold
+    every value of every axis and every pair of values of two axes that the file's
+    programs hold (:func:`cover_matrix`); every file keeps at least one program."""
+    by_file: dict[str, list[int]] = {}
+    for i, (file, _) in enumerate(programs):
+        by_file.setdefault(file, []).append(i)
+    chosen: list[int] = []
+    for rows in by_file.values():
+        defines = [dict(programs[i][1]) for i in rows]
+        names = sorted({k for d in defines for k in d})
+        values = [sorted({d.get(k) for d in defines}, key=repr) for k in names]
+        index = np.array([[values[a].index(d.get(k)) for a, k in enumerate(names)]
+                          for d in defines], dtype=np.int64).reshape(len(rows), len(names))
+        picked = cover_matrix(axis_pairs(index, [len(v) for v in values]))
+        chosen += [rows[r] for r in (picked or [0])]
     return sorted(chosen)

@@ -44,10 +44,10 @@ from hybridtree.device.kernels import FILES, Recorder, Request, requests
 from hybridtree.device.runtime import DeviceInfo
 from hybridtree.gravity import walk_kernels
 from hybridtree.gravity.walk_kernels import WALK_AXES, walk_option_sets
-from tools.covering import axis_pairs, cover_matrix
+from tools.covering import axis_pairs, cover_matrix, define_cover
 
 __all__ = ["Build", "PROFILES", "WALK_AXES", "WalkRow", "all_builds", "declared_files",
-           "profile_builds", "walk_builds", "walk_cover", "walk_rows"]
+           "option_cover", "profile_builds", "walk_builds", "walk_cover", "walk_rows"]
 
 GIB = 2**30
 
@@ -193,12 +193,15 @@ def walk_rows(info: DeviceInfo) -> list[WalkRow]:
 def _walk_rows(info: DeviceInfo, _axes: tuple) -> tuple[WalkRow, ...]:
     axes = walk_kernels.WALK_AXES
     params = inspect.signature(walk_kernels.walk_kernel).parameters
-    keys = list(axes)
+    # which axes are the walk's parameters and which its defines, named once: the loop
+    # below runs ~1.5e5 times a device
+    named = [(a, k) for a, k in enumerate(axes) if k in params]
+    defines = [(a, k) for a, k in enumerate(axes) if k.isupper()]
     rows = []
-    for index in itertools.product(*(range(len(v)) for v in axes.values())):
-        combo = [axes[k][i] for k, i in zip(keys, index)]
-        kw = {k: v for k, v in zip(keys, combo) if k in params}
-        extra = {k: v for k, v in zip(keys, combo) if k.isupper() and v is not None}
+    for index, combo in zip(itertools.product(*(range(len(v)) for v in axes.values())),
+                            itertools.product(*axes.values())):
+        kw = {k: combo[a] for a, k in named}
+        extra = {k: combo[a] for a, k in defines if combo[a] is not None}
         if extra:
             kw["options"] = {**(kw.get("options") or {}), **extra}
         rec = Recorder(info)
@@ -242,11 +245,24 @@ def _requests(info: DeviceInfo, _axes: tuple, walk: bool) -> tuple[Request, ...]
 _WALK_ORIGIN = f"{walk_option_sets.__module__}.{walk_option_sets.__qualname__}"
 
 
+def option_cover(reqs: Sequence[Request]) -> list[Request]:
+    """A strength-2 covering array of each origin's requests (:func:`tools.covering.define_cover`,
+    per origin and file: every define value, "absent" included, and every pair of define
+    values that the origin's programs of that file hold; every file), in their order."""
+    by_origin: dict[str, list[Request]] = {}
+    for r in reqs:
+        by_origin.setdefault(r.origin, []).append(r)
+    keep = {id(rs[i]) for rs in by_origin.values()
+            for i in define_cover([(r.file, r.defines) for r in rs])}
+    return [r for r in reqs if id(r) in keep]
+
+
 def profile_builds(name: str, info: DeviceInfo, full: bool = False) -> list[Build]:
     """Every build a device of description ``info`` can ask for
-    (:func:`hybridtree.device.kernels.requests`); the walk's builds of
-    :func:`walk_cover` only, unless ``full``."""
-    out = [_build(r, name) for r in _requests(info, _axes_key(), full)]
+    (:func:`hybridtree.device.kernels.requests`); unless ``full``, the walk's builds of
+    :func:`walk_cover` and of every other option set its :func:`option_cover` only."""
+    reqs = _requests(info, _axes_key(), full)
+    out = [_build(r, name) for r in (reqs if full else option_cover(reqs))]
     if not full:
         out += [_build(Request.make(file, dict(items), f"{_WALK_ORIGIN} (covering array)"),
                        name)

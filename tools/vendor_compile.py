@@ -11,8 +11,9 @@ checked, resource numbers (scratch) are not meaningful.
 
 The walk's option axes are compiled as a strength-2 covering array
 (:func:`tools.kernel_builds.walk_cover`: every value and every pair of values of its
-axes, every define value and pair of define values, on every target); ``--full``
-compiles their whole product (3 216 compiles against 749: a check before a release).
+axes, every define value and pair of define values, on every target), and the other
+option sets' builds as theirs (:func:`tools.kernel_builds.option_cover`); ``--full``
+compiles their whole product (a check before a release).
 
 ``python -m tools.vendor_compile [--full] [--count]`` prints the result (``--count``: the
 number of compiles, without compiling them; CI:
@@ -278,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     outcomes = compile_all(full="--full" in argv, dry="--count" in argv)
     if "--count" in argv:
         walk = "full product" if "--full" in argv else "covering array"
-        print(f"{len(outcomes)} compiles (the walk's options: {walk})")
+        print(f"{len(outcomes)} compiles (the option sets: {walk})")
         return 0
     print(report(outcomes))
     return 1 if any(o.errors for o in outcomes) else 0

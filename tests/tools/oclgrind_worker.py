@@ -68,15 +68,18 @@ def direct() -> None:
     """The direct kernel (the GPU variant: self branch, full tiles, 2 sinks per item)
     against float64 sums: split and plain coordinates, other sinks, and eps = 0 with
     two coincident particles (the zero-distance guard); the device's default work-group
-    once, small ones (several groups and tiles) for the rest."""
+    once, small ones (several groups and tiles) for the rest.  N = 64 (was 128: the cost
+    is N x the work-items, the default group's 512 among them): the same branches (the
+    default group's one partial tile on the diagonal; at 16, 2 groups of 2 x 16 sinks,
+    4 full tiles, 2 of them on a group's diagonal; 45 other sinks: a partial group)."""
     rt = _rt()
-    pos, _, mass = plummer(128, seed=1)
+    pos, _, mass = plummer(64, seed=1)
     ref_a, ref_p = direct_reference(pos, mass, EPS)
     for split, wg, tol in ((True, None, 1e-5), (False, 16, 1e-4)):
         acc, pot, _ = direct_forces(rt, pos, mass, pos, EPS, True, wg, split)
         assert rel_err(acc, ref_a).max() < tol, (split, rel_err(acc, ref_a).max())
         assert np.allclose(pot, ref_p, rtol=tol)
-    sinks = pos[:77] + 0.01
+    sinks = pos[:45] + 0.01
     acc, pot, _ = direct_forces(rt, pos, mass, sinks, EPS, False, 16)
     ra, rp = direct_reference(pos, mass, EPS, sinks=sinks)
     assert rel_err(acc, ra).max() < 1e-5 and np.allclose(pot, rp, rtol=1e-5)
@@ -123,8 +126,11 @@ def sort() -> None:
     rt = _rt()
     rng = np.random.default_rng(3)
     # the GPU tuning (one tile of 2048 keys, 16 passes, stores in sorted order), and a
-    # small one with several tiles and scan blocks and stores in input order (the CPUs')
-    for tuning, n in ((TUNING["gpu"], 300), (Tuning(16, 4, 4, 4, sorted_stores=0), 1000)):
+    # small one with several tiles and scan blocks and stores in input order (the CPUs'):
+    # n = 300 (was 1000; Oclgrind's cost is per tile): 5 tiles of 64 keys, the last
+    # partial, the digit counts' scan in 2 blocks and the values' in 5 (1000: 16 tiles,
+    # 4 and 16 blocks; one chunk of block sums either way); the same kernels as often
+    for tuning, n in ((TUNING["gpu"], 300), (Tuning(16, 4, 4, 4, sorted_stores=0), 300)):
         keys = rng.integers(0, 2**63, n, dtype=np.uint64) >> rng.integers(0, 60, n,
                                                                          dtype=np.uint64)
         skeys, order = radix_sort(rt, _buffer(rt, keys), n, tuning=tuning)
@@ -146,21 +152,26 @@ def walks() -> None:
     """Both tree walks (the CPU one, tree_walk_simd, and the GPU list walk; and the
     work-group walk), monopole and quadrupole, against float64 direct sums and against
     each other; the list walk with eps = 0; the hybrid tree's soft and hard parts adding
-    up to the full force."""
+    up to the full force.  N = 128 (was 200: the list walk's and the work-group walk's
+    simulated cost grows as N^2; the uninitialised-value pass 44 -> 16 CPU s): the same
+    kernels as often, 5 sink groups of the list walk (asserted: several), cells accepted
+    by every walk (asserted; 48 cell interactions), and a list walk whose cells lose their
+    quadrupoles still fails the comparison with tree_walk_simd."""
     rt = _rt()
     simd = {"KERNEL": "tree_walk_simd", "VEC": 8}
     default = {}
     for multipole, kernels in (("monopole", (simd, None, {"KERNEL": "tree_walk"})),
                                ("quadrupole", (simd, None))):
-        pos, mass, tree = _tree(rt, multipole)
+        pos, mass, tree = _tree(rt, multipole, n=128)
         ref_a, ref_p = direct_reference(pos, mass, EPS)
         res = []
         for opts in kernels:
-            acc, pot, pp, pc, _ = treewalk.tree_forces(rt, tree, EPS, 64, options=opts)
+            acc, pot, pp, pc, info = treewalk.tree_forces(rt, tree, EPS, 64, options=opts)
             err = rel_err(acc, ref_a)
             assert np.percentile(err, 99) < 1e-2 and err.max() < 5e-2, (opts, err.max())
             assert np.allclose(pot, ref_p, rtol=1e-2), opts
             assert (pp + pc).min() > 0 and pc.sum() > 0, opts      # cells were accepted
+            assert opts is not None or info["n_groups"] > 1, info["n_groups"]
             res.append(acc)
         for acc in res[1:]:
             assert rel_err(acc, res[0]).max() < 2e-5, multipole
@@ -178,9 +189,12 @@ def walks() -> None:
 
 def lists() -> None:
     """The list walk with list room far too small (every group overflows: the host makes
-    room and walks again) and batches of a few groups, against one roomy walk."""
+    room and walks again) and batches of a few groups, against one roomy walk.  N = 128
+    (was 200; the uninitialised-value pass 14.7 CPU s at 128): the room still grows (64 ->
+    128), 31 groups in batches (more than 3 asserted), and a cooperative walk whose scan
+    stops at COOP / 2 still differs from the serial one."""
     rt = _rt()
-    pos, mass, tree = _tree(rt, seed=6)
+    pos, mass, tree = _tree(rt, seed=6, n=128)
     list_walk.list_room(rt).room = None
     roomy = treewalk.tree_forces(rt, tree, EPS, 16)
     list_walk.list_room(rt).room = None

@@ -14,8 +14,8 @@ import pyopencl as cl
 
 from tools import kernel_builds
 from tools.covering import cover
-from tools.kernel_builds import (PROFILES, WALK_AXES, Build, all_builds, profile_builds,
-                                 walk_builds, walk_cover, walk_rows)
+from tools.kernel_builds import (PROFILES, WALK_AXES, Build, all_builds, option_cover,
+                                 profile_builds, walk_builds, walk_cover, walk_rows)
 from hybridtree.device import kernels
 from hybridtree.device.choice import get_runtime
 from hybridtree.device.runtime import Runtime, _kernel_dir
@@ -168,10 +168,51 @@ def test_walk_rows_are_the_walk_s_option_sets(name):
     full = {b.key for b in profile_builds(name, info, full=True)}
     assert full == {(r.file, r.defines, r.fast_math) for r in kernels.requests(info)}
     walk = {b.key for b in walk_builds(name, info)}
-    others = {b.key for b in profile_builds(name, info)} - walk
+    requested = kernel_builds._requests(info, kernel_builds._axes_key(), False)
+    others = {(r.file, r.defines, r.fast_math) for r in requested}
     assert others | walk == full and others.isdisjoint(walk)
-    assert others == {(r.file, r.defines, r.fast_math)
-                      for r in kernel_builds._requests(info, kernel_builds._axes_key(), False)}
+    covered = {b.key for b in profile_builds(name, info)} - walk
+    assert covered == {(r.file, r.defines, r.fast_math) for r in option_cover(requested)}
+
+
+def _define_pairs(programs) -> set:
+    """Every file, define value and pair of define values (a define a program lacks: the
+    value None) of ``programs`` (requests of one origin), counted here by sets."""
+    names = {}
+    for r in programs:
+        names.setdefault(r.file, set()).update(k for k, _ in r.defines)
+    out = set()
+    for r in programs:
+        d = dict(r.defines)
+        items = [(k, d.get(k)) for k in sorted(names[r.file])]
+        out |= {(r.file,)} | {(r.file, x) for x in items}
+        out |= {(r.file, x, y) for i, x in enumerate(items) for y in items[i + 1:]}
+    return out
+
+
+@pytest.mark.parametrize("name", list(PROFILES))
+def test_every_option_set_s_covering_array_holds_every_pair_of_its_programs(name):
+    """The compile check's builds of the option sets other than the walk's (a strength-2
+    covering array of each, tools.kernel_builds.option_cover): every file, every define
+    value ("absent" included) and every pair of define values of two names that the
+    option set's programs of a file hold, occur in a covered build; the direct sum's 30
+    programs (split, softenings, zero guard, three work-groups) in 6 to 9."""
+    requested = kernel_builds._requests(PROFILES[name], kernel_builds._axes_key(), False)
+    chosen = {b.key for b in profile_builds(name, PROFILES[name])}
+    origins = {}
+    for r in requested:
+        origins.setdefault(r.origin, []).append(r)
+    for origin, programs in origins.items():
+        mine = [r for r in programs if (r.file, r.defines, r.fast_math) in chosen]
+        lost = _define_pairs(programs) - _define_pairs(mine)
+        assert not lost, (origin, sorted(lost, key=repr)[:5])
+    direct = [r for r in requested if r.file == "direct.cl"]
+    kept = [r for r in direct if (r.file, r.defines, r.fast_math) in chosen]
+    assert len(direct) == 30 and 6 <= len(kept) <= 9, (len(direct), len(kept))
+    # live: without any one kept direct program some value or pair is lost (6 rows: WG
+    # with SPLIT needs all six)
+    assert all(_define_pairs(kept[:i] + kept[i + 1:]) != _define_pairs(direct)
+               for i in range(len(kept)))
 
 
 def test_each_walk_option_reaches_the_kernel_defines():
@@ -195,15 +236,15 @@ def test_the_walk_axes_name_the_walk_s_parameters(monkeypatch):
 
 
 def test_devices_without_double_precision_ask_for_no_double_build():
-    arc = profile_builds("intel-arc-a770", PROFILES["intel-arc-a770"])
+    arc = profile_builds("intel-arc-a770", PROFILES["intel-arc-a770"], full=True)
     assert arc and not any(b.fp64 for b in arc)
     assert {"prepare.cl", "reduce.cl", "state.cl", "let.cl"} & {b.source for b in arc} == set()
-    h100 = profile_builds("nvidia-h100", PROFILES["nvidia-h100"])
+    h100 = profile_builds("nvidia-h100", PROFILES["nvidia-h100"], full=True)
     assert {"prepare.cl", "reduce.cl", "let.cl"} <= {b.source for b in h100 if b.fp64}
 
 
 def test_amd_devices_ask_for_work_groups_amd_allows():
-    for b in profile_builds("amd-mi250", PROFILES["amd-mi250"]):
+    for b in profile_builds("amd-mi250", PROFILES["amd-mi250"], full=True):
         wg = dict(b.defines).get("WG")
         if wg is not None and b.source != "treewalk.cl":
             assert int(wg) <= 256, b.describe()
@@ -213,10 +254,12 @@ def test_amd_devices_ask_for_work_groups_amd_allows():
 @needs_clang
 def test_every_build_compiles_for_amd_and_intel():
     """Every build of every device profile compiles for its targets, the walk's option
-    axes as their strength-2 covering array (every value and pair of values, every define
-    value and pair of define values: checked above): 749 compiles (the full product was
-    3 216), about a minute on 2 cores, the check of every other vendor's compiler in one
-    test.  ``python -m tools.vendor_compile --full`` compiles the whole product."""
+    axes and every other option set as their strength-2 covering arrays (every value and
+    pair of values, every define value and pair of define values: checked above): 513
+    compiles (835 with the other option sets whole; the walk's full product was 3 216),
+    the check of every other vendor's compiler in one test.  A define path broken for one
+    pair of values (LOAD_EPS reading SPLIT's `sl`: PER_EPS = 1 with SPLIT = 0) fails it.
+    ``python -m tools.vendor_compile --full`` compiles the whole product."""
     outcomes = compile_all()
     summary = report(outcomes)
     errors = [o for o in outcomes if o.errors]
