@@ -75,7 +75,8 @@ def open_run(settings: Settings, units: Units, comm: Comm, start: Start,
     # DeviceError; the automatic choice passes over devices too small for the run (the
     # same need as check_memory's, so the same device)
     rt = together(comm, get_runtime, settings.gravity.device or None,
-                  device_need(settings, n, comm.size, len(start.particles)))
+                  device_need(settings, n, comm.size, len(start.particles),
+                              start.particles.acc is not None))
     rt.memory.reset_peak()      # this run's peak, from what earlier runs left kept
     # the caller's order is that of caller_ids, else ID order; on one process the IDs
     # never change, so whether they are a range lo .. lo + N - 1 is found once, here

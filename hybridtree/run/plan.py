@@ -242,11 +242,14 @@ def apart_bytes(keys: float, lists: float, rows: float, inverse: float) -> float
 
 
 def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
-                tuning: WalkTuning = TUNING) -> Plan:
+                tuning: WalkTuning = TUNING, stored: bool = False) -> Plan:
     """The plan of a run of ``settings`` with ``n`` particles on this process (its
     share under MPI, of ``size`` processes) on device ``info``: the peak bytes of the
     buffers each owner holds at once, an upper bound where a figure varies.  ``tuning``:
-    the walk's (its list walk, the lists' budget and the size kept between walks)."""
+    the walk's (its list walk, the lists' budget and the size kept between walks).
+    ``stored``: a restart that may continue with its snapshot's stored forces, which a
+    state keeps as float64 parts (integrate/stepper.py SerialStepper: not the walk's
+    float4, 16 bytes a particle more)."""
     g = GravitySettings.from_settings(settings.gravity, settings.hybrid)
     box = box_of(settings)
     forced = os.environ.get("HYBRIDTREE_STATE", "")
@@ -270,7 +273,8 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
     else:
         parts = 2 if (g.changeover is not None or (box is not None and (
             block or settings.cosmology.short_steps > 1))) else 1
-        four = size == 1 and float4_part(g, box is None and not block) is not None
+        four = (size == 1 and not (stored and parts == 1)
+                and float4_part(g, box is None and not block) is not None)
         # one mass for all (DeviceState uniform): a generated sphere on one process, no box
         mass = _b("state_mass") * (not (size == 1 and box is None
                                         and settings.ics.kind in UNIFORM_KINDS))

@@ -133,15 +133,16 @@ def per_process(n_total: int, size: int, n_local: int = 0) -> int:
     return max(int(n_local), math.ceil(MPI_SLACK * int(n_total) / size))
 
 
-def device_need(settings: Settings, n_total: int, size: int,
-                n_local: int = 0) -> Callable[[DeviceInfo], int]:
+def device_need(settings: Settings, n_total: int, size: int, n_local: int = 0,
+                stored: bool = False) -> Callable[[DeviceInfo], int]:
     """Device memory (bytes) one process asks of a device for a run of ``n_total``
     particles on ``size`` processes: its memory plan on that device
-    (:func:`hybridtree.run.plan.device_plan`, everything the run takes there)."""
+    (:func:`hybridtree.run.plan.device_plan`, everything the run takes there; ``stored``:
+    a restart with its snapshot's stored forces)."""
     n_proc = per_process(n_total, size, n_local)
 
     def need(info: DeviceInfo) -> int:
-        return device_plan(settings, info, n_proc, size).total
+        return device_plan(settings, info, n_proc, size, stored=stored).total
     return need
 
 
@@ -245,33 +246,37 @@ def check_memory(settings: Settings, comm: Comm, n_total: int, *, n_local: int =
              _node_sum(comm, need), drawn)
     if size > 1 and settings.parallel.spread_devices:
         set_device_slot(node_local_rank(comm))
-    rt = together(comm, _device_for, settings, n_total, n_proc, size)
+    rt = together(comm, _device_for, settings, n_total, n_proc, size, restart)
     need = together(comm, _host_need, settings, comm, n_total, n_proc, grid, restart, rt,
                     drawn)
     together(comm, _check_host, settings, comm, n_total, n_proc, grid, restart, rt,
              _node_sum(comm, need), drawn)
 
 
-def _device_for(settings: Settings, n_total: int, n_proc: int, size: int):
+def _device_for(settings: Settings, n_total: int, n_proc: int, size: int,
+                stored: bool = False):
     """The run's runtime, once its device is known to hold the run's plan
     (:func:`hybridtree.run.plan.device_plan`): a plan the device cannot hold is refused
     before the runtime (its context) is made, so nothing is allocated."""
     each = f" ({n_proc} per process)" if size > 1 else ""
     choice = settings.gravity.device or None
     try:                            # the plan on each device the choice weighs
-        info = choose_device(choice, device_need(settings, n_total, size, n_proc))
+        info = choose_device(choice, device_need(settings, n_total, size, n_proc, stored))
     except DeviceError as exc:
         if "the run needs" not in str(exc):         # not a matter of memory
             raise
         # none holds the plan: the words of the plan on the device the choice takes
         # when memory is not weighed (a mesh too large, or the owners that do not fit)
         info = choose_device(choice)
-    plan = device_plan(settings, info, n_proc, size)
+    plan = device_plan(settings, info, n_proc, size, stored=stored)
     why = plan.refusal()
     if plan.mesh_refusal():                     # the mesh's own words and remedy
         raise DeviceError(plan.mesh_refusal())
     if why:
         more = "more processes" if size > 1 else "several processes (mpiexec)"
+        if stored and not device_plan(settings, info, n_proc, size).refusal():
+            why += ("; a restart keeps its snapshot's forces as float64 parts, 16 bytes a "
+                    "particle more than the run that wrote it held")
         raise DeviceError(f"N = {n_total} particles{each} {why}; use fewer particles or "
                           f"{more}")
     rt = get_runtime(choice, plan.total)

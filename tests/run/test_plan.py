@@ -235,3 +235,23 @@ def test_a_generated_sphere_plans_its_mass_once_and_2_30_fits_an_h200(runtime):
     assert (device_plan(other, h200, n).owners["state"]
             - device_plan(s, h200, n).owners["state"]) == 8 * n
     assert not device_plan(s, h200, n).refusal()
+
+
+def test_a_restart_with_stored_forces_plans_float64_parts(runtime, monkeypatch):
+    """A restart that continues with its snapshot's stored forces keeps them as float64
+    parts (integrate/stepper.py SerialStepper), not the walk's float4: its plan counts the
+    16 bytes a particle more, and a 2^30 restart with float32 velocities, whose run fit an
+    H200, is refused in one line that says why (not an allocation failing mid-run)."""
+    from hybridtree.device.runtime import DeviceError
+    from hybridtree.run import size
+    h200 = replace(runtime.info, kind="gpu", vendor="nvidia", global_mem_size=143771 << 20,
+                   max_mem_alloc_size=35942 << 20, fp64=True)
+    s = plummer_settings(1 << 20, **{"memory.velocities": "float32"})
+    n = 1 << 30
+    assert (device_plan(s, h200, n, stored=True).owners["state"]
+            - device_plan(s, h200, n).owners["state"]) == 16 * n
+    assert not device_plan(s, h200, n).refusal()
+    assert "of device memory" in device_plan(s, h200, n, stored=True).refusal()
+    monkeypatch.setattr(size, "choose_device", lambda *args, **kwargs: h200)
+    with pytest.raises(DeviceError, match="a restart keeps its snapshot's forces as float64"):
+        size._device_for(s, n, n, 1, stored=True)
