@@ -40,6 +40,7 @@ def two_components(n: int = 6000, seed: int = 3):
 
 
 _REFS: dict = {}
+_PAIRS: dict = {}
 
 
 def reference(pos, mass, eps, softening):
@@ -64,12 +65,13 @@ def reference(pos, mass, eps, softening):
 def spline_sum(pos, mass, eps):
     """(acc, pot): the float64 sum of the spline softening, self excluded (see
     :func:`reference`)."""
-    if "newton" not in _REFS:
+    n = len(pos)
+    if n not in _PAIRS:                     # Newton's sum and the pairs near enough
         i, j = cKDTree(pos).query_pairs(SPLINE_H * LARGE, output_type="ndarray").T
         d = pos[j] - pos[i]
-        _REFS["newton"] = (gravity.direct_reference(pos, mass, 0.0),
-                           (i, j, d, np.einsum("ij,ij->i", d, d)))
-    (acc, pot), (i, j, d, r2) = _REFS["newton"]
+        _PAIRS[n] = (gravity.direct_reference(pos, mass, 0.0),
+                     (i, j, d, np.einsum("ij,ij->i", d, d)))
+    (acc, pot), (i, j, d, r2) = _PAIRS[n]
     e = np.broadcast_to(np.asarray(eps, np.float64), len(pos))
     assert e.max() <= LARGE                 # every pair's support within the tree's radius
     pair = np.maximum(e[i], e[j])
@@ -78,7 +80,6 @@ def spline_sum(pos, mass, eps):
     g, f = pair_factors(r2, pair, "spline")
     g0, f0 = pair_factors(r2, 0.0, "plummer")
     dg, df = g - g0, f - f0
-    n = len(pos)
     acc = acc + np.stack([np.bincount(i, mass[j] * df * d[:, k], n)
                           - np.bincount(j, mass[i] * df * d[:, k], n) for k in range(3)], 1)
     pot = pot - np.bincount(i, mass[j] * dg, n) - np.bincount(j, mass[i] * dg, n)
@@ -88,6 +89,8 @@ def spline_sum(pos, mass, eps):
     np.testing.assert_allclose(acc[sample], apart, rtol=0, atol=1e-12 * np.abs(apart).max())
     own = mass[sample] * pair_factors(np.zeros(len(sample)), e[sample], "spline")[0]
     np.testing.assert_allclose(pot[sample] - own, apart_pot, rtol=1e-12)
+    if sum(k[:2] == (n, "spline") for k in _REFS) == 2:   # the third: the pairs' last use
+        del _PAIRS[n]                       # (~80 MB at 6000 particles)
     return acc, pot
 
 
