@@ -197,6 +197,12 @@ def main() -> None:
         return slab_mesh(n, out, opts)
     if opts.get("mode") == "run":
         return run(n, out, opts)
+    if opts.get("mode") == "runs":          # several runs in one start: run i to out.i.npz
+        for i, one in enumerate(opts["runs"]):
+            run(n, f"{out}.{i}.npz", one)
+        if world().rank == 0:
+            np.savez(out, runs=len(opts["runs"]))
+        return None
     if opts.get("mode") == "periodic":
         return periodic_forces(n, out, opts)
     if opts.get("path") == "device":
