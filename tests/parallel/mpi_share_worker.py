@@ -3,7 +3,8 @@
 ``ics OUT SPECS``: every process makes its share of each generated model in SPECS (a JSON
 list of ``[ics]`` tables) with ``simulation.initial_conditions``; rank 0 writes them
 gathered and sorted by ID (pickled gathers, so that this test does not rest on the
-byte paths that ``exchange`` checks).
+byte paths that ``exchange`` checks).  ``ics_by_k OUT SPECS``: the same on the first k
+processes, for every k up to K, in one start.
 
 ``exchange OUT LIMITS``: ``alltoallv``, ``ialltoallv`` and ``gather_array`` of rows of a
 structured dtype with uneven counts (zeros included), once under each
@@ -83,8 +84,10 @@ def exchange(out: str, limits: list) -> None:
         np.savez(out, **results)
 
 
-def ics(out: str, specs: list) -> None:
-    comm = world()
+def ics(out: str | None, specs: list, comm=None) -> dict:
+    """The models of ``specs`` on ``comm`` (the world's by default); rank 0 writes them to
+    ``out`` where given, and returns them (the other ranks: {})."""
+    comm = comm or world()
     results = {}
     for i, spec in enumerate(specs):
         table = {"ics": {k: v for k, v in spec.items() if k != "cosmology"}}
@@ -101,10 +104,30 @@ def ics(out: str, specs: list) -> None:
             results.update({f"ids_{i}": ids[order], f"pos_{i}": pos[order],
                             f"vel_{i}": vel[order], f"mass_{i}": mass[order],
                             f"counts_{i}": np.array([len(g[0]) for g in got])})
+    if comm.rank == 0 and out:
+        np.savez(out, **results)
+    return results
+
+
+def ics_by_k(out: str, specs: list) -> None:
+    """:func:`ics` on the first k processes for k = 1 .. K in turn (a communicator of
+    their own each, split from the world's), rank 0 writing all as ``k{k}_<name>``: one
+    mpiexec start for every k rather than one each (their starts were most of the time)."""
+    from mpi4py import MPI
+    from hybridtree.parallel.comm import Comm
+    comm = world()
+    results = {}
+    for k in range(1, comm.size + 1):
+        inside = comm.rank < k
+        sub = comm.mpi.Split(0 if inside else MPI.UNDEFINED, comm.rank)
+        if inside:
+            got = ics(None, specs, Comm(sub))
+            results.update({f"k{k}_{name}": v for name, v in got.items()})
+            sub.Free()
     if comm.rank == 0:
         np.savez(out, **results)
 
 
 if __name__ == "__main__":
     mode, out, arg = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-    {"ics": ics, "exchange": exchange}[mode](out, arg)
+    {"ics": ics, "ics_by_k": ics_by_k, "exchange": exchange}[mode](out, arg)

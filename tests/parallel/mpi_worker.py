@@ -150,41 +150,44 @@ def periodic_forces(n: int, out: str, opts: dict) -> None:
 
 def slab_mesh(n: int, out: str, opts: dict) -> None:
     """The long range of :func:`periodic_set` (some particles moved just outside the box,
-    as a drift leaves them) by the mesh in slabs over the processes: each process takes
-    the particles of its share of x (``opts["split"]`` "x": windows of part of the box;
-    "mixed": every K-th particle, windows of the whole box; "idle": rank 0 has none);
-    rank 0 writes id, acc, pot."""
+    as a drift leaves them) by the mesh in slabs over the processes, for each case of
+    ``opts["cases"]`` in turn (one process start and one set of shared kernel builds for
+    all the cases of a process count): each process takes the particles of its share of
+    x (a case's "split" "x": windows of part of the box; "mixed": every K-th particle,
+    windows of the whole box; "idle": rank 0 has none); rank 0 writes id, acc, pot of
+    case i as ``table{i}`` and the processes' windows as ``windows{i}``."""
     from hybridtree.gravity.pm_slabs import SlabMesh
     from hybridtree.device.transfer import download, upload
     comm = world()
     rt = get_runtime()
     pos, mass = periodic_set(n)
     pos[::7] += np.where(pos[::7] < 0.5, -1e-3, 1e-3)      # just outside the box
-    split = opts.get("split", "x")
-    if split == "x":
-        key = np.floor(np.clip(pos[:, 0], 0.0, 0.999999) * comm.size).astype(int)
-    elif split == "idle":
-        key = 1 + np.arange(n) % (comm.size - 1)
-    else:
-        key = np.arange(n) % comm.size
-    mine = np.flatnonzero(key == comm.rank)
-    p = Periodic(1.0, opts["n_mesh"], order=opts.get("order", 3),
-                 interlace=opts.get("interlace", True))
-    mesh = SlabMesh(rt, p, comm)
-    m = len(mine)
-    acc, pot = np.zeros((m, 3)), np.zeros(m)
-    for _ in range(2):                      # twice: the kept buffers serve a second call
-        acc[:], pot[:] = 0.0, 0.0
-        bufs = upload(rt, [pos[mine], mass[mine], acc, pot], [None] * 4)
-        mesh.add_forces(bufs[0], bufs[1], m, bufs[2], bufs[3])
-        download(rt, [(bufs[2], acc), (bufs[3], pot)])
-        rt.queue.finish()
-    table = np.column_stack([mine.astype(np.float64), acc, pot])
-    gathered = comm.gather_rows(table.reshape(-1, 5))
-    windows = comm.allgather(mesh.window)
+    results = {}
+    for i, case in enumerate(opts["cases"]):
+        split = case.get("split", "x")
+        if split == "x":
+            key = np.floor(np.clip(pos[:, 0], 0.0, 0.999999) * comm.size).astype(int)
+        elif split == "idle":
+            key = 1 + np.arange(n) % (comm.size - 1)
+        else:
+            key = np.arange(n) % comm.size
+        mine = np.flatnonzero(key == comm.rank)
+        p = Periodic(1.0, case["n_mesh"], order=case.get("order", 3),
+                     interlace=case.get("interlace", True))
+        mesh = SlabMesh(rt, p, comm)
+        m = len(mine)
+        acc, pot = np.zeros((m, 3)), np.zeros(m)
+        for _ in range(2):                  # twice: the kept buffers serve a second call
+            acc[:], pot[:] = 0.0, 0.0
+            bufs = upload(rt, [pos[mine], mass[mine], acc, pot], [None] * 4)
+            mesh.add_forces(bufs[0], bufs[1], m, bufs[2], bufs[3])
+            download(rt, [(bufs[2], acc), (bufs[3], pot)])
+            rt.queue.finish()
+        table = np.column_stack([mine.astype(np.float64), acc, pot])
+        results[f"table{i}"] = comm.gather_rows(table.reshape(-1, 5))
+        results[f"windows{i}"] = np.array(comm.allgather(mesh.window))
     if comm.rank == 0:
-        np.savez(out, table=gathered, pos=pos, mass=mass, size=comm.size,
-                 windows=np.array(windows))
+        np.savez(out, pos=pos, mass=mass, size=comm.size, **results)
 
 
 def main() -> None:
@@ -194,6 +197,12 @@ def main() -> None:
         return slab_mesh(n, out, opts)
     if opts.get("mode") == "run":
         return run(n, out, opts)
+    if opts.get("mode") == "runs":          # several runs in one start: run i to out.i.npz
+        for i, one in enumerate(opts["runs"]):
+            run(n, f"{out}.{i}.npz", one)
+        if world().rank == 0:
+            np.savez(out, runs=len(opts["runs"]))
+        return None
     if opts.get("mode") == "periodic":
         return periodic_forces(n, out, opts)
     if opts.get("path") == "device":

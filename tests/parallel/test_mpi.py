@@ -157,10 +157,29 @@ def _energy_error(r: dict) -> float:
     return float((r["e1"] - r["e0"]) / abs(r["e0"]))
 
 
-def test_three_process_run_conserves_energy_like_one(tmp_path):
+#: the runs of the two energy tests below: plain leapfrog, and the hybrid tree
+ENERGY_RUNS = {"leapfrog": {"mode": "run", "dt": 1 / 64, "steps": 64},
+               "hybrid": {"mode": "run", "dt": 1 / 64, "steps": 32, "hybrid": True,
+                          "r_in": 0.023, "r_out": 0.23}}
+
+
+@pytest.fixture(scope="module")
+def energy_runs(tmp_path_factory):
+    """``{(k, name): result}`` of :data:`ENERGY_RUNS` on 1 and 3 processes (N = 2000): both
+    runs of a process count one after the other in one mpiexec (two starts, not four:
+    the process starts and kernel builds were much of these tests' time), once a module."""
+    out = {}
+    for k in (1, 3):
+        here = tmp_path_factory.mktemp(f"energy{k}")
+        run_mpi(k, 2000, here, {"mode": "runs", "runs": list(ENERGY_RUNS.values())})
+        for i, name in enumerate(ENERGY_RUNS):
+            out[k, name] = dict(np.load(here / f"mpi_{k}_2000.npz.{i}.npz"))
+    return out
+
+
+def test_three_process_run_conserves_energy_like_one(energy_runs):
     """Plummer N = 2000, leapfrog dt = 1/64 to t = 1: |dE/E| ~ 4e-4, set by the step."""
-    opts = {"mode": "run", "dt": 1 / 64, "steps": 64}
-    one, three = run_mpi(1, 2000, tmp_path, opts), run_mpi(3, 2000, tmp_path, opts)
+    one, three = energy_runs[1, "leapfrog"], energy_runs[3, "leapfrog"]
     assert one["count"] == three["count"] == 2000
     # 64 decompositions and migrations later every particle is owned once, by its owner
     assert np.array_equal(np.sort(three["ids"]), np.arange(2000))
@@ -171,16 +190,14 @@ def test_three_process_run_conserves_energy_like_one(tmp_path):
     assert three["imbalance"].max() < 3.0
 
 
-def test_three_process_hybrid_run(tmp_path):
+def test_three_process_hybrid_run(energy_runs):
     """Hybrid tree (n_hard = 4, r_out = 3 core spacings) on 3 processes: the energy error
     stays as small as one process's (32 steps of 1/64: 4.5e-6 and 3.4e-6; they differ by
     the tree error's drift), and the hard LETs are smaller than the soft ones.  32 steps
     (were 64: 4.2e-6 and 5.3e-6; 16 -> 9 s): with the hard LET cut at r_out / 2 on purpose
     (hybridtree/parallel/backends.py) three processes end at 4.2e-5, 9.3 times one's, and
     the test fails (16 steps: 5.5 times)."""
-    opts = {"mode": "run", "dt": 1 / 64, "steps": 32, "hybrid": True, "r_in": 0.023,
-            "r_out": 0.23}
-    one, three = run_mpi(1, 2000, tmp_path, opts), run_mpi(3, 2000, tmp_path, opts)
+    one, three = energy_runs[1, "hybrid"], energy_runs[3, "hybrid"]
     e1, e3 = abs(_energy_error(one)), abs(_energy_error(three))
     assert e1 < 1e-4 and e3 < 2 * e1
     assert 0 < three["let_hard"] / (4 * 32) < three["let_soft"] / 32

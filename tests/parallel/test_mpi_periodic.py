@@ -86,19 +86,43 @@ def test_k_processes_give_one_process_forces(k, one, periodic_runs):
     assert np.median(np.abs(pot - p1)) < 1e-5 * np.median(np.abs(p1))
 
 
-@pytest.mark.parametrize("k, n_mesh, split, order, interlace",
-                         [(2, 20, "x", 3, True), (3, 21, "mixed", 3, True),
-                          (3, 20, "idle", 2, False), (4, 24, "x", 2, True)])
-def test_mesh_in_slabs_gives_the_host_mesh(k, n_mesh, split, order, interlace, tmp_path):
+#: the mesh-in-slabs cases (k, n_mesh, split, order, interlace)
+SLAB_CASES = [(2, 20, "x", 3, True), (3, 21, "mixed", 3, True), (3, 20, "idle", 2, False),
+              (4, 24, "x", 2, True)]
+
+
+@pytest.fixture(scope="module")
+def slab_runs(tmp_path_factory):
+    """``run(case)``: the slab worker's result for one of :data:`SLAB_CASES`; the cases
+    of one process count run in one mpiexec (the process starts and the kernel builds
+    they share were most of each case's time), once a module."""
+    runs = {}
+
+    def run(case: tuple) -> dict:
+        k = case[0]
+        if k not in runs:
+            mine = [c for c in SLAB_CASES if c[0] == k]
+            r = run_mpi(k, 3000, tmp_path_factory.mktemp(f"slabs{k}"), {
+                "mode": "slabs", "cases": [{"n_mesh": c[1], "split": c[2], "order": c[3],
+                                            "interlace": c[4]} for c in mine]})
+            runs[k] = {c: {"table": r[f"table{i}"], "windows": r[f"windows{i}"],
+                           "pos": r["pos"], "mass": r["mass"]} for i, c in enumerate(mine)}
+        return runs[k][case]
+    return run
+
+
+@pytest.mark.parametrize("k, n_mesh, split, order, interlace", SLAB_CASES)
+def test_mesh_in_slabs_gives_the_host_mesh(k, n_mesh, split, order, interlace, slab_runs):
     """The long range with the mesh in slabs over k processes (each process's particles
     on a window of x-planes, the slabs transformed and transposed through MPI) against
     the float64 host mesh of all particles: rounding only (measured on the 2-core
     machine: 1.5e-15 to 1.0e-14 of the largest force, 3e-15 to 4e-14 of the largest
     potential).  Uneven slabs (3 of 20 and 21 planes, the odd side's y-pairs), CIC and
     TSC, one mesh or two, a process without particles, particles just outside the box;
-    where each process holds a third of x its window is a third of the mesh and some."""
-    r = run_mpi(k, 3000, tmp_path, {"mode": "slabs", "n_mesh": n_mesh, "split": split,
-                                     "order": order, "interlace": interlace})
+    where each process holds a third of x its window is a third of the mesh and some.
+    The two cases of 3 processes run in one mpiexec, one after the other (so a second
+    SlabMesh in a process is checked too)."""
+    r = slab_runs((k, n_mesh, split, order, interlace))
     tab = r["table"]
     ids = tab[:, 0].astype(np.int64)
     assert np.array_equal(np.sort(ids), np.arange(3000))

@@ -145,11 +145,13 @@ def test_user_errors_under_mpiexec_are_reported_once(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_a_restart_point_written_twice_stays_one_complete_set(tmp_path):
+def test_a_restart_point_written_twice_stays_one_complete_set(three, tmp_path):
     """SIGTERM (on process 0 only) stops two processes after step 3, then the continued
     run after step 5: each time the restart point restart.K.hdf5 is one set (one SetId,
     the step it stopped after), scheduled snapshots keep their numbers, and the run ends
-    where the uninterrupted one does."""
+    where the uninterrupted one does (the module's three-process run of the same config:
+    a fourth mpiexec for a two-process reference cost ~5 s; measured 2 and 3 processes
+    end 9e-7 apart, the bound 1e-5)."""
     (tmp_path / "c.toml").write_text(CONFIG)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     layout = ["--set", 'output.snapshot_files="per_process"', "--quiet"]
@@ -177,11 +179,9 @@ def test_a_restart_point_written_twice_stays_one_complete_set(tmp_path):
     assert names == [f"snapshot_{n:04d}.{k}.hdf5" for n in range(3) for k in range(2)]
     for n in range(3):
         assert read_snapshot(out / f"snapshot_{n:04d}.0.hdf5").run_state["Step"] == 4 * n
-    (tmp_path / "ref").mkdir()
-    (tmp_path / "ref" / "c.toml").write_text(CONFIG)
-    ok(hybridtree(2, ["run", "c.toml", *layout], tmp_path / "ref"))
-    end, ref = by_id(out / "snapshot_0002.0.hdf5"), by_id(tmp_path / "ref" / "out" / "snapshot_0002.0.hdf5")
-    # two processes: equal to the tree's accuracy, not bit for bit
+    end, ref = by_id(out / "snapshot_0002.0.hdf5"), by_id(three / "out" / "snapshot_0002.0.hdf5")
+    # other processes: equal to the tree's accuracy, not bit for bit
+    assert np.array_equal(end["ids"], ref["ids"]) and end["time"] == ref["time"]
     np.testing.assert_allclose(end["pos"], ref["pos"], atol=1e-5)
 
 
