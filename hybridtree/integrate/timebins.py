@@ -93,17 +93,17 @@ class HostBins:
         with s.clock.host("integrate"):
             rows = np.flatnonzero(self.bins >= kmin)
             h = np.ldexp(half_dt, -self.bins[rows])[:, None]
-            _add(s, rows, h * s.acc["full"][rows])
+            s.add_velocity(h * s.acc["full"][rows], rows)
             if lam != 0.0:
-                _add(s, rows, (h * lam) * s.pos[rows])
+                s.add_velocity((h * lam) * s.pos[rows], rows)
 
     def kick_table(self, kmin: int, table: np.ndarray, part: str) -> None:
         """vel += table[bin] acc[part] for bin >= kmin (``table``: NBINS float64)."""
         s = self.state
         with s.clock.host("integrate"):
             rows = np.flatnonzero(self.bins >= kmin)
-            _add(s, rows, np.asarray(table, np.float64)[self.bins[rows]][:, None]
-                 * s.acc[part][rows])
+            s.add_velocity(np.asarray(table, np.float64)[self.bins[rows]][:, None]
+                           * s.acc[part][rows], rows)
 
     def counts(self) -> np.ndarray:
         """Particles per bin (NBINS,)."""
@@ -119,15 +119,6 @@ class HostBins:
         self.assign(kmin, kmax, q0, lam, scale, qv=qv)
         self.kick(kmin, half_dt, lam)
         return self.counts(), None
-
-
-def _add(s: HostState, rows: np.ndarray, dv: np.ndarray) -> None:
-    """vel[rows] += dv (float64); float32 velocities: widened, added to, rounded once
-    (cl/blocks.cl's kicks with VEL_T float)."""
-    if s.vel.dtype == np.float64:
-        s.vel[rows] += dv
-    else:
-        s.vel[rows] = (s.vel[rows].astype(np.float64) + dv).astype(np.float32)
 
 
 class DeviceBins:
@@ -156,11 +147,17 @@ class DeviceBins:
             launch(self.rt, "blocks.cl", "assign_bins", *head, self.bins,
                    defines=s.vel_defines)
             return
+        launch(self.rt, "blocks.cl", "assign_bins_types", *head, s.types,
+               self._scale_buffer(scale), self.bins,
+               defines=s.vel_defines)
+
+    def _scale_buffer(self, scale: tuple[float, ...]) -> cl.Buffer:
+        """The device copy of the per-type step factors ``scale``, uploaded when they
+        change."""
         if getattr(self, "_scale_key", None) != scale:
             self._scale_key = scale
             self._scale = self.rt.to_device(np.asarray(scale, np.float64))
-        launch(self.rt, "blocks.cl", "assign_bins_types", *head, s.types, self._scale, self.bins,
-               defines=s.vel_defines)
+        return self._scale
 
     def kick(self, kmin: int, half_dt: float, lam: float) -> None:
         s = self.state
@@ -193,16 +190,13 @@ class DeviceBins:
             self.assign(kmin, kmax, q0, lam, scale, qv=qv)
             self.kick(kmin, half_dt, lam)
         else:
-            if scale is not None and getattr(self, "_scale_key", None) != scale:
-                self._scale_key = scale
-                self._scale = self.rt.to_device(np.asarray(scale, np.float64))
             typed = scale is not None
             with s.clock.device("integrate"):
                 launch(self.rt, "blocks.cl", "close_open_bins", self.n, np.int32(self.n),
                        np.int32(kmin), np.int32(kmax), np.float64(q0), np.float64(half_dt),
                        np.float64(lam), s.pos, s.acc["full"], np.float64(qv), s.vel,
                        np.int32(typed), s.types if typed else None,
-                       self._scale if typed else None, self.bins)
+                       self._scale_buffer(scale) if typed else None, self.bins)
         cl.enqueue_fill_buffer(q, self._counts, np.int32(0), 0, 4 * NBINS)
         launch(self.rt, "blocks.cl", "bin_counts", self.n, np.int32(self.n), self.bins,
                self._counts)

@@ -27,7 +27,8 @@ __all__ = ["HOST_BYTES_DEVICE_STATE", "HOST_BYTES_DRAWN", "HOST_BYTES_SNAPSHOT_R
            "HOST_BYTES_GATHER", "HOST_BYTES_PER_GRID_POINT", "HOST_FIXED_BYTES",
            "HOST_BYTES_IC_COMMAND", "HOST_BYTES_RESIDENT", "HOST_PYTHON_BYTES",
            "MPI_SLACK", "check_ic_memory", "check_memory",
-           "device_need", "host_memory_available", "resident_need", "resident_now", "ics_count", "per_particle_host",
+           "device_need", "host_memory_available", "resident_need", "resident_now", "ics_count",
+           "per_particle_host", "status_bytes",
            "per_process"]
 
 
@@ -112,17 +113,23 @@ def resident_need(settings: Settings, info, n: int, ready: int | None = None) ->
     return base + plan.total - plan.context + int(n) * HOST_BYTES_RESIDENT
 
 
-def resident_now() -> int | None:
-    """This process's resident memory now (bytes; ``VmRSS`` of ``/proc/self/status``), or
-    None where the system does not tell it."""
+def status_bytes(key: str) -> int | None:
+    """A memory figure of this process (bytes) from ``/proc/self/status`` (``VmRSS``,
+    ``VmHWM``, ``RssFile``: kB there), or None where the system does not tell it."""
     try:
         with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(f"{key}:"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     return None
+
+
+def resident_now() -> int | None:
+    """This process's resident memory now (bytes; ``VmRSS``: :func:`status_bytes`), or
+    None where the system does not tell it."""
+    return status_bytes("VmRSS")
 
 
 def per_process(n_total: int, size: int, n_local: int = 0) -> int:

@@ -44,18 +44,19 @@ class HostState:
     def n(self) -> int:
         return len(self.mass)
 
-    def _kick(self, dv: np.ndarray) -> None:
-        """vel += dv (float64): float32 velocities widened, added to, rounded once
-        (cl/state.cl kick_vel)."""
+    def add_velocity(self, dv: np.ndarray, rows: np.ndarray | None = None) -> None:
+        """vel[rows] += dv (float64; every row where ``rows`` is None): float32 velocities
+        widened, added to, rounded once (cl/state.cl kick_vel, cl/blocks.cl's kicks)."""
+        at = slice(None) if rows is None else rows
         if self.vel32:
-            self.vel[:] = (self.vel.astype(np.float64) + dv).astype(np.float32)
+            self.vel[at] = (self.vel[at].astype(np.float64) + dv).astype(np.float32)
         else:
-            self.vel += dv
+            self.vel[at] += dv
 
     def kick(self, part: str, dt: float) -> None:
         """vel += dt acc[part]"""
         with self.clock.host("integrate"):
-            self._kick(dt * self.acc[part])
+            self.add_velocity(dt * self.acc[part])
 
     def drift(self, dt: float) -> None:
         """pos += dt vel"""
@@ -75,7 +76,7 @@ class HostState:
         """vel += (dt coef) pos: the kick of an acceleration coef · x (the Λ term of an
         expanding sphere in physical coordinates, coef = Ω_Λ H0²)."""
         with self.clock.host("integrate"):
-            self._kick((dt * coef) * self.pos)
+            self.add_velocity((dt * coef) * self.pos)
 
     def total_acc(self) -> np.ndarray:
         """The whole acceleration (the parts added)."""

@@ -126,7 +126,8 @@ def one(n: int, device: str | None, steps: int, sample: int, seed: int, scratch:
         np.save(f"{scratch}/acc.npy", acc)
         row["download_s"] = time.perf_counter() - t2
     sim.close()
-    hwm = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) * 1024
+    from hybridtree.run.size import status_bytes
+    hwm = status_bytes("VmHWM")
     row["host_hwm"] = hwm
     return row
 

@@ -39,7 +39,8 @@ def one(n: int, device: str | None, steps: int) -> dict:
     rep = sim._rt.memory.report()
     from hybridtree.run.plan import device_plan
     plan = device_plan(sim.settings, sim._rt.info, n)
-    hwm = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) * 1024
+    from hybridtree.run.size import status_bytes
+    hwm = status_bytes("VmHWM")
     return {"n": n, "setup_s": setup, "step_s": step_s, "ledger": rep, "hwm": hwm,
             "plan": {"owners": plan.owners, "buffers": plan.buffers, "total": plan.total,
                      "context": plan.context},

@@ -11,12 +11,7 @@ import sys
 
 import hybridtree
 from hybridtree.ics import plummer
-from hybridtree.run.size import resident_need, resident_now
-
-
-def _status(key: str) -> int:
-    text = open("/proc/self/status").read()
-    return int(text.split(f"{key}:")[1].split()[0]) * 1024
+from hybridtree.run.size import resident_need, resident_now, status_bytes as _status
 
 
 def _run(n: int) -> hybridtree.Simulation:
