@@ -35,6 +35,7 @@ import numpy as np
 import hybridtree.device.probe  # noqa: F401
 import hybridtree.device.reduce  # noqa: F401
 import hybridtree.gravity.direct  # noqa: F401
+import hybridtree.gravity.pm_compact  # noqa: F401
 import hybridtree.gravity.pm_device  # noqa: F401
 import hybridtree.gravity.tree.device_build  # noqa: F401
 import hybridtree.gravity.tree.device_sort  # noqa: F401

@@ -59,9 +59,11 @@ class KernelFile:
 FILES: Mapping[str, KernelFile] = MappingProxyType({f.name: f for f in (
     KernelFile("blocks.cl", fast_math=False, plain=True),      # walk and time-bin blocks
     KernelFile("direct.cl", fast_math=True, plain=False),      # direct summation
+    KernelFile("fft.cl", fast_math=False, plain=False),        # float32 mesh's FFT lines
     KernelFile("fof.cl", fast_math=False, plain=True),         # friends of friends (halos)
     KernelFile("let.cl", fast_math=False, plain=True),         # LET selection, migration
     KernelFile("pm.cl", fast_math=False, plain=False),         # periodic boxes' mesh (PM)
+    KernelFile("pm32.cl", fast_math=False, plain=False),       # compact float32 mesh
     KernelFile("power.cl", fast_math=False, plain=True),       # P(k)'s shell sums
     KernelFile("prepare.cl", fast_math=False, plain=True),     # extent (WG), unsort64, ...
     KernelFile("probe.cl", fast_math=True, plain=True),        # the device probe's 1/sqrt
