@@ -134,6 +134,19 @@ __kernel void pot4(const int n, const ulong lo, __global const float4 *a, __glob
         out[i] = (double)a[lo + i].w;
 }
 
+/* the potential (w) of a float32 part += c + coef m_i (use_mass; else c alone: one mass
+   for all folds its term into c), in float64 and rounded once: a periodic box's offsets
+   (gravity/long_range.py add_device4) */
+__kernel void offset4(const int n, const double c, const double coef, const int use_mass,
+                      __global const double *mass, __global float4 *a)
+{
+    const int i = get_global_id(0);
+    if (i >= n)
+        return;
+    const double add = use_mass ? c + coef * mass[i] : c;
+    a[i].w = (float)((double)a[i].w + add);
+}
+
 /* Rows of one column (w elements of type T each: float64 values, IDs, types, copied as
    bits) into the caller's order: row i goes to row ids[i] - lo, or to table[ids[i] - lo]
    when use_table is set (the caller's position of each ID of a range lo .. lo + n - 1).

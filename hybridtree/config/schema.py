@@ -330,6 +330,13 @@ SCHEMA: dict[str, dict[str, Option]] = {
                            "velocity to float32 once, each drift widens it exactly; "
                            "snapshots store them as float64, exactly; docs/physics.md)",
                            choices=("float64", "float32")),
+        "mesh": _opt(str, "float64", "a periodic box's PM mesh and force: float64 (three "
+                     "complex128 meshes, a sort of the particles by cell, float64 force "
+                     "parts), or float32 (GADGET-4's single-precision FFT: two float32 "
+                     "meshes and nothing per particle, a deposit with exact integer sums, "
+                     "the force kept as the walk's float4 with the mesh added, one mass "
+                     "for all where the particles share one; a power-of-two pm_grid; "
+                     "docs/physics.md)", choices=("float64", "float32")),
     },
 }
 

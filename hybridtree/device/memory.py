@@ -53,6 +53,7 @@ OWNERS: Mapping[str, str] = MappingProxyType({
     "gravity.direct": "direct",
     "gravity.api": "walk",
     "gravity.pm_device": "mesh",
+    "gravity.pm_compact": "mesh",
     "gravity.pm_slabs": "mesh",
     "gravity.long_range": "mesh",
     "gravity.periodic": "mesh",

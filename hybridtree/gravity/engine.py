@@ -54,10 +54,11 @@ def float4_part(g: GravitySettings, shared: bool) -> str | None:
     """Where a device state may keep each force part as the walk's float32 float4 (ax, ay,
     az, pot; :class:`hybridtree.state.DeviceState` ``pot_part``), the part whose w is the
     potential; else None.  Only where a walk alone writes every part and every particle
-    at once (``shared``: one time step for all): no mesh adds to a part (a periodic box),
-    no forces of some particles (block steps); the many-process engine adds LETs and
-    keeps float64 parts."""
-    if g.periodic is not None or not shared:
+    at once (``shared``: one time step for all) or a float32 mesh adds to it (a periodic
+    box with memory.mesh = "float32": :mod:`.pm_compact`); not the float64 mesh, not
+    forces of some particles (block steps); the many-process engine adds LETs and keeps
+    float64 parts."""
+    if (g.periodic is not None and not g.periodic.single) or not shared:
         return None
     return next(p.name for p in as_parts(g.parts) if p.potential)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pyopencl as cl
 
 from ..device.kernels import launch
 from ..device.runtime import Runtime
@@ -40,7 +41,10 @@ class LongRange:
 
     def _device_mesh(self):
         if self._mesh is None:
-            if self.comm is None:
+            if self.p.single and self.comm is None:
+                from .pm_compact import CompactMesh
+                self._mesh = CompactMesh(self.rt, self.p)
+            elif self.comm is None:
                 from .pm_device import DeviceMesh       # imports reikna
                 self._mesh = DeviceMesh(self.rt, self.p)
             else:
@@ -53,7 +57,7 @@ class LongRange:
         """acc (n, 3) and pot (n,) of the sinks (default: the sources ``pos``, which then
         meet their own images) += the long range and the potential's offsets."""
         p = self.p
-        if self.rt is not None and self.rt.has_fp64 and len(pos):
+        if self.rt is not None and self.rt.has_fp64 and len(pos) and not self.p.single:
             a, phi = self._device_mesh().forces(pos, mass, sinks)
         else:
             a, phi = pm_forces(pos, mass, p, sinks)
@@ -77,16 +81,49 @@ class LongRange:
         if n == 0 and not many:
             return
         rt, p = self.rt, self.p
+        one = not isinstance(mass, cl.Buffer)       # one mass for all: the float32 mesh
         if self._mass_total is None:
-            host_mass = np.empty(n)
-            if n:
-                download(rt, [(mass, host_mass)])
-            total = float(host_mass.sum())
-            self._mass_total = float(self.comm.allreduce(total)[0]) if many else total
+            self._mass_total = self._total(n, mass)
         self._device_mesh().add_forces(pos, mass, n, acc, pot)
         if n == 0:
             return
-        launch(rt, "state.cl", "axpy", n, np.int64(n), np.float64(p.self_potential_per_mass),
-               mass, pot)
-        launch(rt, "state.cl", "shift", n, np.int64(n),
-               np.float64(p.potential_offset(self._mass_total)), pot)
+        shift = p.potential_offset(self._mass_total)
+        if one:
+            shift += p.self_potential_per_mass * float(mass)
+        else:
+            launch(rt, "state.cl", "axpy", n, np.int64(n),
+                   np.float64(p.self_potential_per_mass), mass, pot)
+        launch(rt, "state.cl", "shift", n, np.int64(n), np.float64(shift), pot)
+
+    def _total(self, n: int, mass) -> float:
+        """The total mass of the n sources (of every process sharing the mesh): ``mass``
+        a float64 device buffer, or one mass (a float) for all."""
+        if not isinstance(mass, cl.Buffer):
+            total = float(mass) * n
+        else:
+            host_mass = np.empty(n)
+            if n:
+                download(self.rt, [(mass, host_mass)])
+            total = float(host_mass.sum())
+        return float(self.comm.allreduce(total)[0]) if self.comm is not None else total
+
+    def add_device4(self, n: int, pos, mass, part4) -> None:
+        """The float32 mesh's (:mod:`.pm_compact`) long range and the potential's offsets
+        added to ``part4``, a float4 (ax, ay, az, pot) per particle (a device state's
+        float32 part) of the n particles at ``pos`` (float64 n x 3), sources and sinks;
+        ``mass``: a float64 buffer of n masses, or one mass (a float) for all.  The total
+        mass must not change between calls."""
+        if n == 0:
+            return
+        rt, p = self.rt, self.p
+        one = not isinstance(mass, cl.Buffer)
+        if self._mass_total is None:
+            self._mass_total = self._total(n, mass)
+        self._device_mesh().add_forces4(pos, mass, n, part4)
+        # pot += m / (sqrt(pi) r_s) + the offset: one constant where the mass is one
+        shift = p.potential_offset(self._mass_total)
+        coef = p.self_potential_per_mass
+        launch(rt, "state.cl", "offset4", n, np.int32(n),
+               np.float64(shift + (coef * float(mass) if one else 0.0)),
+               np.float64(0.0 if one else coef), np.int32(not one),
+               part4 if one else mass, part4)

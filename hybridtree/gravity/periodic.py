@@ -56,6 +56,9 @@ class Periodic:
     rcut: float = RCUT
     order: int = 3                  # mass assignment: 2 CIC, 3 TSC (:mod:`.pm`)
     interlace: bool = True          # average a second mesh offset by half a cell
+    #: the mesh in float32 (:mod:`.pm_compact`: two float32 meshes, nothing per particle;
+    #: memory.mesh = "float32"), else float64 (:mod:`.pm_device`)
+    single: bool = False
 
     def __post_init__(self):
         if not (np.isfinite(self.box) and self.box > 0):
@@ -66,6 +69,10 @@ class Periodic:
             raise ValueError(f"asmth must be in [0.5, 8] mesh cells, got {self.asmth!r}")
         if not (2.0 <= self.rcut <= 10.0):
             raise ValueError(f"rcut must be in [2, 10] r_s, got {self.rcut!r}")
+        if self.single and self.n_mesh & (self.n_mesh - 1):
+            raise ValueError(f"memory.mesh = 'float32' needs a power-of-two pm_grid, got "
+                             f"{self.n_mesh}: take pm_grid = {1 << (self.n_mesh.bit_length() - 1)} "
+                             f"or {1 << self.n_mesh.bit_length()}, or memory.mesh = 'float64'")
         if self.order not in (2, 3):
             raise ValueError(f"order must be 2 (CIC) or 3 (TSC), got {self.order!r}")
         if self.r_cut >= 0.5 * self.box:

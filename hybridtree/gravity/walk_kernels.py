@@ -141,9 +141,9 @@ def walk_kernel(rt: Runtime, n_sinks: int, n_group: int | None, n_leaf: int, qua
         check_softening("spline", eps, quad)
     o = options or {}
     if o.get("OUT_AT") and (o.get("SELF") != OWN_SINKS or o.get("SINK_COUNTS") != 0
-                            or sparse or periodic is not None):
+                            or sparse):
         raise ValueError("OUT_AT: only a walk of a tree's own sinks, counts per group, into "
-                         "a state's float32 part (no box, no active walk)")
+                         "a state's float32 part (no active walk)")
     n_group = int(n_group or default_group(rt.info.kind, n_sinks, criterion.relative, tuning))
     defines = walk_defines(rt, n_group, n_leaf, quad, options, split, part, criterion,
                            periodic, sparse, tuning)

@@ -43,7 +43,7 @@ class Stepper:
 
     def start(self, reuse: bool) -> None:
         """Forces at the start (``reuse``: keep a restart snapshot's accelerations)."""
-        self.scheme.start(self.state, reuse)
+        self.scheme.start(self.state, reuse and not getattr(self, "_recompute", False))
 
     def step(self, dt: float) -> None:
         """One (soft) step of ``dt``."""
@@ -131,9 +131,18 @@ class SerialStepper(Stepper):
         # float32 parts where the walk alone writes them (the same bits, 16 B a part less);
         # a restart's stored whole force is kept as it was stored (float64), bit for bit
         stored = p.acc is not None and len(g.parts) == 1
-        pot_part = None if stored else float4_part(g, block is None and comoving is None)
-        # one mass for all where every particle has it: no mesh reads a mass per particle
+        shared = block is None and (comoving is None or comoving.n_short == 1)
+        four = float4_part(g, shared)
+        # but a box's float32 mesh adds to the walk's float4 in float32: its restart
+        # computes the force again (the bits of the run's last step, from the same
+        # positions), not the stored float64 sum
+        self._recompute = stored and four is not None and g.periodic is not None
+        if self._recompute:
+            p = replace(p, acc=None, pot=None)
+        pot_part = None if stored and not self._recompute else four
+        # one mass for all where every particle has it and no mesh reads a mass per
+        # particle (the float32 mesh takes one mass)
         self.state = make_state(p, g.parts, backend, rt, self.clock, pot_part=pot_part,
-                                uniform=g.periodic is None, vel32=vel32)
+                                uniform=g.periodic is None or g.periodic.single, vel32=vel32)
         self.engine = ForceEngine(g, rt, self.clock)
         self.scheme = scheme_for(g, self.engine, external, block, comoving=comoving)

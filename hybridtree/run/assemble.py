@@ -82,6 +82,10 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
         if needs and backend != "device":
             raise RunError(f"{what} on many processes needs the state on the device "
                            "(gravity.build = 'device' and a device with cl_khr_fp64)")
+    if settings.memory.mesh == "float32" and g.periodic is not None:
+        raise RunError("memory.mesh = 'float32' runs on one process for now (many "
+                       "processes share the float64 mesh in slabs): take memory.mesh = "
+                       "'float64'")
     from ..parallel.stepping import ParallelStepper
     return ParallelStepper(g, p, rt, comm=comm, grid=grid_shape(settings),
                            samples=settings.parallel.samples,
@@ -96,7 +100,8 @@ def periodic_of(settings: Settings, n: int) -> Periodic:
     for a cut that reaches L/2."""
     c = settings.gravity
     try:
-        return Periodic(box_of(settings), c.pm_grid or default_mesh(n), c.asmth, c.rcut)
+        return Periodic(box_of(settings), c.pm_grid or default_mesh(n), c.asmth, c.rcut,
+                        single=settings.memory.mesh == "float32")
     except ValueError as exc:
         raise RunError(f"gravity: {exc}") from None
 

@@ -27,6 +27,7 @@ from ..device.runtime import DeviceInfo
 from ..device.transfer import CHUNK, STAGING_SLOTS
 from ..gravity.engine import float4_part
 from ..gravity.periodic import default_mesh
+from ..gravity.pm_compact import compact_mesh_bytes
 from ..gravity.pm_device import mesh_bytes
 from ..gravity.settings import GravitySettings
 from ..gravity.tuning import LIST_WALK, TUNING, WalkTuning
@@ -115,6 +116,9 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
                             "walk, round 135), below it kept; the GPUs' path on the CPU "
                             "ledger at 2^16: 2.68 B/p at the owner's peak"),
     "mesh": (72, "gravity/pm_device.py: pm_keys 8, pm_part 32, pm_tmp 32 (interlaced)"),
+    "mesh32": (0, "gravity/pm_compact.py: nothing per particle (a deposit by integer "
+                  "atomics, forces added at each particle's own index); its two float32 "
+                  "meshes: compact_mesh_bytes"),
     "direct": (80, "gravity/direct.py: sinks' hi, lo, out and sources' hi, lo (float4)"),
     "let": (64, "parallel/engine.py: let_pos 24, let_mass 8, x_acc 24, x_pot 8 per local "
                 "particle (an estimate: the LET's own size is not planned)"),
@@ -165,6 +169,12 @@ class Plan:
     #: take float32 (memory.velocities; 0: it keeps float32 ones, or cannot): the refusal
     #: says what the run would need with them
     vel32_saves: int = 0
+    #: the mesh in float32 (memory.mesh): :func:`compact_mesh_bytes`, not :func:`mesh_bytes`
+    mesh_single: bool = False
+    #: (the settings that would shrink the run, what it would need with them) where a
+    #: periodic box keeps the float64 mesh and could take the float32 one (memory.mesh,
+    #: with memory.velocities where that saves too); None elsewhere
+    lean: tuple[str, int] | None = None
 
     @property
     def buffers(self) -> int:
@@ -183,11 +193,12 @@ class Plan:
         d = self.device
         if not self.mesh_side:
             return ""
-        big, total = mesh_bytes(self.mesh_side)
+        big, total = (compact_mesh_bytes if self.mesh_single else mesh_bytes)(self.mesh_side)
         limit, memory = d.max_mem_alloc_size or big, d.global_mem_size or total
         if big <= limit and total <= memory:
             return ""
-        return (f"a {self.mesh_side}^3 PM mesh needs complex128 buffers of up to "
+        kind = "float32" if self.mesh_single else "complex128"
+        return (f"a {self.mesh_side}^3 PM mesh needs {kind} buffers of up to "
                 f"{big / MIB:.0f} MiB ({total / MIB:.0f} MiB in all) but {d.name} allows "
                 f"{limit / MIB:.0f} MiB per buffer ({memory / MIB:.0f} MiB in all): take a "
                 f"smaller pm_grid")
@@ -203,6 +214,8 @@ class Plan:
             vel32 = self.total - self.vel32_saves
             hint = (f" (memory.velocities = \"float32\" would need about {_size(vel32)})"
                     if self.vel32_saves and vel32 <= d.global_mem_size else "")
+            if self.lean is not None and self.lean[1] <= d.global_mem_size:
+                hint = f" ({self.lean[0]} would need about {_size(self.lean[1])})"
             return (f"need about {_size(self.total)} of device memory "
                     f"({self.describe()}), but {d.label} has {_size(d.global_mem_size)}"
                     f"{hint}")
@@ -260,6 +273,9 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
         g = replace(g, multipole="monopole")        # as settled with its Periodic
     block = settings.time.stepping == "block"
     vel32 = settings.memory.velocities == "float32"
+    # the float32 mesh: one process (many share the float64 mesh in slabs)
+    mesh32 = box is not None and settings.memory.mesh == "float32" and size == 1
+    shared = not block and (box is None or settings.cosmology.short_steps == 1)
     # float32 velocities would save the device state's bytes (a host state: none there)
     vel32_ok = on_device and g.method == "tree"
     n = int(n)
@@ -273,11 +289,16 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
     else:
         parts = 2 if (g.changeover is not None or (box is not None and (
             block or settings.cosmology.short_steps > 1))) else 1
-        four = (size == 1 and not (stored and parts == 1)
-                and float4_part(g, box is None and not block) is not None)
-        # one mass for all (DeviceState uniform): a generated sphere on one process, no box
-        mass = _b("state_mass") * (not (size == 1 and box is None
-                                        and settings.ics.kind in UNIFORM_KINDS))
+        # a restart's stored force is kept as float64 parts, but for a box's float32
+        # mesh, which computes it again (integrate/stepper.py SerialStepper)
+        four = (size == 1 and not (stored and parts == 1 and not mesh32)
+                and (box is None or mesh32)
+                and float4_part(g, shared) is not None)
+        # one mass for all (DeviceState uniform): a generated sphere on one process, no
+        # box; a generated box with the float32 mesh
+        one_mass = size == 1 and (box is None and settings.ics.kind in UNIFORM_KINDS
+                                  or mesh32 and settings.ics.kind == "cosmo_box")
+        mass = _b("state_mass") * (not one_mass)
         vel = _b("state") - _b("state_vel32") * vel32
         if on_device and four:
             owners["state"] = n * (vel + mass + _b("state_part4") * parts
@@ -297,7 +318,7 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
         owners["tree"] = ((_b("tree") + _b("tree_keys")) * n
                           + _b("cell_generations") * per_cell * cells + _b("tree_group") * groups)
         largest = max(largest, int(32 * cells))
-        owners["sort"] = n * (_b("sort") + _b("sort_mesh") * (box is not None))
+        owners["sort"] = n * (_b("sort") + _b("sort_mesh") * (box is not None and not mesh32))
         direct = four and on_device and tuning.direct_out        # no walk_out
         owners["walk"] = n * (_b("walk") * (not direct)
                               + _b("walk_hybrid") * (g.changeover is not None))
@@ -316,7 +337,11 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
                                 _b("tree_inverse") * n)
         elif not direct:                # all kept: the walk's inverse order beside the keys
             owners["tree"] += _b("tree_inverse") * n
-        if box is not None:
+        if mesh32:
+            big, all_mesh = compact_mesh_bytes(n_mesh)
+            owners["mesh"] = _b("mesh32") * n + all_mesh
+            largest = max(largest, big)
+        elif box is not None:
             big, all_mesh = mesh_bytes(n_mesh)
             starts = 4 * (n_mesh ** 3 + 1)
             owners["mesh"] = _b("mesh") * n + starts
@@ -327,10 +352,20 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
     staging = os.environ.get("HYBRIDTREE_STAGING", "auto")
     if n and (staging == "always" or (staging == "auto" and info.kind == "gpu")):
         owners["staging"] = STAGING_SLOTS * CHUNK
+    lean = None
+    if (box is not None and not mesh32 and size == 1 and on_device
+            and n_mesh & (n_mesh - 1) == 0):
+        flat = {"memory.mesh": "float32"}
+        if vel32_ok and not vel32:
+            flat["memory.velocities"] = "float32"
+        named = " and ".join(f'{k} = "{v}"' for k, v in flat.items())
+        lean = (named, device_plan(settings.with_overrides(flat), info, n, size, tuning,
+                                   stored).total)
     return Plan(n, info, {k: int(v) for k, v in owners.items()}, context_bytes(info),
                 int(largest), {k: int(v) for k, v in unseen.items()},
                 n_mesh if box is not None and g.method != "direct" else 0, int(apart),
-                int(_b("state_vel32") * n) if vel32_ok and not vel32 else 0)
+                int(_b("state_vel32") * n) if vel32_ok and not vel32 else 0,
+                mesh32, lean)
 
 
 def largest_n(settings: Settings, info: DeviceInfo, size: int = 1) -> int:

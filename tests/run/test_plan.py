@@ -12,6 +12,7 @@ import pytest
 from tests.helpers import ROOT, one_error_line, run_config
 from hybridtree.cli import main
 from hybridtree.config.settings import settings_from_flat
+from hybridtree.gravity.pm_compact import compact_mesh_bytes
 from hybridtree.run.plan import BYTES, context_bytes, default_largest, device_plan, largest_n
 
 CONFIG = run_config(300, 4, 0.6, 4, 2, 2, 1 / 64)
@@ -158,12 +159,15 @@ def test_devices_tells_the_largest_n_of_the_default_runs(capsys, runtime):
             f"settings; a periodic box {box:.2g}") in out, out
 
 
-def test_a_periodic_boxs_plan_bounds_its_ledger_within_ten_percent(runtime):
-    """A 32^3 ΛCDM box (TreePM: the mesh's buffers and sort too), two steps: no owner
-    holds more than planned, and the plan is the ledger's peak within 10 % (its tree
-    has fewer cells per particle than a Plummer sphere's, which the plan assumes)."""
+@pytest.mark.parametrize("lean", [{}, {"memory.mesh": "float32",
+                                       "memory.velocities": "float32"}])
+def test_a_periodic_boxs_plan_bounds_its_ledger_within_ten_percent(runtime, lean):
+    """A 32^3 ΛCDM box (TreePM: the mesh's buffers and sort too; or the float32 mesh,
+    its float4 force and one mass), two steps: no owner holds more than planned, and
+    the plan is the ledger's peak within 10 % (its tree has fewer cells per particle
+    than a Plummer sphere's, which the plan assumes)."""
     from hybridtree.config.settings import load_config
-    flat = {"cosmology.steps": 2, "cosmology.z_end": 45.0, "output.redshifts": "45"}
+    flat = {"cosmology.steps": 2, "cosmology.z_end": 45.0, "output.redshifts": "45", **lean}
     config = str(ROOT / "configs" / "cosmo_box_small.toml")
     settings = load_config(config, flat)
     n = 32 ** 3
@@ -173,7 +177,31 @@ def test_a_periodic_boxs_plan_bounds_its_ledger_within_ten_percent(runtime):
     for owner, peak in rep["owner_peak"].items():
         assert peak <= 1.02 * plan.owners[owner], (owner, plan.owners, rep)
     assert rep["peak"] <= plan.buffers <= 1.10 * rep["peak"], (plan.owners, rep)
-    assert plan.unseen["mesh FFT"] > 0 and plan.mesh_side == 32
+    assert plan.mesh_side == 32
+    if lean:        # two float32 meshes, no sort of the particles, nothing unseen
+        assert not plan.unseen and "sort_mesh" not in str(plan.owners)
+        assert plan.owners["mesh"] == compact_mesh_bytes(32)[1]
+    else:
+        assert plan.unseen["mesh FFT"] > 0
+
+
+def test_a_box_the_h200_cannot_hold_is_told_the_float32_mesh(runtime):
+    """A 1024^3 box (TreePM) on an H200's figures: the float64 mesh needs ~337 GiB and is
+    refused with the float32 settings' own need, which fits."""
+    from hybridtree.device.runtime import DeviceInfo
+    h200 = DeviceInfo(0, 0, "NVIDIA CUDA", "NVIDIA H200", "gpu", 132, "OpenCL 3.0",
+                      vendor="nvidia", max_work_group_size=1024, local_mem_size=49152,
+                      global_mem_size=143771 * 2 ** 20, max_mem_alloc_size=35942 * 2 ** 20,
+                      fp64=True)
+    box = {"ics.kind": "cosmo_box", "ics.n_grid": 1024, "ics.box": 700.0,
+           "cosmology.enabled": True}
+    n = 1 << 30
+    why = device_plan(settings_from_flat(box), h200, n).refusal()
+    lean = device_plan(settings_from_flat({**box, "memory.mesh": "float32",
+                                           "memory.velocities": "float32"}), h200, n)
+    assert not lean.refusal() and lean.total < 135 * n, lean.describe()
+    assert why.endswith('(memory.mesh = "float32" and memory.velocities = "float32" would '
+                        f'need about {lean.total / 2 ** 30:.3g} GiB)'), why
 
 
 #: a run on the session's device through a GPU's paths (the list walk with lists of 8
