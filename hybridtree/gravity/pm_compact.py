@@ -256,6 +256,27 @@ class CompactMesh:
         rt.queue.finish()
         return acc, pot
 
+    # -- the density's spectrum (P(k): hybridtree.analysis.power_compact) -------------
+
+    def transform(self, pos_buf: cl.Buffer, mass: cl.Buffer | float, n: int,
+                  shift: float = 0.0) -> None:
+        """Deposit the ``n`` particles (as :meth:`add_forces`) on the mesh offset by
+        ``shift`` cells and transform: the half spectrum of the density contrast (mass /
+        length^3; numpy's unnormalised rfftn, k = 0 about 0) stays on the device for
+        :meth:`slab` to read."""
+        if not 0 < int(n) < 2 ** 32:
+            raise ValueError(f"n must be in [1, 2^32), got {n}")
+        self._deposit(pos_buf, mass, int(n), shift)
+
+    def slab(self, i: int) -> np.ndarray:
+        """x-slab ``i`` of the half spectrum :meth:`transform` left: (n, n / 2 + 1)
+        complex64, its last column the kz = n / 2 plane's (a download of 4 n^2 bytes)."""
+        n, h, q = self.p.n_mesh, self.p.n_mesh // 2, self.rt.queue
+        part, nyq = np.empty((n, h), np.complex64), np.empty(n, np.complex64)
+        cl.enqueue_copy(q, part, self.a, src_offset=8 * n * h * int(i))
+        cl.enqueue_copy(q, nyq, self._nyq, src_offset=8 * n * int(i))
+        return np.concatenate([part, nyq[:, None]], axis=1)
+
     # -- the transforms alone (the tests' check against numpy) ------------------------
 
     def rfft(self, field: np.ndarray) -> np.ndarray:
