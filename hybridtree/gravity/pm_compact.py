@@ -64,10 +64,13 @@ def _refuse_side(n: int) -> None:
 
 def compact_mesh_bytes(n_mesh: int) -> tuple[int, int]:
     """(largest single buffer, all buffers) in bytes of a :class:`CompactMesh` of
-    ``n_mesh``^3 points: two float32 arrays of n^3, the Nyquist plane and the row sums
-    (n^2 each, 8 bytes a point) and tables of n."""
+    ``n_mesh``^3 points, exactly what it allocates: two float32 arrays of n^3, the
+    Nyquist plane and the row sums (8 n^2 each), the plane sums, wave numbers and windows
+    (8 n each), the twiddles (8 (n / 2 + 1)), the bit reversals (2 (n / 2 + 2 n)) and
+    12 bytes of scalars."""
     n = int(n_mesh)
-    return 4 * n ** 3, 8 * n ** 3 + 16 * n * n + 8 * n + 24 * n + 8 * (n // 2 + 1) + 16
+    return 4 * n ** 3, (8 * n ** 3 + 16 * n * n + 24 * n + 8 * (n // 2 + 1)
+                        + 2 * (n // 2 + 2 * n) + 12)
 
 
 def fft_defines(info, n_mesh: int, length: int, contig: bool) -> dict[str, int]:

@@ -141,6 +141,17 @@ def test_sides_it_cannot_take_are_refused_in_one_line(runtime, mesh_of):
     assert one == 4 * 2 ** 30 and 8 * 2 ** 30 < total < 8.1 * 2 ** 30
 
 
+@pytest.mark.parametrize("n_mesh", [8, 32])
+def test_the_mesh_allocates_what_compact_mesh_bytes_says(runtime, mesh_of, clumps, n_mesh):
+    """What the memory plan counts is all a mesh holds, whatever the particles: nothing
+    per particle stays."""
+    pos, mass = clumps
+    before = runtime.memory.total
+    mesh = CompactMesh(runtime, Periodic(L, n_mesh, asmth=0.5, rcut=2.0))
+    mesh.forces(pos, mass)
+    assert runtime.memory.total - before == compact_mesh_bytes(n_mesh)[1]
+
+
 def test_no_particles_give_no_force(mesh_of):
     acc, pot = mesh_of(Periodic(L, 16, rcut=4.5)).forces(np.zeros((0, 3)), 1.0)
     assert acc.shape == (0, 3) and pot.shape == (0,)
