@@ -23,14 +23,16 @@ added at half weight: a second pass, no per-particle scratch):
   of B in place, interpolation at the particles with the same window.
 
 Precision (measured, CPU device): the float32 FFT misses numpy's rfftn/irfftn by rms
-1.0e-7 (8^3), 1.5e-7 (32^3), 1.7e-7 (64^3) relative.  Against :func:`.pm.pm_forces` the
-rms relative errors are, on a 32^3 lattice displaced by 1 % of its spacing (32^3 mesh,
-the hardest case: the force comes from contrasts of 1e-2 under the mean), accelerations
-3.3e-7 to 5.0e-7 and potentials 4.2e-7 to 6.4e-7 (CIC, TSC, interlaced or not); on 3000
-clustered particles (16^3 and 32^3 meshes) 1.0e-7 to 1.5e-7 and 0.8e-7 to 1.4e-7: float32
-rounding, far below the mesh's own force errors (1e-4 to 1e-2, pm.py's docstring); the
-tests bound them by 2e-6.  The contrast, not rho, is transformed (pm_device's docstring
-measured reikna's complex64 FFT of rho 10x worse than of the contrast).
+1.0e-7 (8^3), 1.5e-7 (32^3), 1.7e-7 (64^3), 1.9e-7 (128^3), 2.0e-7 (256^3) relative.
+Against :func:`.pm.pm_forces` the rms relative errors are, on a 32^3 lattice displaced
+by 1 % of its spacing (32^3 mesh, the hardest case: the force comes from contrasts of
+1e-2 under the mean), accelerations 3.3e-7 to 5.0e-7 and potentials 4.2e-7 to 6.4e-7
+(CIC, TSC, interlaced or not); on 3000 clustered particles (16^3 and 32^3 meshes)
+1.0e-7 to 1.5e-7 and 0.8e-7 to 1.4e-7; 2^17 random particles on 128^3 (TSC,
+interlaced) 1.1e-7 and 0.9e-7: float32 rounding, far below the mesh's own force errors
+(1e-4 to 1e-2, pm.py's docstring); the tests bound them by 2e-6.  The contrast, not
+rho, is transformed (pm_device's docstring measured reikna's complex64 FFT of rho 10x
+worse than of the contrast).
 Units: G = 1, the caller's lengths and masses.
 """
 
