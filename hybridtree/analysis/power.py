@@ -94,8 +94,10 @@ def power_spectrum(pos: np.ndarray, box: float, n_mesh: int, *, mass: np.ndarray
     k_f/2 to ``k_max`` + k_f/2 (2π/length; default the Nyquist π n_mesh / box), ``n_bins``
     of them (default: width k_f, centred on k_f, 2 k_f, ...).  ``runtime``: an OpenCL
     :class:`~hybridtree.device.runtime.Runtime` with double precision to assign and
-    transform on (:mod:`.power_device`; the host's numpy and scipy otherwise, and where
-    the device cannot take the case): the same P(k) to rounding.  Returns a
+    transform on (:mod:`.power_device`; where its float64 mesh does not fit the device,
+    the compact float32 one of :mod:`.power_compact`, P(k) to 2e-7; the host's numpy
+    and scipy otherwise, and where the device cannot take the case): the same P(k) to
+    rounding.  Returns a
     :class:`PowerSpectrum` (k in 2π/length, P and shot noise in length³)."""
     pos = np.asarray(pos, dtype=np.float64)
     if pos.ndim != 2 or pos.shape[1] != 3 or len(pos) == 0:
@@ -123,7 +125,12 @@ def power_spectrum(pos: np.ndarray, box: float, n_mesh: int, *, mass: np.ndarray
     # δ^DFT = Σ_j δ_j e^{-ik·x_j} with δ_j = mesh_j n³ / Σm − 1: the −1 is k = 0 only
     scale = n_mesh ** 3 / total
     axes = AxisTables.make(n_mesh, order, kf)
-    if usable(runtime, len(pos), n_mesh):
+    on_device = usable(runtime, len(pos), n_mesh)
+    if on_device and _prefer_compact(runtime, len(pos), n_mesh):
+        from .power_compact import compact_power_sums
+        modes, sum_k, sum_p = compact_power_sums(runtime, pos, mass, box, n_mesh, order,
+                                                 interlace, scale, edges, axes)
+    elif on_device:
         per_slab = device_shell_sums(runtime, pos, mass, box, n_mesh, order, interlace, scale,
                                      edges, axes)
         sum_p = np.zeros(n_bins + 2)
@@ -145,6 +152,13 @@ def power_spectrum(pos: np.ndarray, box: float, n_mesh: int, *, mass: np.ndarray
         power = power - shot
     return PowerSpectrum(k=sum_k / modes, power=power, modes=modes.astype(np.int64),
                          shot_noise=shot, box=box, n_mesh=n_mesh, n_particles=len(pos))
+
+
+def _prefer_compact(rt: Any, n_particles: int, n_mesh: int) -> bool:
+    """Whether the device takes the compact float32 mesh (:mod:`.power_compact`): where
+    the float64 one does not fit and that one does."""
+    from .power_compact import prefer_compact       # it imports this module
+    return prefer_compact(rt, n_particles, n_mesh)
 
 
 def _host_shell_sums(pos: np.ndarray, mass: np.ndarray, box: float, n_mesh: int, order: int,

@@ -18,11 +18,45 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
-from ..gravity.pm_compact import CompactMesh
+from ..device.runtime import Runtime
+from ..device.transfer import upload
+from ..gravity.periodic import Periodic
+from ..gravity.pm_compact import MAX_SIDE, CompactMesh, compact_mesh_bytes
+from ..gravity.pm_device import device_memory, mesh_bytes
 from .power import slab_shell_sums
 from .power_device import AxisTables
 
-__all__ = ["compact_shell_sums"]
+__all__ = ["compact_power_sums", "compact_shell_sums", "prefer_compact"]
+
+
+def prefer_compact(rt: Runtime, n_particles: int, n_mesh: int) -> bool:
+    """Whether P(k) on ``rt`` should take the compact float32 mesh: the float64 one of
+    :func:`.power_device.device_shell_sums` (its complex128 mesh, FFT scratch and 48
+    bytes a particle) does not fit the device, and the compact one (its mesh and the
+    positions and masses, 32 bytes a particle) does, on a power-of-two side."""
+    max_alloc, global_mem = device_memory(rt)
+    one, total = mesh_bytes(n_mesh)
+    if one <= max_alloc and total + 48 * n_particles <= global_mem:
+        return False
+    one, total = compact_mesh_bytes(n_mesh)
+    return (8 <= n_mesh <= MAX_SIDE and n_mesh & (n_mesh - 1) == 0 and one <= max_alloc
+            and total + 32 * n_particles <= global_mem)
+
+
+def compact_power_sums(rt: Runtime, pos: np.ndarray, mass: np.ndarray, box: float,
+                       n_mesh: int, order: int, interlace: bool, scale: float,
+                       edges: np.ndarray, axes: AxisTables
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`compact_shell_sums` of host arrays ``pos`` ((N, 3), length) and ``mass``
+    ((N,)) in the periodic cube of side ``box`` on a mesh made here (the arguments of
+    :func:`.power_device.device_shell_sums`)."""
+    # the split scale is the force's only: the smallest Periodic allows on this mesh
+    mesh = CompactMesh(rt, Periodic(float(box), int(n_mesh), asmth=0.5, rcut=2.0,
+                                    order=order, interlace=interlace))
+    pos_buf, mass_buf = upload(rt, [np.asarray(pos, np.float64),
+                                    np.asarray(mass, np.float64)], [None, None])
+    return compact_shell_sums(mesh, pos_buf, mass_buf, len(pos), interlace, scale, edges,
+                              axes)
 
 
 def compact_shell_sums(mesh: CompactMesh, pos_buf: cl.Buffer, mass: cl.Buffer | float,

@@ -1,11 +1,14 @@
 """P(k)'s shell sums on the compact float32 mesh (hybridtree.analysis.power_compact)
 against the host's float64 path (hybridtree.analysis.power._host_shell_sums)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
-from hybridtree.analysis.power import _host_shell_sums
-from hybridtree.analysis.power_compact import compact_shell_sums
+from hybridtree.analysis.power import _host_shell_sums, power_spectrum
+from hybridtree.analysis.power_compact import compact_shell_sums, prefer_compact
+from hybridtree.device.runtime import Runtime
 from hybridtree.analysis.power_device import AxisTables
 from hybridtree.device.transfer import upload
 from hybridtree.gravity.periodic import Periodic
@@ -33,3 +36,20 @@ def test_compact_shell_sums_match_the_host(runtime, order, interlace):
     assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])
     assert np.all(ref[2][1:-1] > 0)
     np.testing.assert_allclose(got[2][1:-1], ref[2][1:-1], rtol=2e-6)   # measured 1.1e-7 to 1.7e-7
+
+
+def test_power_spectrum_takes_the_compact_mesh_where_the_float64_one_does_not_fit(runtime):
+    """A device that allows 32 KiB per buffer: the float64 mesh of 16^3 (64 KiB of
+    complex128) was refused there (MeshSizeError); the float32 one (16 KiB) takes it."""
+    if not runtime.has_fp64:
+        pytest.skip("the compact mesh needs cl_khr_fp64 for the float64 positions")
+    rng = np.random.default_rng(6)
+    pos = np.concatenate([rng.normal(0.5, 0.1, (1000, 3)), rng.uniform(0, 1, (1000, 3))])
+    small = Runtime(replace(runtime.info, max_mem_alloc_size=2 ** 15), runtime.context,
+                    runtime.queue)
+    assert prefer_compact(small, len(pos), 16) and not prefer_compact(runtime, len(pos), 16)
+    # shot noise kept: the subtraction would leave differences near 0 at high k
+    got = power_spectrum(pos, 1.0, 16, runtime=small, subtract_shot_noise=False)
+    ref = power_spectrum(pos, 1.0, 16, subtract_shot_noise=False)
+    assert np.array_equal(got.modes, ref.modes) and np.array_equal(got.k, ref.k)
+    np.testing.assert_allclose(got.power, ref.power, rtol=2e-6)
