@@ -41,7 +41,8 @@ import h5py
 import numpy as np
 
 from ..gravity.pm import assign_mass
-from .power_device import AxisTables, device_shell_sums, usable
+from .power_compact import compact_power_sums, prefer_compact
+from .power_device import AxisTables, device_shell_sums, slab_shell_sums, usable
 from ..io.hdf5_files import N_TYPES, SnapshotError, attr_number, open_file, snapshot_files
 
 __all__ = ["MPC_CM", "PeriodicParticles", "PowerSpectrum", "default_mesh", "power_spectrum",
@@ -126,8 +127,7 @@ def power_spectrum(pos: np.ndarray, box: float, n_mesh: int, *, mass: np.ndarray
     scale = n_mesh ** 3 / total
     axes = AxisTables.make(n_mesh, order, kf)
     on_device = usable(runtime, len(pos), n_mesh)
-    if on_device and _prefer_compact(runtime, len(pos), n_mesh):
-        from .power_compact import compact_power_sums
+    if on_device and prefer_compact(runtime, len(pos), n_mesh):
         modes, sum_k, sum_p = compact_power_sums(runtime, pos, mass, box, n_mesh, order,
                                                  interlace, scale, edges, axes)
     elif on_device:
@@ -152,13 +152,6 @@ def power_spectrum(pos: np.ndarray, box: float, n_mesh: int, *, mass: np.ndarray
         power = power - shot
     return PowerSpectrum(k=sum_k / modes, power=power, modes=modes.astype(np.int64),
                          shot_noise=shot, box=box, n_mesh=n_mesh, n_particles=len(pos))
-
-
-def _prefer_compact(rt: Any, n_particles: int, n_mesh: int) -> bool:
-    """Whether the device takes the compact float32 mesh (:mod:`.power_compact`): where
-    the float64 one does not fit and that one does."""
-    from .power_compact import prefer_compact       # it imports this module
-    return prefer_compact(rt, n_particles, n_mesh)
 
 
 def _host_shell_sums(pos: np.ndarray, mass: np.ndarray, box: float, n_mesh: int, order: int,
@@ -187,33 +180,6 @@ def _host_shell_sums(pos: np.ndarray, mass: np.ndarray, box: float, n_mesh: int,
             sum_k += k
             sum_p += p
     return modes, sum_k, sum_p
-
-
-def slab_shell_sums(i: int, d: np.ndarray, other: np.ndarray | None, n_mesh: int,
-                    order: int, scale: float, edges: np.ndarray, axes: AxisTables
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """x-slab ``i``'s modes, Σ count |k| and Σ count P per shell (len(edges) + 1 of them)
-    from its rfft half ``d`` (n_mesh, n_mesh // 2 + 1) of the mass mesh and, interlaced,
-    ``other``'s, the mesh shifted by half a cell (combined first)."""
-    freq, freq_z, phase, phase_z = axes.freq, axes.freq_z, axes.phase, axes.phase_z
-    wy, wz, kf = axes.window, axes.window_z, axes.kf
-    kyz2 = (freq ** 2)[:, None] + (freq_z ** 2)[None, :]
-    # the rfft half counts k and −k of the full grid, except on its k_z = 0 and Nyquist planes
-    count = np.full(len(freq_z), 2.0)
-    count[0] = 1.0
-    if n_mesh % 2 == 0:
-        count[-1] = 1.0
-    count = np.broadcast_to(count, kyz2.shape).ravel()
-    if other is not None:
-        d = (d + other * (phase[i] * phase[:, None] * phase_z[None, :])) * 0.5
-    kmag = kf * np.sqrt(freq[i] ** 2 + kyz2).ravel()
-    window = (np.sinc(freq[i] / n_mesh) ** order * wy[:, None] * wz[None, :]).ravel()
-    p = np.abs(d.ravel() * (scale / window)) ** 2
-    where = np.digitize(kmag, edges)          # 0: below k_f/2 (k = 0), n_bins + 1: above
-    n_bins2 = len(edges) + 1
-    return (np.bincount(where, count, minlength=n_bins2),
-            np.bincount(where, count * kmag, minlength=n_bins2),
-            np.bincount(where, count * p, minlength=n_bins2))
 
 
 @dataclass(frozen=True)

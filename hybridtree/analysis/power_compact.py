@@ -6,9 +6,9 @@ arrays of n^3 on the device and nothing per particle.
 The mesh deposits (integer sums: the same bits in any order) and transforms on the
 device; the half spectrum comes back one x-slab at a time (4 n^2 bytes) and the host
 sums each slab's modes into the shells as its own path does
-(:func:`hybridtree.analysis.power.slab_shell_sums`, the slabs in order).  Interlaced, the
-unshifted mesh's half spectrum is kept on the host (complex64, 4 n^3 bytes: 4 GiB at
-1024^3) while the device makes the shifted one's.  P(k) matches the float64 paths to
+(:func:`hybridtree.analysis.power_device.slab_shell_sums`, the slabs in order).
+Interlaced, the unshifted mesh's half spectrum is kept on the host (complex64, 4 n^3
+bytes: 4 GiB at 1024^3) while the device makes the shifted one's.  P(k) matches the float64 paths to
 float32 rounding (per shell 1.1e-7 to 1.7e-7 relative on 16^3, CIC and TSC,
 interlaced or not: test_power_compact.py).
 """
@@ -23,8 +23,7 @@ from ..device.transfer import upload
 from ..gravity.periodic import Periodic
 from ..gravity.pm_compact import MAX_SIDE, CompactMesh, compact_mesh_bytes
 from ..gravity.pm_device import device_memory, mesh_bytes
-from .power import slab_shell_sums
-from .power_device import AxisTables
+from .power_device import AxisTables, slab_shell_sums
 
 __all__ = ["compact_power_sums", "compact_shell_sums", "prefer_compact"]
 
