@@ -3,6 +3,8 @@ float64 host reference (hybridtree.gravity.pm.pm_forces): its own FFT, the force
 float32 rounding, the float4 output, the same bits on every call and in any particle
 order (the integer deposit), the refusal of sides it cannot take."""
 
+import gc
+
 import numpy as np
 import pyopencl as cl
 import pytest
@@ -146,6 +148,7 @@ def test_the_mesh_allocates_what_compact_mesh_bytes_says(runtime, mesh_of, clump
     """What the memory plan counts is all a mesh holds, whatever the particles: nothing
     per particle stays."""
     pos, mass = clumps
+    gc.collect()                        # nothing of earlier tests freed while counting
     before = runtime.memory.total
     mesh = CompactMesh(runtime, Periodic(L, n_mesh, asmth=0.5, rcut=2.0))
     mesh.forces(pos, mass)
