@@ -41,7 +41,8 @@ import h5py
 import numpy as np
 
 from ..gravity.pm import assign_mass
-from .power_device import AxisTables, device_shell_sums, usable
+from .power_compact import compact_power_sums, prefer_compact
+from .power_device import AxisTables, device_shell_sums, slab_shell_sums, usable
 from ..io.hdf5_files import N_TYPES, SnapshotError, attr_number, open_file, snapshot_files
 
 __all__ = ["MPC_CM", "PeriodicParticles", "PowerSpectrum", "default_mesh", "power_spectrum",
@@ -94,8 +95,10 @@ def power_spectrum(pos: np.ndarray, box: float, n_mesh: int, *, mass: np.ndarray
     k_f/2 to ``k_max`` + k_f/2 (2π/length; default the Nyquist π n_mesh / box), ``n_bins``
     of them (default: width k_f, centred on k_f, 2 k_f, ...).  ``runtime``: an OpenCL
     :class:`~hybridtree.device.runtime.Runtime` with double precision to assign and
-    transform on (:mod:`.power_device`; the host's numpy and scipy otherwise, and where
-    the device cannot take the case): the same P(k) to rounding.  Returns a
+    transform on (:mod:`.power_device`; where its float64 mesh does not fit the device,
+    the compact float32 one of :mod:`.power_compact`, P(k) to 2e-7; the host's numpy
+    and scipy otherwise, and where the device cannot take the case): the same P(k) to
+    rounding.  Returns a
     :class:`PowerSpectrum` (k in 2π/length, P and shot noise in length³)."""
     pos = np.asarray(pos, dtype=np.float64)
     if pos.ndim != 2 or pos.shape[1] != 3 or len(pos) == 0:
@@ -123,7 +126,11 @@ def power_spectrum(pos: np.ndarray, box: float, n_mesh: int, *, mass: np.ndarray
     # δ^DFT = Σ_j δ_j e^{-ik·x_j} with δ_j = mesh_j n³ / Σm − 1: the −1 is k = 0 only
     scale = n_mesh ** 3 / total
     axes = AxisTables.make(n_mesh, order, kf)
-    if usable(runtime, len(pos), n_mesh):
+    on_device = usable(runtime, len(pos), n_mesh)
+    if on_device and prefer_compact(runtime, len(pos), n_mesh):
+        modes, sum_k, sum_p = compact_power_sums(runtime, pos, mass, box, n_mesh, order,
+                                                 interlace, scale, edges, axes)
+    elif on_device:
         per_slab = device_shell_sums(runtime, pos, mass, box, n_mesh, order, interlace, scale,
                                      edges, axes)
         sum_p = np.zeros(n_bins + 2)
@@ -157,28 +164,10 @@ def _host_shell_sums(pos: np.ndarray, mass: np.ndarray, box: float, n_mesh: int,
     delta = _fft(assign_mass(pos, mass, n_mesh, box, order, 0.0))
     other = (_fft(assign_mass(pos, mass, n_mesh, box, order, 0.5 * box / n_mesh))
              if interlace else None)
-    freq, freq_z, phase, phase_z = axes.freq, axes.freq_z, axes.phase, axes.phase_z
-    wy, wz, kf = axes.window, axes.window_z, axes.kf
-    kyz2 = (freq ** 2)[:, None] + (freq_z ** 2)[None, :]
-    # the rfft half counts k and −k of the full grid, except on its k_z = 0 and Nyquist planes
-    count = np.full(len(freq_z), 2.0)
-    count[0] = 1.0
-    if n_mesh % 2 == 0:
-        count[-1] = 1.0
-    count = np.broadcast_to(count, kyz2.shape).ravel()
 
     def slab(i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Slab i's modes, Σ k and Σ P per shell (interlaced meshes combined first)."""
-        d = delta[i]
-        if other is not None:
-            d = (d + other[i] * (phase[i] * phase[:, None] * phase_z[None, :])) * 0.5
-        kmag = kf * np.sqrt(freq[i] ** 2 + kyz2).ravel()
-        window = (np.sinc(freq[i] / n_mesh) ** order * wy[:, None] * wz[None, :]).ravel()
-        p = np.abs(d.ravel() * (scale / window)) ** 2
-        where = np.digitize(kmag, edges)          # 0: below k_f/2 (k = 0), n_bins + 1: above
-        return (np.bincount(where, count, minlength=n_bins2),
-                np.bincount(where, count * kmag, minlength=n_bins2),
-                np.bincount(where, count * p, minlength=n_bins2))
+        return slab_shell_sums(i, delta[i], None if other is None else other[i], n_mesh,
+                               order, scale, edges, axes)
 
     sum_p = np.zeros(n_bins2)
     sum_k = np.zeros(n_bins2)

@@ -28,7 +28,7 @@ from ..gravity.periodic import Periodic
 from ..gravity.pm_device import MeshKernels, mesh_bytes, refuse_unless_fits
 from ..gravity.tree.device_sort import MAX_N
 
-__all__ = ["AxisTables", "analysis_runtime", "device_shell_sums", "usable"]
+__all__ = ["AxisTables", "analysis_runtime", "device_shell_sums", "slab_shell_sums", "usable"]
 
 
 def analysis_runtime(device: str | None = None) -> Runtime | None:
@@ -129,3 +129,30 @@ def device_shell_sums(rt: Runtime, pos: np.ndarray, mass: np.ndarray, box: float
     cl.enqueue_copy(rt.queue, out, out_buf)
     rt.queue.finish()
     return out
+
+
+def slab_shell_sums(i: int, d: np.ndarray, other: np.ndarray | None, n_mesh: int,
+                    order: int, scale: float, edges: np.ndarray, axes: AxisTables
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """x-slab ``i``'s modes, Σ count |k| and Σ count P per shell (len(edges) + 1 of them)
+    from its rfft half ``d`` (n_mesh, n_mesh // 2 + 1) of the mass mesh and, interlaced,
+    ``other``'s, the mesh shifted by half a cell (combined first)."""
+    freq, freq_z, phase, phase_z = axes.freq, axes.freq_z, axes.phase, axes.phase_z
+    wy, wz, kf = axes.window, axes.window_z, axes.kf
+    kyz2 = (freq ** 2)[:, None] + (freq_z ** 2)[None, :]
+    # the rfft half counts k and −k of the full grid, except on its k_z = 0 and Nyquist planes
+    count = np.full(len(freq_z), 2.0)
+    count[0] = 1.0
+    if n_mesh % 2 == 0:
+        count[-1] = 1.0
+    count = np.broadcast_to(count, kyz2.shape).ravel()
+    if other is not None:
+        d = (d + other * (phase[i] * phase[:, None] * phase_z[None, :])) * 0.5
+    kmag = kf * np.sqrt(freq[i] ** 2 + kyz2).ravel()
+    window = (np.sinc(freq[i] / n_mesh) ** order * wy[:, None] * wz[None, :]).ravel()
+    p = np.abs(d.ravel() * (scale / window)) ** 2
+    where = np.digitize(kmag, edges)          # 0: below k_f/2 (k = 0), n_bins + 1: above
+    n_bins2 = len(edges) + 1
+    return (np.bincount(where, count, minlength=n_bins2),
+            np.bincount(where, count * kmag, minlength=n_bins2),
+            np.bincount(where, count * p, minlength=n_bins2))

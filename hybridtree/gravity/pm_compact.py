@@ -23,14 +23,16 @@ added at half weight: a second pass, no per-particle scratch):
   of B in place, interpolation at the particles with the same window.
 
 Precision (measured, CPU device): the float32 FFT misses numpy's rfftn/irfftn by rms
-1.0e-7 (8^3), 1.5e-7 (32^3), 1.7e-7 (64^3) relative.  Against :func:`.pm.pm_forces` the
-rms relative errors are, on a 32^3 lattice displaced by 1 % of its spacing (32^3 mesh,
-the hardest case: the force comes from contrasts of 1e-2 under the mean), accelerations
-3.3e-7 to 5.0e-7 and potentials 4.2e-7 to 6.4e-7 (CIC, TSC, interlaced or not); on 3000
-clustered particles (16^3 and 32^3 meshes) 1.0e-7 to 1.5e-7 and 0.8e-7 to 1.4e-7: float32
-rounding, far below the mesh's own force errors (1e-4 to 1e-2, pm.py's docstring); the
-tests bound them by 2e-6.  The contrast, not rho, is transformed (pm_device's docstring
-measured reikna's complex64 FFT of rho 10x worse than of the contrast).
+1.0e-7 (8^3), 1.5e-7 (32^3), 1.7e-7 (64^3), 1.9e-7 (128^3), 2.0e-7 (256^3) relative.
+Against :func:`.pm.pm_forces` the rms relative errors are, on a 32^3 lattice displaced
+by 1 % of its spacing (32^3 mesh, the hardest case: the force comes from contrasts of
+1e-2 under the mean), accelerations 3.3e-7 to 5.0e-7 and potentials 4.2e-7 to 6.4e-7
+(CIC, TSC, interlaced or not); on 3000 clustered particles (16^3 and 32^3 meshes)
+1.0e-7 to 1.5e-7 and 0.8e-7 to 1.4e-7; 2^17 random particles on 128^3 (TSC,
+interlaced) 1.1e-7 and 0.9e-7: float32 rounding, far below the mesh's own force errors
+(1e-4 to 1e-2, pm.py's docstring); the tests bound them by 2e-6.  The contrast, not
+rho, is transformed (pm_device's docstring measured reikna's complex64 FFT of rho 10x
+worse than of the contrast).
 Units: G = 1, the caller's lengths and masses.
 """
 
@@ -64,17 +66,22 @@ def _refuse_side(n: int) -> None:
 
 def compact_mesh_bytes(n_mesh: int) -> tuple[int, int]:
     """(largest single buffer, all buffers) in bytes of a :class:`CompactMesh` of
-    ``n_mesh``^3 points: two float32 arrays of n^3, the Nyquist plane and the row sums
-    (n^2 each, 8 bytes a point) and tables of n."""
+    ``n_mesh``^3 points, exactly what it allocates: two float32 arrays of n^3, the
+    Nyquist plane and the row sums (8 n^2 each), the plane sums, wave numbers and windows
+    (8 n each), the twiddles (8 (n / 2 + 1)), the bit reversals (2 (n / 2 + 2 n)) and
+    12 bytes of scalars."""
     n = int(n_mesh)
-    return 4 * n ** 3, 8 * n ** 3 + 16 * n * n + 8 * n + 24 * n + 8 * (n // 2 + 1) + 16
+    return 4 * n ** 3, (8 * n ** 3 + 16 * n * n + 24 * n + 8 * (n // 2 + 1)
+                        + 2 * (n // 2 + 2 * n) + 12)
 
 
 def fft_defines(info, n_mesh: int, length: int, contig: bool) -> dict[str, int]:
     """cl/fft.cl's build for lines of ``length`` points of a mesh of side ``n_mesh`` on a
-    device of description ``info``: as many lines per work-group as half its local
-    memory holds (at most 16; contiguous lines: as many as make 512 points)."""
-    budget = max(info.local_mem_limit() // 2, 8 * length)
+    device of description ``info``: as many lines per work-group as its local memory
+    holds (a power of two, at most 16; contiguous lines: as many as make 512 points).
+    With 48 KiB (NVIDIA) a strided work-group reads 4 lines of 1024 side by side: one
+    32-byte sector per row of complex64."""
+    budget = max(info.local_mem_limit() - 1024, 8 * length)
     lines = max(1, min(_MAX_LINES, budget // (8 * length)))
     if contig:
         lines = max(1, min(lines, 512 // length))
@@ -255,6 +262,27 @@ class CompactMesh:
         download(rt, [(bufs[1], acc), (bufs[2], pot)])
         rt.queue.finish()
         return acc, pot
+
+    # -- the density's spectrum (P(k): hybridtree.analysis.power_compact) -------------
+
+    def transform(self, pos_buf: cl.Buffer, mass: cl.Buffer | float, n: int,
+                  shift: float = 0.0) -> None:
+        """Deposit the ``n`` particles (as :meth:`add_forces`) on the mesh offset by
+        ``shift`` cells and transform: the half spectrum of the density contrast (mass /
+        length^3; numpy's unnormalised rfftn, k = 0 about 0) stays on the device for
+        :meth:`slab` to read."""
+        if not 0 < int(n) < 2 ** 32:
+            raise ValueError(f"n must be in [1, 2^32), got {n}")
+        self._deposit(pos_buf, mass, int(n), shift)
+
+    def slab(self, i: int) -> np.ndarray:
+        """x-slab ``i`` of the half spectrum :meth:`transform` left: (n, n / 2 + 1)
+        complex64, its last column the kz = n / 2 plane's (a download of 4 n^2 bytes)."""
+        n, h, q = self.p.n_mesh, self.p.n_mesh // 2, self.rt.queue
+        part, nyq = np.empty((n, h), np.complex64), np.empty(n, np.complex64)
+        cl.enqueue_copy(q, part, self.a, src_offset=8 * n * h * int(i))
+        cl.enqueue_copy(q, nyq, self._nyq, src_offset=8 * n * int(i))
+        return np.concatenate([part, nyq[:, None]], axis=1)
 
     # -- the transforms alone (the tests' check against numpy) ------------------------
 

@@ -3,6 +3,8 @@ float64 host reference (hybridtree.gravity.pm.pm_forces): its own FFT, the force
 float32 rounding, the float4 output, the same bits on every call and in any particle
 order (the integer deposit), the refusal of sides it cannot take."""
 
+import gc
+
 import numpy as np
 import pyopencl as cl
 import pytest
@@ -139,6 +141,18 @@ def test_sides_it_cannot_take_are_refused_in_one_line(runtime, mesh_of):
         assert "\n" not in str(err.value)
     one, total = compact_mesh_bytes(1024)
     assert one == 4 * 2 ** 30 and 8 * 2 ** 30 < total < 8.1 * 2 ** 30
+
+
+@pytest.mark.parametrize("n_mesh", [8, 32])
+def test_the_mesh_allocates_what_compact_mesh_bytes_says(runtime, mesh_of, clumps, n_mesh):
+    """What the memory plan counts is all a mesh holds, whatever the particles: nothing
+    per particle stays."""
+    pos, mass = clumps
+    gc.collect()                        # nothing of earlier tests freed while counting
+    before = runtime.memory.total
+    mesh = CompactMesh(runtime, Periodic(L, n_mesh, asmth=0.5, rcut=2.0))
+    mesh.forces(pos, mass)
+    assert runtime.memory.total - before == compact_mesh_bytes(n_mesh)[1]
 
 
 def test_no_particles_give_no_force(mesh_of):

@@ -54,6 +54,8 @@ def test_every_build_the_code_asks_for_is_enumerated():
     device's description: a launch with defines no option set declares fails here."""
     from hybridtree.device.reduce import Reducer
     from hybridtree.gravity.direct import direct_forces
+    from hybridtree.gravity.periodic import Periodic
+    from hybridtree.gravity.pm_compact import CompactMesh
     from hybridtree.gravity.tree.device_build import DeviceArrays, build_device_tree
     from hybridtree.gravity.walk import tree_forces, walk_active, walk_into
     from hybridtree.ics import plummer
@@ -94,6 +96,7 @@ def test_every_build_the_code_asks_for_is_enumerated():
     red.lagrangian_radii(n, state.pos, state.mass, np.zeros(3))
     red.count_sum(n, rt.to_device(np.ones((n, 2), np.int32)))
     red.all_finite(n, (state.pos, 3 * n))
+    CompactMesh(rt, Periodic(8.0, 32, order=2)).forces(pos, mass)    # the float32 mesh
     rt.queue.finish()
 
     def key(file, defines, fast_math):
