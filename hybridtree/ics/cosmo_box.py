@@ -29,6 +29,7 @@ from ..cosmo.background import Cosmology
 from ..particles import Particles, wrap
 from .cosmological import displaced_grid
 from .lpt_fields import FIELDS, LptFields, check_seed, lpt_fields
+from .threads import draw_threads, ordered_map
 
 __all__ = ["BoxRows", "box_rows", "cosmo_box_share"]
 
@@ -39,6 +40,12 @@ Arrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 #: made (ψ's, x, p, masses, IDs, the upload's copies), 13 MB at this size, 200 MB for a
 #: plane of 1024²
 ROWS = 1 << 16
+#: host bytes a row of a chunk takes while it is made (measured about 200)
+CHUNK_ROW_BYTES = 200
+#: the chunks made ahead by :meth:`BoxRows.fill`'s threads take at most this many bytes
+#: per grid point (at least one chunk at a time): 4 B, so that at 1024³ ten threads
+#: make planes of 2^20 rows at once
+AHEAD_BYTES_PER_POINT = 4
 
 
 def cosmo_box_share(n_grid: int, box: float, a_start: float, cosmo: Cosmology, seed: int,
@@ -56,12 +63,14 @@ def cosmo_box_share(n_grid: int, box: float, a_start: float, cosmo: Cosmology, s
     return out
 
 
-def _rows(f: LptFields, lo: int, hi: int, box: float, a: float, cosmo: Cosmology) -> Arrays:
+def _rows(f: LptFields, lo: int, hi: int, box: float, a: float, cosmo: Cosmology,
+          workers: int | None = None) -> Arrays:
     """The particles of grid points lo .. hi - 1 from the fields ``f`` (element by
-    element: the bits do not depend on which rows are made together)."""
+    element: the bits do not depend on which rows are made together, nor on the FFT
+    threads ``workers``, None: the fields')."""
     n = f.n
     idx = np.arange(lo, hi, dtype=np.int64)
-    psi1, psi2 = f.rows(lo, hi)
+    psi1, psi2 = f.rows(lo, hi, workers)
     x, u = displaced_grid(idx, psi1, psi2, n, box, a, cosmo)    # q about the centre
     del psi1, psi2
     mass = np.full(len(idx), cosmo.particle_mass(box / n))
@@ -100,6 +109,7 @@ class BoxRows:
     fields: str = "float64"
     workers: int = -1
     rows: int | None = None      # None: ROWS
+    threads: int | None = None   # threads making chunks (None: as AHEAD_BYTES_PER_POINT allows)
     bounds: tuple[np.ndarray, np.ndarray, float] | None = field(default=None, repr=False)
     acc: None = None
     pot: None = None
@@ -142,17 +152,30 @@ class BoxRows:
         f = lpt_fields(n, float(self.box), self.cosmo.power, check_seed(self.seed),
                        self.order, self.workers, self.fields)
         step = max(nn, (self.rows or ROWS) // nn * nn)
+        # chunks made by threads (numpy's element-wise work and the FFTs release the GIL),
+        # as many ahead as AHEAD_BYTES_PER_POINT allows; uploaded in order
+        threads = self.threads or max(1, min(draw_threads(), AHEAD_BYTES_PER_POINT * n3
+                                             // (2 * CHUNK_ROW_BYTES * step)))
+        workers = 1 if threads > 1 else self.workers
+
+        def make(lo: int) -> Particles:
+            return Particles(*_rows(f, lo, min(n3, lo + step), float(self.box),
+                                    float(self.a_start), self.cosmo, workers))
+
         lo_pos, hi_pos = np.full(3, np.inf), np.full(3, -np.inf)
+        starts = range(0, n3, step)
+        made = ordered_map(make, starts, threads)
         try:
-            for lo in range(0, n3, step):
-                p = Particles(*_rows(f, lo, min(n3, lo + step), float(self.box),
-                                     float(self.a_start), self.cosmo))
+            for lo in starts:
+                # (not zip: its reused tuple would keep the last chunk while the next is made)
+                p = next(made)
                 self.check(p)
                 lo_pos = np.minimum(lo_pos, p.pos.min(axis=0))
                 hi_pos = np.maximum(hi_pos, p.pos.max(axis=0))
                 state.upload_rows(lo, p)
                 del p
         finally:
+            made.close()            # a chunk refused: no thread goes on making more
             f.release()
         self.bounds = (lo_pos, hi_pos, self._total())
 

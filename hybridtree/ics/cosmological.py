@@ -44,10 +44,14 @@ round differently).  :func:`cosmo_sphere_share` then keeps the particles with sp
 per-particle quantity is computed element by element: the shares of any split of
 [0, :func:`sphere_count`) are, concatenated, the bits of :func:`cosmo_sphere`.
 
-Cost (each process computes the whole grid, keeps its share): float64 fields, peak
+Cost (each process computes the whole grid, keeps its share): the fields are held lean
+(:mod:`hybridtree.ics.lpt_fields`: 24 bytes per grid point at their peak for order 1, 48
+for order 2, in float64; half in float32, ``fields``); with the particles kept, peak
 resident memory ≈ 75 bytes per grid point for order 1 and ≈ 90 for order 2, measured for
 the whole sphere of radius box/2 (52 % of the points kept, ~100 bytes per kept particle
-included): 256³ 1.3 / 1.5 GB, so 512³ ≈ 10 / 12 GB.  Time on the 2-core development
+included; 92 B at 128³ for order 2, 2026-11-30): 256³ 1.3 / 1.5 GB, so 512³ ≈ 10 / 12 GB.
+A periodic box's run of one process makes its particles into the state a few planes at
+a time (:class:`hybridtree.ics.cosmo_box.BoxRows`): ~50 B per grid point.  Time on the 2-core development
 machine (scipy.fft, workers = -1, whole sphere of radius box/2, 2026-11):
 n_grid 128: 0.4 s (order 1), 0.6 s (order 2); n_grid 256: 3.2 s, 6.2 s
 (12 inverse FFTs of the 14 for order 2 dominate; drawing the noise is ~0.4 s at 256³).

@@ -63,23 +63,29 @@ class LptFields:
         """Free the fields (their memory goes back at once)."""
         self.g1, self.g2 = [], None
 
-    def plane(self, i: int) -> tuple[np.ndarray, np.ndarray | None]:
+    def plane(self, i: int, workers: int | None = None
+              ) -> tuple[np.ndarray, np.ndarray | None]:
         """(ψ1 (3, n²), ψ2 (3, n²) or None) of the grid points of first index ``i``, in
-        the fields' real type: the bits ``irfftn`` gives there."""
+        the fields' real type: the bits ``irfftn`` gives there.  ``workers``: FFT
+        threads (None: the fields')."""
+        workers = self.workers if workers is None else workers
+
         def real(gs: list[np.ndarray]) -> np.ndarray:
             out = np.empty((3, self.n * self.n), self.g1[0].real.dtype)
             for a, g in enumerate(gs):
-                out[a] = _c2r_plane(g[i], self.n, self.fct, self.workers).ravel()
+                out[a] = _c2r_plane(g[i], self.n, self.fct, workers).ravel()
             return out
         return real(self.g1), (None if self.g2 is None else real(self.g2))
 
-    def rows(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray | None]:
+    def rows(self, lo: int, hi: int, workers: int | None = None
+             ) -> tuple[np.ndarray, np.ndarray | None]:
         """(ψ1 (3, m), ψ2 (3, m) or None) of grid points lo .. hi - 1 (linear index)."""
-        return self.take(np.arange(lo, hi, dtype=np.int64))
+        return self.take(np.arange(lo, hi, dtype=np.int64), workers)
 
-    def take(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    def take(self, idx: np.ndarray, workers: int | None = None
+             ) -> tuple[np.ndarray, np.ndarray | None]:
         """(ψ1 (3, m), ψ2 (3, m) or None) of the grid points of ascending linear indices
-        ``idx``, computed plane by plane."""
+        ``idx``, computed plane by plane (``workers`` as :meth:`plane`'s)."""
         nn = self.n * self.n
         dtype = self.g1[0].real.dtype
         psi1 = np.empty((3, len(idx)), dtype)
@@ -89,7 +95,7 @@ class LptFields:
         for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(idx)]):
             if a == b:
                 continue
-            p1, p2 = self.plane(int(planes[a]))
+            p1, p2 = self.plane(int(planes[a]), workers)
             at = idx[a:b] - planes[a] * nn
             psi1[:, a:b] = p1[:, at]
             if psi2 is not None:

@@ -101,24 +101,25 @@ def test_the_box_is_the_bits_of_the_whole_field_formulas(n, order):
 
 def test_a_one_process_run_takes_the_box_plane_by_plane_with_the_same_bits(runtime):
     """hybridtree run's start of a 16³ box gives rows made when the state takes them (no
-    particle on the host before); put into a run's device state one plane (256 rows) at
-    a time (a recorder's, a device state's) they are the whole-field box's bits, as the
-    run's first particles are."""
+    particle on the host before); put into a state one plane (256 rows) at a time (a
+    recorder's, made by one thread or three; a device state's) they are the whole-field
+    box's bits, as the run's first particles are."""
     s = settings()
     _, start = new_start(s, Comm(None))
     rows = start.particles
     assert isinstance(rows, BoxRows) and len(rows) == 16 ** 3
     assert start.time == pytest.approx(float(background_of(s).t_of_a(1 / 50.0)), rel=1e-12)
     x, p, ids = whole_field_box(16, s.ics.box, 1.0 / 50.0, background_of(s), s.ics.seed, 2)
-    rec = Recorder(16 ** 3)
-    rows.rows = 256
-    rows.fill(rec)
-    assert [c[0] for c in rec.chunks] == list(range(0, 16 ** 3, 256))
-    assert np.array_equal(bits(np.concatenate([c[1] for c in rec.chunks])), bits(x))
-    assert np.array_equal(bits(np.concatenate([c[2] for c in rec.chunks])), bits(p))
-    assert np.array_equal(np.concatenate([c[4] for c in rec.chunks]), ids)
-    assert np.array_equal(rows.bounds[0], x.min(axis=0))
-    assert np.array_equal(rows.bounds[1], x.max(axis=0))
+    for threads in (1, 3):          # chunks made in this thread, or by three at once
+        rec = Recorder(16 ** 3)
+        rows.rows, rows.threads = 256, threads
+        rows.fill(rec)
+        assert [c[0] for c in rec.chunks] == list(range(0, 16 ** 3, 256))
+        assert np.array_equal(bits(np.concatenate([c[1] for c in rec.chunks])), bits(x))
+        assert np.array_equal(bits(np.concatenate([c[2] for c in rec.chunks])), bits(p))
+        assert np.array_equal(np.concatenate([c[4] for c in rec.chunks]), ids)
+        assert np.array_equal(rows.bounds[0], x.min(axis=0))
+        assert np.array_equal(rows.bounds[1], x.max(axis=0))
     if runtime.has_fp64:        # a device state filled a plane at a time
         _, start = new_start(s, Comm(None))
         start.particles.rows = 256
