@@ -337,6 +337,13 @@ SCHEMA: dict[str, dict[str, Option]] = {
                      "the force kept as the walk's float4 with the mesh added, one mass "
                      "for all where the particles share one; a power-of-two pm_grid; "
                      "docs/physics.md)", choices=("float64", "float32")),
+        "ics_fields": _opt(str, "float64", "the displacement fields of ics.kind = "
+                           "cosmo_box and cosmo_sphere while the initial conditions are "
+                           "made: float64, or float32 (half their host memory, about 24 "
+                           "instead of 48 bytes per grid point for 2LPT; positions and "
+                           "velocities differ from float64's by about 1e-7 of the "
+                           "displacements; docs/cosmology.md)",
+                           choices=("float64", "float32")),
     },
 }
 

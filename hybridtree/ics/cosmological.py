@@ -44,10 +44,14 @@ round differently).  :func:`cosmo_sphere_share` then keeps the particles with sp
 per-particle quantity is computed element by element: the shares of any split of
 [0, :func:`sphere_count`) are, concatenated, the bits of :func:`cosmo_sphere`.
 
-Cost (each process computes the whole grid, keeps its share): float64 fields, peak
+Cost (each process computes the whole grid, keeps its share): the fields are held lean
+(:mod:`hybridtree.ics.lpt_fields`: 24 bytes per grid point at their peak for order 1, 48
+for order 2, in float64; half in float32, ``fields``); with the particles kept, peak
 resident memory ≈ 75 bytes per grid point for order 1 and ≈ 90 for order 2, measured for
 the whole sphere of radius box/2 (52 % of the points kept, ~100 bytes per kept particle
-included): 256³ 1.3 / 1.5 GB, so 512³ ≈ 10 / 12 GB.  Time on the 2-core development
+included; 92 B at 128³ for order 2, 2026-11-30): 256³ 1.3 / 1.5 GB, so 512³ ≈ 10 / 12 GB.
+A periodic box's run of one process makes its particles into the state a few planes at
+a time (:class:`hybridtree.ics.cosmo_box.BoxRows`): ~50 B per grid point.  Time on the 2-core development
 machine (scipy.fft, workers = -1, whole sphere of radius box/2, 2026-11):
 n_grid 128: 0.4 s (order 1), 0.6 s (order 2); n_grid 256: 3.2 s, 6.2 s
 (12 inverse FFTs of the 14 for order 2 dominate; drawing the noise is ~0.4 s at 256³).
@@ -56,13 +60,12 @@ n_grid 128: 0.4 s (order 1), 0.6 s (order 2); n_grid 256: 3.2 s, 6.2 s
 from __future__ import annotations
 
 import numbers
-from typing import Callable
-
 import numpy as np
-import scipy.fft as sfft
 
 from ..config.quantities import accepts_quantities
 from ..cosmo.background import Cosmology
+from .lpt_fields import (FIELDS, check_seed as _check_seed, fields_of, lpt_fields, noise_k,
+                         scale_by_power, zero_unwanted)
 
 __all__ = ["sphere_count", "lagrangian_positions", "white_noise", "linear_density_k",
            "lpt_displacements", "displaced_grid", "cosmo_sphere", "cosmo_sphere_share"]
@@ -108,19 +111,13 @@ def linear_density_k(n_grid: int, box: float, cosmo: Cosmology, seed: int,
     contrast at a = 1 on the n_grid³ grid of comoving side ``box`` (internal length):
     ⟨|δ_k|²⟩ = N² P(k)/V with numpy's unnormalized DFT (module docstring), k = 0 and the
     Nyquist planes zero.  ``irfftn(δ_k, s=(n, n, n))`` is the real field on the grid.
-    ``workers``: FFT threads (-1: all cores)."""
+    ``workers``: FFT threads (-1: all cores).  The noise is transformed plane by plane
+    (:func:`hybridtree.ics.lpt_fields.noise_k`: the bits of ``rfftn(white_noise(n, seed))``)."""
     n = _check_n(n_grid)
     box = _check_positive("box", box)
-    delta_k = sfft.rfftn(white_noise(n, seed), workers=workers)
-    kf = 2.0 * np.pi / box
-    # √(P N / V) on the integer |k|²/k_f² = i² + j² + l², one P(k) call for the lot
-    m_max = 3 * (n // 2) ** 2
-    amp = np.sqrt(cosmo.power(kf * np.sqrt(np.arange(m_max + 1.0))) * n ** 3 / box ** 3)
-    ix, iz = _freq_ints(n), np.arange(n // 2 + 1)
-    m_yz = ix[:, None] ** 2 + iz[None, :] ** 2
-    for p in range(n):
-        delta_k[p] *= amp[ix[p] ** 2 + m_yz]
-    _zero_unwanted(delta_k)
+    delta_k = noise_k(n, _check_seed(seed), workers)
+    scale_by_power(delta_k, box, cosmo.power)
+    zero_unwanted(delta_k)
     return delta_k
 
 
@@ -128,34 +125,27 @@ def lpt_displacements(delta_k: np.ndarray, box: float, order: int = 1,
                       take: np.ndarray | None = None, workers: int = -1
                       ) -> tuple[np.ndarray, np.ndarray | None]:
     """First- and second-order Lagrangian displacement fields of the linear field
-    ``delta_k`` (rfftn layout, at D = 1) on a grid of comoving side ``box``.
+    ``delta_k`` (rfftn layout, at D = 1; not changed) on a grid of comoving side ``box``.
 
     Returns (ψ1, ψ2) in internal length, ψ2 None for ``order`` 1: whole fields (3, n, n, n),
-    or, with ``take`` (linear grid indices), only those points (3, len(take)).  ψ1_k =
-    i k δ_k / k² (∇·ψ1 = -δ); ψ2_k = -i k μ2_k / k², μ2 = Σ_{a<b} (ψ1_{a,a} ψ1_{b,b} -
-    ψ1_{a,b}²), its mean and Nyquist planes dropped.  Positions are q + D ψ1 + D2 ψ2."""
+    or, with ``take`` (ascending linear grid indices), only those points (3, len(take)).
+    ψ1_k = i k δ_k / k² (∇·ψ1 = -δ); ψ2_k = -i k μ2_k / k², μ2 = Σ_{a<b} (ψ1_{a,a} ψ1_{b,b}
+    - ψ1_{a,b}²), its mean and Nyquist planes dropped.  Positions are q + D ψ1 + D2 ψ2.
+    The bits of ``irfftn`` of each spectrum (:mod:`hybridtree.ics.lpt_fields`, which a run
+    uses without the copy of ``delta_k`` made here)."""
     n = delta_k.shape[0]
     if delta_k.shape != (n, n, n // 2 + 1):
         raise ValueError(f"delta_k must have the rfftn shape (n, n, n//2 + 1), got {delta_k.shape}")
     if order not in (1, 2):
         raise ValueError(f"order must be 1 or 2, got {order!r}")
     box = _check_positive("box", box)
-
-    def grab(field: np.ndarray) -> np.ndarray:
-        return field if take is None else field.ravel()[take]
-
-    def real(src_k: np.ndarray, factor: Callable) -> np.ndarray:
-        return sfft.irfftn(_multiply(src_k, box, factor), s=(n, n, n), workers=workers)
-
-    psi1 = np.stack([grab(real(delta_k, _i_k_over_k2(a, +1))) for a in range(3)])
-    if order == 1:
-        return psi1, None
-    mu2 = _mu2(delta_k, real)
-    del delta_k                 # the last reference when the caller passed a temporary
-    mu2_k = sfft.rfftn(mu2, workers=workers)
-    del mu2
-    _zero_unwanted(mu2_k)
-    psi2 = np.stack([grab(real(mu2_k, _i_k_over_k2(a, -1))) for a in range(3)])
+    fields = fields_of(np.array(delta_k, np.complex128), box, order, workers)
+    if take is None:
+        take = np.arange(n ** 3, dtype=np.int64)
+    psi1, psi2 = fields.take(np.asarray(take, np.int64))
+    if take.size == n ** 3:
+        psi1 = psi1.reshape(3, n, n, n)
+        psi2 = None if psi2 is None else psi2.reshape(3, n, n, n)
     return psi1, psi2
 
 
@@ -187,11 +177,12 @@ def cosmo_sphere(n_grid: int, box: float, radius: float, a_start: float, cosmo: 
 @accepts_quantities(box="length", radius="length")
 def cosmo_sphere_share(n_grid: int, box: float, radius: float, a_start: float,
                        cosmo: Cosmology, seed: int, lo: int, hi: int, order: int = 1,
-                       workers: int = -1) -> Particles:
+                       workers: int = -1, fields: str = "float64") -> Particles:
     """The particles with sphere ordinals lo .. hi - 1 of :func:`cosmo_sphere` (the same
     arguments), the same bits as its rows lo .. hi - 1, for 0 <= lo <= hi <=
     :func:`sphere_count`.  Every call computes the whole field (see the module docstring
-    for the memory) and keeps its share."""
+    for the memory) and keeps its share.  ``fields``: the fields' precision, "float64" or
+    "float32" (memory.ics_fields: half the memory, other bits)."""
     n, box, radius = _check_grid(n_grid, box, radius)
     a_start = _check_positive("a_start", a_start)
     if order not in (1, 2):
@@ -199,12 +190,14 @@ def cosmo_sphere_share(n_grid: int, box: float, radius: float, a_start: float,
     if not isinstance(cosmo, Cosmology):
         raise TypeError(f"cosmo must be a hybridtree.cosmo.Cosmology, got {type(cosmo).__name__}")
     lo, hi = _check_range(lo, hi)
+    if fields not in FIELDS:
+        raise ValueError(f"fields must be one of {', '.join(FIELDS)}, got {fields!r}")
     idx = _sphere_indices(n, box, radius, lo, hi)
     if len(idx) != hi - lo:
         raise ValueError(f"hi = {hi} is beyond the sphere's {lo + len(idx)} particles")
-    # no reference kept here: lpt_displacements frees δ_k as soon as it is done with it
-    psi1, psi2 = lpt_displacements(linear_density_k(n, box, cosmo, seed, workers), box,
-                                   order, take=idx, workers=workers)
+    f = lpt_fields(n, box, cosmo.power, _check_seed(seed), order, workers, fields)
+    psi1, psi2 = f.take(idx)
+    f.release()
     return _particles(idx, psi1, psi2, n, box, a_start, cosmo)
 
 
@@ -240,69 +233,6 @@ def _particles(idx: np.ndarray, psi1: np.ndarray, psi2: np.ndarray | None, n: in
     vel = cosmo.H(a) * pos + u
     mass = np.full(len(idx), cosmo.particle_mass(box / n))
     return pos, vel, mass, (idx + 1).astype(np.uint64)
-
-
-# --- spectral helpers ---------------------------------------------------------------------
-
-def _freq_ints(n: int) -> np.ndarray:
-    """Integer frequencies of a full FFT axis: 0, 1, .., -2, -1 (int64)."""
-    return np.fft.fftfreq(n, 1.0 / n).round().astype(np.int64)
-
-
-def _zero_unwanted(field_k: np.ndarray) -> None:
-    """Zero the k = 0 mode and (even n) the Nyquist planes of an rfftn-layout field."""
-    n = field_k.shape[0]
-    field_k[0, 0, 0] = 0.0
-    if n % 2 == 0:
-        field_k[n // 2] = 0.0
-        field_k[:, n // 2] = 0.0
-        field_k[:, :, n // 2] = 0.0
-
-
-def _multiply(src_k: np.ndarray, box: float, factor: Callable) -> np.ndarray:
-    """src_k × factor(k, 1/k²), plane by plane along the first axis (temporaries stay one
-    plane big).  ``factor`` gets the wave vector (k_x scalar, k_y (n, 1), k_z (1, m)) in
-    internal 1/length and 1/k² (0 at k = 0) of the plane."""
-    n = src_k.shape[0]
-    kf = 2.0 * np.pi / box
-    kx = kf * _freq_ints(n)
-    ky, kz = kx[:, None], kf * np.arange(n // 2 + 1.0)[None, :]
-    k2_yz = ky ** 2 + kz ** 2
-    out = np.empty_like(src_k)
-    for p in range(n):
-        k2 = kx[p] ** 2 + k2_yz
-        inv = np.divide(1.0, k2, out=np.zeros_like(k2), where=k2 > 0.0)
-        out[p] = src_k[p] * factor((kx[p], ky, kz), inv)
-    return out
-
-
-def _i_k_over_k2(axis: int, sign: int) -> Callable:
-    """Factor sign · i k_axis / k² (ψ1 from δ with +1, ψ2 from μ2 with -1)."""
-    return lambda k, inv: (sign * 1j) * (k[axis] * inv)
-
-
-def _k_k_over_k2(a: int, b: int) -> Callable:
-    """Factor -k_a k_b / k²: ψ1_{a,b} = ∂ψ1_a/∂q_b from δ."""
-    return lambda k, inv: -(k[a] * k[b]) * inv
-
-
-def _mu2(delta_k: np.ndarray, real: Callable) -> np.ndarray:
-    """μ2 = Σ_{a<b} (ψ_{a,a} ψ_{b,b} - ψ_{a,b}²) on the grid, from six inverse FFTs;
-    at most three second-derivative fields alive at a time."""
-    d0 = real(delta_k, _k_k_over_k2(0, 0))
-    d1 = real(delta_k, _k_k_over_k2(1, 1))
-    acc = d0 * d1
-    d0 += d1
-    del d1
-    d2 = real(delta_k, _k_k_over_k2(2, 2))
-    d0 *= d2
-    acc += d0
-    del d0, d2
-    for a, b in ((0, 1), (0, 2), (1, 2)):
-        off = real(delta_k, _k_k_over_k2(a, b))
-        off *= off
-        acc -= off
-    return acc
 
 
 # --- the sphere's grid points ----------------------------------------------------------------
@@ -348,12 +278,6 @@ def _check_positive(name: str, x) -> float:
     if isinstance(x, bool) or not isinstance(x, numbers.Real) or not 0.0 < float(x) < np.inf:
         raise ValueError(f"{name} must be a finite number > 0, got {x!r}")
     return float(x)
-
-
-def _check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
-    return int(seed)
 
 
 def _check_grid(n_grid, box, radius) -> tuple[int, float, float]:

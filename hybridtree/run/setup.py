@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..ics import spheres as ics
+from ..ics.cosmo_box import BoxRows, box_rows, cosmo_box_share
 from ..ics.rows import ModelRows, model_rows
 from ..config.settings import Settings
 from ..config.units import KPC_CM, MSUN_1E10_G, Units
@@ -28,8 +29,7 @@ from .options import background_of
 from .processes import RunError
 
 __all__ = ["COSMOLOGICAL_KINDS", "DRAWN_KINDS", "RunError", "box_file", "drawn_rows",
-           "draws_into_state",
-           "initial_conditions",
+           "drawn_time", "draws_into_state", "initial_conditions",
            "check_particles", "particles_from_arrays", "check_file_cosmology", "check_end"]
 
 #: the initial conditions a cosmological run starts from (a "file" must be cosmological:
@@ -43,22 +43,27 @@ DRAWN_KINDS = ("plummer", "hernquist", "cold_sphere")
 
 def draws_into_state(settings: Settings, size: int) -> bool:
     """Whether a new run of ``settings`` on ``size`` processes takes its initial conditions
-    as :func:`drawn_rows` (drawn into the state where it is on the device)."""
-    return (size == 1 and settings.ics.kind in DRAWN_KINDS
-            and not settings.cosmology.enabled)
+    as :func:`drawn_rows` (drawn into the state where it is on the device): a generated
+    sphere, or a periodic box's grid (ics.kind = "cosmo_box"), on one process."""
+    if size != 1:
+        return False
+    kind = settings.ics.kind
+    return ((kind in DRAWN_KINDS and not settings.cosmology.enabled)
+            or (kind == "cosmo_box" and settings.cosmology.enabled))
 
 
-def drawn_rows(settings: Settings, comm: Comm | None = None) -> ModelRows | None:
+def drawn_rows(settings: Settings, comm: Comm | None = None) -> ModelRows | BoxRows | None:
     """The initial conditions of a run of one process as :class:`hybridtree.ics.rows.
     ModelRows` (drawn when the state takes them: block by block into a device state),
-    where they are a generated sphere (:data:`DRAWN_KINDS`); None for every other run
+    where they are a generated sphere (:data:`DRAWN_KINDS`), or as :class:`hybridtree.ics.
+    cosmo_box.BoxRows` (the fields computed, then the particles made a few planes at a
+    time into the state) for a periodic box at cosmology.z_start; None for every other run
     (:func:`initial_conditions` makes those).  The particles are the bits
     :func:`initial_conditions` gives, and pass its checks (RunError)."""
     comm = comm or Comm(None)
     c = settings.ics
     if not draws_into_state(settings, comm.size):
         return None
-    params = {"radius": c.radius} if c.kind == "cold_sphere" else {"r_max": c.r_max}
     what = f"initial conditions ({c.kind})"
 
     def check(p: Particles) -> None:
@@ -68,7 +73,21 @@ def drawn_rows(settings: Settings, comm: Comm | None = None) -> ModelRows | None
         except ValueError as exc:
             raise RunError(f"{what}: {exc}") from None
 
+    if c.kind == "cosmo_box":
+        a0 = 1.0 / (1.0 + settings.cosmology.z_start)
+        return box_rows(c.n_grid, c.box, a0, background_of(settings), c.seed, c.lpt, check,
+                        settings.memory.ics_fields)
+    params = {"radius": c.radius} if c.kind == "cold_sphere" else {"r_max": c.r_max}
     return model_rows(c.kind, c.n, c.seed, check, **params)
+
+
+def drawn_time(settings: Settings) -> float:
+    """The start time (internal units) of the initial conditions :func:`drawn_rows`
+    gives: 0 for a generated sphere, the age at cosmology.z_start for a periodic box."""
+    if settings.ics.kind != "cosmo_box":
+        return 0.0
+    a0 = 1.0 / (1.0 + settings.cosmology.z_start)
+    return float(background_of(settings).t_of_a(a0))
 
 
 def initial_conditions(settings: Settings, units: Units, comm: Comm | None = None
@@ -212,7 +231,8 @@ def _cosmo_sphere(settings: Settings, comm: Comm) -> tuple[Particles, float]:
     lo, hi = count * comm.rank // comm.size, count * (comm.rank + 1) // comm.size
     a0 = 1.0 / (1.0 + settings.cosmology.z_start)
     pos, vel, mass, ids = cosmo_sphere_share(c.n_grid, c.box, c.radius, a0, bg, c.seed,
-                                             lo, hi, order=c.lpt)
+                                             lo, hi, order=c.lpt,
+                                             fields=settings.memory.ics_fields)
     p = Particles(pos, vel, mass, ids)
     check_particles(p, "initial conditions (cosmo_sphere)", comm)
     return p, float(bg.t_of_a(a0))
@@ -222,12 +242,12 @@ def _cosmo_box(settings: Settings, comm: Comm) -> tuple[Particles, float]:
     """This process's share of a periodic cosmological box (:mod:`hybridtree.ics.cosmo_box`)
     at cosmology.z_start: comoving positions in [0, ics.box), canonical momenta
     p = a² dx/dt as velocities; and the age then (internal units)."""
-    from ..ics.cosmo_box import cosmo_box_share
     c, bg = settings.ics, background_of(settings)
     count = c.n_grid ** 3
     lo, hi = count * comm.rank // comm.size, count * (comm.rank + 1) // comm.size
     a0 = 1.0 / (1.0 + settings.cosmology.z_start)
-    pos, mom, mass, ids = cosmo_box_share(c.n_grid, c.box, a0, bg, c.seed, lo, hi, order=c.lpt)
+    pos, mom, mass, ids = cosmo_box_share(c.n_grid, c.box, a0, bg, c.seed, lo, hi, order=c.lpt,
+                                          fields=settings.memory.ics_fields)
     p = Particles(pos, mom, mass, ids)
     check_particles(p, "initial conditions (cosmo_box)", comm)
     return p, float(bg.t_of_a(a0))

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..config.settings import Settings, settings_from_flat
 from ..config.units import Units
+from ..ics.cosmo_box import BoxRows
 from ..ics.rows import ModelRows
 from ..io.snapshot import Snapshot, SnapshotError, count_particles, resolve_snapshot
 from ..parallel.comm import Comm
@@ -25,7 +26,7 @@ from .options import background_of, box_of, settings_units
 from .processes import RunError, run_comm, together
 from .restart import exact_box_state, load_restart, snapshot_a
 from .setup import (box_file, check_end, check_file_cosmology, check_particles, drawn_rows,
-                    draws_into_state, initial_conditions, particles_from_arrays)
+                    drawn_time, draws_into_state, initial_conditions, particles_from_arrays)
 from .size import check_memory, ics_count
 
 __all__ = ["Start", "VIRIAL_RANGE", "caller_particles", "continued_start", "foreign_particles",
@@ -45,7 +46,7 @@ class Start:
     :class:`hybridtree.ics.rows.ModelRows`, drawn into the state), time, step, next
     snapshot number, initial energy (None: measure it) and the snapshot it continues
     (None: new run)."""
-    particles: Particles | ModelRows
+    particles: Particles | ModelRows | BoxRows
     time: float
     step: int
     snapshot: int              # number of the next scheduled snapshot
@@ -73,9 +74,10 @@ def new_start(settings: Settings, comm: Comm, to_end: bool = False
         return settings.with_overrides({"ics.box": box}), Start(share, t0, 0, 0, None, None)
     rows = together(comm, drawn_rows, settings, comm)
     if rows is not None:        # drawn block by block into the state: never whole on the host
+        t0 = drawn_time(settings)
         if to_end:
-            check_end(settings, 0.0)
-        return settings, Start(rows, 0.0, 0, 0, None, None)
+            check_end(settings, t0)
+        return settings, Start(rows, t0, 0, 0, None, None)
     particles, t0 = together(comm, initial_conditions, settings, settings_units(settings), comm)
     if to_end:
         check_end(settings, t0)
