@@ -23,19 +23,19 @@ from ..device.transfer import upload
 from ..gravity.periodic import Periodic
 from ..gravity.pm_compact import MAX_SIDE, CompactMesh, compact_mesh_bytes
 from ..gravity.pm_device import device_memory, mesh_bytes
-from .power_device import AxisTables, slab_shell_sums
+from .power_device import PARTICLE_BYTES, AxisTables, slab_shell_sums
 
 __all__ = ["compact_power_sums", "compact_shell_sums", "prefer_compact"]
 
 
 def prefer_compact(rt: Runtime, n_particles: int, n_mesh: int) -> bool:
     """Whether P(k) on ``rt`` should take the compact float32 mesh: the float64 one of
-    :func:`.power_device.device_shell_sums` (its complex128 mesh, FFT scratch and 48
+    :func:`.power_device.device_shell_sums` (its complex128 mesh, FFT scratch and 96
     bytes a particle) does not fit the device, and the compact one (its mesh and the
     positions and masses, 32 bytes a particle) does, on a power-of-two side."""
     max_alloc, global_mem = device_memory(rt)
     one, total = mesh_bytes(n_mesh)
-    if one <= max_alloc and total + 48 * n_particles <= global_mem:
+    if one <= max_alloc and total + PARTICLE_BYTES * n_particles <= global_mem:
         return False
     one, total = compact_mesh_bytes(n_mesh)
     return (8 <= n_mesh <= MAX_SIDE and n_mesh & (n_mesh - 1) == 0 and one <= max_alloc

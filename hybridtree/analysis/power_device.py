@@ -78,6 +78,14 @@ class AxisTables:
                           np.exp(1j * np.pi * freq_z / n), kf)
 
 
+#: device bytes a particle of :func:`device_shell_sums` at its peak: positions 24 and
+#: masses 8 uploaded, the mesh's cell keys 8, the radix sort's buffers 24 and the sorted
+#: copies 32 (gravity/pm_device.py MeshKernels._assign).  48 had been assumed: a 1024^3
+#: box's 2^30 particles then passed the check and failed in reikna's FFT on the H200
+#: (MEM_OBJECT_ALLOCATION_FAILURE, round 149)
+PARTICLE_BYTES = 96
+
+
 def device_shell_sums(rt: Runtime, pos: np.ndarray, mass: np.ndarray, box: float,
                       n_mesh: int, order: int, interlace: bool, scale: float,
                       edges: np.ndarray, axes: AxisTables) -> np.ndarray:
@@ -93,7 +101,7 @@ def device_shell_sums(rt: Runtime, pos: np.ndarray, mass: np.ndarray, box: float
     ``axes`` the window and phase tables of the host's path."""
     n = int(n_mesh)
     one, total = mesh_bytes(n)
-    refuse_unless_fits(rt, one, total + 48 * len(pos), f"P(k) on a {n}^3 mesh needs",
+    refuse_unless_fits(rt, one, total + PARTICLE_BYTES * len(pos), f"P(k) on a {n}^3 mesh needs",
                        "take a smaller --mesh")
     # the split scale is the force's only: the smallest Periodic allows on this mesh
     kernels = MeshKernels(rt, Periodic(float(box), n, asmth=0.5, rcut=2.0, order=order,

@@ -53,3 +53,15 @@ def test_power_spectrum_takes_the_compact_mesh_where_the_float64_one_does_not_fi
     ref = power_spectrum(pos, 1.0, 16, subtract_shot_noise=False)
     assert np.array_equal(got.modes, ref.modes) and np.array_equal(got.k, ref.k)
     np.testing.assert_allclose(got.power, ref.power, rtol=2e-6)
+
+
+def test_a_1024_box_of_2_30_particles_takes_the_compact_mesh_on_an_h200(runtime):
+    """The float64 P(k) of 2^30 particles on a 1024^3 mesh needs its 68 GiB of mesh and
+    FFT scratch and 96 bytes a particle (positions, masses, cell keys, the sort, the
+    sorted copies): more than an H200's 140 GiB, where it failed in reikna's FFT while
+    48 bytes a particle were assumed (round 149); the compact mesh (8 GiB and the 32
+    bytes a particle of positions and masses) is taken instead.  2^28 keeps float64."""
+    h200 = Runtime(replace(runtime.info, global_mem_size=143771 * 2 ** 20,
+                           max_mem_alloc_size=35942 * 2 ** 20), runtime.context, runtime.queue)
+    assert prefer_compact(h200, 1 << 30, 1024)
+    assert not prefer_compact(h200, 1 << 24, 512)
