@@ -30,20 +30,22 @@ def _run(runtime, **more):
 def test_the_float32_mesh_steps_the_float64_meshs_box(runtime):
     """Three steps of a 32^3 ΛCDM box (TreePM, TSC interlaced, a 32^3 mesh): the float32
     run keeps a float4 part and one mass; its accelerations and potentials after the
-    last step are the float64 run's within 2e-4 of the rms (the float32 FFT and deposit,
-    the float32 sum of walk and mesh), its positions within 1e-6 of the box."""
+    last step are the float64 run's within 2e-6 of the rms (the float32 FFT and deposit,
+    the float32 sum of walk and mesh: measured 1.0e-7 and 1.8e-7 on the CPU device), its
+    positions within 1e-11 of the box (measured 1.2e-13), its velocities 1e-7 of the
+    largest (3e-9)."""
     (four64, step64), x64, v64, a64, phi64 = _run(runtime)
     (four32, step32), x32, v32, a32, phi32 = _run(runtime, **{"memory.mesh": "float32"})
     assert (four64, step64) == (False, 1) and (four32, step32) == (True, 0)
     box = 142.85714285714286
     dx = (x32 - x64 + 0.5 * box) % box - 0.5 * box
-    assert np.max(np.abs(dx)) < 1e-6 * box, np.max(np.abs(dx))
+    assert np.max(np.abs(dx)) < 1e-11 * box, np.max(np.abs(dx))
     rms_a = np.sqrt(np.mean(np.sum(a64 ** 2, axis=1)))
     err_a = np.sqrt(np.mean(np.sum((a32 - a64) ** 2, axis=1))) / rms_a
-    assert 0 < err_a < 2e-4, err_a
+    assert 0 < err_a < 2e-6, err_a
     err_phi = np.sqrt(np.mean((phi32 - phi64) ** 2)) / np.sqrt(np.mean(phi64 ** 2))
-    assert 0 < err_phi < 2e-4, err_phi
-    assert np.max(np.abs(v32 - v64)) < 1e-4 * np.max(np.abs(v64))
+    assert 0 < err_phi < 2e-6, err_phi
+    assert np.max(np.abs(v32 - v64)) < 1e-7 * np.max(np.abs(v64))
 
 
 def test_a_float32_mesh_needs_a_power_of_two_mesh(capsys, tmp_path):
