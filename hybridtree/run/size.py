@@ -24,7 +24,8 @@ from .processes import RunError, together
 
 __all__ = ["HOST_BYTES_DEVICE_STATE", "HOST_BYTES_DRAWN", "HOST_BYTES_SNAPSHOT_ROW",
            "HOST_DRAW_BYTES", "HOST_BYTES_HOST_STATE", "HOST_BYTES_RESTART",
-           "HOST_BYTES_GATHER", "HOST_BYTES_PER_GRID_POINT", "HOST_FIXED_BYTES",
+           "HOST_BYTES_GATHER", "HOST_BYTES_PER_GRID_POINT", "HOST_BYTES_PER_BOX_POINT",
+           "HOST_FIXED_BYTES",
            "HOST_BYTES_IC_COMMAND", "HOST_BYTES_RESIDENT", "HOST_PYTHON_BYTES",
            "MPI_SLACK", "check_ic_memory", "check_memory",
            "device_need", "host_memory_available", "resident_need", "resident_now", "ics_count",
@@ -77,6 +78,11 @@ HOST_BYTES_GATHER = 200
 #: ics.kind = "cosmo_sphere": every process computes the whole grid's fields (white noise,
 #: its Fourier modes, the displacements), per grid point; measured 52 B (1LPT), 68 B (2LPT)
 HOST_BYTES_PER_GRID_POINT = 72
+#: ics.kind = "cosmo_box" (ics/lpt_fields.py: the fields kept half-transformed, made real
+#: a plane at a time), per grid point at the peak: 2LPT in float64 fields 52 (50 measured
+#: at 256^3 on the 2-core machine, 51 at 1024^3 on the H200's host, round 150), 1LPT or
+#: memory.ics_fields = "float32" 28 (25-26 measured at 256^3)
+HOST_BYTES_PER_BOX_POINT = {"2lpt": 52, "lean": 28}
 #: a fixed part: a generator's blocks of 2^16 particles, the code's own buffers
 HOST_FIXED_BYTES = 64 << 20
 #: ``hybridtree ic``: the whole model (float64 pos, vel, mass, uint64 ids) while it is
@@ -301,7 +307,11 @@ def _host_need(settings: Settings, comm: Comm, n_total: int, n_proc: int, grid: 
         device_part = device_plan(settings, rt.info, n_proc, comm.size).total
     if restart:
         per = max(per, HOST_BYTES_RESTART)
-    need = n_proc * per + HOST_FIXED_BYTES + grid * HOST_BYTES_PER_GRID_POINT + device_part
+    per_point = HOST_BYTES_PER_GRID_POINT
+    if settings.ics.kind == "cosmo_box":
+        lean = settings.ics.lpt == 1 or settings.memory.ics_fields == "float32"
+        per_point = HOST_BYTES_PER_BOX_POINT["lean" if lean else "2lpt"]
+    need = n_proc * per + HOST_FIXED_BYTES + grid * per_point + device_part
     if drawn and not restart and per == HOST_BYTES_DRAWN:
         # a snapshot's host copy (whole up to the writer's chunk), the drawing's blocks
         # and chunk: none of them grows with N beyond the writer's chunk
