@@ -25,38 +25,7 @@
 #define N3 ((ulong)PM_N * PM_N * PM_N)
 #define NH (PM_N / 2)
 
-inline double cell_of(double u)
-{
-#if PM_ORDER == 2
-    return floor(u);
-#else
-    return rint(u);
-#endif
-}
-
-inline ulong wrap_index(double c)
-{
-    long i = (long)c % PM_N;
-    return (ulong)(i < 0 ? i + PM_N : i);
-}
-
-inline double weight(int o, double f)
-{
-#if PM_ORDER == 2
-    return o == 0 ? 1.0 - f : f;
-#else
-    if (o < 0) return 0.5 * ((0.5 - f) * (0.5 - f));
-    if (o == 0) return 0.75 - f * f;
-    return 0.5 * ((0.5 + f) * (0.5 + f));
-#endif
-}
-
-#if PM_ORDER == 2
-#define O_LO 0
-#else
-#define O_LO (-1)
-#endif
-#define O_HI 1
+#include "pmwindow.cl"
 
 /* the fixed-point exponent s from the high word of the largest mass's float64 bits */
 inline int unit_shift(__global const uint *mhi)

@@ -1,0 +1,41 @@
+/* The mesh's cloud window, shared by cl/pm.cl (the float64 mesh) and cl/pm32.cl (the
+ * float32 one), so that both put a particle in the same cells with the same weights as
+ * the host (hybridtree/gravity/pm.py).  Needs PM_N and PM_ORDER; the includer keeps
+ * FP_CONTRACT OFF (a fused multiply-add could move a particle across a cell face). */
+
+/* The cell of a coordinate in mesh units: its lower mesh point for CIC, its nearest
+ * (ties to even, as numpy's rint) for TSC; f = u - cell. */
+inline double cell_of(double u)
+{
+#if PM_ORDER == 2
+    return floor(u);
+#else
+    return rint(u);
+#endif
+}
+
+inline ulong wrap_index(double c)
+{
+    long i = (long)c % PM_N;
+    return (ulong)(i < 0 ? i + PM_N : i);
+}
+
+/* The weight of the mesh point at offset o (cell + o) of a particle at f = u - cell:
+ * CIC o = 0, 1; TSC o = -1, 0, 1 (the host's expressions, so the same bits). */
+inline double weight(int o, double f)
+{
+#if PM_ORDER == 2
+    return o == 0 ? 1.0 - f : f;
+#else
+    if (o < 0) return 0.5 * ((0.5 - f) * (0.5 - f));
+    if (o == 0) return 0.75 - f * f;
+    return 0.5 * ((0.5 + f) * (0.5 + f));
+#endif
+}
+
+#if PM_ORDER == 2
+#define O_LO 0
+#else
+#define O_LO (-1)
+#endif
+#define O_HI 1
