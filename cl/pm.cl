@@ -154,15 +154,7 @@ inline void green_point(const double2 a, const double2 b, const uint mesh, const
     const double2 r = mesh == 0 ? (double2)(0.5 * (a.x + b.x), 0.5 * (a.y - b.y))
                                 : (double2)(0.5 * (a.y + b.y), -0.5 * (a.x - b.x));
     const double kx = kvec[ix], ky = kvec[iy], kz = kvec[iz];
-    const double k2 = kx * kx + ky * ky + kz * kz;
-    double w = sinc[ix] * sinc[iy] * sinc[iz];
-#if PM_ORDER == 3
-    w = w * w * w;
-#else
-    w = w * w;
-#endif
-    const bool zero = ix == 0 && iy == 0 && iz == 0;
-    const double g = zero ? 0.0 : -4.0 * M_PI * exp(-k2 * rs2) / (k2 * w * w);
+    const double g = green_of(kvec, sinc, ix, iy, iz, rs2);
     const double2 phi = g * r;
     const double dx = grad_factor(kvec, ix, iz), dy = grad_factor(kvec, iy, iz);
     const double dz = iz == (PM_N - iz) % PM_N ? 0.0 : kz;

@@ -183,15 +183,7 @@ inline float2 field_at(const float2 f, const uint field, const double rs2,
     if (field == 4)
         return (float2)((float)(f.x / (double)N3), (float)(f.y / (double)N3));
     const double kx = kvec[ix], ky = kvec[iy], kz = kvec[iz];
-    const double k2 = kx * kx + ky * ky + kz * kz;
-    double w = sinc[ix] * sinc[iy] * sinc[iz];
-#if PM_ORDER == 3
-    w = w * w * w;
-#else
-    w = w * w;
-#endif
-    const bool zero = ix == 0 && iy == 0 && iz == 0;
-    const double g = zero ? 0.0 : -4.0 * M_PI * exp(-k2 * rs2) / (k2 * w * w) / (double)N3;
+    const double g = green_of(kvec, sinc, ix, iy, iz, rs2) / (double)N3;
     if (field == 0)
         return (float2)((float)(g * f.x), (float)(g * f.y));
     double d;

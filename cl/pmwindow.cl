@@ -1,4 +1,4 @@
-/* The mesh's cloud window, shared by cl/pm.cl (the float64 mesh) and cl/pm32.cl (the
+/* The mesh's cloud window and Green's function, shared by cl/pm.cl (the float64 mesh) and cl/pm32.cl (the
  * float32 one), so that both put a particle in the same cells with the same weights as
  * the host (hybridtree/gravity/pm.py).  Needs PM_N and PM_ORDER; the includer keeps
  * FP_CONTRACT OFF (a fused multiply-add could move a particle across a cell face). */
@@ -39,3 +39,22 @@ inline double weight(int o, double f)
 #define O_LO (-1)
 #endif
 #define O_HI 1
+
+/* The long range's Green's function at mesh wave vector (ix, iy, iz), deconvolved by the
+ * window twice (assignment and interpolation): -4 pi exp(-k^2 r_s^2) / (k^2 W^2), W the
+ * window's transform (sinc^PM_ORDER per axis); 0 at k = 0 (the neutral background).
+ * kvec, sinc: per axis, as gravity/pm.py makes them; rs2 = r_s^2. */
+inline double green_of(__global const double *kvec, __global const double *sinc,
+                       const uint ix, const uint iy, const uint iz, const double rs2)
+{
+    const double kx = kvec[ix], ky = kvec[iy], kz = kvec[iz];
+    const double k2 = kx * kx + ky * ky + kz * kz;
+    double w = sinc[ix] * sinc[iy] * sinc[iz];
+#if PM_ORDER == 3
+    w = w * w * w;
+#else
+    w = w * w;
+#endif
+    const bool zero = ix == 0 && iy == 0 && iz == 0;
+    return zero ? 0.0 : -4.0 * M_PI * exp(-k2 * rs2) / (k2 * w * w);
+}

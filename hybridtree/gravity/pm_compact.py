@@ -45,7 +45,7 @@ from ..device.kernels import kernel, launch, option_sets, spread_local
 from ..device.runtime import Runtime
 from ..device.transfer import download, upload
 from .periodic import Periodic
-from .pm_device import MeshSizeError, device_memory
+from .pm_device import MeshSizeError, refuse_unless_fits
 
 __all__ = ["CompactMesh", "compact_mesh_bytes", "fft_defines", "MAX_SIDE"]
 
@@ -117,14 +117,8 @@ class CompactMesh:
         if not rt.has_fp64:
             raise ValueError(f"the float32 PM mesh needs double precision (cl_khr_fp64) "
                              f"for the float64 positions, which {rt.info.name} lacks")
-        one, total = compact_mesh_bytes(n)
-        max_alloc, global_mem = device_memory(rt)
-        if one > max_alloc or total > global_mem:
-            raise MeshSizeError(
-                f"a {n}^3 float32 PM mesh needs buffers of up to {one / 2**20:.0f} MiB "
-                f"({total / 2**20:.0f} MiB in all) but {rt.info.name} allows "
-                f"{max_alloc / 2**20:.0f} MiB per buffer ({global_mem / 2**20:.0f} MiB in "
-                f"all): take a smaller pm_grid")
+        refuse_unless_fits(rt, *compact_mesh_bytes(n), f"a {n}^3 PM mesh needs",
+                           "take a smaller pm_grid", kind="float32")
         self.rt, self.p = rt, p
         self._defines = compact_defines(n, p.order)
         self.a, self.b = rt.empty(4 * n ** 3), rt.empty(4 * n ** 3)

@@ -81,14 +81,16 @@ class MeshSizeError(HybridtreeError, ValueError):
     """A PM mesh (gravity.pm_grid) that the device cannot hold: the user's to change."""
 
 
-def refuse_unless_fits(rt: Runtime, one: int, total: int, what: str, remedy: str) -> None:
+def refuse_unless_fits(rt: Runtime, one: int, total: int, what: str, remedy: str,
+                       kind: str = "complex128") -> None:
     """Refuse (:class:`MeshSizeError`), before allocating anything, mesh buffers the
     device cannot hold: ``one`` bytes the largest, ``total`` all of them; ``what`` says
-    whose ("a 64^3 PM mesh needs"), ``remedy`` what the user can do."""
+    whose ("a 64^3 PM mesh needs"), ``remedy`` what the user can do, ``kind`` the
+    buffers' type."""
     max_alloc, global_mem = device_memory(rt)
     if one > max_alloc or total > global_mem:
         raise MeshSizeError(
-            f"{what} complex128 buffers of up to {one / 2**20:.0f} MiB "
+            f"{what} {kind} buffers of up to {one / 2**20:.0f} MiB "
             f"({total / 2**20:.0f} MiB in all) but {rt.info.name} allows "
             f"{max_alloc / 2**20:.0f} MiB per buffer ({global_mem / 2**20:.0f} MiB in "
             f"all): {remedy}")
