@@ -2,7 +2,7 @@
 
 A restructuring must not change a single bit of what a run writes.  This script runs a
 fixed set of small runs (plain, hybrid, block steps, the relative criterion, direct,
-cosmological; host and device states; 1 and 3 MPI processes) with the code that
+cosmological, a periodic box; host and device states; 1, 2 and 3 MPI processes) with the code that
 ``python -m hybridtree`` finds, and records a SHA-256 of every dataset of every snapshot
 (and of the header attributes that are physics: time, redshift, counts, masses).
 
@@ -46,6 +46,9 @@ RELATIVE = ["gravity.opening=relative", "gravity.alpha=0.002"]
 QUAD = ["gravity.multipole=quadrupole"]
 COSMO = ["ics.n_grid=16", "ics.box=30", "ics.radius=15", "cosmology.steps=8",
          "cosmology.z_end=5", "output.redshifts=10, 5", "output.diag_every=4"]
+#: a periodic box (TreePM, 2LPT: configs/cosmo_box_small.toml at 16^3, 4 steps)
+BOX = ["ics.n_grid=16", "cosmology.steps=4", "cosmology.z_end=30", "output.redshifts=40, 30",
+       "output.diag_every=2"]
 
 #: name -> (config file, overrides, processes, state backend or "")
 RUNS: dict[str, tuple[str, list[str], int, str]] = {
@@ -66,6 +69,9 @@ RUNS: dict[str, tuple[str, list[str], int, str]] = {
     "mpi3_block": ("configs/plummer_small.toml", PLUMMER + BLOCK, 3, ""),
     "mpi3_host": ("configs/plummer_small.toml", PLUMMER + HYBRID, 3, "host"),
     "mpi3_cosmo": ("configs/cosmo_small.toml", COSMO, 3, ""),
+    "box": ("configs/cosmo_box_small.toml", BOX, 0, ""),
+    "box_host": ("configs/cosmo_box_small.toml", BOX, 0, "host"),
+    "mpi2_box": ("configs/cosmo_box_small.toml", BOX, 2, ""),
 }
 
 #: header attributes that are physics (the rest: versions, dates, paths, timings)
