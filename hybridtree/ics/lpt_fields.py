@@ -27,12 +27,19 @@ import numbers
 from typing import Callable
 
 import numpy as np
-import scipy.fft as sfft
 
 from .threads import ordered_map
 
 __all__ = ["FIELDS", "LptFields", "check_seed", "complex_type", "fields_of", "lpt_fields",
            "noise_k", "scale_by_power", "zero_unwanted"]
+
+
+def _sfft():
+    """scipy.fft, imported when a field is first made: every run imports this module
+    (run/setup.py), and scipy's import would cost each process 0.2 s of CPU."""
+    import scipy.fft
+    return scipy.fft
+
 
 #: the fields' precisions (memory.ics_fields): float64 (the reference bits) or float32
 FIELDS = ("float64", "float32")
@@ -137,7 +144,7 @@ def noise_k(n: int, seed: int, workers: int = -1, ctype=np.complex128) -> np.nda
     def draw(i: int) -> np.ndarray:
         w = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(i,))
                                   ).standard_normal((n, n))
-        return sfft.rfft(w.astype(real, copy=False), axis=-1, workers=1)
+        return _sfft().rfft(w.astype(real, copy=False), axis=-1, workers=1)
 
     for i, row_k in enumerate(ordered_map(draw, range(n))):
         out[i] = row_k
@@ -160,7 +167,7 @@ def _inverse_scale(n: int, real) -> np.floating:
 
 def _c2c(g: np.ndarray, forward: bool, workers: int) -> np.ndarray:
     """The unscaled complex transform of ``g`` over axes 0 and 1, in place."""
-    fn = sfft.fftn if forward else sfft.ifftn
+    fn = _sfft().fftn if forward else _sfft().ifftn
     out = fn(g, axes=(0, 1), norm="backward" if forward else "forward", overwrite_x=True,
              workers=workers)
     assert np.shares_memory(out, g)
@@ -169,7 +176,7 @@ def _c2c(g: np.ndarray, forward: bool, workers: int) -> np.ndarray:
 
 def _c2r_plane(g_plane: np.ndarray, n: int, fct, workers: int) -> np.ndarray:
     """Real values (n, n) of one plane of a spectrum transformed over axes 0 and 1."""
-    out = sfft.irfft(g_plane, n=n, axis=-1, norm="forward", workers=workers)
+    out = _sfft().irfft(g_plane, n=n, axis=-1, norm="forward", workers=workers)
     out *= fct
     return out
 
@@ -228,7 +235,7 @@ def _mu2_k(delta_k: np.ndarray, box: float, workers: int) -> np.ndarray:
             off *= off
             acc[p] -= off
     for p in range(n):
-        work[p] = sfft.rfft(acc[p], axis=-1, workers=workers)
+        work[p] = _sfft().rfft(acc[p], axis=-1, workers=workers)
     del acc
     _c2c(work, True, workers)
     zero_unwanted(work)

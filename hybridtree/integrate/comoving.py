@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import math
 
-from scipy.integrate import quad
 
 from .schemes import first_forces
 
@@ -47,6 +46,9 @@ def _integral(cosmo, a0: float, a1: float, power: int) -> float:
     """∫_a0^a1 da / (a^power H(a)) in ln a (a smooth integrand over many decades)."""
     if a1 == a0:
         return 0.0
+    # here, not at the top: scipy.integrate's import (0.4-0.65 s) would be paid by every
+    # run and MPI rank that imports the scheme chooser, cosmological or not
+    from scipy.integrate import quad
     val, _ = quad(lambda s: 1.0 / (math.exp((power - 1) * s) * float(cosmo.H(math.exp(s)))),
                   math.log(a0), math.log(a1), epsabs=0.0, epsrel=1e-12, limit=200)
     return val

@@ -7,6 +7,8 @@ on every process together under MPI."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import math
 from collections.abc import Callable
 import os
@@ -82,7 +84,7 @@ HOST_BYTES_PER_GRID_POINT = 72
 #: a plane at a time), per grid point at the peak: 2LPT in float64 fields 52 (50 measured
 #: at 256^3 on the 2-core machine, 51 at 1024^3 on the H200's host, round 150), 1LPT or
 #: memory.ics_fields = "float32" 28 (25-26 measured at 256^3)
-HOST_BYTES_PER_BOX_POINT = {"2lpt": 52, "lean": 28}
+HOST_BYTES_PER_BOX_POINT = MappingProxyType({"2lpt": 52, "lean": 28})
 #: a fixed part: a generator's blocks of 2^16 particles, the code's own buffers
 HOST_FIXED_BYTES = 64 << 20
 #: ``hybridtree ic``: the whole model (float64 pos, vel, mass, uint64 ids) while it is
