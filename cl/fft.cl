@@ -25,6 +25,16 @@ inline float2 cmul(const float2 a, const float2 b)
     return (float2)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
 }
 
+/* item t of a work-group's FFT_B lines of FFT_L: its line and element (contiguous
+ * lines a line after another, strided ones their j-th elements side by side) */
+#if FFT_CONTIG
+#define LINE_OF(t) ((t) / FFT_L)
+#define ELEM_OF(t) ((t) % FFT_L)
+#else
+#define LINE_OF(t) ((t) % FFT_B)
+#define ELEM_OF(t) ((t) / FFT_B)
+#endif
+
 inline ulong line_start(ulong l, ulong inner, ulong outer)
 {
     return (l / inner) * outer + l % inner;
@@ -39,11 +49,7 @@ __kernel void fft_lines(__global float2 *data, __global const float2 *tw,
     const uint lid = get_local_id(0), g = get_local_size(0);
     const ulong l0 = (ulong)get_group_id(0) * FFT_B;
     for (uint t = lid; t < FFT_B * FFT_L; t += g) {
-#if FFT_CONTIG
-        const uint b = t / FFT_L, j = t % FFT_L;
-#else
-        const uint b = t % FFT_B, j = t / FFT_B;
-#endif
+        const uint b = LINE_OF(t), j = ELEM_OF(t);
         const ulong l = l0 + b;
         if (l < lines)
             s[b * FFT_L + rev[j]] = data[line_start(l, inner, outer) + j * stride];
@@ -65,11 +71,7 @@ __kernel void fft_lines(__global float2 *data, __global const float2 *tw,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     for (uint t = lid; t < FFT_B * FFT_L; t += g) {
-#if FFT_CONTIG
-        const uint b = t / FFT_L, j = t % FFT_L;
-#else
-        const uint b = t % FFT_B, j = t / FFT_B;
-#endif
+        const uint b = LINE_OF(t), j = ELEM_OF(t);
         const ulong l = l0 + b;
         if (l < lines)
             data[line_start(l, inner, outer) + j * stride] = s[b * FFT_L + j];

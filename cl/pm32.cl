@@ -54,12 +54,7 @@ __kernel void c_deposit(__global const double *pos, __global const double *mass,
     if (i >= n) return;
     double f[3];
     ulong c[3];
-    for (int a = 0; a < 3; a++) {
-        const double u = pos[3 * (size_t)i + a] * scale + shift;
-        const double cu = cell_of(u);
-        f[a] = u - cu;
-        c[a] = wrap_index(cu);
-    }
+    cloud(pos, i, scale, shift, f, c);
     const double m = ldexp(has_mass ? mass[i] : mass1, unit_shift(mhi));
     for (int ox = O_LO; ox <= O_HI; ox++) {
         const double wx = weight(ox, f[0]) * m;
@@ -246,12 +241,7 @@ __kernel void c_interp(__global const double *pos, const uint n, const double sc
     if (i >= n) return;
     double fr[3];
     ulong c[3];
-    for (int a = 0; a < 3; a++) {
-        const double u = pos[3 * (size_t)i + a] * scale + shift;
-        const double cu = cell_of(u);
-        fr[a] = u - cu;
-        c[a] = wrap_index(cu);
-    }
+    cloud(pos, i, scale, shift, fr, c);
     double out = 0.0;
     for (int ox = O_LO; ox <= O_HI; ox++) {
         const double wx = weight(ox, fr[0]);

@@ -33,6 +33,19 @@ inline double weight(int o, double f)
 #endif
 }
 
+/* Particle i's cloud: per axis its cell (wrapped) and offset f = u - cell, u = x scale +
+ * shift in mesh units */
+inline void cloud(__global const double *pos, const size_t i, const double scale,
+                  const double shift, double *f, ulong *c)
+{
+    for (int a = 0; a < 3; a++) {
+        const double u = pos[3 * i + a] * scale + shift;
+        const double cu = cell_of(u);
+        f[a] = u - cu;
+        c[a] = wrap_index(cu);
+    }
+}
+
 #if PM_ORDER == 2
 #define O_LO 0
 #else

@@ -58,7 +58,9 @@ class AxisTables:
     """The per-axis tables of the estimator on an ``n``³ mesh, shared by the host's and
     the device's shell sums (the same bits in both): ``freq`` the integer wave numbers
     (fftfreq), ``freq_z`` the rfft half's, ``window``/``window_z`` sinc(freq / n)^order,
-    ``phase``/``phase_z`` exp(iπ freq / n) (the half-cell shift's), ``kf`` 2π / box."""
+    ``phase``/``phase_z`` exp(iπ freq / n) (the half-cell shift's), ``kf`` 2π / box;
+    for the host's slabs (:func:`slab_shell_sums`) ``kyz2`` freq_y² + freq_z² of a slab's
+    (n, n / 2 + 1) modes and ``count`` the modes each stands for (flat)."""
     freq: np.ndarray
     freq_z: np.ndarray
     window: np.ndarray
@@ -66,16 +68,26 @@ class AxisTables:
     phase: np.ndarray
     phase_z: np.ndarray
     kf: float
+    kyz2: np.ndarray
+    count: np.ndarray
 
     @staticmethod
     def make(n: int, order: int, kf: float) -> "AxisTables":
         freq = np.fft.fftfreq(n, 1.0 / n)                       # integer wave numbers
         freq_z = np.fft.rfftfreq(n, 1.0 / n)
+        kyz2 = (freq ** 2)[:, None] + (freq_z ** 2)[None, :]
+        # the rfft half counts k and −k of the full grid, except on its k_z = 0 and
+        # Nyquist planes
+        count = np.full(len(freq_z), 2.0)
+        count[0] = 1.0
+        if n % 2 == 0:
+            count[-1] = 1.0
         return AxisTables(freq, freq_z,
                           np.sinc(freq / n) ** order,           # np.sinc(x) = sin(πx)/(πx)
                           np.sinc(freq_z / n) ** order,
                           np.exp(1j * np.pi * freq / n),        # k_i H/2 = π m_i / n
-                          np.exp(1j * np.pi * freq_z / n), kf)
+                          np.exp(1j * np.pi * freq_z / n), kf, kyz2,
+                          np.broadcast_to(count, kyz2.shape).ravel())
 
 
 #: device bytes a particle of :func:`device_shell_sums` at its peak: positions 24 and
@@ -145,15 +157,8 @@ def slab_shell_sums(i: int, d: np.ndarray, other: np.ndarray | None, n_mesh: int
     """x-slab ``i``'s modes, Σ count |k| and Σ count P per shell (len(edges) + 1 of them)
     from its rfft half ``d`` (n_mesh, n_mesh // 2 + 1) of the mass mesh and, interlaced,
     ``other``'s, the mesh shifted by half a cell (combined first)."""
-    freq, freq_z, phase, phase_z = axes.freq, axes.freq_z, axes.phase, axes.phase_z
-    wy, wz, kf = axes.window, axes.window_z, axes.kf
-    kyz2 = (freq ** 2)[:, None] + (freq_z ** 2)[None, :]
-    # the rfft half counts k and −k of the full grid, except on its k_z = 0 and Nyquist planes
-    count = np.full(len(freq_z), 2.0)
-    count[0] = 1.0
-    if n_mesh % 2 == 0:
-        count[-1] = 1.0
-    count = np.broadcast_to(count, kyz2.shape).ravel()
+    freq, phase, phase_z = axes.freq, axes.phase, axes.phase_z
+    wy, wz, kf, kyz2, count = axes.window, axes.window_z, axes.kf, axes.kyz2, axes.count
     if other is not None:
         d = (d + other * (phase[i] * phase[:, None] * phase_z[None, :])) * 0.5
     kmag = kf * np.sqrt(freq[i] ** 2 + kyz2).ravel()

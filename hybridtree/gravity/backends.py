@@ -85,15 +85,13 @@ class DeviceBackend(Backend):
     def long_range(self, job: Job, part: Part) -> None:
         e, s = self.engine, job.state
         mesh = e.long_range_of(e.g)
-        if s.float4:        # the float32 mesh adds to the walk's float4 (pm_compact)
-            with e.clock.device("pm"):
-                mesh.add_device4(s.n, s.pos, s.mass if s.mass_step else s.mass_value,
-                                 s.acc[part.name])
-            return
+        mass = s.mass if s.mass_step else s.mass_value      # one for all: the float32 mesh
         assert s.mass_step == 1 or e.g.periodic.single, "the float64 mesh takes a mass each"
         with e.clock.device("pm"):
-            mesh.add_device(s.n, s.pos, s.mass if s.mass_step else s.mass_value,
-                            s.acc[part.name], job.pot[part])
+            if s.float4:        # the float32 mesh adds to the walk's float4 (pm_compact)
+                mesh.add_device4(s.n, s.pos, mass, s.acc[part.name])
+            else:
+                mesh.add_device(s.n, s.pos, mass, s.acc[part.name], job.pot[part])
 
     def reduce_part(self, job: Job, part: Part) -> None:
         """The part's interaction counts and net force, summed on the device (the walk's

@@ -80,20 +80,27 @@ class LongRange:
         many = self.comm is not None
         if n == 0 and not many:
             return
-        rt, p = self.rt, self.p
-        one = not isinstance(mass, cl.Buffer)       # one mass for all: the float32 mesh
-        if self._mass_total is None:
-            self._mass_total = self._total(n, mass)
+        rt = self.rt
+        shift, coef = self._offsets(n, mass)
         self._device_mesh().add_forces(pos, mass, n, acc, pot)
         if n == 0:
             return
-        shift = p.potential_offset(self._mass_total)
-        if one:
-            shift += p.self_potential_per_mass * float(mass)
-        else:
-            launch(rt, "state.cl", "axpy", n, np.int64(n),
-                   np.float64(p.self_potential_per_mass), mass, pot)
+        if coef:
+            launch(rt, "state.cl", "axpy", n, np.int64(n), np.float64(coef), mass, pot)
         launch(rt, "state.cl", "shift", n, np.int64(n), np.float64(shift), pot)
+
+    def _offsets(self, n: int, mass) -> tuple[float, float]:
+        """(c, coef): each potential gains c + coef m_i, the split's missing volume
+        integral and a particle's own images m / (sqrt(pi) r_s); for one mass for all (a
+        float ``mass``: the float32 mesh) both in c and coef 0.  The total mass is found
+        at the first call (collective on many processes) and kept."""
+        if self._mass_total is None:
+            self._mass_total = self._total(n, mass)
+        p = self.p
+        shift = p.potential_offset(self._mass_total)
+        if not isinstance(mass, cl.Buffer):
+            return shift + p.self_potential_per_mass * float(mass), 0.0
+        return shift, p.self_potential_per_mass
 
     def _total(self, n: int, mass) -> float:
         """The total mass of the n sources (of every process sharing the mesh): ``mass``
@@ -115,15 +122,8 @@ class LongRange:
         mass must not change between calls."""
         if n == 0:
             return
-        rt, p = self.rt, self.p
-        one = not isinstance(mass, cl.Buffer)
-        if self._mass_total is None:
-            self._mass_total = self._total(n, mass)
+        shift, coef = self._offsets(n, mass)
         self._device_mesh().add_forces4(pos, mass, n, part4)
-        # pot += m / (sqrt(pi) r_s) + the offset: one constant where the mass is one
-        shift = p.potential_offset(self._mass_total)
-        coef = p.self_potential_per_mass
-        launch(rt, "state.cl", "offset4", n, np.int32(n),
-               np.float64(shift + (coef * float(mass) if one else 0.0)),
-               np.float64(0.0 if one else coef), np.int32(not one),
-               part4 if one else mass, part4)
+        per_mass = isinstance(mass, cl.Buffer)
+        launch(self.rt, "state.cl", "offset4", n, np.int32(n), np.float64(shift),
+               np.float64(coef), np.int32(per_mass), mass if per_mass else part4, part4)

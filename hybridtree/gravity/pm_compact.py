@@ -195,6 +195,11 @@ class CompactMesh:
         self._run("c_sum", 1, self._cols, np.uint32(n_mesh), np.uint32(1), self._total)
         self._run("c_contrast", n_mesh ** 3, self.a, self.b, self._total, self._mhi,
                   np.float64((n_mesh / self.p.box) ** 3))
+        self._forward()
+
+    def _forward(self) -> None:
+        """A (a real field) := its half spectrum, the kz = n / 2 plane in the side buffer."""
+        n_mesh = self.p.n_mesh
         self._fft(self.a, 1)
         self._run("c_r2c", n_mesh * n_mesh * (n_mesh // 4 + 1), self.a, self._nyq, self._tw)
 
@@ -285,8 +290,7 @@ class CompactMesh:
         n = self.p.n_mesh
         rt = self.rt
         cl.enqueue_copy(rt.queue, self.a, np.ascontiguousarray(field, np.float32))
-        self._fft(self.a, 1)
-        self._run("c_r2c", n * n * (n // 4 + 1), self.a, self._nyq, self._tw)
+        self._forward()
         half = np.empty((n, n, n // 2), np.complex64)
         nyq = np.empty((n, n), np.complex64)
         download(rt, [(self.a, half), (self._nyq, nyq)])

@@ -44,7 +44,7 @@ from ..device.transfer import Workspace, download, upload
 from .periodic import Periodic
 from .tree.device_sort import MAX_N, radix_sort
 
-__all__ = ["DeviceMesh", "MeshKernels", "MeshSizeError", "mesh_bytes"]
+__all__ = ["DeviceMesh", "MeshKernels", "MeshSizeError", "mesh_bytes", "mesh_words"]
 
 _SOURCE = "pm.cl"
 #: mesh points along z per work-item of the assignment (cl/pm.cl, pm_assign): each
@@ -89,11 +89,19 @@ def refuse_unless_fits(rt: Runtime, one: int, total: int, what: str, remedy: str
     buffers' type."""
     max_alloc, global_mem = device_memory(rt)
     if one > max_alloc or total > global_mem:
-        raise MeshSizeError(
-            f"{what} {kind} buffers of up to {one / 2**20:.0f} MiB "
-            f"({total / 2**20:.0f} MiB in all) but {rt.info.name} allows "
-            f"{max_alloc / 2**20:.0f} MiB per buffer ({global_mem / 2**20:.0f} MiB in "
-            f"all): {remedy}")
+        raise MeshSizeError(mesh_words(what, kind, one, total, rt.info.name, max_alloc,
+                                       global_mem, remedy))
+
+
+def mesh_words(what: str, kind: str, one: int, total: int, device: str, max_alloc: int,
+               global_mem: int, remedy: str) -> str:
+    """The refusal of mesh buffers a device cannot hold (:func:`refuse_unless_fits`, and
+    the memory plan's before any runtime is made: hybridtree/run/plan.py): ``one`` and
+    ``total`` bytes asked of ``device``, which allows ``max_alloc`` per buffer and
+    ``global_mem`` in all."""
+    return (f"{what} {kind} buffers of up to {one / 2**20:.0f} MiB ({total / 2**20:.0f} "
+            f"MiB in all) but {device} allows {max_alloc / 2**20:.0f} MiB per buffer "
+            f"({global_mem / 2**20:.0f} MiB in all): {remedy}")
 
 
 def _check_fits(rt: Runtime, n_mesh: int) -> None:

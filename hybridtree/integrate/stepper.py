@@ -32,6 +32,10 @@ class Stepper:
     """This process's particles (``state``) with the forces of their positions, stepped by
     ``scheme`` with ``engine``'s forces, timed by ``clock``.  Subclasses make them."""
 
+    #: a restart's stored forces are computed again instead of kept (SerialStepper: a
+    #: box's float32 mesh, whose float32 sum the stored float64 force is not)
+    _recompute = False
+
     state: State
     scheme: NestedLeapfrog | BlockLeapfrog | ComovingLeapfrog | ComovingBlock   # scheme_for's
     engine: ForceEngine
@@ -43,7 +47,7 @@ class Stepper:
 
     def start(self, reuse: bool) -> None:
         """Forces at the start (``reuse``: keep a restart snapshot's accelerations)."""
-        self.scheme.start(self.state, reuse and not getattr(self, "_recompute", False))
+        self.scheme.start(self.state, reuse and not self._recompute)
 
     def step(self, dt: float) -> None:
         """One (soft) step of ``dt``."""

@@ -28,7 +28,7 @@ from ..device.transfer import CHUNK, STAGING_SLOTS
 from ..gravity.engine import float4_part
 from ..gravity.periodic import default_mesh
 from ..gravity.pm_compact import compact_mesh_bytes
-from ..gravity.pm_device import mesh_bytes
+from ..gravity.pm_device import mesh_bytes, mesh_words
 from ..gravity.settings import GravitySettings
 from ..gravity.tuning import LIST_WALK, TUNING, WalkTuning
 from ..gravity.walk_kernels import default_group
@@ -197,11 +197,9 @@ class Plan:
         limit, memory = d.max_mem_alloc_size or big, d.global_mem_size or total
         if big <= limit and total <= memory:
             return ""
-        kind = "float32" if self.mesh_single else "complex128"
-        return (f"a {self.mesh_side}^3 PM mesh needs {kind} buffers of up to "
-                f"{big / MIB:.0f} MiB ({total / MIB:.0f} MiB in all) but {d.name} allows "
-                f"{limit / MIB:.0f} MiB per buffer ({memory / MIB:.0f} MiB in all): take a "
-                f"smaller pm_grid")
+        return mesh_words(f"a {self.mesh_side}^3 PM mesh needs",
+                          "float32" if self.mesh_single else "complex128", big, total,
+                          d.name, limit, memory, "take a smaller pm_grid")
 
     def refusal(self) -> str:
         """Why the device cannot hold the run ("" where it can): the mesh's own words
@@ -352,20 +350,22 @@ def device_plan(settings: Settings, info: DeviceInfo, n: int, size: int = 1,
     staging = os.environ.get("HYBRIDTREE_STAGING", "auto")
     if n and (staging == "always" or (staging == "auto" and info.kind == "gpu")):
         owners["staging"] = STAGING_SLOTS * CHUNK
-    lean = None
+    plan = Plan(n, info, {k: int(v) for k, v in owners.items()}, context_bytes(info),
+                int(largest), {k: int(v) for k, v in unseen.items()},
+                n_mesh if box is not None and g.method != "direct" else 0, int(apart),
+                int(_b("state_vel32") * n) if vel32_ok and not vel32 else 0, mesh32)
+    # what the float32 mesh would need, for the refusal's hint: planned only where the
+    # device cannot hold this plan (largest_n and the device choice ask many plans)
     if (box is not None and not mesh32 and size == 1 and on_device
-            and n_mesh & (n_mesh - 1) == 0):
+            and n_mesh & (n_mesh - 1) == 0
+            and info.global_mem_size and plan.total > info.global_mem_size):
         flat = {"memory.mesh": "float32"}
         if vel32_ok and not vel32:
             flat["memory.velocities"] = "float32"
         named = " and ".join(f'{k} = "{v}"' for k, v in flat.items())
-        lean = (named, device_plan(settings.with_overrides(flat), info, n, size, tuning,
-                                   stored).total)
-    return Plan(n, info, {k: int(v) for k, v in owners.items()}, context_bytes(info),
-                int(largest), {k: int(v) for k, v in unseen.items()},
-                n_mesh if box is not None and g.method != "direct" else 0, int(apart),
-                int(_b("state_vel32") * n) if vel32_ok and not vel32 else 0,
-                mesh32, lean)
+        plan = replace(plan, lean=(named, device_plan(settings.with_overrides(flat), info,
+                                                      n, size, tuning, stored).total))
+    return plan
 
 
 def largest_n(settings: Settings, info: DeviceInfo, size: int = 1) -> int:

@@ -7,12 +7,11 @@ on every process together under MPI."""
 
 from __future__ import annotations
 
-from types import MappingProxyType
-
 import math
 from collections.abc import Callable
 import os
 from pathlib import Path
+from types import MappingProxyType
 
 from ..config.settings import Settings, ics_file_error
 from ..ics.threads import draw_threads
