@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import HybridtreeError
 from ..gravity.tree.limits import mass_error, refusal, span_error, spread
 from ..parallel.comm import Comm
-from ..particles import Particles
+from ..particles import Particles, bounds
 from .processes import RunError
 
 __all__ = ["NumericalError", "RunInterrupted", "Signals", "check_first", "check_range",
@@ -130,8 +130,7 @@ def check_range(comm: Comm, p: Particles, g: Any, what: str) -> None:
     if drawn is not None:
         lo, hi, sums = drawn[0], drawn[1], np.array([n, drawn[2]])
     else:
-        lo = p.pos.min(axis=0) if n else np.full(3, np.inf)
-        hi = p.pos.max(axis=0) if n else np.full(3, -np.inf)
+        lo, hi = bounds(p.pos) if n else (np.full(3, np.inf), np.full(3, -np.inf))
         sums = np.array([n, p.mass.sum()])
     if comm.size > 1:
         ext = comm.allreduce(np.concatenate([-lo, hi]), "max")

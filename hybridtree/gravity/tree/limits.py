@@ -36,6 +36,7 @@ import math
 import numpy as np
 
 from ...errors import HybridtreeError
+from ...particles import bounds
 
 __all__ = ["RangeError", "RESOLUTION_BITS", "check_range", "check_result", "largest_span",
            "mass_error", "refusal", "span_error", "span_of", "spread"]
@@ -89,8 +90,9 @@ def span_of(*arrays: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
     rows = [a for a in arrays if len(a)]
     if not rows:
         return 0.0, np.zeros(3), np.zeros(3)
-    lo = np.min([a.min(axis=0) for a in rows], axis=0)
-    hi = np.max([a.max(axis=0) for a in rows], axis=0)
+    corners = [bounds(a) for a in rows]
+    lo = np.min([c[0] for c in corners], axis=0)
+    hi = np.max([c[1] for c in corners], axis=0)
     with np.errstate(over="ignore"):
         return float(np.max(hi - lo)), lo, hi
 

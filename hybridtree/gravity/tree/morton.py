@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...particles import bounds
+
 BITS = 21                      # bits per axis; 3 * 21 = 63 bits per key
 MAX_LEVEL = BITS               # deepest level that the keys resolve
 _SCALE = float(1 << BITS)
@@ -30,7 +32,7 @@ def bounding_cube(pos: np.ndarray, power_of_two: bool = False) -> Cube:
     A set with zero extent (one particle, or all at one point) gets side 1 so that
     the key arithmetic stays finite.
     """
-    return extent_cube(pos.min(axis=0), pos.max(axis=0), power_of_two)
+    return extent_cube(*bounds(pos), power_of_two)
 
 
 def extent_cube(lo: np.ndarray, hi: np.ndarray, power_of_two: bool = False) -> Cube:
