@@ -481,29 +481,58 @@ __kernel void moment_sets4(const int n, const int S, const ulong sel,
                          has_pot ? (double)pot4[p].w : 0.0, has_pot, p, t));
 }
 
-/* The enclosed masses of set s's particle p: t[k] = m_p where r_p <= radii[k] (r_p about
-   the set's centre c), the terms of enclosed_terms. */
-static inline void enclosed_t(__global const double *pos, __global const double *c,
-                              const double mp, __constant double *radii, const size_t p,
-                              double *t)
-{
-    const double rp = radius(pos, p, c[0], c[1], c[2]);
-    for (int k = 0; k < NR; k++)
-        t[k] = rp <= radii[k] ? mp : 0.0;
-}
-
 /* Level 1 of the enclosed masses of S sets: set s about centre par[3 s ..], its NR trial
-   radii radii[s NR ..]; a particle outside the set adds +0.0 (enclosed_terms of the
-   set's type_mass masses). */
+   radii radii[s NR ..].  A work-item per block adds each particle's mass to the sums of
+   its own sets only (its type's, and every particle's), so a pass costs about one set's
+   on a CPU.  The terms it skips are the +0.0 of enclosed_terms (of the set's type_mass
+   masses), and s + 0.0 is s but for s = -0.0 (+0.0 then), so each sum is enclosed_terms'
+   or differs from it only in the sign of a zero (all of its terms +0.0 or -0.0 masses),
+   which radii_narrow's comparisons (sums < want) do not see: the same radii.  (On a GPU
+   its 8 NR sums a work-item would leave registers: enclosed_sets_each there.) */
+#define MAX_SETS 8
 __kernel void enclosed_sets(const int n, const int S, const ulong sel,
                             __global const uchar *types, __global const double *pos,
                             __global const double *mass, const int mass_step,
                             __global const double *par, __constant double *radii,
                             __global double *out)
 {
-    LEVEL1_SETS(NR, n, S, out,
-                if (IN_SET(types, p, want))
-                    enclosed_t(pos, par + 3 * set, M(p), radii + set * NR, p, t));
+    const int j = get_global_id(0);
+    if (j >= (n + BLOCK - 1) / BLOCK)
+        return;
+    SUM s[MAX_SETS * NR];
+    for (int k = 0; k < S * NR; k++)
+        s[k] = 0.0;
+    for (int i = 0; i < BLOCK; i++) {
+        const size_t p = (size_t)j * BLOCK + i;
+        if (p >= (size_t)n)
+            break;
+        const double mp = M(p);
+        for (int q = 0; q < S; q++) {
+            if (!IN_SET(types, p, SET_TYPE(sel, q)))
+                continue;
+            const double rp = radius(pos, p, par[3 * q], par[3 * q + 1], par[3 * q + 2]);
+            for (int k = 0; k < NR; k++)
+                s[q * NR + k] = s[q * NR + k] + (rp <= radii[q * NR + k] ? mp : 0.0);
+        }
+    }
+    for (int k = 0; k < S * NR; k++)
+        out[(size_t)j * S * NR + k] = s[k];
+}
+
+/* enclosed_sets with a work-item per block and set (LEVEL1_SETS: the terms of
+   enclosed_terms, +0.0 outside the set; NR sums each, in registers): on GPUs, where
+   S times the work-items of one set's pass fill the device. */
+__kernel void enclosed_sets_each(const int n, const int S, const ulong sel,
+                                 __global const uchar *types, __global const double *pos,
+                                 __global const double *mass, const int mass_step,
+                                 __global const double *par, __constant double *radii,
+                                 __global double *out)
+{
+    LEVEL1_SETS(NR, n, S, out, if (IN_SET(types, p, want)) {
+        const double rp = radius(pos, p, par[3 * set], par[3 * set + 1], par[3 * set + 2]);
+        for (int k = 0; k < NR; k++)
+            t[k] = rp <= radii[set * NR + k] ? M(p) : 0.0;
+    });
 }
 
 /* Level 1 of the largest radius of every particle about each of S centres par[3 s ..]

@@ -3,15 +3,17 @@ several particle types sums each type's moments and finds each type's Lagrangian
 (about its own centre of mass, of its own total), and the whole set's radii.  One set at
 a time, each is a chain of launches (a multisection of :data:`PASSES` passes, each pass
 its levels), so a report of three types cost four times one set's, launch-bound on a GPU.
-Here every set's sums are columns of one chain (cl/reduce.cl ``moment_sets``,
-``enclosed_sets``: a work-item per block and set), and all sets' trial radii narrow in one
+Here every set's sums are columns of one chain (cl/reduce.cl ``moment_sets``: a
+work-item per block and set; ``enclosed_sets``: per block, each particle adding to its own
+sets' sums only, or per block and set on GPUs), and all sets' trial radii narrow in one
 multisection.
 
-Set s is the particles of one GADGET type, or every particle (``None``).  A particle
-outside a set adds the terms of a mass of +0.0 to that set's sums, in the block order of
-:mod:`.reduce`, which is what a one-set sum of :meth:`Reducer.type_mass`'s masses adds:
-the same bits (tests/device/test_reduce_sets.py); the radii are the particles' own radii
-that :func:`.multisection.multisect` picks, whatever runs beside them.  Units: internal
+Set s is the particles of one GADGET type, or every particle (``None``).  In the moments
+a particle outside a set adds the terms of a mass of +0.0 to that set's sums, in the block
+order of :mod:`.reduce`, which is what a one-set sum of :meth:`Reducer.type_mass`'s
+masses adds: the same bits (tests/device/test_reduce_sets.py); the radii are the
+particles' own radii that :func:`.multisection.multisect` picks (the enclosed masses
+compared with f x total are the one-set sums, or differ in a zero's sign alone).  Units: internal
 (G = 1); masses, lengths and velocities as the caller's arrays.
 """
 
@@ -75,12 +77,14 @@ class SetReductions:
 
     def set_radii(self, n: int, types: cl.Buffer, sets: list[int | None], pos: cl.Buffer,
                   mass: cl.Buffer, centres, totals, fractions=(0.1, 0.5, 0.9),
-                  mass_step: int = 1) -> list[list[float]]:
+                  mass_step: int = 1, each: bool | None = None) -> list[list[float]]:
         """:meth:`Reducer.lagrangian_radii` of each set (per set a row of radii, length
         units) about its centre ``centres[s]`` ((S, 3)) of the mass ``totals[s]``: the same
         bits as one set at a time (of its :meth:`Reducer.type_mass` masses), with one
         multisection of :data:`PASSES` passes for all, run on the device and read back
-        once; NaN where a total is not > 0."""
+        once; NaN where a total is not > 0.  ``each``: the enclosed masses with a
+        work-item per block and set (cl/reduce.cl ``enclosed_sets_each``; None: on GPUs),
+        else per block (``enclosed_sets``): the same radii."""
         f = checked_fractions(fractions)
         sel, s, nf = selectors(sets), len(sets), len(f)
         if n == 0:
@@ -97,10 +101,12 @@ class SetReductions:
         radii = scratch(rt, "reduce.radii", 8 * s * nr)
         self._run("radii_start_sets", fs, np.int32(s), np.int32(nf), np.int32(TRIALS), par,
                   rmax, st, radii)
+        each = rt.info.kind == "gpu" if each is None else each
         for _ in range(PASSES):
-            sums = self._levels_on_device("enclosed_sets", n, s * nr, np.int32(s), sel, types,
-                                          pos, mass, np.int32(mass_step), par, radii, nr=nr,
-                                          per_row=s)
+            sums = self._levels_on_device("enclosed_sets_each" if each else "enclosed_sets", n,
+                                          s * nr, np.int32(s), sel, types, pos, mass,
+                                          np.int32(mass_step), par, radii, nr=nr,
+                                          per_row=s if each else 1)
             self._run("radii_narrow", fs, np.int32(fs), np.int32(TRIALS), sums, st, radii)
         out = read_small(rt, np.empty(2 + 4 * fs, np.int64), st)
         lo, hi = out[2 + fs:2 + 2 * fs], out[2 + 2 * fs:2 + 3 * fs]

@@ -51,11 +51,19 @@ def cloud():
     return pos, vel, mass, types, pot
 
 
-@pytest.mark.parametrize("uniform", [False, True])
-def test_sets_equal_one_set_at_a_time_and_the_twins(red, cloud, uniform):
+@pytest.mark.parametrize("uniform,each,zeros", [(False, False, False), (True, False, False),
+                                                 (False, True, False), (False, False, True),
+                                                 (False, True, True)])
+def test_sets_equal_one_set_at_a_time_and_the_twins(red, cloud, uniform, each, zeros):
+    """``each``: the GPUs' enclosed masses (a work-item per block and set), else the
+    CPUs' (per block); ``zeros``: masses of +0.0 and -0.0 among them, a block of -0.0
+    alone (sums of zeros whose signs the sets' skipped terms may change)."""
     pos, vel, mass, types, pot = cloud
     if uniform:                 # one mass for all (mass_step 0, DeviceState's uniform)
         mass = np.full(N, mass[0])
+    if zeros:
+        mass = mass.copy()
+        mass[::7], mass[3::11], mass[128:192] = 0.0, -0.0, -0.0
     step = 0 if uniform else 1
     d_pos, d_vel, d_types, d_pot = dev(red, pos), dev(red, vel), dev(red, types), dev(red, pot)
     d_mass = dev(red, mass[:1] if uniform else mass)
@@ -63,7 +71,7 @@ def test_sets_equal_one_set_at_a_time_and_the_twins(red, cloud, uniform):
     centres = [m["com"] for m in moms] + [np.array([0.01, -0.02, 0.03])]
     totals = [m["mass"] for m in moms] + [float(mass.sum())]
     radii = red.set_radii(N, d_types, TYPES + [None], d_pos, d_mass, centres, totals,
-                          mass_step=step)
+                          mass_step=step, each=each)
     for i, t in enumerate(TYPES):
         tm = red.type_mass(N, d_types, t, d_mass, step)
         one = red.moments(N, d_pos, d_vel, tm, d_pot)
