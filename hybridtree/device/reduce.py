@@ -137,10 +137,12 @@ class Reducer(SetReductions):
                                                                         nr=nr))
 
     def _levels_on_device(self, name: str, n: int, k: int, *args, op: str = "reduce_rows",
-                          nr: int = 3 * TRIALS, per_row: int = 1) -> cl.Buffer:
+                          nr: int = 3 * TRIALS, per_row: int = 1,
+                          rows_out: cl.Buffer | None = None) -> cl.Buffer:
         """:meth:`_levels` enqueued only: the scratch buffer whose first k values will be
         the row (valid for the kernels enqueued right after).  ``per_row``: a level-1
-        kernel's work-items per block (:mod:`.reduce_sets`: one per set)."""
+        kernel's work-items per block (:mod:`.reduce_sets`: one per set); ``rows_out``:
+        the caller's buffer for the level-1 rows (8 k ceil(n / BLOCK) bytes)."""
         names = ("reduce.even", "reduce.odd")
         rows = -(-n // BLOCK)
         if rows > 1 and self._fuses(name, k, nr):   # a work-group of BLOCK per level-2 row
@@ -152,7 +154,8 @@ class Reducer(SetReductions):
             # level-1 rows (8 K / BLOCK B/particle): from rows_apart_from on this call's
             # own, freed once level 2 is done (kept, they sat beside a walk's peak); the
             # next levels' stay kept
-            out = (self.rt.empty(8 * k * rows) if rows > 1 and n >= self.rows_apart_from
+            out = (rows_out if rows > 1 and rows_out is not None
+                   else self.rt.empty(8 * k * rows) if rows > 1 and n >= self.rows_apart_from
                    else scratch(self.rt, "reduce.rows" if rows > 1 else names[0],
                                 8 * k * rows))
             # a level-1 kernel has a work-item per block; the level kernels one per value

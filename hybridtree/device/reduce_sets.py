@@ -25,7 +25,7 @@ import numpy as np
 import pyopencl as cl
 
 from .multisection import PASSES, TRIALS, checked_fractions
-from .reduce_twins import moments_of_sums
+from .reduce_twins import BLOCK, moments_of_sums
 from .transfer import read_small, scratch
 
 if TYPE_CHECKING:
@@ -59,6 +59,14 @@ class SetReductions:
 
     rt: Runtime
 
+    def _rows(self, n: int, k: int) -> cl.Buffer | None:
+        """The level-1 rows of a chain of k sums (None: one block, no rows), made for the
+        call and freed after it: k is S times a set's, 8 k / BLOCK bytes a particle (10.5
+        for the radii of four sets), which kept would sit beside a walk's peak for the
+        rest of the run (the run's plan keeps one set's: hybridtree/run/plan.py)."""
+        rows = -(-n // BLOCK)
+        return self.rt.empty(8 * k * rows) if rows > 1 else None
+
     def set_moments(self, n: int, types: cl.Buffer, sets: list[int | None], pos: cl.Buffer,
                     vel: cl.Buffer, mass: cl.Buffer, pot: cl.Buffer | None = None,
                     pot4: bool = False, mass_step: int = 1) -> list[dict]:
@@ -71,7 +79,7 @@ class SetReductions:
         row = self._levels_on_device("moment_sets4" if pot4 else "moment_sets", n, k,
                                      np.int32(len(sets)), sel, types, pos, vel, mass,
                                      np.int32(mass_step), pot, np.int32(pot is not None),
-                                     per_row=len(sets))
+                                     per_row=len(sets), rows_out=self._rows(n, k))
         row = read_small(self.rt, np.empty(k), row)
         return [moments_of_sums(row[13 * i:13 * (i + 1)]) for i in range(len(sets))]
 
@@ -96,17 +104,18 @@ class SetReductions:
                                           np.asarray(totals, np.float64).reshape(s), f])
         self._sets_copy = cl.enqueue_copy(rt.queue, par, self._sets_init, is_blocking=False)
         rmax = self._levels_on_device("max_radius_sets", n, s, np.int32(s), pos, par,
-                                      op="reduce_rows_max", per_row=s)
+                                      op="reduce_rows_max", per_row=s, rows_out=self._rows(n, s))
         st = scratch(rt, "reduce.radii_state", 8 * (2 + 4 * fs))
         radii = scratch(rt, "reduce.radii", 8 * s * nr)
         self._run("radii_start_sets", fs, np.int32(s), np.int32(nf), np.int32(TRIALS), par,
                   rmax, st, radii)
         each = rt.info.kind == "gpu" if each is None else each
+        rows = self._rows(n, s * nr)      # one buffer for every pass
         for _ in range(PASSES):
             sums = self._levels_on_device("enclosed_sets_each" if each else "enclosed_sets", n,
                                           s * nr, np.int32(s), sel, types, pos, mass,
                                           np.int32(mass_step), par, radii, nr=nr,
-                                          per_row=s if each else 1)
+                                          per_row=s if each else 1, rows_out=rows)
             self._run("radii_narrow", fs, np.int32(fs), np.int32(TRIALS), sums, st, radii)
         out = read_small(rt, np.empty(2 + 4 * fs, np.int64), st)
         lo, hi = out[2 + fs:2 + 2 * fs], out[2 + 2 * fs:2 + 3 * fs]

@@ -10,7 +10,7 @@ import pytest
 from hybridtree.device import reduce as reduce_mod
 from hybridtree.device.choice import get_runtime
 from hybridtree.device.multisection import PASSES
-from hybridtree.device.reduce import host_lagrangian_radii, host_moments, reducer
+from hybridtree.device.reduce import BLOCK, host_lagrangian_radii, host_moments, reducer
 from hybridtree.gravity.engine import GravitySettings
 from hybridtree.ics import plummer
 from hybridtree.integrate.stepper import SerialStepper, Stepper
@@ -154,3 +154,23 @@ def test_a_report_of_three_types_runs_one_multisection(red, monkeypatch):
         assert row["mass"] == mom["mass"] and row["kinetic"] == mom["kinetic"]
         assert row["potential"] == mom["potential"]
         assert [row["lx"], row["ly"], row["lz"]] == list(mom["angular_momentum"])
+
+
+def test_the_sets_keep_no_level_rows(red, cloud):
+    """The sets' level-1 rows (8 K / BLOCK bytes a particle, K = S times a set's sums: 10.5
+    for four sets' radii) are made for the call and freed after it: what a report leaves
+    kept is the next levels' rows, BLOCK times fewer, and its small buffers."""
+    ledger = red.rt.memory
+    if ledger is None:
+        pytest.skip("no ledger on a simulator")
+    pos, vel, mass, types = (np.concatenate([a] * 4) for a in cloud[:4])   # the most yet
+    n = len(mass)
+    d_pos, d_vel, d_mass, d_types = dev(red, pos), dev(red, vel), dev(red, mass), dev(red, types)
+    sets = [1, 2, 4, None]
+    red.rt.queue.finish()
+    before = ledger.live["reductions"]
+    for each in (False, True):
+        red.set_moments(n, d_types, sets[:3], d_pos, d_vel, d_mass)
+        red.set_radii(n, d_types, sets, d_pos, d_mass, np.zeros((4, 3)), [1.0] * 4, each=each)
+    red.rt.queue.finish()
+    assert ledger.live["reductions"] - before <= 8 * 84 * n / BLOCK**2 * 1.5 + 4096
