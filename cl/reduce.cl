@@ -488,7 +488,7 @@ __kernel void moment_sets4(const int n, const int S, const ulong sel,
    masses), and s + 0.0 is s but for s = -0.0 (+0.0 then), so each sum is enclosed_terms'
    or differs from it only in the sign of a zero (all of its terms +0.0 or -0.0 masses),
    which radii_narrow's comparisons (sums < want) do not see: the same radii.  (On a GPU
-   its 8 NR sums a work-item would leave registers: enclosed_sets_each there.) */
+   its MAX_SETS NR sums a work-item would leave registers: enclosed_sets_each there.) */
 #define MAX_SETS 8
 __kernel void enclosed_sets(const int n, const int S, const ulong sel,
                             __global const uchar *types, __global const double *pos,
