@@ -213,15 +213,14 @@ __kernel REQD_BLOCK void net_terms42(const int n, __global const double *mass,
     LEVEL12(4, n, out, net_t4(mass, mass_step, acc, p, t));
 }
 
-/* The moments' terms of particle p: m, m x (3), kinetic, potential, m v (3),
+/* The moments' terms of particle p of mass m: m, m x (3), kinetic, potential, m v (3),
    m (x cross v) (3), m |x|^2 (for the Lambda term's potential energy); u: its potential,
    loaded by the caller (moment_t, moment_t4), used only where has_pot. */
-static inline void moment_u(__global const double *pos, __global const VEL_T *vel,
-                            __global const double *mass, const int mass_step,
-                            const double u, const int has_pot, const size_t p,
+static inline void moment_m(__global const double *pos, __global const VEL_T *vel,
+                            const double m, const double u, const int has_pot, const size_t p,
                             double *t)
 {
-    const double m = M(p), h = 0.5 * m;
+    const double h = 0.5 * m;
     const double x = pos[3 * p], y = pos[3 * p + 1], z = pos[3 * p + 2];
     const double vx = vel[3 * p], vy = vel[3 * p + 1], vz = vel[3 * p + 2];
     t[0] = m;
@@ -237,6 +236,15 @@ static inline void moment_u(__global const double *pos, __global const VEL_T *ve
     t[10] = m * (z * vx - x * vz);
     t[11] = m * (x * vy - y * vx);
     t[12] = m * ((x * x + y * y) + z * z);
+}
+
+/* moment_m with particle p's own mass. */
+static inline void moment_u(__global const double *pos, __global const VEL_T *vel,
+                            __global const double *mass, const int mass_step,
+                            const double u, const int has_pot, const size_t p,
+                            double *t)
+{
+    moment_m(pos, vel, M(p), u, has_pot, p, t);
 }
 
 /* moment_u of a state of float64 parts: the potential pot[p]. */
@@ -427,6 +435,141 @@ __kernel void max_radius(const int n, __global const double *pos, const double c
     for (size_t p = (size_t)j * BLOCK; p < (size_t)j * BLOCK + BLOCK && p < (size_t)n; p++)
         s = fmax(s, radius(pos, p, cx, cy, cz));
     out[j] = s;
+}
+
+/* Several sets' sums in one level chain (hybridtree/device/reduce_sets.py): set s (of S,
+   at most 8) is the particles of GADGET type byte s of sel (types: one byte each), or
+   every particle where that byte is ALL_TYPES.  A work-item per block and set: row j of
+   out holds the S sets' K sums each (set s's at s K), each summed over the block in
+   BLOCK_SUMS' order with the terms of a particle outside the set those of a mass of
+   +0.0 (type_mass's masses): the bits of S level chains of one set each. */
+#define ALL_TYPES 255
+#define SET_TYPE(sel, s) ((uint)(((sel) >> (8 * (s))) & 255))
+#define IN_SET(types, p, want) ((want) == ALL_TYPES || (uint)(types)[p] == (want))
+#define LEVEL1_SETS(K, n, S, out, TERMS)                            \
+    const int g = get_global_id(0);                                 \
+    if (g >= ((n) + BLOCK - 1) / BLOCK * (S))                       \
+        return;                                                     \
+    const int j = g / (S), set = g - j * (S);                       \
+    const uint want = SET_TYPE(sel, set);                           \
+    SUM s[K];                                                       \
+    BLOCK_SUMS(K, n, j, s, TERMS)                                   \
+    for (int k = 0; k < (K); k++)                                   \
+        out[((size_t)j * (S) + set) * (K) + k] = s[k]
+
+/* The moments of S sets (moment_terms of each set's type_mass masses). */
+__kernel void moment_sets(const int n, const int S, const ulong sel,
+                          __global const uchar *types, __global const double *pos,
+                          __global const VEL_T *vel, __global const double *mass,
+                          const int mass_step, __global const double *pot, const int has_pot,
+                          __global double *out)
+{
+    LEVEL1_SETS(13, n, S, out,
+                moment_m(pos, vel, IN_SET(types, p, want) ? M(p) : 0.0,
+                         has_pot ? pot[p] : 0.0, has_pot, p, t));
+}
+
+/* moment_sets of a state of float32 parts (the potential: pot4's w, moment_t4). */
+__kernel void moment_sets4(const int n, const int S, const ulong sel,
+                           __global const uchar *types, __global const double *pos,
+                           __global const VEL_T *vel, __global const double *mass,
+                           const int mass_step, __global const float4 *pot4,
+                           const int has_pot, __global double *out)
+{
+    LEVEL1_SETS(13, n, S, out,
+                moment_m(pos, vel, IN_SET(types, p, want) ? M(p) : 0.0,
+                         has_pot ? (double)pot4[p].w : 0.0, has_pot, p, t));
+}
+
+/* Level 1 of the enclosed masses of S sets: set s about centre par[3 s ..], its NR trial
+   radii radii[s NR ..].  A work-item per block adds each particle's mass to the sums of
+   its own sets only (its type's, and every particle's), so a pass costs about one set's
+   on a CPU.  The terms it skips are the +0.0 of enclosed_terms (of the set's type_mass
+   masses), and s + 0.0 is s but for s = -0.0 (+0.0 then), so each sum is enclosed_terms'
+   or differs from it only in the sign of a zero (all of its terms +0.0 or -0.0 masses),
+   which radii_narrow's comparisons (sums < want) do not see: the same radii.  (On a GPU
+   its MAX_SETS NR sums a work-item would leave registers: enclosed_sets_each there.) */
+#define MAX_SETS 8
+__kernel void enclosed_sets(const int n, const int S, const ulong sel,
+                            __global const uchar *types, __global const double *pos,
+                            __global const double *mass, const int mass_step,
+                            __global const double *par, __constant double *radii,
+                            __global double *out)
+{
+    const int j = get_global_id(0);
+    if (j >= (n + BLOCK - 1) / BLOCK)
+        return;
+    SUM s[MAX_SETS * NR];
+    for (int k = 0; k < S * NR; k++)
+        s[k] = 0.0;
+    for (int i = 0; i < BLOCK; i++) {
+        const size_t p = (size_t)j * BLOCK + i;
+        if (p >= (size_t)n)
+            break;
+        const double mp = M(p);
+        for (int q = 0; q < S; q++) {
+            if (!IN_SET(types, p, SET_TYPE(sel, q)))
+                continue;
+            const double rp = radius(pos, p, par[3 * q], par[3 * q + 1], par[3 * q + 2]);
+            for (int k = 0; k < NR; k++)
+                s[q * NR + k] = s[q * NR + k] + (rp <= radii[q * NR + k] ? mp : 0.0);
+        }
+    }
+    for (int k = 0; k < S * NR; k++)
+        out[(size_t)j * S * NR + k] = s[k];
+}
+
+/* enclosed_sets with a work-item per block and set (LEVEL1_SETS: the terms of
+   enclosed_terms, +0.0 outside the set; NR sums each, in registers): on GPUs, where
+   S times the work-items of one set's pass fill the device. */
+__kernel void enclosed_sets_each(const int n, const int S, const ulong sel,
+                                 __global const uchar *types, __global const double *pos,
+                                 __global const double *mass, const int mass_step,
+                                 __global const double *par, __constant double *radii,
+                                 __global double *out)
+{
+    LEVEL1_SETS(NR, n, S, out, if (IN_SET(types, p, want)) {
+        const double rp = radius(pos, p, par[3 * set], par[3 * set + 1], par[3 * set + 2]);
+        for (int k = 0; k < NR; k++)
+            t[k] = rp <= radii[set * NR + k] ? M(p) : 0.0;
+    });
+}
+
+/* Level 1 of the largest radius of every particle about each of S centres par[3 s ..]
+   (max_radius of each). */
+__kernel void max_radius_sets(const int n, const int S, __global const double *pos,
+                              __global const double *par, __global double *out)
+{
+    const int g = get_global_id(0);
+    if (g >= (n + BLOCK - 1) / BLOCK * S)
+        return;
+    const int j = g / S, set = g - j * S;
+    const double cx = par[3 * set], cy = par[3 * set + 1], cz = par[3 * set + 2];
+    double s = -INFINITY;
+    for (size_t p = (size_t)j * BLOCK; p < (size_t)j * BLOCK + BLOCK && p < (size_t)n; p++)
+        s = fmax(s, radius(pos, p, cx, cy, cz));
+    out[g] = s;
+}
+
+/* radii_start of S sets of F fractions each at once: work-item g = s F + f of the S F
+   "fractions" that radii_narrow then narrows (st as radii_start's with F' = S F; its
+   [0, 2 + F') unused), set s's total mass par[3 S + s], its largest radius rmax[s],
+   fraction f par[4 S + f]. */
+__kernel void radii_start_sets(const int S, const int F, const int T,
+                               __global const double *par, __global const double *rmax,
+                               __global long *st, __global double *radii)
+{
+    const int g = get_global_id(0), FS = F * S;
+    if (g >= FS)
+        return;
+    const int set = g / F, f = g - set * F;
+    const double total = par[3 * S + set], rm = rmax[set];
+    const int ok = total > 0.0 && isfinite(rm);
+    const long hi = ok ? as_long(rm) : as_long((double)NAN), lo = ok ? -1 : hi;
+    st[2 + FS + g] = lo;
+    st[2 + 2 * FS + g] = hi;
+    st[2 + 3 * FS + g] = as_long(par[4 * S + f] * total);
+    set_trials(g, T, lo, hi, radii);
 }
 
 /* acc[i][k] = acc[i][k] - shift[k]: numpy's acc -= shift */

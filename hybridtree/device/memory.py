@@ -59,6 +59,7 @@ OWNERS: Mapping[str, str] = MappingProxyType({
     "gravity.periodic": "mesh",
     "parallel": "let",
     "device.reduce": "reductions",
+    "device.reduce_sets": "reductions",
     "device.multisection": "reductions",
     "device.probe": "probe",
     "run.views": "views",

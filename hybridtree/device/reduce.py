@@ -25,6 +25,7 @@ import pyopencl as cl
 from .kernels import kernel, launch, option_sets
 from .multisection import PASSES, TRIALS, checked_fractions, multisect
 from .runtime import DeviceInfo, Runtime, fit_work_group
+from .reduce_sets import SetReductions
 from .reduce_twins import (BLOCK, host_block_sum, host_lagrangian_radii, host_moments,
                            host_net_acceleration, moments_of_sums, net_of_sums)
 from .transfer import read_small, scratch
@@ -85,7 +86,7 @@ def reduce_option_sets(info: DeviceInfo) -> list[tuple[str, dict]]:
             for nr in (3, 1)]
 
 
-class Reducer:
+class Reducer(SetReductions):
     """The fixed-order reductions on one runtime's device (see :func:`reducer`); ``fuse``
     False: the GPUs' unfused levels 1 and 2 on any device (tests); None: not on GPUs.
     ``rows_apart_from``: from this many particles on, an unfused sum's level-1 rows are
@@ -136,9 +137,12 @@ class Reducer:
                                                                         nr=nr))
 
     def _levels_on_device(self, name: str, n: int, k: int, *args, op: str = "reduce_rows",
-                          nr: int = 3 * TRIALS) -> cl.Buffer:
+                          nr: int = 3 * TRIALS, per_row: int = 1,
+                          rows_out: cl.Buffer | None = None) -> cl.Buffer:
         """:meth:`_levels` enqueued only: the scratch buffer whose first k values will be
-        the row (valid for the kernels enqueued right after)."""
+        the row (valid for the kernels enqueued right after).  ``per_row``: a level-1
+        kernel's work-items per block (:mod:`.reduce_sets`: one per set); ``rows_out``:
+        the caller's buffer for the level-1 rows (8 k ceil(n / BLOCK) bytes)."""
         names = ("reduce.even", "reduce.odd")
         rows = -(-n // BLOCK)
         if rows > 1 and self._fuses(name, k, nr):   # a work-group of BLOCK per level-2 row
@@ -150,11 +154,12 @@ class Reducer:
             # level-1 rows (8 K / BLOCK B/particle): from rows_apart_from on this call's
             # own, freed once level 2 is done (kept, they sat beside a walk's peak); the
             # next levels' stay kept
-            out = (self.rt.empty(8 * k * rows) if rows > 1 and n >= self.rows_apart_from
+            out = (rows_out if rows > 1 and rows_out is not None
+                   else self.rt.empty(8 * k * rows) if rows > 1 and n >= self.rows_apart_from
                    else scratch(self.rt, "reduce.rows" if rows > 1 else names[0],
                                 8 * k * rows))
             # a level-1 kernel has a work-item per block; the level kernels one per value
-            self._run(name, rows * (k if name in _LEVEL_OPS else 1), np.int32(n), *args,
+            self._run(name, rows * (k if name in _LEVEL_OPS else per_row), np.int32(n), *args,
                       out, nr=nr)
         level = 1
         while rows > 1:

@@ -19,7 +19,8 @@ from ..particles import Particles
 from ..device.runtime import Runtime
 from .choose import Comoving, scheme_for
 from .schemes import BlockLeapfrog, BlockSettings, NestedLeapfrog
-from ..state import State, make_state, state_backend
+from ..state import DeviceState, State, make_state, state_backend
+from ..state.sets import set_sums
 
 if TYPE_CHECKING:
     from .comoving import ComovingLeapfrog
@@ -89,18 +90,39 @@ class Stepper:
         the 10/50/90 % Lagrangian radii ``r10``, ``r50``, ``r90`` about the type's own
         centre of mass.  Each is the whole set's sum with the type's masses and 0 for the
         other particles, where the state lives (nothing is downloaded).  Internal units."""
+        return self.report_sums(wanted, counts)[1]
+
+    def report_sums(self, wanted: list[int], counts: np.ndarray,
+                    whole: tuple[np.ndarray, float] | None = None
+                    ) -> tuple[list[float] | None, list[dict]]:
+        """Collective: (the 10/50/90 % Lagrangian radii of all particles about ``whole``'s
+        centre, of its total mass, as :meth:`lagrangian_radii`; None without ``whole``)
+        and :meth:`type_sums`'s rows: a report's sums, the same bits as one at a time,
+        in one level chain and one multisection for all where the state can
+        (:func:`hybridtree.state.sets.set_sums`)."""
+        moms, radii = self._set_sums(wanted, whole)
         out = []
-        for t in wanted:
-            m = self.state.type_mass(t)
-            mom = self.moments(m)
-            radii = self.lagrangian_radii(mom["com"], mom["mass"], m) if mom["mass"] > 0 \
-                else [float("nan")] * 3
+        for t, mom, r in zip(wanted, moms, radii):
             lx, ly, lz = (float(v) for v in mom["angular_momentum"])
             out.append({"type": t, "particles": int(counts[t]), "mass": mom["mass"],
                         "kinetic": mom["kinetic"], "potential": mom["potential"],
-                        "lx": lx, "ly": ly, "lz": lz, "r10": radii[0], "r50": radii[1],
-                        "r90": radii[2]})
-        return out
+                        "lx": lx, "ly": ly, "lz": lz, "r10": r[0], "r50": r[1], "r90": r[2]})
+        return (radii[-1] if whole is not None else None), out
+
+    def _set_sums(self, wanted: list[int], whole: tuple[np.ndarray, float] | None
+                  ) -> tuple[list[dict], list[list[float]]]:
+        """:func:`hybridtree.state.sets.set_sums`'s (moments, radii), one set at a time
+        (through :meth:`moments` and :meth:`lagrangian_radii`: over all processes)."""
+        moms, radii = [], []
+        for t in wanted:
+            m = self.state.type_mass(t)
+            mom = self.moments(m)
+            moms.append(mom)
+            radii.append(self.lagrangian_radii(mom["com"], mom["mass"], m) if mom["mass"] > 0
+                         else [float("nan")] * 3)
+        if whole is not None:
+            radii.append(self.lagrangian_radii(*whole))
+        return moms, radii
 
     def bad_ids(self) -> list[int] | None:
         """None if every value is finite, else the IDs of this process's bad particles."""
@@ -150,3 +172,9 @@ class SerialStepper(Stepper):
                                 uniform=g.periodic is None or g.periodic.single, vel32=vel32)
         self.engine = ForceEngine(g, rt, self.clock)
         self.scheme = scheme_for(g, self.engine, external, block, comoving=comoving)
+
+    def _set_sums(self, wanted: list[int], whole: tuple[np.ndarray, float] | None
+                  ) -> tuple[list[dict], list[list[float]]]:
+        if isinstance(self.state, DeviceState):     # all sets at once, the same bits
+            return set_sums(self.state, wanted, whole)
+        return super()._set_sums(wanted, whole)

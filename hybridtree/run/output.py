@@ -126,10 +126,9 @@ class RunOutput:
             self.type_diag = DiagnosticsFile(path, self._first if self._in_place else None,
                                              TYPE_COLUMNS)
 
-    def _report_types(self, step: int) -> None:
-        """Collective: one row per type (:meth:`hybridtree.integrate.stepper.Stepper.type_sums`,
-        where the particles are: nothing is downloaded)."""
-        rows = self.stepper.type_sums(self.types, self.type_totals)
+    def _report_types(self, step: int, rows: list[dict]) -> None:
+        """One row per type (:meth:`hybridtree.integrate.stepper.Stepper.type_sums`, where
+        the particles are: nothing is downloaded)."""
         if self.type_diag is not None:
             with self.stepper.clock.host("output"):
                 for row in rows:
@@ -184,7 +183,9 @@ class RunOutput:
     def report(self, step: int) -> None:
         """A diagnostics row (collective): kept, written to diagnostics.csv, printed."""
         mom = self.moments()
-        radii = self.stepper.lagrangian_radii(mom["com"], mom["mass"])
+        whole = (mom["com"], mom["mass"])    # with the types' sums: one multisection for all
+        radii, rows = (self.stepper.report_sums(self.types, self.type_totals, whole) if self.types
+                       else (self.stepper.lagrangian_radii(*whole), []))
         now, now_bd = self._counters(step), self.stepper.breakdown()
         rec = measure(step, self.sched.time(step), mom, radii, self.e0, now, self._prev,
                       self.comm)
@@ -195,7 +196,7 @@ class RunOutput:
         self._prev, self._prev_bd = now, now_bd
         self.records.append(rec)
         if self.types:
-            self._report_types(step)
+            self._report_types(step, rows)
         over = self._energy_check(step, rec["rel_energy_error"])
         with self.stepper.clock.host("output"):
             if self.diag is not None:

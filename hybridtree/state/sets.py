@@ -1,0 +1,40 @@
+"""A device state's sums of several particle sets at once (a report of a run of several
+types, issue 57): each type's moments (of its :meth:`.device.DeviceState.type_mass`
+masses) in one level chain, and the Lagrangian radii of every type (about its own centre
+of mass, of its own mass) and of all particles in one multisection
+(:mod:`hybridtree.device.reduce_sets`): the bits of the sums one set at a time.
+Internal units (G = 1)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..device import reduce
+
+if TYPE_CHECKING:
+    from .device import DeviceState
+
+__all__ = ["set_sums"]
+
+
+def set_sums(state: DeviceState, wanted: list[int], whole: tuple[np.ndarray, float] | None
+             ) -> tuple[list[dict], list[list[float]]]:
+    """(moments, radii): :meth:`.device.DeviceState.moments` of each GADGET type of
+    ``wanted`` (its masses only), and the 10/50/90 % Lagrangian radii of each type about its
+    centre of mass, of its mass (NaN where that is not > 0), then, where ``whole`` =
+    (centre, total mass) is given, of all particles about that centre, of that mass."""
+    four = state.float4 and state.n > 0             # the potential: pot_part's w
+    with state.clock.device("reduce"):
+        moms = reduce.reducer(state.rt, state.vel32).set_moments(
+            state.n, state.types, list(wanted), state.pos, state.vel, state.mass,
+            state.acc[state.pot_part] if four else state.pot, four,
+            state.mass_step) if wanted else []
+        sets: list[int | None] = list(wanted) + ([None] if whole is not None else [])
+        centres = [m["com"] for m in moms] + ([whole[0]] if whole is not None else [])
+        totals = [m["mass"] for m in moms] + ([whole[1]] if whole is not None else [])
+        radii = reduce.reducer(state.rt).set_radii(state.n, state.types, sets, state.pos,
+                                                   state.mass, centres, totals,
+                                                   mass_step=state.mass_step) if sets else []
+    return moms, radii
