@@ -15,7 +15,7 @@ from hybridtree.ics import plummer
 from hybridtree.parallel import Comm, grid_shape, parallel_accelerations
 from hybridtree.parallel.domain import cut_samples
 from hybridtree.gravity.splitting import Changeover
-from tests.helpers import ROOT, mpiexec
+from tests.helpers import ROOT, mpiexec, once_per_run
 
 pytestmark = pytest.mark.mpi
 
@@ -167,14 +167,17 @@ ENERGY_RUNS = {"leapfrog": {"mode": "run", "dt": 1 / 64, "steps": 64},
 def energy_runs(tmp_path_factory):
     """``{(k, name): result}`` of :data:`ENERGY_RUNS` on 1 and 3 processes (N = 2000): both
     runs of a process count one after the other in one mpiexec (two starts, not four:
-    the process starts and kernel builds were much of these tests' time), once a module."""
-    out = {}
-    for k in (1, 3):
-        here = tmp_path_factory.mktemp(f"energy{k}")
-        run_mpi(k, 2000, here, {"mode": "runs", "runs": list(ENERGY_RUNS.values())})
-        for i, name in enumerate(ENERGY_RUNS):
-            out[k, name] = dict(np.load(here / f"mpi_{k}_2000.npz.{i}.npz"))
-    return out
+    the process starts and kernel builds were much of these tests' time), once a run
+    (:func:`tests.helpers.once_per_run`: the two tests went to both workers)."""
+    def make() -> dict:
+        out = {}
+        for k in (1, 3):
+            here = tmp_path_factory.mktemp(f"energy{k}")
+            run_mpi(k, 2000, here, {"mode": "runs", "runs": list(ENERGY_RUNS.values())})
+            for i, name in enumerate(ENERGY_RUNS):
+                out[k, name] = dict(np.load(here / f"mpi_{k}_2000.npz.{i}.npz"))
+        return out
+    return once_per_run(tmp_path_factory, "test_mpi.energy_runs", make)
 
 
 def test_three_process_run_conserves_energy_like_one(energy_runs):
