@@ -28,7 +28,7 @@ import inspect
 import itertools
 import sys
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -43,7 +43,7 @@ import hybridtree.gravity.tree.device_build  # noqa: F401
 import hybridtree.gravity.tree.device_sort  # noqa: F401
 import hybridtree.parallel.device_let  # noqa: F401
 from hybridtree.device import kernels
-from hybridtree.device.kernels import FILES, Recorder, Request, requests
+from hybridtree.device.kernels import FILES, Recorder, Request
 from hybridtree.device.runtime import DeviceInfo
 from hybridtree.gravity import walk_kernels
 from hybridtree.gravity.walk_kernels import WALK_AXES, walk_option_sets
@@ -267,14 +267,16 @@ def _cover(info: DeviceInfo, axes: tuple) -> tuple[int, ...]:
 
 @lru_cache(maxsize=None)
 def _requests(info: DeviceInfo, _axes: tuple, walk: bool) -> tuple[Request, ...]:
-    """:func:`hybridtree.device.kernels.requests`, with or without the walk's option sets
-    (without: the same function's steps with the others only; a test compares)."""
-    if walk:
-        return tuple(requests(info))
+    """:func:`hybridtree.device.kernels.requests`, with or without the walk's option sets:
+    the same function's steps, the walk's from :func:`_walk_requests` (made once, not
+    again for each ``full`` listing; tests/tools/test_vendor_compile.py compares the
+    result with ``requests`` itself)."""
     out = [Request.make(f.name, None, "kernels.FILES") for f in FILES.values() if f.plain]
     for origin, fn in kernels._OPTION_SETS.items():
         if origin != _WALK_ORIGIN:
             out += [Request.make(file, defines, origin) for file, defines in fn(info)]
+        elif walk:
+            out += [replace(r, origin=origin) for r in _walk_requests(info, _axes)]
     return tuple(r for r in out if info.fp64 or not r.fp64)
 
 
