@@ -1,11 +1,17 @@
 """Functions the tests share: error measures, small run configs, a state with its scheme,
-the checks of a command's error line and of two walks' interaction counts, and the MPI
-launcher of the tests that start many processes."""
+the checks of a command's error line and of two walks' interaction counts, the MPI
+launcher of the tests that start many processes, and a module's set-up made once a run
+for both pytest-xdist workers."""
 
+import fcntl
+import os
+import pickle
 import shutil
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -30,6 +36,34 @@ def mpiexec() -> str:
     found = str(local) if local.exists() else shutil.which("mpiexec")
     assert found, "mpiexec not found: install the mpi extra (pip install -e '.[mpi]')"
     return found
+
+
+T = TypeVar("T")
+
+
+def once_per_run(tmp_path_factory, name: str, make: Callable[[], T]) -> T:
+    """``make()`` once per pytest run, its value shared by pytest-xdist's workers (pickled
+    under ``name`` in the run's temporary folder, which the workers share; a lock makes a
+    worker that asks while another makes it wait for that value).  For a module fixture's
+    costly set-up (an mpiexec run, an Ewald sum): pytest-xdist deals a module's tests to
+    both workers one at a time, so each worker set the module up again, both at once
+    (docs/testing.md, session 37).  The value is the one ``make()`` gives in this run, by
+    whichever worker asks first; a ``make()`` that fails writes nothing (the other worker
+    then runs it again, and fails the same way).  ``name`` must name the set-up in the
+    whole suite (module and fixture, and the key of a set-up made per key)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):       # popen-gwN/: the run's folder above
+        root = root.parent
+    path = root / f"once-{name}.pickle"
+    with open(root / f"once-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.is_file():
+            return pickle.loads(path.read_bytes())
+        value = make()
+        part = path.with_suffix(".part")
+        part.write_bytes(pickle.dumps(value))
+        part.rename(path)
+        return value
 
 
 def rel_err(a: np.ndarray, ref: np.ndarray) -> np.ndarray:

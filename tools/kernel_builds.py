@@ -22,11 +22,13 @@ compiles them with clang for AMD and Intel targets (tests/tools/test_vendor_comp
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import inspect
 import itertools
 import sys
-from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -41,14 +43,15 @@ import hybridtree.gravity.tree.device_build  # noqa: F401
 import hybridtree.gravity.tree.device_sort  # noqa: F401
 import hybridtree.parallel.device_let  # noqa: F401
 from hybridtree.device import kernels
-from hybridtree.device.kernels import FILES, Recorder, Request, requests
+from hybridtree.device.kernels import FILES, Recorder, Request
 from hybridtree.device.runtime import DeviceInfo
 from hybridtree.gravity import walk_kernels
 from hybridtree.gravity.walk_kernels import WALK_AXES, walk_option_sets
 from tools.covering import axis_pairs, cover_matrix, define_cover
 
 __all__ = ["Build", "PROFILES", "WALK_AXES", "WalkRow", "all_builds", "declared_files",
-           "option_cover", "profile_builds", "walk_builds", "walk_cover", "walk_rows"]
+           "option_cover", "profile_builds", "share_with", "walk_builds", "walk_cover",
+           "walk_rows"]
 
 GIB = 2**30
 
@@ -93,6 +96,38 @@ PROFILES = {
                            local_mem_size=524288, global_mem_size=12 * GIB,
                            max_mem_alloc_size=4 * GIB, fp64=True),
 }
+
+#: ``once(name, make)``: make()'s value, made once for several processes (None: each
+#: process makes its own); :func:`share_with`
+_ONCE: list = [None]
+
+
+def share_with(once: Callable[[str, Callable], object] | None) -> None:
+    """Make the walk's enumeration (:func:`walk_rows`, :func:`walk_cover`,
+    :func:`walk_builds`: ~2.5 CPU s a device description) once for several processes:
+    ``once(name, make)`` returns ``make()``'s value, made by whichever process asks first
+    (the tests: :func:`tests.helpers.once_per_run`, for pytest-xdist's two workers, which
+    each made all of it).  ``None``: each process makes its own (the default)."""
+    _ONCE[0] = once
+
+
+def _shared(fn: Callable) -> Callable:
+    """Memoise ``fn`` (positional, hashable arguments) in this process and, where
+    :func:`share_with` says so, across processes, under a name of ``fn`` and the repr of
+    its arguments (a DeviceInfo's repr holds every field, also those its == leaves out)."""
+    memo: dict = {}
+
+    @functools.wraps(fn)
+    def wrapper(*args):
+        key = repr(args)
+        if key not in memo:
+            once = _ONCE[0]
+            name = hashlib.sha256(key.encode()).hexdigest()[:20]
+            memo[key] = fn(*args) if once is None else once(
+                f"kernel_builds.{fn.__name__}-{name}", lambda: fn(*args))
+        return memo[key]
+    return wrapper
+
 
 @dataclass(frozen=True)
 class Build:
@@ -140,7 +175,7 @@ def walk_builds(name: str, info: DeviceInfo) -> list[Build]:
     return [_build(r, name) for r in _walk_requests(info, _axes_key())]
 
 
-@lru_cache(maxsize=None)
+@_shared
 def _walk_requests(info: DeviceInfo, _axes: tuple) -> tuple[Request, ...]:
     return tuple(Request.make(file, defines, "walk_kernels.walk_option_sets")
                  for file, defines in walk_option_sets(info))
@@ -190,7 +225,7 @@ def walk_rows(info: DeviceInfo) -> list[WalkRow]:
     return list(_walk_rows(info, _axes_key()))
 
 
-@lru_cache(maxsize=None)
+@_shared
 def _walk_rows(info: DeviceInfo, _axes: tuple) -> tuple[WalkRow, ...]:
     axes = walk_kernels.WALK_AXES
     params = inspect.signature(walk_kernels.walk_kernel).parameters
@@ -225,21 +260,23 @@ def walk_cover(info: DeviceInfo) -> list[WalkRow]:
     return [rows[i] for i in _cover(info, _axes_key())]
 
 
-@lru_cache(maxsize=None)
+@_shared
 def _cover(info: DeviceInfo, axes: tuple) -> tuple[int, ...]:
     return tuple(cover_matrix(_held(_walk_rows(info, axes), [len(v) for _, v in axes])))
 
 
 @lru_cache(maxsize=None)
 def _requests(info: DeviceInfo, _axes: tuple, walk: bool) -> tuple[Request, ...]:
-    """:func:`hybridtree.device.kernels.requests`, with or without the walk's option sets
-    (without: the same function's steps with the others only; a test compares)."""
-    if walk:
-        return tuple(requests(info))
+    """:func:`hybridtree.device.kernels.requests`, with or without the walk's option sets:
+    the same function's steps, the walk's from :func:`_walk_requests` (made once, not
+    again for each ``full`` listing; tests/tools/test_vendor_compile.py compares the
+    result with ``requests`` itself)."""
     out = [Request.make(f.name, None, "kernels.FILES") for f in FILES.values() if f.plain]
     for origin, fn in kernels._OPTION_SETS.items():
         if origin != _WALK_ORIGIN:
             out += [Request.make(file, defines, origin) for file, defines in fn(info)]
+        elif walk:
+            out += [replace(r, origin=origin) for r in _walk_requests(info, _axes)]
     return tuple(r for r in out if info.fp64 or not r.fp64)
 
 

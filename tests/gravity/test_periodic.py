@@ -13,6 +13,7 @@ from hybridtree.gravity.periodic import Periodic, default_mesh, wrap
 from hybridtree.gravity.pm import pm_forces
 from hybridtree.gravity.walk import tree_forces
 from tests.ewald import ewald, long_range
+from tests.helpers import once_per_run
 
 L = 1.0
 
@@ -22,18 +23,21 @@ def _rel(a, b):
 
 
 @pytest.fixture(scope="module")
-def box_set():
+def box_set(tmp_path_factory):
     """4096 random particles in the unit box (the hardest case for relative errors: the
-    forces nearly cancel) with Ewald's forces and potentials on 200 of them."""
-    rng = np.random.default_rng(3)
-    n = 4096
-    pos = rng.random((n, 3))
-    mass = np.full(n, 1.0 / n)
-    idx = rng.choice(n, 200, replace=False)
-    a = 3.0
-    acc, pot = ewald(pos, mass, L, sinks=pos[idx], a=a, n_real=1, n_k=8)
-    pot += 2 * a / math.sqrt(math.pi) * mass[idx]          # own images: Ewald's r -> 0 limit
-    return pos, mass, idx, acc, pot
+    forces nearly cancel) with Ewald's forces and potentials on 200 of them (the sum once
+    a run for both workers: tests.helpers.once_per_run)."""
+    def make() -> tuple:
+        rng = np.random.default_rng(3)
+        n = 4096
+        pos = rng.random((n, 3))
+        mass = np.full(n, 1.0 / n)
+        idx = rng.choice(n, 200, replace=False)
+        a = 3.0
+        acc, pot = ewald(pos, mass, L, sinks=pos[idx], a=a, n_real=1, n_k=8)
+        pot += 2 * a / math.sqrt(math.pi) * mass[idx]      # own images: Ewald's r -> 0 limit
+        return pos, mass, idx, acc, pot
+    return once_per_run(tmp_path_factory, "test_periodic.box_set", make)
 
 
 def test_the_ewald_reference_does_not_depend_on_its_split():

@@ -5,7 +5,7 @@ import functools
 import numpy as np
 import pyopencl as cl
 import pytest
-from tests.helpers import rel_err, same_counts_but_at_the_border
+from tests.helpers import once_per_run, rel_err, same_counts_but_at_the_border
 
 from hybridtree.gravity import list_walk
 from hybridtree.gravity import walk as treewalk
@@ -25,10 +25,14 @@ EPS = 0.01
 
 
 @pytest.fixture(scope="module")
-def sample(plummer_1e5):
+def sample(plummer_1e5, tmp_path_factory):
+    """The direct sum on 1500 sinks (once a run for both workers: once_per_run)."""
     pos, mass = plummer_1e5
-    idx = np.random.default_rng(7).choice(len(pos), 1500, replace=False)
-    acc, _ = direct_reference(pos, mass, EPS, sinks=pos[idx])
+
+    def make() -> tuple[np.ndarray, np.ndarray]:
+        idx = np.random.default_rng(7).choice(len(pos), 1500, replace=False)
+        return idx, direct_reference(pos, mass, EPS, sinks=pos[idx])[0]
+    idx, acc = once_per_run(tmp_path_factory, "test_treewalk.sample", make)
     return pos, mass, idx, acc
 
 

@@ -19,6 +19,7 @@ from hybridtree.ics.galaxy import (Disk, GalaxyParams, Spheroid, galaxy, galaxy_
                                    galaxy_share, galaxy_tables, m31, milky_way, split_counts)
 from hybridtree.ics.hernquist_df import hernquist_df
 from hybridtree.ics.spheres import BLOCK, com_offsets, exact_column_sums
+from tests.helpers import once_per_run
 
 #: 210 000 particles (3.2 blocks; component boundaries inside blocks), kpc and 1e10 Msun
 MODEL = GalaxyParams(halo=Spheroid("nfw", 10.0, 5.0, 40.0, 4.0, 120_000),
@@ -28,9 +29,11 @@ SEED = 7
 
 
 @pytest.fixture(scope="module")
-def model():
-    """MODEL in its own frame (no centre-of-mass shift: the disk plane is z = 0)."""
-    return galaxy_share(MODEL, 0, MODEL.n, SEED)
+def model(tmp_path_factory):
+    """MODEL in its own frame (no centre-of-mass shift: the disk plane is z = 0); made
+    once a run for both workers (tests.helpers.once_per_run: 1.7 CPU s)."""
+    return once_per_run(tmp_path_factory, "test_galaxy.model",
+                        lambda: galaxy_share(MODEL, 0, MODEL.n, SEED))
 
 
 # --- independent references -------------------------------------------------------------
@@ -266,8 +269,15 @@ def disk_state(pos, vel, types):
     return np.median(np.abs(z[a] - np.median(z[a]))) / math.atanh(0.5), np.std(v_r[a])
 
 
-def evolve_small(scale_v: float) -> dict:
-    pos, vel, mass, _, types = galaxy(SMALL, seed=3)
+@pytest.fixture(scope="module")
+def small(tmp_path_factory) -> tuple:
+    """galaxy(SMALL, seed=3), made once a run for the two tests below (once_per_run: they
+    went to both workers, each making it, 1.7 CPU s)."""
+    return once_per_run(tmp_path_factory, "test_galaxy.small", lambda: galaxy(SMALL, seed=3))
+
+
+def evolve_small(small: tuple, scale_v: float) -> dict:
+    pos, vel, mass, _, types = (a.copy() for a in small)     # the next test's too
     vel = vel * scale_v
     h0, s0 = disk_state(pos, vel, types)
     sim = hybridtree.Simulation(pos, vel, mass, types=types, eps=0.05, dt=0.1, theta=0.6,
@@ -292,7 +302,7 @@ def evolve_small(scale_v: float) -> dict:
 BOUNDS = {"virial": 0.02, "height": 0.10, "sigma_r": 0.15}
 
 
-def test_a_small_model_stays_in_equilibrium_under_hybridtree():
+def test_a_small_model_stays_in_equilibrium_under_hybridtree(small):
     """The compact model stays within BOUNDS to t = 10.  About 15 s on 2 cores (36 000
     particles, 100 steps): 2.2 turns at 2 R_d is what the too-slow model below needs to
     fail every bound (its docstring), and with fewer disk particles the numerical heating
@@ -301,12 +311,12 @@ def test_a_small_model_stays_in_equilibrium_under_hybridtree():
     7.9 % against 0.0064, 4.9 %, 8.1 %) in twice the time.  Broken on purpose (the disk's
     σ_z 30 % low in hybridtree/ics/galaxy.py's _disk_particles): it failed, the height
     changed by 27 % (bound 10 %; virial 0.006, σ_R 9.0 %)."""
-    change = evolve_small(1.0)
+    change = evolve_small(small, 1.0)
     assert all(change[k] < BOUNDS[k] for k in BOUNDS), change
 
 
 @pytest.mark.slow
-def test_a_model_with_too_slow_velocities_fails_the_equilibrium_bounds():
+def test_a_model_with_too_slow_velocities_fails_the_equilibrium_bounds(small):
     """The bounds fail a model out of equilibrium (steps of 0.1: 0.36, 28 % and 312 %;
     with 0.05 the same 0.36, 28 % and 310 %; the model at its own velocities, 0.0064,
     4.9 % and 8.1 %, fails this test).  Kept at the full 10 time units (~15 s on 2
@@ -315,7 +325,7 @@ def test_a_model_with_too_slow_velocities_fails_the_equilibrium_bounds():
     2026-11-29, CPU device, steps of 0.05), so a shorter run would not fail every bound:
     4 % at t = 6, 24 % at t = 8 (the disk's instability growing 13 fold from t = 8 to 10:
     310 %), too near the bound for a run to t = 8 (20 % less) to fail it on every device."""
-    change = evolve_small(0.8)
+    change = evolve_small(small, 0.8)
     assert all(change[k] > BOUNDS[k] for k in BOUNDS), change
 
 

@@ -65,7 +65,7 @@ def run(n: int, out: str, opts: dict) -> None:
 
 
 def device_forces(n: int, out: str, opts: dict) -> None:
-    """As main(), on the path of a run with its state on the device: sampled
+    """As host_forces(), on the path of a run with its state on the device: sampled
     decomposition, migration of the particles that change domain, and the parallel force
     engine (device LET selection, merged tree walked by the local groups)."""
     comm = world()
@@ -193,20 +193,32 @@ def slab_mesh(n: int, out: str, opts: dict) -> None:
 def main() -> None:
     n, out = int(sys.argv[1]), sys.argv[2]
     opts = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
+    if opts.get("mode") == "runs":          # several in one start: the i-th to out.i.npz
+        for i, one in enumerate(opts["runs"]):
+            job(n, f"{out}.{i}.npz", one)
+        if world().rank == 0:
+            np.savez(out, runs=len(opts["runs"]))
+        return None
+    return job(n, out, opts)
+
+
+def job(n: int, out: str, opts: dict) -> None:
+    """What ``opts`` asks for (its "mode"; none: the forces on the path "path")."""
     if opts.get("mode") == "slabs":
         return slab_mesh(n, out, opts)
     if opts.get("mode") == "run":
         return run(n, out, opts)
-    if opts.get("mode") == "runs":          # several runs in one start: run i to out.i.npz
-        for i, one in enumerate(opts["runs"]):
-            run(n, f"{out}.{i}.npz", one)
-        if world().rank == 0:
-            np.savez(out, runs=len(opts["runs"]))
-        return None
     if opts.get("mode") == "periodic":
         return periodic_forces(n, out, opts)
     if opts.get("path") == "device":
         return device_forces(n, out, opts)
+    return host_forces(n, out, opts)
+
+
+def host_forces(n: int, out: str, opts: dict) -> None:
+    """Decomposition, exchange and the parallel forces of the host path (host LET
+    selection); rank 0 writes the gathered table, the sums before and after the exchange
+    and the LETs' sizes."""
     comm = world()
     pos, vel, mass = plummer(n, seed=7)
     mine = np.flatnonzero(np.arange(n) % comm.size == comm.rank)

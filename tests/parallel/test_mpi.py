@@ -1,6 +1,7 @@
 """Many processes: decomposition, exchange and forces under mpiexec (MPICH from PyPI,
 oversubscribed on the CI's two cores), checked against the one-process code."""
 
+import hashlib
 import json
 import os
 import subprocess
@@ -15,11 +16,14 @@ from hybridtree.ics import plummer
 from hybridtree.parallel import Comm, grid_shape, parallel_accelerations
 from hybridtree.parallel.domain import cut_samples
 from hybridtree.gravity.splitting import Changeover
-from tests.helpers import ROOT, mpiexec
+from tests.helpers import ROOT, mpiexec, once_per_run
 
 pytestmark = pytest.mark.mpi
 
 N = 3000
+
+#: the paths of a parallel force, run in one mpiexec (force_runs)
+PATHS = ({"path": "device"}, {"path": "host"})
 
 
 def run_mpi(k: int, n: int, tmp_path: Path, opts: dict | None = None) -> dict:
@@ -30,6 +34,35 @@ def run_mpi(k: int, n: int, tmp_path: Path, opts: dict | None = None) -> dict:
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return dict(np.load(out))
+
+
+def run_mpi_all(k: int, n: int, tmp_path: Path, runs: list[dict]) -> list[dict]:
+    """:func:`run_mpi` of each of ``runs`` (options), one after the other in one mpiexec:
+    a start of k processes (imports, OpenCL, kernels from the cache: ~0.8 CPU s a process)
+    was most of a 3 000-particle force's cost."""
+    out = tmp_path / f"mpi_{k}_{n}.npz"
+    run_mpi(k, n, tmp_path, {"mode": "runs", "runs": runs})
+    return [dict(np.load(f"{out}.{i}.npz")) for i in range(len(runs))]
+
+
+@pytest.fixture(scope="module")
+def force_runs(tmp_path_factory):
+    """``get(k, n, runs)``: :func:`run_mpi_all` of ``runs`` (a tuple of option dicts) on k
+    processes, once a run for both workers (tests.helpers.once_per_run).  The tests of the
+    two paths (and of the five LET cases) each ran their own mpiexec; the runs of a start
+    are independent (each decomposes, exchanges and computes from the same sphere; the
+    second runs after the first in a process that has the runtime and kernels made)."""
+    made = {}
+
+    def get(k: int, n: int, runs: tuple) -> list[dict]:
+        key = (k, n, json.dumps(runs))
+        if key not in made:
+            tag = hashlib.sha256(key[2].encode()).hexdigest()[:16]
+            made[key] = once_per_run(
+                tmp_path_factory, f"test_mpi.force_runs-{k}-{n}-{tag}",
+                lambda: run_mpi_all(k, n, tmp_path_factory.mktemp(f"forces{k}"), list(runs)))
+        return made[key]
+    return get
 
 
 @pytest.fixture(scope="module")
@@ -44,12 +77,13 @@ def one_process():
 
 @pytest.mark.parametrize("path", ["device", "host"])
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
-def test_k_processes_agree_with_one(k, path, tmp_path, one_process):
+def test_k_processes_agree_with_one(k, path, force_runs, one_process):
     """Both paths of a parallel force: the device one (the run's, with its state on the
     device: sampled decomposition, migration, device LET, merged tree walked by the
-    local groups) and the host one (host LET selection, the fallback)."""
+    local groups) and the host one (host LET selection, the fallback); both in one
+    mpiexec of k processes (force_runs)."""
     full, hard = one_process
-    r = run_mpi(k, N, tmp_path, {"path": path})
+    r = force_runs(k, N, PATHS)[[p["path"] for p in PATHS].index(path)]
     tab = r["table"]
     ids = tab[:, 0].astype(np.int64)
     # every particle owned by exactly one process, and by the right one
@@ -77,19 +111,25 @@ def test_k_processes_agree_with_one(k, path, tmp_path, one_process):
         assert 0 < r["let_hard"][2] < r["let_full"][2]
 
 
-@pytest.mark.parametrize("multipole, overlap, path", [
-    ("monopole", True, "device"), ("quadrupole", False, "device"), ("quadrupole", True, "device"),
-    ("monopole", True, "host"), ("quadrupole", True, "host")])
+#: the LET cases of the test below (multipole, overlap, path), run in one mpiexec
+LET_CASES = [("monopole", True, "device"), ("quadrupole", False, "device"),
+             ("quadrupole", True, "device"), ("monopole", True, "host"),
+             ("quadrupole", True, "host")]
+
+
+@pytest.mark.parametrize("multipole, overlap, path", LET_CASES)
 def test_overlapped_walks_and_quadrupole_lets_keep_the_tree_error(multipole, overlap, path,
-                                                                  tmp_path):
+                                                                  force_runs):
     """Against float64 direct summation, two processes are as accurate as one: the LET
     cells carry their quadrupoles (six point masses each), and the overlapped local and
     remote walks (non-blocking LET exchange) lose little (measured medians: monopole
-    5.7e-4 against one process's 4.4e-4; quadrupole 0.9e-4 against 1.0e-4)."""
+    5.7e-4 against one process's 4.4e-4; quadrupole 0.9e-4 against 1.0e-4).  The five
+    cases in one mpiexec of two processes (force_runs)."""
     pos, _, mass = plummer(N, seed=7)
     ref = accelerations(pos, mass, 0.01, method="direct").acc
     one = accelerations(pos, mass, 0.01, theta=0.5, multipole=multipole).acc
-    r = run_mpi(2, N, tmp_path, {"overlap": overlap, "multipole": multipole, "path": path})
+    runs = tuple({"overlap": o, "multipole": m, "path": p} for m, o, p in LET_CASES)
+    r = force_runs(2, N, runs)[LET_CASES.index((multipole, overlap, path))]
     acc = np.empty((N, 3))
     acc[r["table"][:, 0].astype(np.int64)] = r["table"][:, 1:4]
 
@@ -105,8 +145,8 @@ def test_overlapped_walks_and_quadrupole_lets_keep_the_tree_error(multipole, ove
 
 
 @pytest.mark.parametrize("path", ["device", "host"])
-def test_more_processes_than_particles(path, tmp_path):
-    r = run_mpi(4, 5, tmp_path, {"path": path})
+def test_more_processes_than_particles(path, force_runs):
+    r = force_runs(4, 5, PATHS)[[p["path"] for p in PATHS].index(path)]
     tab = r["table"]
     assert np.array_equal(np.sort(tab[:, 0].astype(int)), np.arange(5))
     pos, _, mass = plummer(5, seed=7)
@@ -167,14 +207,17 @@ ENERGY_RUNS = {"leapfrog": {"mode": "run", "dt": 1 / 64, "steps": 64},
 def energy_runs(tmp_path_factory):
     """``{(k, name): result}`` of :data:`ENERGY_RUNS` on 1 and 3 processes (N = 2000): both
     runs of a process count one after the other in one mpiexec (two starts, not four:
-    the process starts and kernel builds were much of these tests' time), once a module."""
-    out = {}
-    for k in (1, 3):
-        here = tmp_path_factory.mktemp(f"energy{k}")
-        run_mpi(k, 2000, here, {"mode": "runs", "runs": list(ENERGY_RUNS.values())})
-        for i, name in enumerate(ENERGY_RUNS):
-            out[k, name] = dict(np.load(here / f"mpi_{k}_2000.npz.{i}.npz"))
-    return out
+    the process starts and kernel builds were much of these tests' time), once a run
+    (:func:`tests.helpers.once_per_run`: the two tests went to both workers)."""
+    def make() -> dict:
+        out = {}
+        for k in (1, 3):
+            here = tmp_path_factory.mktemp(f"energy{k}")
+            run_mpi(k, 2000, here, {"mode": "runs", "runs": list(ENERGY_RUNS.values())})
+            for i, name in enumerate(ENERGY_RUNS):
+                out[k, name] = dict(np.load(here / f"mpi_{k}_2000.npz.{i}.npz"))
+        return out
+    return once_per_run(tmp_path_factory, "test_mpi.energy_runs", make)
 
 
 def test_three_process_run_conserves_energy_like_one(energy_runs):

@@ -15,7 +15,7 @@ from hybridtree.gravity.periodic import Periodic
 from hybridtree.gravity.pm import pm_forces
 from hybridtree.io.hdf5_files import snapshot_files
 from tests.ewald import ewald
-from tests.helpers import ROOT
+from tests.helpers import ROOT, once_per_run
 from tests.parallel.mpi_worker import periodic_set
 from tests.parallel.test_mpi import run_mpi
 from tests.parallel.test_mpi_run import hybridtree, ok
@@ -41,14 +41,17 @@ def _by_id(r: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 @pytest.fixture(scope="module")
 def periodic_runs(tmp_path_factory):
     """``run(k, opening)``: the forces of :func:`periodic_set` on k processes, each run once
-    a module (a worker): the one-process and the two-process geometric runs serve both the
-    tests against one process and those against Ewald (they were run twice)."""
+    a run (:func:`tests.helpers.once_per_run`, for both workers): the one-process and the
+    two-process geometric runs serve both the tests against one process and those against
+    Ewald (they were run twice)."""
     runs = {}
 
     def run(k: int, opening: str = "geometric") -> dict:
         if (k, opening) not in runs:
-            runs[k, opening] = run_mpi(k, N, tmp_path_factory.mktemp(f"p{k}{opening}"),
-                                       {"mode": "periodic", "opening": opening})
+            runs[k, opening] = once_per_run(
+                tmp_path_factory, f"test_mpi_periodic.periodic_runs-{k}-{opening}",
+                lambda: run_mpi(k, N, tmp_path_factory.mktemp(f"p{k}{opening}"),
+                                {"mode": "periodic", "opening": opening}))
         return runs[k, opening]
     return run
 
@@ -59,12 +62,14 @@ def one(periodic_runs):
 
 
 @pytest.fixture(scope="module")
-def reference():
-    """Ewald's forces (float64) on 150 of the particles."""
-    pos, mass = periodic_set(N)
-    idx = np.random.default_rng(8).choice(N, 150, replace=False)
-    acc, _ = ewald(pos, mass, 1.0, sinks=pos[idx], a=3.0, n_real=1, n_k=8)
-    return idx, acc
+def reference(tmp_path_factory):
+    """Ewald's forces (float64) on 150 of the particles (once a run: once_per_run)."""
+    def make() -> tuple[np.ndarray, np.ndarray]:
+        pos, mass = periodic_set(N)
+        idx = np.random.default_rng(8).choice(N, 150, replace=False)
+        acc, _ = ewald(pos, mass, 1.0, sinks=pos[idx], a=3.0, n_real=1, n_k=8)
+        return idx, acc
+    return once_per_run(tmp_path_factory, "test_mpi_periodic.reference", make)
 
 
 @pytest.mark.parametrize("k", [2, 4])
@@ -95,16 +100,18 @@ SLAB_CASES = [(2, 20, "x", 3, True), (3, 21, "mixed", 3, True), (3, 20, "idle", 
 def slab_runs(tmp_path_factory):
     """``run(case)``: the slab worker's result for one of :data:`SLAB_CASES`; the cases
     of one process count run in one mpiexec (the process starts and the kernel builds
-    they share were most of each case's time), once a module."""
+    they share were most of each case's time), once a run (tests.helpers.once_per_run: the
+    two cases of 3 processes went to both workers, each running both)."""
     runs = {}
 
     def run(case: tuple) -> dict:
         k = case[0]
         if k not in runs:
             mine = [c for c in SLAB_CASES if c[0] == k]
-            r = run_mpi(k, 3000, tmp_path_factory.mktemp(f"slabs{k}"), {
-                "mode": "slabs", "cases": [{"n_mesh": c[1], "split": c[2], "order": c[3],
-                                            "interlace": c[4]} for c in mine]})
+            opts = {"mode": "slabs", "cases": [{"n_mesh": c[1], "split": c[2], "order": c[3],
+                                                "interlace": c[4]} for c in mine]}
+            r = once_per_run(tmp_path_factory, f"test_mpi_periodic.slab_runs-{k}", lambda: run_mpi(
+                k, 3000, tmp_path_factory.mktemp(f"slabs{k}"), opts))
             runs[k] = {c: {"table": r[f"table{i}"], "windows": r[f"windows{i}"],
                            "pos": r["pos"], "mass": r["mass"]} for i, c in enumerate(mine)}
         return runs[k][case]

@@ -15,7 +15,7 @@ from tests.helpers import run_config
 from hybridtree.analysis.diagnostics import read_diagnostics
 from hybridtree.io.snapshot import SnapshotError, read_snapshot
 
-from tests.helpers import ROOT, mpiexec
+from tests.helpers import ROOT, mpiexec, once_per_run
 
 pytestmark = pytest.mark.mpi  # every test here starts processes under mpiexec
 
@@ -46,12 +46,15 @@ def by_id(path: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def three(tmp_path_factory):
-    """One run on three processes, snapshots one file per process."""
-    here = tmp_path_factory.mktemp("k3")
-    (here / "c.toml").write_text(CONFIG)
-    ok(hybridtree(3, ["run", "c.toml", "--set", 'output.snapshot_files="per_process"',
-                      "--quiet"], here))
-    return here
+    """One run on three processes, snapshots one file per process: its folder, made once
+    a run for both workers (tests.helpers.once_per_run; the tests only read it)."""
+    def make() -> Path:
+        here = tmp_path_factory.mktemp("k3")
+        (here / "c.toml").write_text(CONFIG)
+        ok(hybridtree(3, ["run", "c.toml", "--set", 'output.snapshot_files="per_process"',
+                          "--quiet"], here))
+        return here
+    return once_per_run(tmp_path_factory, "test_mpi_run.three", make)
 
 
 def test_per_process_snapshots_form_a_complete_set(three):

@@ -19,7 +19,7 @@ from hybridtree.run.simulation import initial_conditions
 from hybridtree.config.units import Units
 
 from tests.parallel.mpi_share_worker import gather_rows, rows_for
-from tests.helpers import ROOT, mpiexec
+from tests.helpers import ROOT, mpiexec, once_per_run
 
 pytestmark = pytest.mark.mpi  # every test here starts processes under mpiexec
 
@@ -58,8 +58,10 @@ def bits(a: np.ndarray) -> np.ndarray:
 @pytest.fixture(scope="module")
 def ics_by_k(tmp_path_factory):
     """The models on 1, 2 and 3 processes: one mpiexec of three, the first k of them on a
-    communicator of their own for each k (three starts were most of the time)."""
-    r = run_worker(3, "ics_by_k", [*SPECS, COSMO_SPHERE], tmp_path_factory.mktemp("ics"))
+    communicator of their own for each k (three starts were most of the time); once a run
+    (:func:`tests.helpers.once_per_run`: the module's tests went to both workers)."""
+    r = once_per_run(tmp_path_factory, "test_mpi_share.ics_by_k", lambda: run_worker(
+        3, "ics_by_k", [*SPECS, COSMO_SPHERE], tmp_path_factory.mktemp("ics")))
     return {k: {name[len(f"k{k}_"):]: v for name, v in r.items() if name.startswith(f"k{k}_")}
             for k in (1, 2, 3)}
 

@@ -21,7 +21,7 @@ from hybridtree.analysis.diagnostics import read_diagnostics
 from hybridtree.io.snapshot import SNAPSHOT_RE, latest_snapshot, read_snapshot
 from hybridtree.run.folder import latest_run_point
 
-from tests.helpers import mpiexec
+from tests.helpers import mpiexec, once_per_run
 
 ROOT = Path(__file__).resolve().parents[2]
 DT = 1 / 64
@@ -61,12 +61,14 @@ def complete_snapshots(folder: Path) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    """The uninterrupted run."""
-    here = tmp_path_factory.mktemp("ref")
-    (here / "c.toml").write_text(CONFIG)
-    rc, err = finish(start(here, ["run", "c.toml", "--quiet"]))
-    assert rc == 0, err
-    return final_state(here / "out")
+    """The uninterrupted run (once a run for both workers: tests.helpers.once_per_run)."""
+    def make() -> dict:
+        here = tmp_path_factory.mktemp("ref")
+        (here / "c.toml").write_text(CONFIG)
+        rc, err = finish(start(here, ["run", "c.toml", "--quiet"]))
+        assert rc == 0, err
+        return final_state(here / "out")
+    return once_per_run(tmp_path_factory, "test_faults.reference", make)
 
 
 def restart_to_the_end(here: Path, reference: dict) -> None:

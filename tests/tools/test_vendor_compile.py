@@ -22,8 +22,20 @@ from hybridtree.device.runtime import Runtime, _kernel_dir
 from hybridtree.gravity import walk_kernels
 from hybridtree.gravity.tree.device_sort import Tuning, fit_tuning, sort_defines
 from tools.vendor_compile import TARGETS, compile_all, missing_tools, report
+from tests.helpers import once_per_run
 
 pytestmark = pytest.mark.vendor
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _enumeration_once_a_run(tmp_path_factory):
+    """The walk's enumeration (tools.kernel_builds: walk_rows, walk_cover, walk_builds;
+    ~20 CPU s for the 8 device descriptions) made once a run for both pytest-xdist workers
+    (tests.helpers.once_per_run): the compile test and the tests below went to both, and
+    each worker made it all.  The tests check the same values, made by the same code."""
+    kernel_builds.share_with(lambda name, make: once_per_run(tmp_path_factory, name, make))
+    yield
+    kernel_builds.share_with(None)
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_CLANG = missing_tools()
