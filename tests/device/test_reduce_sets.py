@@ -16,19 +16,10 @@ from hybridtree.ics import plummer
 from hybridtree.integrate.stepper import SerialStepper, Stepper
 from hybridtree.particles import Particles
 
+from .test_reduce import dev, red  # noqa: F401  (red: the module's reducer fixture)
+
 N = 5000                        # 79 blocks: levels 1 and 2 run
 TYPES = [1, 2, 4, 3]            # 3 has no particles
-
-
-@pytest.fixture(scope="module")
-def red(runtime):
-    if not runtime.has_fp64:
-        pytest.skip("device without double precision")
-    return reducer(runtime)
-
-
-def dev(red, a):
-    return red.rt.to_device(np.ascontiguousarray(a))
 
 
 def same_bits(a, b) -> bool:
