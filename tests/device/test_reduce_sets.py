@@ -10,7 +10,7 @@ import pytest
 from hybridtree.device import reduce as reduce_mod
 from hybridtree.device.choice import get_runtime
 from hybridtree.device.multisection import PASSES
-from hybridtree.device.reduce import BLOCK, host_lagrangian_radii, host_moments, reducer
+from hybridtree.device.reduce import BLOCK, host_lagrangian_radii, host_moments
 from hybridtree.gravity.engine import GravitySettings
 from hybridtree.ics import plummer
 from hybridtree.integrate.stepper import SerialStepper, Stepper
