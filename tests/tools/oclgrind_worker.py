@@ -278,8 +278,9 @@ def blocks() -> None:
 
 def reductions() -> None:
     """The fixed-order float64 reductions against their numpy twins, bit for bit: block
-    sums over three levels, moments, the net acceleration, Lagrangian radii; the
-    finiteness flag; the 64-bit sums of interaction counts."""
+    sums over three levels, moments, the net acceleration, Lagrangian radii, a report's
+    sets (per-type moments and radii); the finiteness flag; the 64-bit sums of
+    interaction counts."""
     rt = _rt()
     red = reducer(rt)
     rng = np.random.default_rng(8)
@@ -299,6 +300,28 @@ def reductions() -> None:
     assert net.tobytes() == host_net_acceleration(mass, acc).tobytes()
     radii = red.lagrangian_radii(N, d_pos, d_mass, want["com"])
     assert radii == host_lagrangian_radii(pos, mass, want["com"])
+    # a report's sets (device/reduce_sets.py): each type's moments in one chain, every
+    # set's radii in one multisection, both enclosed-mass kernels; the twins' bits (the
+    # first 130 particles: three blocks, so that the levels run; each multisection pass
+    # is a chain of launches, 22 of them, which Oclgrind interprets item by item)
+    m = 130
+    types = rng.integers(1, 4, m).astype(np.uint8)
+    sp, sv, sm, spot = pos[:m], vel[:m], mass[:m], pot[:m]
+    d_types, d_sp, d_sm = _buffer(rt, types), _buffer(rt, sp), _buffer(rt, sm)
+    moms = red.set_moments(m, d_types, [1, 2, 3], d_sp, _buffer(rt, sv), d_sm,
+                           _buffer(rt, spot))
+    masked = [np.where(types == t, sm, 0.0) for t in (1, 2, 3)]
+    for mom_t, w in zip(moms, masked):
+        twin = host_moments(sp, sv, w, spot)
+        assert all(np.asarray(mom_t[k]).tobytes() == np.asarray(v).tobytes()
+                   for k, v in twin.items())
+    centres = [mom_t["com"] for mom_t in moms] + [want["com"]]
+    totals = [mom_t["mass"] for mom_t in moms] + [float(sm.sum())]
+    for each in (False, True):
+        got = red.set_radii(m, d_types, [1, 2, 3, None], d_sp, d_sm, centres, totals,
+                            each=each)
+        assert got == [host_lagrangian_radii(sp, w, c, total_mass=t) for w, c, t in
+                       zip(masked + [sm], centres, totals)], each
     assert red.all_finite(N, (d_pos, 3 * N), (d_mass, N))
     bad = vel.copy()
     bad[N // 2, 1] = np.nan
