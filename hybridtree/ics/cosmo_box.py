@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 
 from ..cosmo.background import Cosmology
-from ..particles import Particles, wrap
+from ..particles import Particles, bounds, wrap
 from .cosmological import displaced_grid
 from .lpt_fields import FIELDS, LptFields, check_seed, lpt_fields
 from .threads import draw_threads, ordered_map
@@ -138,7 +138,7 @@ class BoxRows:
                                        self.seed, 0, n3, self.order, self.workers,
                                        self.fields))
         self.check(p)
-        self.bounds = (p.pos.min(axis=0), p.pos.max(axis=0), self._total())
+        self.bounds = (*bounds(p.pos), self._total())
         return p
 
     def fill(self, state) -> None:
@@ -170,8 +170,8 @@ class BoxRows:
                 # (not zip: its reused tuple would keep the last chunk while the next is made)
                 p = next(made)
                 self.check(p)
-                lo_pos = np.minimum(lo_pos, p.pos.min(axis=0))
-                hi_pos = np.maximum(hi_pos, p.pos.max(axis=0))
+                low, high = bounds(p.pos)
+                lo_pos, hi_pos = np.minimum(lo_pos, low), np.maximum(hi_pos, high)
                 state.upload_rows(lo, p)
                 del p
         finally:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from ..particles import Particles
+from ..particles import Particles, all_finite, bounds
 from .moments import MOMENTS, block_moments, com_offsets, exact_column_sums
 from .spheres import BLOCK, BlockDrawer, block_drawer, generate_share
 from .threads import ordered_map
@@ -97,7 +97,7 @@ class ModelRows:
         share.vel -= v_cm
         p = Particles(share.pos, share.vel, share.mass, share.ids)
         self.check(p)
-        self.bounds = (p.pos.min(axis=0), p.pos.max(axis=0), float(p.mass.sum()))
+        self.bounds = (*bounds(p.pos), float(p.mass.sum()))
         return p
 
     def fill(self, state: RowTarget, threads: int | None = None) -> None:
@@ -118,8 +118,8 @@ class ModelRows:
 
         def block(b: int) -> tuple:
             bp, bv = self.draw(b)
-            finite = bool(np.isfinite(bp).all() and np.isfinite(bv).all())
-            ext = (bp.min(axis=0), bp.max(axis=0), bv.min(axis=0), bv.max(axis=0))
+            finite = all_finite(bp) and all_finite(bv)
+            ext = (*bounds(bp), *bounds(bv))
             return bp, bv, block_moments(bp, bv, m), finite, ext
 
         rows = max(BLOCK, self.rows // BLOCK * BLOCK)

@@ -27,6 +27,7 @@ from ..gravity.tree import build_tree
 from ..gravity.tree.device_build import device_cube
 from ..gravity.tree.morton import Cube
 from ..gravity.walk import tree_forces
+from ..particles import bounds
 from .comm import Comm
 from .let import LET_DTYPE, let_entries, select_let
 
@@ -67,7 +68,7 @@ def global_cube(boxes: np.ndarray) -> Cube:
 
 def particle_boxes(comm: Comm, pos: np.ndarray) -> np.ndarray:
     """(size, 2, 3): lower and upper corner of every process's particles (empty: inf, -inf)."""
-    box = np.stack([pos.min(axis=0), pos.max(axis=0)]) if len(pos) else \
+    box = np.stack(bounds(pos)) if len(pos) else \
         np.stack([np.full(3, np.inf), np.full(3, -np.inf)])
     return comm.allgather_float(box)
 

@@ -20,6 +20,7 @@ from scipy.spatial import cKDTree
 
 from ...config.units import G_CGS, KM_CM, MPC_CM
 from ...errors import UserInputError
+from ...particles import bounds as corners
 
 __all__ = ["all_finite", "friends_of_friends", "linking_length", "mean_separation"]
 
@@ -122,7 +123,7 @@ def _slabs(pos: np.ndarray, link: float, chunk: int) -> tuple[np.ndarray, np.nda
     bin: every linked pair (i, j), x_i <= x_j, lies in the slab of i's bin.  Bins, not a
     sort of the coordinate: a counting order, O(N) (numpy's stable sort of int16 is a
     radix sort)."""
-    lows, highs = pos.min(axis=0), pos.max(axis=0)
+    lows, highs = corners(pos)
     axis = int(np.argmax(highs - lows))
     lo, extent = float(lows[axis]), float(highs[axis] - lows[axis])
     # 1e-6 above link: rounding in (x - lo) / width cannot put partners two bins apart

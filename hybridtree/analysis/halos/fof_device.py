@@ -31,6 +31,7 @@ import pyopencl as cl
 from ...device.kernels import launch, spread_local
 from ...device.runtime import Runtime
 from ...gravity.tree.device_sort import MAX_N, radix_sort
+from ...particles import bounds
 
 __all__ = ["MAX_CELLS", "cells_and_offsets", "device_roots", "grid", "halo_runtime", "usable"]
 
@@ -87,8 +88,8 @@ def grid(pos: np.ndarray, link: float, box: float | None
         while side > 1 and box / side < margin:
             side -= 1
         return np.zeros(3), box / side, (side, side, side)
-    lo = pos.min(axis=0)
-    extent = pos.max(axis=0) - lo
+    lo, hi = bounds(pos)
+    extent = hi - lo
     w = margin
 
     def cells(w: float) -> tuple[int, int, int]:
