@@ -389,18 +389,26 @@ static inline void set_trials(const int f, const int T, const long lo, const lon
         radii[f * T + t - 1] = trial_radius(trial_bits(lo, hi, t, T));
 }
 
+/* Fraction f's (of F) first bracket (-1, rmax] (NaN's where total <= 0 or rmax is not
+   finite: no radius), its want = fraction x total, and its first trials. */
+static inline void start_bracket(const int f, const int F, const int T, const double total,
+                                 const double rmax, const double fraction, __global long *st,
+                                 __global double *radii)
+{
+    const int ok = total > 0.0 && isfinite(rmax);
+    const long hi = ok ? as_long(rmax) : as_long((double)NAN), lo = ok ? -1 : hi;
+    st[2 + F + f] = lo;
+    st[2 + 2 * F + f] = hi;
+    st[2 + 3 * F + f] = as_long(fraction * total);
+    set_trials(f, T, lo, hi, radii);
+}
+
 __kernel void radii_start(const int F, const int T, __global long *st, __global double *radii)
 {
     const int f = get_global_id(0);
     if (f >= F)
         return;
-    const double total = as_double(st[0]), rmax = as_double(st[1]);
-    const int ok = total > 0.0 && isfinite(rmax);
-    const long hi = ok ? as_long(rmax) : as_long((double)NAN), lo = ok ? -1 : hi;
-    st[2 + F + f] = lo;
-    st[2 + 2 * F + f] = hi;
-    st[2 + 3 * F + f] = as_long(as_double(st[2 + f]) * total);
-    set_trials(f, T, lo, hi, radii);
+    start_bracket(f, F, T, as_double(st[0]), as_double(st[1]), as_double(st[2 + f]), st, radii);
 }
 
 /* One pass: sums[f * T + t] is the mass within trial radius t + 1 of fraction f. */
@@ -424,6 +432,16 @@ __kernel void radii_narrow(const int F, const int T, __global const double *sums
     set_trials(f, T, nlo, nhi, radii);
 }
 
+/* The largest radius about (cx, cy, cz) of block j's particles. */
+static inline double block_max_radius(const int n, const int j, __global const double *pos,
+                                      const double cx, const double cy, const double cz)
+{
+    double s = -INFINITY;
+    for (size_t p = (size_t)j * BLOCK; p < (size_t)j * BLOCK + BLOCK && p < (size_t)n; p++)
+        s = fmax(s, radius(pos, p, cx, cy, cz));
+    return s;
+}
+
 /* Level 1 of the largest radius about (cx, cy, cz). */
 __kernel void max_radius(const int n, __global const double *pos, const double cx,
                          const double cy, const double cz, __global double *out)
@@ -431,10 +449,7 @@ __kernel void max_radius(const int n, __global const double *pos, const double c
     const int j = get_global_id(0);
     if (j >= (n + BLOCK - 1) / BLOCK)
         return;
-    double s = -INFINITY;
-    for (size_t p = (size_t)j * BLOCK; p < (size_t)j * BLOCK + BLOCK && p < (size_t)n; p++)
-        s = fmax(s, radius(pos, p, cx, cy, cz));
-    out[j] = s;
+    out[j] = block_max_radius(n, j, pos, cx, cy, cz);
 }
 
 /* Several sets' sums in one level chain (hybridtree/device/reduce_sets.py): set s (of S,
@@ -544,11 +559,7 @@ __kernel void max_radius_sets(const int n, const int S, __global const double *p
     if (g >= (n + BLOCK - 1) / BLOCK * S)
         return;
     const int j = g / S, set = g - j * S;
-    const double cx = par[3 * set], cy = par[3 * set + 1], cz = par[3 * set + 2];
-    double s = -INFINITY;
-    for (size_t p = (size_t)j * BLOCK; p < (size_t)j * BLOCK + BLOCK && p < (size_t)n; p++)
-        s = fmax(s, radius(pos, p, cx, cy, cz));
-    out[g] = s;
+    out[g] = block_max_radius(n, j, pos, par[3 * set], par[3 * set + 1], par[3 * set + 2]);
 }
 
 /* radii_start of S sets of F fractions each at once: work-item g = s F + f of the S F
@@ -563,13 +574,7 @@ __kernel void radii_start_sets(const int S, const int F, const int T,
     if (g >= FS)
         return;
     const int set = g / F, f = g - set * F;
-    const double total = par[3 * S + set], rm = rmax[set];
-    const int ok = total > 0.0 && isfinite(rm);
-    const long hi = ok ? as_long(rm) : as_long((double)NAN), lo = ok ? -1 : hi;
-    st[2 + FS + g] = lo;
-    st[2 + 2 * FS + g] = hi;
-    st[2 + 3 * FS + g] = as_long(par[4 * S + f] * total);
-    set_trials(g, T, lo, hi, radii);
+    start_bracket(g, FS, T, par[3 * S + set], rmax[set], par[4 * S + f], st, radii);
 }
 
 /* acc[i][k] = acc[i][k] - shift[k]: numpy's acc -= shift */

@@ -25,7 +25,7 @@ import pyopencl as cl
 from .kernels import kernel, launch, option_sets
 from .multisection import PASSES, TRIALS, checked_fractions, multisect
 from .runtime import DeviceInfo, Runtime, fit_work_group
-from .reduce_sets import SetReductions
+from .reduce_sets import SetReductions, read_radii
 from .reduce_twins import (BLOCK, host_block_sum, host_lagrangian_radii, host_moments,
                            host_net_acceleration, moments_of_sums, net_of_sums)
 from .transfer import read_small, scratch
@@ -292,10 +292,7 @@ class Reducer(SetReductions):
             sums = self._levels_on_device("enclosed_terms", n, nr, pos, *c, mass,
                                           np.int32(mass_step), radii, nr=nr)
             self._run("radii_narrow", nf, np.int32(nf), np.int32(TRIALS), sums, st, radii)
-        out = read_small(rt, np.empty(2 + 4 * nf, np.int64), st)
-        lo, hi = out[2 + nf:2 + 2 * nf], out[2 + 2 * nf:2 + 3 * nf]
-        assert np.all(hi - lo <= 1), "the multisection did not converge in PASSES passes"
-        return [float(h) for h in hi.view(np.float64)]
+        return [float(h) for h in read_radii(rt, st, nf)]
 
     def type_mass(self, n: int, types: cl.Buffer, t: int, mass: cl.Buffer,
                   mass_step: int = 1) -> cl.Buffer:

@@ -31,12 +31,22 @@ from .transfer import read_small, scratch
 if TYPE_CHECKING:
     from .runtime import Runtime
 
-__all__ = ["ALL_TYPES", "MAX_SETS", "SetReductions", "selectors"]
+__all__ = ["ALL_TYPES", "MAX_SETS", "SetReductions", "read_radii", "selectors"]
 
 #: A set's byte in cl/reduce.cl's ``sel`` for every particle (ALL_TYPES there).
 ALL_TYPES = 255
 #: Sets per chain: a byte each of one 64-bit ``sel``.
 MAX_SETS = 8
+
+
+def read_radii(rt: Runtime, st: cl.Buffer, count: int) -> np.ndarray:
+    """The radii (float64, (count,)) of a finished multisection of ``count`` fractions
+    (cl/reduce.cl ``radii_start``'s state ``st``): each bracket's upper end, read back in
+    one wait."""
+    out = read_small(rt, np.empty(2 + 4 * count, np.int64), st)
+    lo, hi = out[2 + count:2 + 2 * count], out[2 + 2 * count:2 + 3 * count]
+    assert np.all(hi - lo <= 1), "the multisection did not converge in PASSES passes"
+    return hi.view(np.float64)
 
 
 def selectors(sets: list[int | None]) -> np.uint64:
@@ -117,7 +127,4 @@ class SetReductions:
                                           np.int32(mass_step), par, radii, nr=nr,
                                           per_row=s if each else 1, rows_out=rows)
             self._run("radii_narrow", fs, np.int32(fs), np.int32(TRIALS), sums, st, radii)
-        out = read_small(rt, np.empty(2 + 4 * fs, np.int64), st)
-        lo, hi = out[2 + fs:2 + 2 * fs], out[2 + 2 * fs:2 + 3 * fs]
-        assert np.all(hi - lo <= 1), "the multisection did not converge in PASSES passes"
-        return [[float(r) for r in row] for row in hi.view(np.float64).reshape(s, nf)]
+        return [[float(r) for r in row] for row in read_radii(rt, st, fs).reshape(s, nf)]
