@@ -212,10 +212,9 @@ def energy_runs(tmp_path_factory):
     def make() -> dict:
         out = {}
         for k in (1, 3):
-            here = tmp_path_factory.mktemp(f"energy{k}")
-            run_mpi(k, 2000, here, {"mode": "runs", "runs": list(ENERGY_RUNS.values())})
-            for i, name in enumerate(ENERGY_RUNS):
-                out[k, name] = dict(np.load(here / f"mpi_{k}_2000.npz.{i}.npz"))
+            runs = run_mpi_all(k, 2000, tmp_path_factory.mktemp(f"energy{k}"),
+                               list(ENERGY_RUNS.values()))
+            out.update({(k, name): r for name, r in zip(ENERGY_RUNS, runs)})
         return out
     return once_per_run(tmp_path_factory, "test_mpi.energy_runs", make)
 
