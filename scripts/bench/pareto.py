@@ -164,6 +164,11 @@ def measure(args) -> list[dict]:
          for f in (args.refit or [None])] + \
         [("shared", k, None) for k in args.shared]
     ref = None
+    kept = Path(args.ref_file) if args.ref_file else None
+    if kept is not None and kept.is_file():     # the converged run of an earlier call
+        ref, row = _load_ref(kept, args)
+        out.emit({**row, "from": str(kept)})
+        runs = runs[1:]
     for what, k, eta in runs:
         if what == "block":
             eta, f = eta
@@ -180,10 +185,30 @@ def measure(args) -> list[dict]:
         if ref is None:
             ref = mine
         against(row, mine, ref)
+        if what == "reference" and kept is not None:
+            _save_ref(kept, row, mine)
         out.emit(row)
     for row in summary(out.rows):
         out.emit(row)
     return out.rows
+
+
+def _save_ref(path: Path, row: dict, mine: dict) -> None:
+    """The converged run's row, tracers and radii, for later calls of the same system."""
+    np.savez(path, tracers=mine["tracers"], row=json.dumps(row))
+
+
+def _load_ref(path: Path, args) -> tuple[dict, dict]:
+    """(what the comparison needs, the row) of a converged run kept by :func:`_save_ref`;
+    it must be this call's system, N, seed, span and step."""
+    with np.load(path) as f:
+        row, tracers = json.loads(str(f["row"])), np.array(f["tracers"])
+    want = {"system": args.system, "n": args.n, "seed": args.seed, "t_end": args.t_end,
+            "k": args.ref, "dt": args.dt}
+    have = {key: row.get(key) for key in want}
+    if have != want or len(tracers) != len(args.tracer_rows):
+        raise SystemExit(f"--ref-file {path}: kept for {have}, this call is {want}")
+    return {"tracers": tracers, "radii": row["radii"]}, row
 
 
 def summary(rows: list[dict]) -> list[dict]:
@@ -275,10 +300,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
                    help="block runs: each with gravity.refit_fraction F (default: the "
                         "setting's; a force of some particles refits the last tree while "
                         "the refits' forces since its build stay within F N)")
-    p.add_argument("--shared", type=int, nargs="+", default=[2, 3, 4, 5],
+    p.add_argument("--shared", type=int, nargs="*", default=[2, 3, 4, 5],
                    help="shared runs: k of dt / 2^k")
     p.add_argument("--ref", type=int, default=7, help="the converged run: dt / 2^ref")
     p.add_argument("--tracers", type=int, default=1000)
+    p.add_argument("--ref-file", metavar="NPZ",
+                   help="keep the converged run here (.npz), or take it from here where it "
+                        "exists (the same system, N, seed, span and --ref)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a setting of every run, as `hybridtree run --set` takes it")
     p.add_argument("--quick", action="store_true",
@@ -301,7 +329,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         if args.quick:
             args.n, args.eta, args.shared, args.ref = 4096, [0.4, 0.2, 0.1], [2, 3, 4], 6
             args.t_end = args.t_end or 4 * (args.dt or SYSTEMS[args.system][1] or 0.25)
-        if args.ref <= max(args.shared):
+        if args.ref <= max(args.shared, default=-1):
             p.error(f"--ref {args.ref} must be a smaller step than every --shared one")
         if args.n < 64 or min(args.eta) <= 0:
             p.error("--n must be at least 64 and every --eta > 0")

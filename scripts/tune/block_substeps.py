@@ -134,6 +134,8 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=1)
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--json")
+    p.add_argument("--kernels", type=int, default=0, metavar="K",
+                   help="also the K costliest kernels of each substep kind by device time")
     args = p.parse_args()
     cfg = load_config(ROOT / "configs" / "galaxy_m31.toml")
     settings = {"gravity.eps": cfg.gravity.eps, "time.dt": cfg.time.dt,
@@ -179,6 +181,7 @@ def main() -> None:
     sim.close()
     # the drift of a substep comes before lowest_active: charge it to the next substep
     per = collections.defaultdict(lambda: [0, 0, 0.0, 0, 0.0])   # launches, items, dev, waits, host
+    named = collections.defaultdict(lambda: [0, 0.0])     # (kind, stage, name) -> launches, dev
     subs_of_kind = collections.Counter(kinds)
     for sub, where, what, name, items, ev in _REC:
         if where == "drift":
@@ -190,6 +193,9 @@ def main() -> None:
         r[0] += 1
         r[1] += items
         r[2] += (ev.profile.end - ev.profile.start) * 1e-9
+        c = named[(kinds[sub], where, name)]
+        c[0] += 1
+        c[1] += (ev.profile.end - ev.profile.start) * 1e-9
     for sub, where in _WAITS:
         if 0 <= sub < len(kinds):
             per[(kinds[sub], where)][3] += 1
@@ -229,6 +235,14 @@ def main() -> None:
                   f"{x['device_ms']:8.2f} {x['waits']:6.1f} {x['host_ms']:8.2f}")
         out["kinds"][k] = {"substeps": m, "active": active,
                            "wall_ms": 1e3 * wall_of_kind[k] / m, "stages": rows}
+        if args.kernels:
+            top = sorted(((v[1], key[1], key[2], v[0]) for key, v in named.items()
+                          if key[0] == k), reverse=True)[:args.kernels]
+            print(f"{'stage':8s} {'kernel':24s} {'launches':>8s} {'dev ms':>8s}")
+            for dev, where, name, n_l in top:
+                print(f"{where:8s} {name:24s} {n_l / m:8.1f} {1e3 * dev / m:8.3f}")
+            out["kinds"][k]["kernels"] = [{"stage": w, "name": nm, "launches": n_l / m,
+                                           "device_ms": 1e3 * d / m} for d, w, nm, n_l in top]
     if args.json:
         Path(args.json).write_text(json.dumps(out) + "\n")
 

@@ -200,6 +200,25 @@ def test_bench_pareto_compares_block_and_shared_runs_with_a_converged_one(tmp_pa
     assert again == json.loads(json.dumps(rows))
 
 
+def test_bench_pareto_keeps_the_converged_run_for_later_calls(tmp_path):
+    """--ref-file: the first call keeps its converged run, a later one compares its runs
+    with it (no shared runs: --shared with none) as the first call did; a call of another
+    span is refused."""
+    import pareto
+    common = ["cusp", "--device", "cpu", "--n", "1000", "--ref", "3", "--tracers", "50",
+              "--ref-file", str(tmp_path / "ref.npz")]
+    first = pareto.main(common + ["--t-end", "0.125", "--eta", "0.4", "--shared", "2"])
+    later = pareto.main(common + ["--t-end", "0.125", "--eta", "0.4", "--shared"])
+    assert [r["what"] for r in later] == ["reference", "block", "summary"]
+    assert later[0]["from"] == str(tmp_path / "ref.npz")
+    assert {k: v for k, v in later[0].items() if k != "from"} == \
+        json.loads(json.dumps(first[0]))
+    for key in ("tracer_median", "tracer_p90", "radii_error", "energy_error_max"):
+        assert later[1][key] == first[1][key] and first[1][key] > 0
+    with pytest.raises(SystemExit, match="kept for"):
+        pareto.main(common + ["--t-end", "0.25", "--eta", "0.4", "--shared"])
+
+
 def test_run_child_gives_the_childs_row_or_why_it_failed(tmp_path, capsys):
     """common.run_child (billion.py's and run_memory.py's parent loop): the child's last
     stdout line as its row, with the device peak (None without nvidia-smi) and the wall
