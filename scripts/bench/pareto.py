@@ -254,18 +254,28 @@ def plot(rows: list[dict], path: str, cost: str = "wall_s") -> None:
     for ax, key, label in ((axes[0], "energy_error_max", "largest |ΔE/E| over the run"),
                            (axes[1], "tracer_median",
                             "tracers' median error / r50 (converged run)")):
-        for what, style in (("block", "o-"), ("shared", "s--")):
-            # joined in the order of the step (η falling, Δt falling), not of the cost:
-            # a noisy wall must not reorder the front
+        # one line per scheme, and for block runs per largest step and refit setting,
+        # joined in the order of the step (η falling, Δt falling), not of the cost: a
+        # noisy wall must not reorder the front
+        lines: dict[tuple, list[dict]] = {}
+        for r in runs:
+            key_of = (("block", r.get("block_k", 0), r.get("refit_fraction"))
+                      if r["what"] == "block" else ("shared", 0, None))
+            lines.setdefault(key_of, []).append(r)
+        for n_line, (group, members) in enumerate(sorted(
+                lines.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or 0))):
+            what, k, refit = group
+            members.sort(key=lambda r: -r["eta"] if what == "block" else r["k"])
             pts = [(r[cost], max(r[key], 1e-16),
                     block_label(r) if what == "block" else f"Δt/{2 ** r['k']}")
-                   for r in sorted((r for r in runs if r["what"] == what),
-                                   key=lambda r: (r.get("block_k", 0),
-                                                 r.get("refit_fraction", 0), -r["eta"])
-                                   if what == "block" else r["k"])]
-            if not pts:
-                continue
-            ax.loglog([p[0] for p in pts], [p[1] for p in pts], style, label=what)
+                   for r in members]
+            name = what if what == "shared" else "block" + (
+                f", largest Δt/{2 ** k}" if k else "") + (
+                f", refit {refit:g}" if refit is not None else "")
+            ax.loglog([p[0] for p in pts], [p[1] for p in pts],
+                      "s--" if what == "shared" else "o-",
+                      color="C1" if what == "shared" else f"C{0 if not n_line else n_line + 1}",
+                      label=name)
             for x, y, text in pts:
                 ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4),
                             fontsize=7)
