@@ -58,9 +58,9 @@ def q_bins(self, rows, q0, lam, acc):
     return q0 * np.sqrt((a[:, 0] * a[:, 0] + a[:, 1] * a[:, 1]) + a[:, 2] * a[:, 2])
 
 
-def assign(self, kmin, kmax, q0, lam, scale=None, acc=None):
+def assign(self, kmin, kmax, q0, lam, scale=None, acc=None, qv=0.0):
     old = self.bins.copy()
-    ORIGINAL(self, kmin, kmax, q0, lam, scale, acc)
+    ORIGINAL(self, kmin, kmax, q0, lam, scale, acc, qv=qv)
     rows = np.flatnonzero(old >= kmin)
     k = self.bins[rows].astype(np.int64)
     name = RULE.get("name", "plain")
@@ -79,6 +79,21 @@ def assign(self, kmin, kmax, q0, lam, scale=None, acc=None):
         q = q0 * ahead
         k_pred = np.ceil(np.log2(np.maximum(q, 1.0)) / 2).astype(np.int64)
         k = np.maximum(k, k_pred)
+    elif name == "sym":
+        # a time-symmetrised criterion (Pelupessy et al. 2012's explicit form): the step
+        # h <= tau / (1 - tau'/2) with tau' = d tau / dt from the particle's last two
+        # forces (its step just closed: dt / 2^old), so that the step chosen at its start
+        # is about the mean of the criterion at its two ends, going in and coming out alike
+        dt_max = RULE["dt"]
+        q = np.maximum(q_bins(self, rows, q0, lam, acc), 1e-300)
+        tau = dt_max / np.sqrt(q)
+        prev = RULE.setdefault("tau_prev", np.full(len(self.bins), np.nan))
+        h_old = dt_max / 2.0 ** old[rows]
+        slope = np.clip((tau - prev[rows]) / h_old, -RULE.get("clip", 1.0), RULE.get("clip", 1.0))
+        slope = np.where(np.isnan(slope), 0.0, slope)
+        prev[rows] = tau
+        h = tau / (1.0 - 0.5 * RULE.get("w", 1.0) * slope)
+        k = np.ceil(np.log2(np.maximum(dt_max / h, 1.0))).astype(np.int64)
     elif name == "ratchet":
         k = np.maximum(k, old[rows])          # never up: a bin only deepens
     elif name == "vel":
@@ -178,6 +193,10 @@ def main(argv=None) -> None:
     p.add_argument("--eta-dyn", type=float, nargs="+", default=[0.1, 0.05])
     p.add_argument("--eta-v", type=float, nargs="+", default=[4.0, 2.0])
     p.add_argument("--r-centre", type=float, default=0.05)
+    p.add_argument("--margin", type=int, nargs="+", default=[1],
+                   help="hyst: the bins of margin (a step 2^margin larger than the criterion's)")
+    p.add_argument("--sym-w", type=float, nargs="+", default=[1.0],
+                   help="sym: the weight of the criterion's slope (1: the two ends' mean)")
     p.add_argument("--ref-cache", help="an .npy file of the converged run's positions "
                    "(written if missing, read if there: the same --n, --seed, --t-end, --ref)")
     p.add_argument("--rules", nargs="+", default=["plain", "deepest", "jump1", "ratchet", "hyst", "vel", "dyn", "centre"])
@@ -226,10 +245,12 @@ def main(argv=None) -> None:
         emit({"what": "block", "rule": "plain", "eta": eta, **r}, x)
         for name in args.rules:
             variants = [{"eta_dyn": e} for e in args.eta_dyn] if name == "dyn" else \
+                [{"w": w} for w in args.sym_w] if name == "sym" else \
+                [{"margin": m} for m in args.margin] if name == "hyst" else \
                 [{"eta_v": e} for e in args.eta_v] if name == "vel" else [{}]
             for extra in variants if name != "plain" else []:
                 RULE.clear()
-                RULE.update(name=name, deep=deep, eps=args.eps, eta=eta,
+                RULE.update(name=name, deep=deep, eps=args.eps, eta=eta, dt=args.dt,
                             r_centre=args.r_centre, **extra)
                 r = run(args, pos, vel, mass, {**block, "time.eta": eta})
                 x = r.pop("pos")
