@@ -19,8 +19,8 @@ from ..particles import Particles
 from ..device.runtime import Runtime
 from .choose import Comoving, scheme_for
 from .schemes import BlockLeapfrog, BlockSettings, NestedLeapfrog
-from ..state import DeviceState, State, make_state, state_backend
-from ..state.sets import set_sums
+from ..state import State, make_state, state_backend
+from ..state.sets import each_set_sums
 
 if TYPE_CHECKING:
     from .comoving import ComovingLeapfrog
@@ -113,16 +113,8 @@ class Stepper:
                   ) -> tuple[list[dict], list[list[float]]]:
         """:func:`hybridtree.state.sets.set_sums`'s (moments, radii), one set at a time
         (through :meth:`moments` and :meth:`lagrangian_radii`: over all processes)."""
-        moms, radii = [], []
-        for t in wanted:
-            m = self.state.type_mass(t)
-            mom = self.moments(m)
-            moms.append(mom)
-            radii.append(self.lagrangian_radii(mom["com"], mom["mass"], m) if mom["mass"] > 0
-                         else [float("nan")] * 3)
-        if whole is not None:
-            radii.append(self.lagrangian_radii(*whole))
-        return moms, radii
+        return each_set_sums(wanted, whole, self.state.type_mass, self.moments,
+                             self.lagrangian_radii)
 
     def bad_ids(self) -> list[int] | None:
         """None if every value is finite, else the IDs of this process's bad particles."""
@@ -175,6 +167,4 @@ class SerialStepper(Stepper):
 
     def _set_sums(self, wanted: list[int], whole: tuple[np.ndarray, float] | None
                   ) -> tuple[list[dict], list[list[float]]]:
-        if isinstance(self.state, DeviceState):     # all sets at once, the same bits
-            return set_sums(self.state, wanted, whole)
-        return super()._set_sums(wanted, whole)
+        return self.state.set_sums(wanted, whole)      # one process: the state's own

@@ -17,7 +17,7 @@ from ..device.kernels import kernel, launch
 from ..device.runtime import Runtime
 from ..device.transfer import download, upload
 from ..particles import N_TYPES, Particles
-from . import downloads, fill, parts4
+from . import downloads, fill, parts4, sets
 from . import vel32 as single
 from .mass import one_mass
 from .host import HostState
@@ -294,6 +294,11 @@ class DeviceState:
         with self.clock.device("reduce"):           # the potential: pot_part's w
             return red.moments(self.n, self.pos, self.vel, mass, self.acc[self.pot_part],
                                pot4=True, mass_step=step)
+
+    def set_sums(self, wanted: list[int], whole: tuple[np.ndarray, float] | None
+                 ) -> tuple[list[dict], list[list[float]]]:
+        """:func:`.sets.set_sums`: every set's sums at once, the bits of one at a time."""
+        return sets.set_sums(self, wanted, whole)
 
     def lagrangian_radii(self, centre: np.ndarray, fractions=(0.1, 0.5, 0.9),
                          total_mass: float | None = None, combine=None,

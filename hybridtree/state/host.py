@@ -10,6 +10,7 @@ from ..device import reduce
 from ..device.clock import Clock
 from ..particles import N_TYPES, Particles, wrap
 from .quantities import lagrangian_radii
+from .sets import each_set_sums
 
 __all__ = ["HostState"]
 
@@ -111,6 +112,12 @@ class HostState:
         with self.clock.host("reduce"):
             return lagrangian_radii(self.pos, self.mass if mass is None else mass, fractions,
                                     centre=centre)
+
+    def set_sums(self, wanted: list[int], whole: tuple[np.ndarray, float] | None
+                 ) -> tuple[list[dict], list[list[float]]]:
+        """:func:`.sets.set_sums`'s (moments, radii) of this state, one set at a time."""
+        return each_set_sums(wanted, whole, self.type_mass, self.moments,
+                             lambda c, m, w: self.lagrangian_radii(c, total_mass=m, mass=w))
 
     def finite(self) -> bool:
         with self.clock.host("reduce"):

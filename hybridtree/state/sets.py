@@ -1,13 +1,14 @@
-"""A device state's sums of several particle sets at once (a report of a run of several
-types, issue 57): each type's moments (of its :meth:`.device.DeviceState.type_mass`
-masses) in one level chain, and the Lagrangian radii of every type (about its own centre
-of mass, of its own mass) and of all particles in one multisection
-(:mod:`hybridtree.device.reduce_sets`): the bits of the sums one set at a time.
+"""The sums of several particle sets (a report of a run of several types, issue 57): each
+GADGET type's moments (of its ``type_mass`` masses) and the Lagrangian radii of every type
+(about its own centre of mass, of its own mass) and of all particles.  A device state
+takes them at once (:func:`set_sums`: the moments in one level chain, the radii in one
+multisection, :mod:`hybridtree.device.reduce_sets`), with the bits of the sums one set at
+a time (:func:`each_set_sums`: a host state's, and many processes' combined sums).
 Internal units (G = 1)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -16,7 +17,26 @@ from ..device import reduce
 if TYPE_CHECKING:
     from .device import DeviceState
 
-__all__ = ["set_sums"]
+__all__ = ["each_set_sums", "set_sums"]
+
+
+def each_set_sums(wanted: list[int], whole: tuple[np.ndarray, float] | None,
+                  type_mass: Callable[[int], Any], moments: Callable[[Any], dict],
+                  radii: Callable[[np.ndarray, float, Any], list[float]]
+                  ) -> tuple[list[dict], list[list[float]]]:
+    """:func:`set_sums`'s (moments, radii), one set at a time: ``type_mass(t)`` the masses of
+    type t (0 for the others), ``moments(mass)`` their sums, ``radii(centre, total, mass)``
+    the 10/50/90 % Lagrangian radii of those masses (``mass`` None: the particles' own)."""
+    moms, out = [], []
+    for t in wanted:
+        m = type_mass(t)
+        mom = moments(m)
+        moms.append(mom)
+        out.append(radii(mom["com"], mom["mass"], m) if mom["mass"] > 0
+                   else [float("nan")] * 3)
+    if whole is not None:
+        out.append(radii(whole[0], whole[1], None))
+    return moms, out
 
 
 def set_sums(state: DeviceState, wanted: list[int], whole: tuple[np.ndarray, float] | None
