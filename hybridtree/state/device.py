@@ -28,13 +28,7 @@ __all__ = ["DeviceState"]
 TYPE_ROWS = 4 << 20
 
 #: IDs below this fit the device's uint32 IDs (fill.py's: its uploads check them)
-ID32 = fill.ID32
-
-
-def narrow_ids(ids: np.ndarray) -> bool:
-    """Whether every one of ``ids`` fits a uint32 (a state keeps them so on the device)."""
-    ids = np.asarray(ids)
-    return len(ids) == 0 or (int(ids.min()) >= 0 and int(ids.max()) < ID32)
+ID32, narrow_ids = fill.ID32, fill.narrow_ids
 
 
 class DeviceState:

@@ -10,10 +10,16 @@ import pyopencl as cl
 from ..device.kernels import launch
 from ..particles import Particles
 
-__all__ = ["shift_rows", "upload_rows"]
+__all__ = ["narrow_ids", "shift_rows", "upload_rows"]
 
 #: IDs below this fit the device's uint32 IDs
 ID32 = 1 << 32
+
+
+def narrow_ids(ids: np.ndarray) -> bool:
+    """Whether every one of ``ids`` fits a uint32 (a state keeps them so on the device)."""
+    ids = np.asarray(ids)
+    return len(ids) == 0 or (int(ids.min()) >= 0 and int(ids.max()) < ID32)
 
 
 def upload_rows(s, lo: int, p: Particles,

@@ -8,14 +8,11 @@ Internal units (G = 1)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
 
 from ..device import reduce
-
-if TYPE_CHECKING:
-    from .device import DeviceState
 
 __all__ = ["each_set_sums", "set_sums"]
 
@@ -39,9 +36,10 @@ def each_set_sums(wanted: list[int], whole: tuple[np.ndarray, float] | None,
     return moms, out
 
 
-def set_sums(state: DeviceState, wanted: list[int], whole: tuple[np.ndarray, float] | None
+def set_sums(state: Any, wanted: list[int], whole: tuple[np.ndarray, float] | None
              ) -> tuple[list[dict], list[list[float]]]:
-    """(moments, radii): :meth:`.device.DeviceState.moments` of each GADGET type of
+    """(moments, radii) of a :class:`.device.DeviceState` (not imported here: it imports this
+    module): :meth:`.device.DeviceState.moments` of each GADGET type of
     ``wanted`` (its masses only), and the 10/50/90 % Lagrangian radii of each type about its
     centre of mass, of its mass (NaN where that is not > 0), then, where ``whole`` =
     (centre, total mass) is given, of all particles about that centre, of that mass."""
