@@ -40,7 +40,8 @@ from ..device.clock import Clock
 from ..device.runtime import Runtime
 from ..errors import UserInputError
 from ..particles import Particles
-from .device import ID32, DeviceState, narrow_ids
+from .device import DeviceState
+from .fill import ID32, narrow_ids
 from .host import HostState
 
 __all__ = ["DeviceState", "HostState", "Rows", "State", "make_state", "narrow_ids",

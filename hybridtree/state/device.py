@@ -27,9 +27,6 @@ __all__ = ["DeviceState"]
 #: types counted per download in :meth:`DeviceState.type_counts` (32 MB of host memory)
 TYPE_ROWS = 4 << 20
 
-#: IDs below this fit the device's uint32 IDs (fill.py's: its uploads check them)
-ID32, narrow_ids = fill.ID32, fill.narrow_ids
-
 
 class DeviceState:
     """The state in device buffers (float64; IDs uint32 or uint64, types uint8), allocated
@@ -73,8 +70,8 @@ class DeviceState:
         self.n = len(p.mass)
         self.parts = parts
         self.clock = clock or Clock(rt)
-        self.narrow = narrow_ids(p.ids) if narrow is None else bool(narrow)
-        if self.narrow and not narrow_ids(p.ids):
+        self.narrow = fill.narrow_ids(p.ids) if narrow is None else bool(narrow)
+        if self.narrow and not fill.narrow_ids(p.ids):
             raise ValueError("IDs of 2^32 or more in a state of uint32 IDs")
         self.id_type = np.dtype(np.uint32 if self.narrow else np.uint64)
         self.vel_type = np.dtype(np.float32 if vel32 else np.float64)

@@ -12,7 +12,7 @@ from ..particles import Particles
 
 __all__ = ["narrow_ids", "shift_rows", "upload_rows"]
 
-#: IDs below this fit the device's uint32 IDs
+#: IDs below this fit the device's uint32 IDs (a state's uploads check them)
 ID32 = 1 << 32
 
 

@@ -125,27 +125,41 @@ def patch() -> list:
     return undo
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def m31_options(doc: str) -> argparse.ArgumentParser:
+    """The options of a block run of M31 (:func:`m31_block_run`): --device, --n, --seed,
+    --set, --json."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     p.add_argument("--device", default=None)
     p.add_argument("--n", type=int, default=1 << 18)
     p.add_argument("--seed", type=int, default=2)
-    p.add_argument("--warm", type=int, default=1)
-    p.add_argument("--steps", type=int, default=1)
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--json")
-    p.add_argument("--kernels", type=int, default=0, metavar="K",
-                   help="also the K costliest kernels of each substep kind by device time")
-    args = p.parse_args()
+    return p
+
+
+def m31_block_run(args, eta: float | None = None) -> Simulation:
+    """The M31 model of configs/galaxy_m31.toml (``args.n`` particles, ``args.seed``) with
+    block steps at its eps, dt and max_bin and ``eta`` (default the config's), no reports
+    (``output.diag_every`` never), ``args.set`` over these, on ``args.device``."""
     cfg = load_config(ROOT / "configs" / "galaxy_m31.toml")
     settings = {"gravity.eps": cfg.gravity.eps, "time.dt": cfg.time.dt,
-                "time.stepping": "block", "time.eta": cfg.time.eta,
+                "time.stepping": "block", "time.eta": cfg.time.eta if eta is None else eta,
                 "time.max_bin": cfg.time.max_bin, "output.diag_every": 1 << 30}
     if args.device:
         settings["gravity.device"] = args.device
     settings.update(parse_overrides(args.set))
     pos, vel, mass, ids, types = galaxy(m31(args.n), seed=args.seed)
-    sim = Simulation(pos, vel, mass, ids, types=types, quiet=True, settings=settings)
+    return Simulation(pos, vel, mass, ids, types=types, quiet=True, settings=settings)
+
+
+def main() -> None:
+    p = m31_options(__doc__)
+    p.add_argument("--warm", type=int, default=1)
+    p.add_argument("--steps", type=int, default=1)
+    p.add_argument("--kernels", type=int, default=0, metavar="K",
+                   help="also the K costliest kernels of each substep kind by device time")
+    args = p.parse_args()
+    sim = m31_block_run(args)
     sim.step(args.warm)
     sim._rt.queue.finish()
     scheme = sim._stepper.scheme

@@ -14,7 +14,6 @@ the costliest kernels by device time.
 
 from __future__ import annotations
 
-import argparse
 import collections
 import json
 import time
@@ -22,12 +21,8 @@ from pathlib import Path
 
 import pyopencl as cl
 
-from hybridtree import Simulation
-from hybridtree.config import load_config, parse_overrides
+from block_substeps import m31_block_run, m31_options      # this folder's
 from hybridtree.device import transfer
-from hybridtree.ics.galaxy import galaxy, m31
-
-ROOT = Path(__file__).resolve().parents[2]
 _CALL, _COPY, _WAIT = cl.Kernel.__call__, cl.enqueue_copy, transfer.wait_for
 _PART = ["other"]
 _REC: list[tuple] = []          # (part, name, event)
@@ -53,24 +48,11 @@ def _wait(event):
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--device", default=None)
-    p.add_argument("--n", type=int, default=1 << 18)
-    p.add_argument("--seed", type=int, default=2)
+    p = m31_options(__doc__)
     p.add_argument("--reports", type=int, default=10)
     p.add_argument("--top", type=int, default=12)
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--json")
     args = p.parse_args()
-    cfg = load_config(ROOT / "configs" / "galaxy_m31.toml")
-    settings = {"gravity.eps": cfg.gravity.eps, "time.dt": cfg.time.dt,
-                "time.stepping": "block", "time.eta": 0.8,
-                "time.max_bin": cfg.time.max_bin, "output.diag_every": 1 << 30}
-    if args.device:
-        settings["gravity.device"] = args.device
-    settings.update(parse_overrides(args.set))
-    pos, vel, mass, ids, types = galaxy(m31(args.n), seed=args.seed)
-    sim = Simulation(pos, vel, mass, ids, types=types, quiet=True, settings=settings)
+    sim = m31_block_run(args, eta=0.8)
     sim.step(1)
     out, st, q = sim._output, sim._stepper, sim._rt.queue
     q.finish()
