@@ -92,7 +92,9 @@ def assign(self, kmin, kmax, q0, lam, scale=None, acc=None, qv=0.0):
         slope = np.clip((tau - prev[rows]) / h_old, -RULE.get("clip", 1.0), RULE.get("clip", 1.0))
         slope = np.where(np.isnan(slope), 0.0, slope)
         prev[rows] = tau
-        h = tau / (1.0 - 0.5 * RULE.get("w", 1.0) * slope)
+        # w = 2 with a slope at its clip (+1) leaves no denominator: the largest step
+        den = 1.0 - 0.5 * RULE.get("w", 1.0) * slope
+        h = np.divide(tau, den, out=np.full_like(tau, np.inf), where=den > 0)
         k = np.ceil(np.log2(np.maximum(dt_max / h, 1.0))).astype(np.int64)
     elif name == "ratchet":
         k = np.maximum(k, old[rows])          # never up: a bin only deepens
