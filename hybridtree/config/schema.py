@@ -229,6 +229,13 @@ SCHEMA: dict[str, dict[str, Option]] = {
                       "most eta_v softening lengths (a particle through a softened centre, "
                       "where |a| -> 0, gets no large step there; docs/galaxies.md); 0: off",
                       lambda v: 0 <= v <= 1e6, "0 <= eta_v <= 1e6"),
+        "rebin": _opt(str, "auto", "block steps: where a particle takes a new bin: at "
+                      "each of its synchronisations (substep; GADGET's and GOTHIC's rule), "
+                      "or only where all bins are (step: the bins kept through each "
+                      "largest step, whose kicks and drifts are then a palindrome, so that "
+                      "the energy error does not drift; docs/galaxies.md); auto: step, "
+                      "but substep in a periodic box (not measured there)",
+                      choices=("auto", "substep", "step")),
 
     },
     "cosmology": {

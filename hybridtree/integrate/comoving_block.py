@@ -145,9 +145,10 @@ class ComovingBlock:
                 n_forces = engine.compute(state, self.parts)
             bins.kick_table(kmin, self._table(line, ti, kmin, occupied, False), "short")
             if ti < ticks:
-                bins.assign(kmin, deep, self._q0(line.a(2 * ti), dlna), 0.0, scale,
-                            acc=state.total_acc())
-                occupied = bins.counts()
+                if self.block.rebin == "substep":       # else the bins are kept
+                    bins.assign(kmin, deep, self._q0(line.a(2 * ti), dlna), 0.0, scale,
+                                acc=state.total_acc())
+                    occupied = bins.counts()
                 bins.kick_table(kmin, self._table(line, ti, kmin, occupied, True), "short")
             st = self.stats
             st.substeps[kmin] += 1

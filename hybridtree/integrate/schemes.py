@@ -26,7 +26,10 @@ from ..gravity.engine import GravitySettings
 from ..gravity.forces import Active
 from .timebins import NBINS, DeviceBins, bin_scale, bins_for, lowest_active, next_tick
 
-__all__ = ["BlockLeapfrog", "BlockSettings", "NestedLeapfrog", "first_forces"]
+__all__ = ["BlockLeapfrog", "BlockSettings", "NestedLeapfrog", "REBIN", "first_forces"]
+
+#: where block steps choose new bins (:class:`BlockSettings` ``rebin``)
+REBIN = ("substep", "step")
 
 
 def first_forces(engine, state, parts: tuple[str, ...]) -> None:
@@ -96,11 +99,20 @@ class NestedLeapfrog:
 class BlockSettings:
     """Block time steps: dt = ``eta`` sqrt(eps / |a|), in bins 0 ... ``max_bin`` of the
     largest step (``time.eta``, ``time.max_bin``); with ``eta_v`` > 0 also dt <= eta_v
-    eps / |v| (``time.eta_v``)."""
+    eps / |v| (``time.eta_v``).  ``rebin`` (``time.rebin``): where a particle takes a new
+    bin: ``substep``, at each of its synchronisations (GADGET's and GOTHIC's rule), or
+    ``step``, only where every bin is synchronised (the largest step's start; within it
+    the bins are kept, so that each largest step is a palindrome of kicks and drifts: the
+    energy does not drift, docs/galaxies.md)."""
 
     eta: float = 0.2
     max_bin: int = 16
     eta_v: float = 0.0
+    rebin: str = "substep"
+
+    def __post_init__(self):
+        if self.rebin not in REBIN:
+            raise ValueError(f"rebin must be one of {REBIN}, got {self.rebin!r}")
 
 
 @dataclass
@@ -182,6 +194,7 @@ class BlockLeapfrog:
             raise ValueError("block time steps need a softening length eps > 0 "
                              "(dt = eta sqrt(eps / |a|))")
         bins, lam, deep = self._bins_of(state), self.external, self.block.max_bin
+        rebin = self.block.rebin == "substep"
         q0, half, ticks = bin_scale(dt, self.block.eta, eps), 0.5 * dt, 1 << deep
         # (dt_max / dt)^2 of the velocity criterion is qv |v|^2 (0: off)
         qv = (dt / (self.block.eta_v * eps)) ** 2 if self.block.eta_v > 0 else 0.0
@@ -210,8 +223,10 @@ class BlockLeapfrog:
                 bins.bins, kmin, int(occupied[kmin:].sum())) if kmin else None)
             now = None
             if ti < ticks:      # the active close their steps and open their next ones
-                counts, now = bins.close_open(kmin, deep, half, q0, lam, scale, qv, pair)
-                occupied = self._total(counts)
+                counts, now = bins.close_open(kmin, deep, half, q0, lam, scale, qv, pair,
+                                              rebin=rebin)
+                if counts is not None:
+                    occupied = self._total(counts)
             else:
                 bins.kick(kmin, half, lam)
             if pair is None:

@@ -50,6 +50,37 @@ def bin_scale(dt_max: float, eta: float, eps: float) -> float:
     return dt_max * dt_max / (eta * eta * eps)
 
 
+def host_q(s: HostState, rows: np.ndarray, a: np.ndarray, q0: float,
+           scale: tuple[float, ...] | None = None, qv: float = 0.0) -> np.ndarray:
+    """(dt_max / dt)^2 = q0 |a| of the particles ``rows`` of ``s`` whose acceleration is
+    ``a`` (the Λ term included), scaled per GADGET type by ``scale`` (eps / eps_type) and
+    at least qv |v|^2 (scale^2 with types; 0: off): cl/blocks.cl ``assign_bins``."""
+    q = q0 * np.sqrt((a[:, 0] * a[:, 0] + a[:, 1] * a[:, 1]) + a[:, 2] * a[:, 2])
+    if scale is not None:
+        q = q * np.asarray(scale, np.float64)[s.types[rows]]
+    if qv > 0.0:
+        v = s.vel[rows].astype(np.float64)      # float32 velocities widened
+        w = qv * ((v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1]) + v[:, 2] * v[:, 2])
+        if scale is not None:
+            sc = np.asarray(scale, np.float64)[s.types[rows]]
+            w = w * (sc * sc)
+        q = np.maximum(q, w)
+    return q
+
+
+def host_bins(q: np.ndarray, kmax: int) -> np.ndarray:
+    """The smallest bin k <= kmax with q / 4^k <= 1 (int32), exactly: q is divided by 4
+    per bin, as cl/blocks.cl does."""
+    k = np.zeros(len(q), np.int32)
+    for _ in range(kmax):
+        up = q > 1.0
+        if not up.any():
+            break
+        q = np.where(up, q * 0.25, q)
+        k += up
+    return k
+
+
 class HostBins:
     """Bins of a :class:`hybridtree.state.HostState` (numpy)."""
 
@@ -68,24 +99,7 @@ class HostBins:
         s = self.state
         rows = np.flatnonzero(self.bins >= kmin)
         a = (s.acc["full"] if acc is None else acc)[rows] + lam * s.pos[rows]
-        q = q0 * np.sqrt((a[:, 0] * a[:, 0] + a[:, 1] * a[:, 1]) + a[:, 2] * a[:, 2])
-        if scale is not None:
-            q = q * np.asarray(scale, np.float64)[s.types[rows]]
-        if qv > 0.0:
-            v = s.vel[rows].astype(np.float64)      # float32 velocities widened
-            w = qv * ((v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1]) + v[:, 2] * v[:, 2])
-            if scale is not None:
-                sc = np.asarray(scale, np.float64)[s.types[rows]]
-                w = w * (sc * sc)
-            q = np.maximum(q, w)
-        k = np.zeros(len(rows), np.int32)
-        for _ in range(kmax):                 # exact: q is divided by 4 per bin
-            up = q > 1.0
-            if not up.any():
-                break
-            q = np.where(up, q * 0.25, q)
-            k += up
-        self.bins[rows] = np.maximum(k, kmin)
+        self.bins[rows] = np.maximum(host_bins(host_q(s, rows, a, q0, scale, qv), kmax), kmin)
 
     def kick(self, kmin: int, half_dt: float, lam: float) -> None:
         """vel += h (acc + lam pos), h = half_dt / 2^bin, for bin >= kmin."""
@@ -111,11 +125,17 @@ class HostBins:
 
     def close_open(self, kmin: int, kmax: int, half_dt: float, q0: float, lam: float,
                    scale: tuple[float, ...] | None = None, qv: float = 0.0,
-                   pair: object = None) -> tuple[np.ndarray, None]:
+                   pair: object = None, rebin: bool = True
+                   ) -> tuple[np.ndarray | None, None]:
         """The end of a substep for the particles of bin >= kmin: :meth:`kick` (their
-        old step's half), :meth:`assign` (new bins in kmin ... kmax), :meth:`kick` (the
-        new step's half); returns (:meth:`counts`, None: ``pair`` is the device's)."""
+        old step's half), :meth:`assign` (new bins in kmin ... kmax; not with ``rebin``
+        False: the bins kept), :meth:`kick` (the new step's half); returns
+        (:meth:`counts`, or None where the bins were kept; None: ``pair`` is the
+        device's)."""
         self.kick(kmin, half_dt, lam)
+        if not rebin:
+            self.kick(kmin, half_dt, lam)
+            return None, None
         self.assign(kmin, kmax, q0, lam, scale, qv=qv)
         self.kick(kmin, half_dt, lam)
         return self.counts(), None
@@ -177,14 +197,22 @@ class DeviceBins:
 
     def close_open(self, kmin: int, kmax: int, half_dt: float, q0: float, lam: float,
                    scale: tuple[float, ...] | None = None, qv: float = 0.0,
-                   pair: cl.Buffer | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+                   pair: cl.Buffer | None = None, rebin: bool = True
+                   ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """:meth:`HostBins.close_open`'s kick, assignment and kick in one launch on GPUs
         (cl/blocks.cl ``close_open_bins``: the same bits as the three apart), the
         counts, and one wait; ``pair``: a device int64 pair (the engine's running interaction counts,
         :meth:`hybridtree.gravity.counts.Tally.running`) read in the same wait, else
-        None.  Returns (particles per bin (NBINS,), the pair or None)."""
+        None.  Returns (particles per bin (NBINS,), the pair or None).  ``rebin`` False:
+        the bins kept (two kicks), no counts (None) and no wait but the pair's."""
         s, q = self.state, self.rt.queue
         fused = self.rt.info.kind != "cpu" if self.fused is None else self.fused
+        if not rebin:
+            self.kick(kmin, half_dt, lam)
+            self.kick(kmin, half_dt, lam)
+            if pair is None:
+                return None, None
+            return None, read_small(self.rt, np.empty(2, np.int64), pair)
         if not fused:                       # cl/blocks.cl close_open_bins: why apart
             self.kick(kmin, half_dt, lam)
             self.assign(kmin, kmax, q0, lam, scale, qv=qv)

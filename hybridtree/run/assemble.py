@@ -62,7 +62,10 @@ def make_stepper(settings: Settings, p: Particles, comm: Comm, rt, external: flo
     g = g.settled(rt.info.kind, relative_ok=comm.size == 1 or many_ok,
                   cosmological=settings.cosmology.enabled)
     t = settings.time
-    block = BlockSettings(t.eta, t.max_bin, t.eta_v) if t.stepping == "block" else None
+    # time.rebin auto: bins chosen once a largest step (no drift, docs/galaxies.md), but
+    # at every synchronisation in a box, where the other rule was not measured
+    rebin = t.rebin if t.rebin != "auto" else "substep" if g.periodic is not None else "step"
+    block = BlockSettings(t.eta, t.max_bin, t.eta_v, rebin) if t.stepping == "block" else None
     # a periodic box steps in comoving coordinates (the box: g.periodic's); on many
     # processes the stepper wraps the particles before they change domain
     comoving = (Comoving(sched, step, settings.cosmology.short_steps, wrap=comm.size == 1)
