@@ -12,7 +12,8 @@ One system -- ``cusp`` (:func:`hybridtree.ics.hernquist_satellite`, eps ``--eps`
 ``m31`` (GOTHIC's M31 model: configs/galaxy_m31.toml's model, softening and largest step)
 -- of ``--n`` particles (``--seed``) is run from t = 0 to ``--t-end`` (``--long``: ten
 times that) with block steps (largest step dt, or dt / 2^``--block-k``, ``--eta`` each,
-``time.max_bin``; ``--refit`` F each: ``gravity.refit_fraction``) and with shared steps
+``time.max_bin``; ``--refit`` F each: ``gravity.refit_fraction``; ``--rebin`` R each:
+``time.rebin``) and with shared steps
 dt / 2^k (``--shared`` k each), after a converged
 shared run of dt / 2^``--ref``.
 Each run is timed by the caller's clock around ``hybridtree.Simulation(...)`` and
@@ -29,7 +30,9 @@ error (and, for ``orbits``, whose radii and tracer error as well) is at most the
 run's, and that run's wall over the block run's (``speedup``: > 1 where block steps pay;
 issue 57 asks for 2), and the same of ``evolve`` alone (``speedup_evolve``: the set-up of
 ``Simulation(...)``, its checks, upload and first forces, apart; rows keep ``setup_s`` and
-``evolve_s``).  ``--plot`` draws the Pareto fronts (largest energy error, and the
+``evolve_s``), and ``energy_interpolated``: the wall of a shared run of the block run's
+energy error on the shared front of the call (the converged run included), interpolated in
+log-log between the two runs that bracket it (a shared step need not be a power of two).  ``--plot`` draws the Pareto fronts (largest energy error, and the
 tracers' median error, against wall time) as a PNG.
 
 Wall times on a machine shared with other work are noisy; compare runs of one call.
@@ -39,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 
@@ -160,8 +164,8 @@ def measure(args) -> list[dict]:
     base = {"system": args.system, "seed": args.seed, "device": args.device, "eps": args.eps,
             "dt": args.dt, "sets": args.set}
     runs = [("reference", args.ref, None)] + \
-        [("block", kb, (eta, f)) for kb in args.block_k for eta in args.eta
-         for f in (args.refit or [None])] + \
+        [("block", kb, (eta, f, rb)) for kb in args.block_k for rb in (args.rebin or [None])
+         for eta in args.eta for f in (args.refit or [None])] + \
         [("shared", k, None) for k in args.shared]
     ref = None
     kept = Path(args.ref_file) if args.ref_file else None
@@ -171,14 +175,16 @@ def measure(args) -> list[dict]:
         runs = runs[1:]
     for what, k, eta in runs:
         if what == "block":
-            eta, f = eta
+            eta, f, rb = eta
             # largest step dt / 2^k (--block-k): bin 0 is the step of most particles
             how = {"time.stepping": "block", "time.eta": eta, "time.max_bin": args.max_bin,
                    "time.dt": args.dt / 2 ** k,
-                   **({} if f is None else {"gravity.refit_fraction": f})}
+                   **({} if f is None else {"gravity.refit_fraction": f}),
+                   **({} if rb is None else {"time.rebin": rb})}
             row, mine = one_run(args, ics, common, how, 2 ** k)
             row = {"what": what, **base, "eta": eta, "block_k": k, "max_bin": args.max_bin,
-                   **({} if f is None else {"refit_fraction": f}), **row}
+                   **({} if f is None else {"refit_fraction": f}),
+                   **({} if rb is None else {"rebin": rb}), **row}
         else:       # diagnostics after every largest step, as the block runs'
             row, mine = one_run(args, ics, common, {"time.dt": args.dt / 2 ** k}, 2 ** k)
             row = {"what": what, **base, "k": k, "step": args.dt / 2 ** k, **row}
@@ -211,13 +217,31 @@ def _load_ref(path: Path, args) -> tuple[dict, dict]:
     return {"tracers": tracers, "radii": row["radii"]}, row
 
 
+def interpolated_wall(points: list[tuple[float, float]], error: float) -> dict | None:
+    """The wall a shared run of energy error ``error`` would take: (wall, error) ``points``
+    of shared runs, sorted by wall, interpolated in log-log between the two neighbours in
+    wall whose errors bracket it (error ∝ wall^-p between them); None where none do."""
+    pts = sorted(points)
+    for (w1, e1), (w2, e2) in zip(pts, pts[1:]):
+        if e1 > error >= e2 > 0:
+            slope = math.log(w2 / w1) / math.log(e2 / e1)
+            return {"wall_s": w1 * math.exp(slope * math.log(error / e1)),
+                    "between": [w1, w2]}
+    return None
+
+
 def summary(rows: list[dict]) -> list[dict]:
-    """Per block run: the fastest shared run at least as accurate, and the speed-up."""
+    """Per block run: the fastest shared run at least as accurate, and the speed-up; and
+    the wall of a shared run of its energy error on the shared front (the converged run
+    included) interpolated in log-log (``energy_interpolated``: a shared step is not
+    bound to powers of two)."""
     shared = [r for r in rows if r["what"] == "shared"]
+    front = [(r["wall_s"], r["energy_error_max"]) for r in rows
+             if r["what"] in ("shared", "reference") and "from" not in r]
     out = []
     for b in (r for r in rows if r["what"] == "block"):
         line = {"what": "summary", "eta": b["eta"], "block_k": b.get("block_k", 0),
-                **({"refit_fraction": b["refit_fraction"]} if "refit_fraction" in b else {}),
+                **{key: b[key] for key in ("refit_fraction", "rebin") if key in b},
                 "block_wall_s": b["wall_s"],
                 "block_energy_error_max": b["energy_error_max"]}
         for name, ok in (("energy", lambda s: s["energy_error_max"] <= b["energy_error_max"]),
@@ -232,6 +256,9 @@ def summary(rows: list[dict]) -> list[dict]:
                 # the steps alone (evolve: its reports included), set-up apart
                 **({"speedup_evolve": best["evolve_s"] / b["evolve_s"]}
                    if "evolve_s" in b and "evolve_s" in best else {})}
+        interp = interpolated_wall(front, b["energy_error_max"])
+        line["energy_interpolated"] = None if interp is None else {
+            **interp, "speedup": interp["wall_s"] / b["wall_s"]}
         out.append(line)
     return out
 
@@ -239,7 +266,8 @@ def summary(rows: list[dict]) -> list[dict]:
 def block_label(r: dict) -> str:
     k = r.get("block_k", 0)
     return f"η={r['eta']:g}" + (f", Δt/{2 ** k}" if k else "") + \
-        (f", refit {r['refit_fraction']:g}" if "refit_fraction" in r else "")
+        (f", refit {r['refit_fraction']:g}" if "refit_fraction" in r else "") + \
+        (f", rebin {r['rebin']}" if "rebin" in r else "")
 
 
 def plot(rows: list[dict], path: str, cost: str = "wall_s") -> None:
@@ -259,19 +287,21 @@ def plot(rows: list[dict], path: str, cost: str = "wall_s") -> None:
         # noisy wall must not reorder the front
         lines: dict[tuple, list[dict]] = {}
         for r in runs:
-            key_of = (("block", r.get("block_k", 0), r.get("refit_fraction"))
-                      if r["what"] == "block" else ("shared", 0, None))
+            key_of = (("block", r.get("block_k", 0), r.get("refit_fraction"), r.get("rebin"))
+                      if r["what"] == "block" else ("shared", 0, None, None))
             lines.setdefault(key_of, []).append(r)
         for n_line, (group, members) in enumerate(sorted(
-                lines.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or 0))):
-            what, k, refit = group
+                lines.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or 0,
+                                               kv[0][3] or ""))):
+            what, k, refit, rebin = group
             members.sort(key=lambda r: -r["eta"] if what == "block" else r["k"])
             pts = [(r[cost], max(r[key], 1e-16),
                     block_label(r) if what == "block" else f"Δt/{2 ** r['k']}")
                    for r in members]
             name = what if what == "shared" else "block" + (
                 f", largest Δt/{2 ** k}" if k else "") + (
-                f", refit {refit:g}" if refit is not None else "")
+                f", refit {refit:g}" if refit is not None else "") + (
+                f", rebin {rebin}" if rebin is not None else "")
             ax.loglog([p[0] for p in pts], [p[1] for p in pts],
                       "s--" if what == "shared" else "o-",
                       color="C1" if what == "shared" else f"C{0 if not n_line else n_line + 1}",
@@ -306,6 +336,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--eta", type=float, nargs="+", default=[0.4, 0.2, 0.1, 0.05])
     p.add_argument("--block-k", type=int, nargs="+", default=[0],
                    help="block runs: largest step dt / 2^k, each k (default: dt)")
+    p.add_argument("--rebin", nargs="+", choices=("substep", "step"),
+                   help="block runs: each with time.rebin R (default: the setting's; "
+                        "step: bins chosen only at each largest step's start)")
     p.add_argument("--refit", type=float, nargs="+", metavar="F",
                    help="block runs: each with gravity.refit_fraction F (default: the "
                         "setting's; a force of some particles refits the last tree while "

@@ -183,13 +183,19 @@ def plot(paths: list[str], out: str) -> None:
     fig.savefig(out, dpi=110)
 
 
-def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--n", type=int, default=16384)
+def cusp_options(p: argparse.ArgumentParser, n: int, t_end: float) -> None:
+    """The cusp's options of the probes (this one and probe_hold.py): --n, --seed, --eps,
+    --dt (the largest step), --t-end."""
+    p.add_argument("--n", type=int, default=n)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--eps", type=float, default=0.005)
     p.add_argument("--dt", type=float, default=1 / 16)
-    p.add_argument("--t-end", type=float, default=0.5)
+    p.add_argument("--t-end", type=float, default=t_end)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    cusp_options(p, 16384, 0.5)
     p.add_argument("--device", default="cpu")
     p.add_argument("--eta", type=float, nargs="+", default=[0.4, 0.2, 0.1])
     p.add_argument("--eta-dyn", type=float, nargs="+", default=[0.1, 0.05])

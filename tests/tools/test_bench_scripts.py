@@ -200,6 +200,19 @@ def test_bench_pareto_compares_block_and_shared_runs_with_a_converged_one(tmp_pa
     assert again == json.loads(json.dumps(rows))
 
 
+def test_bench_pareto_interpolates_the_shared_front_in_log_log():
+    """A shared front of error ∝ wall^-2 (10 s at 1e-3, 20 s at 2.5e-4, 40 s at 6.25e-5):
+    an error of 5e-4 takes 10 √2 s, between the first two; one outside the front, none."""
+    import pareto
+    front = [(40.0, 6.25e-5), (10.0, 1e-3), (20.0, 2.5e-4)]
+    got = pareto.interpolated_wall(front, 5e-4)
+    assert got["wall_s"] == pytest.approx(10 * 2 ** 0.5, rel=1e-12)
+    assert got["between"] == [10.0, 20.0]
+    assert pareto.interpolated_wall(front, 1.25e-4)["between"] == [20.0, 40.0]
+    assert pareto.interpolated_wall(front, 2e-3) is None
+    assert pareto.interpolated_wall(front, 1e-5) is None
+
+
 def test_bench_pareto_keeps_the_converged_run_for_later_calls(tmp_path):
     """--ref-file: the first call keeps its converged run, a later one compares its runs
     with it (no shared runs: --shared with none) as the first call did; a call of another
