@@ -50,37 +50,6 @@ def bin_scale(dt_max: float, eta: float, eps: float) -> float:
     return dt_max * dt_max / (eta * eta * eps)
 
 
-def host_q(s: HostState, rows: np.ndarray, a: np.ndarray, q0: float,
-           scale: tuple[float, ...] | None = None, qv: float = 0.0) -> np.ndarray:
-    """(dt_max / dt)^2 = q0 |a| of the particles ``rows`` of ``s`` whose acceleration is
-    ``a`` (the Λ term included), scaled per GADGET type by ``scale`` (eps / eps_type) and
-    at least qv |v|^2 (scale^2 with types; 0: off): cl/blocks.cl ``assign_bins``."""
-    q = q0 * np.sqrt((a[:, 0] * a[:, 0] + a[:, 1] * a[:, 1]) + a[:, 2] * a[:, 2])
-    if scale is not None:
-        q = q * np.asarray(scale, np.float64)[s.types[rows]]
-    if qv > 0.0:
-        v = s.vel[rows].astype(np.float64)      # float32 velocities widened
-        w = qv * ((v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1]) + v[:, 2] * v[:, 2])
-        if scale is not None:
-            sc = np.asarray(scale, np.float64)[s.types[rows]]
-            w = w * (sc * sc)
-        q = np.maximum(q, w)
-    return q
-
-
-def host_bins(q: np.ndarray, kmax: int) -> np.ndarray:
-    """The smallest bin k <= kmax with q / 4^k <= 1 (int32), exactly: q is divided by 4
-    per bin, as cl/blocks.cl does."""
-    k = np.zeros(len(q), np.int32)
-    for _ in range(kmax):
-        up = q > 1.0
-        if not up.any():
-            break
-        q = np.where(up, q * 0.25, q)
-        k += up
-    return k
-
-
 class HostBins:
     """Bins of a :class:`hybridtree.state.HostState` (numpy)."""
 
@@ -99,7 +68,24 @@ class HostBins:
         s = self.state
         rows = np.flatnonzero(self.bins >= kmin)
         a = (s.acc["full"] if acc is None else acc)[rows] + lam * s.pos[rows]
-        self.bins[rows] = np.maximum(host_bins(host_q(s, rows, a, q0, scale, qv), kmax), kmin)
+        q = q0 * np.sqrt((a[:, 0] * a[:, 0] + a[:, 1] * a[:, 1]) + a[:, 2] * a[:, 2])
+        if scale is not None:
+            q = q * np.asarray(scale, np.float64)[s.types[rows]]
+        if qv > 0.0:
+            v = s.vel[rows].astype(np.float64)      # float32 velocities widened
+            w = qv * ((v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1]) + v[:, 2] * v[:, 2])
+            if scale is not None:
+                sc = np.asarray(scale, np.float64)[s.types[rows]]
+                w = w * (sc * sc)
+            q = np.maximum(q, w)
+        k = np.zeros(len(rows), np.int32)
+        for _ in range(kmax):                 # exact: q is divided by 4 per bin
+            up = q > 1.0
+            if not up.any():
+                break
+            q = np.where(up, q * 0.25, q)
+            k += up
+        self.bins[rows] = np.maximum(k, kmin)
 
     def kick(self, kmin: int, half_dt: float, lam: float) -> None:
         """vel += h (acc + lam pos), h = half_dt / 2^bin, for bin >= kmin."""
@@ -205,14 +191,14 @@ class DeviceBins:
         :meth:`hybridtree.gravity.counts.Tally.running`) read in the same wait, else
         None.  Returns (particles per bin (NBINS,), the pair or None).  ``rebin`` False:
         the bins kept (two kicks), no counts (None) and no wait but the pair's."""
-        s, q = self.state, self.rt.queue
-        fused = self.rt.info.kind != "cpu" if self.fused is None else self.fused
         if not rebin:
             self.kick(kmin, half_dt, lam)
             self.kick(kmin, half_dt, lam)
             if pair is None:
                 return None, None
             return None, read_small(self.rt, np.empty(2, np.int64), pair)
+        s, q = self.state, self.rt.queue
+        fused = self.rt.info.kind != "cpu" if self.fused is None else self.fused
         if not fused:                       # cl/blocks.cl close_open_bins: why apart
             self.kick(kmin, half_dt, lam)
             self.assign(kmin, kmax, q0, lam, scale, qv=qv)

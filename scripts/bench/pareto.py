@@ -53,6 +53,7 @@ from common import ROOT, JsonLines, add_device, run_header, sample_indices
 from hybridtree import Simulation
 from hybridtree.config import parse_overrides
 from hybridtree.errors import HybridtreeError
+from hybridtree.integrate.schemes import REBIN
 from hybridtree.state.quantities import lagrangian_radii
 
 M31_CONFIG = ROOT / "configs" / "galaxy_m31.toml"
@@ -336,7 +337,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--eta", type=float, nargs="+", default=[0.4, 0.2, 0.1, 0.05])
     p.add_argument("--block-k", type=int, nargs="+", default=[0],
                    help="block runs: largest step dt / 2^k, each k (default: dt)")
-    p.add_argument("--rebin", nargs="+", choices=("substep", "step"),
+    p.add_argument("--rebin", nargs="+", choices=REBIN,
                    help="block runs: each with time.rebin R (default: the setting's; "
                         "step: bins chosen only at each largest step's start)")
     p.add_argument("--refit", type=float, nargs="+", metavar="F",
