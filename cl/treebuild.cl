@@ -395,12 +395,18 @@ __kernel void cell_keys(const int n_cells, const int key_at, __global const int4
    stored as a hi/lo pair relative to the cube centre, as the walk expects.
 
    ext NULL: a build, whose particles lie in their cells' cubes (side l).  ext given: a
-   refit (hybridtree/gravity/tree/refit.py: the cells kept, the particles moved): ext[c]
-   gets h, the largest distance in the max-norm of the cell's particles from its
-   geometric centre (a leaf: over its particles; else over its children, |child centre -
-   centre| + h_child), and the side l_eff = max(l, 2 h) takes l's place in S_eff and in
-   the bounding radius, so that every particle lies in the cube of side l_eff about the
-   centre, which is all the opening tests assume (a build's guarantee, kept).
+   refit (hybridtree/gravity/tree/refit.py: the cells kept, the particles moved): ext
+   (floats 6c ... 6c + 5) gets cell c's box, its lower then upper corner relative to its
+   geometric centre (a leaf: the bounding box of its particles; else that of its
+   children's boxes).  S_eff and the bounding radius then take the tighter of two cubes
+   that hold every particle, which is all the opening tests assume (a build's
+   guarantee, kept): the cell's cube grown about its geometric centre to l_eff = 2 h (h:
+   the max-norm distance of the box's faces from that centre), or the cube about the
+   box's centre of side max(l, its longest side), s measured from that centre (never
+   tighter than the build's cube, whose accuracy at theta the refit keeps).  A cell whose box lies in its cube
+   keeps the build's l and centre, so a refit of unmoved particles gives the build's
+   bits.  The box follows particles that moved together (a disk's rotation), for which
+   a cube grown about the old centre opens over the whole displacement.
    key_at < 0: a cell's key is keys[its first particle] (the sorted keys); else
    keys[key_at + c] (cell_keys: a refit once the keys' buffer holds the inverse order). */
 __kernel void cell_moments(const int n_cells, const int level, __global const float *cube_f,
@@ -429,8 +435,10 @@ __kernel void cell_moments(const int n_cells, const int level, __global const fl
     const uint3 u = key_coords(keys[key_at < 0 ? first : key_at + c], geo);
     const float3 centre = coords_centre(u, geo, side, &side_l);
     const int end = lk.x;
-    float m = 0.0f, h_ext = 0.0f;
+    float m = 0.0f;
     float3 dm = (float3)(0.0f);
+    /* a refit's box of the particles, relative to the geometric centre */
+    float3 box_lo = (float3)(INFINITY), box_hi = (float3)(-INFINITY);
 #if PER_EPS
     float me2 = 0.0f, e_max = 0.0f, e_min = INFINITY;   /* sum of m eps^2; extremes */
 #endif
@@ -447,8 +455,8 @@ __kernel void cell_moments(const int n_cells, const int level, __global const fl
             e_min = fmin(e_min, l.w);
 #endif
             if (ext) {
-                const float3 a = fabs(d);
-                h_ext = fmax(h_ext, fmax(a.x, fmax(a.y, a.z)));
+                box_lo = fmin(box_lo, d);
+                box_hi = fmax(box_hi, d);
             }
         }
     } else {
@@ -467,20 +475,42 @@ __kernel void cell_moments(const int n_cells, const int level, __global const fl
                 const int cgeo = min(levels[ch], MAXL);
                 const uint3 cu = key_coords(keys[key_at < 0 ? link[ch].y : key_at + ch], cgeo);
                 float side_ch;
-                const float3 a = fabs(coords_centre(cu, cgeo, side, &side_ch) - centre);
-                h_ext = fmax(h_ext, fmax(a.x, fmax(a.y, a.z)) + ext[ch]);
+                const float3 a = coords_centre(cu, cgeo, side, &side_ch) - centre;
+                box_lo = fmin(box_lo, a + vload3(2 * ch, ext));
+                box_hi = fmax(box_hi, a + vload3(2 * ch + 1, ext));
             }
         }
-    }
-    float side_eff = side_l;
-    if (ext) {
-        ext[c] = h_ext;
-        side_eff = fmax(side_l, 2.0f * h_ext);
     }
     const float3 off = m > 0.0f ? dm / m : (float3)(0.0f);
     const float2 x = two_sum(centre.x, off.x), y = two_sum(centre.y, off.y),
                  z = two_sum(centre.z, off.z);
-    const float s = length(off);
+    float side_eff = side_l;
+    float s = length(off);
+    if (ext) {
+        /* an empty cell (no particle: the box inverted) keeps its cube */
+        if (!(box_lo.x <= box_hi.x)) box_lo = box_hi = (float3)(0.0f);
+        vstore3(box_lo, 2 * c, ext);
+        vstore3(box_hi, 2 * c + 1, ext);
+        const float3 mid = 0.5f * (box_lo + box_hi);
+        /* the box's cube: its half side, rounded up so that mid +- it holds lo and hi */
+        const float3 half3 = 0.5f * (box_hi - box_lo);
+        const float box_h = fmax(half3.x, fmax(half3.y, half3.z)) * 1.000001f
+                            + 2e-7f * (fabs(mid.x) + fabs(mid.y) + fabs(mid.z));
+        const float3 far3 = fmax(fabs(box_lo), fabs(box_hi));
+        const float h = fmax(far3.x, fmax(far3.y, far3.z));     /* about the cell's centre */
+        /* the children's roundings (~1e-6 of their sides) do not count as leaving */
+        if (h > 0.5f * side_l * 1.00001f) {
+            const float grown = 2.0f * h, s_box = length(off - mid);
+            /* never tighter than the build's cube: a build's accuracy at theta */
+            const float moved = fmax(side_l, 2.0f * box_h);
+            if (moved * inv_theta + s_box < grown * inv_theta + s) {
+                side_eff = moved;
+                s = s_box;
+            } else {
+                side_eff = grown;
+            }
+        }
+    }
     const float b = side_eff * inv_theta + s;
 #if PER_EPS
     /* mixed softenings: opened within 2.8 times the largest (cl/walkcommon.cl) */

@@ -78,7 +78,7 @@ BYTES: Mapping[str, tuple[float, str]] = MappingProxyType({
     "tree_cell_let": (16, "device_build.py DeviceTree.info (the LET's rows, several processes)"),
     "tree_cell_quad": (32, "device_build.py cell_quad (quadrupole moments)"),
     "tree_cell_eps": (16, "device_build.py cell_eps (a softening per type)"),
-    "tree_cell_ext": (4, "tree/refit.py cell_ext (block steps' refits)"),
+    "tree_cell_ext": (24, "tree/refit.py cell_ext, the cells' boxes (block steps' refits)"),
     #: cells per particle at n_leaf 16 (scaled by 16 / n_leaf): Plummer, CPU ledger at
     #: 2^15-2^18: 0.23-0.255 cells per particle
     "cells_per_particle": (0.26, "measured: Plummer, n_leaf 16, 2^15-2^18 (CPU ledger)"),

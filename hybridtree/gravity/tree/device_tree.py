@@ -148,7 +148,9 @@ class DeviceTree:
             out["eps_guard"] = ce[:, 3]
             out["eps"] = get(self.src_lo, (self.n, 4), np.float32)[:, 3].astype(np.float64)
         if self.cell_ext is not None:
-            out["half_extent"] = get(self.cell_ext, self.n_cells, np.float32).astype(np.float64)
+            box = get(self.cell_ext, (self.n_cells, 2, 3), np.float32).astype(np.float64)
+            # the box's corners relative to the cell's geometric centre
+            out["box_lo"], out["box_hi"] = box[:, 0], box[:, 1]
         return out
 
 

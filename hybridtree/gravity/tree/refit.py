@@ -12,11 +12,18 @@ centre of mass, quadrupole, S_eff and bounding radius, bottom-up (cl/treebuild.c
 Particles that left their cells: a build's cell holds its particles in its cube of
 side l about its geometric centre, and the opening tests rely on that alone (S_eff =
 (l / theta + s)^2, radius s + (√3/2) l, s = |com − centre|; the relative criterion takes
-its l from the radius).  A refit measures h, the largest max-norm distance of a cell's
-particles from its geometric centre, and uses l_eff = max(l, 2 h) in place of l: the
-same guarantee for the cells as they now are, so the walk's error stays that of a
-build at the same theta; a loose tree only costs more interactions.  Without it a
-cell may be accepted by a sink that lies inside it (its own mass in a multipole).
+its l from the radius).  A refit finds each cell's box, a cube about the bounding box
+of its particles (bottom-up: a leaf's particles, a cell's children's boxes), and where
+a particle left the cell's cube it takes the tighter of two cubes that hold them all in
+place of (l, centre): the cube grown about the geometric centre to l_eff = 2 h (h the
+max-norm distance of the box's faces from that centre; until session 40 the only
+choice), or the box itself, with s measured from its centre.  The same guarantee for
+the cells as they now are, so the walk's error stays that of a build at the same theta;
+a loose tree only costs more interactions.  The box matters where the particles of a
+cell moved together (a galaxy's rotation, a satellite's orbit): a cube grown about the
+old centre opens over the whole displacement, the box only over the cell's spread.
+Without either a cell may be accepted by a sink that lies inside it (its own mass in a
+multipole).
 
 Units: the caller's.  Needs double precision on the device (positions are float64).
 """
@@ -38,11 +45,13 @@ def refit_device_tree(tree: DeviceTree, particles: DeviceArrays) -> DeviceTree:
     """Refit ``tree`` in place to ``particles`` (the same particles in the caller's order
     as when it was built, at their current float64 positions on the device; masses are
     taken anew too) and return it.  Everything is enqueued on the tree's queue, nothing
-    read back, nothing allocated but one float per cell (where the tree's buffers came
-    from a :class:`hybridtree.device.transfer.Workspace`: allocated once) and, where its
+    read back, nothing allocated but six floats per cell, the cells' boxes (where the
+    tree's buffers came from a :class:`hybridtree.device.transfer.Workspace`: allocated
+    once) and, where its
     sorted keys were let go, at the first refit its cells' keys (8 bytes a cell:
     :func:`.device_tree.keep_cell_keys`).  The tree's cached sink groups keep their ranges
-    and get boxes around the moved particles.  ``tree.cell_ext`` then holds each cell's h (module docstring)."""
+    and get boxes around the moved particles.  ``tree.cell_ext`` then holds each cell's
+    box (module docstring)."""
     rt, n = tree.rt, tree.n
     if particles.n != n:
         raise ValueError(f"a refit needs the tree's {n} particles, got {particles.n}")
@@ -62,7 +71,7 @@ def refit_device_tree(tree: DeviceTree, particles: DeviceArrays) -> DeviceTree:
            particles.mass, np.int32(particles.mass_step), tree.cube_d, *per_eps,
            tree.src_hi, tree.src_lo,
            local=spread_local(rt.info), defines={"PER_EPS": 1} if per_eps else None)
-    ext = alloc("cell_ext", 4 * tree.n_cells)
+    ext = alloc("cell_ext", 24 * tree.n_cells)
     device_moments(tree, ext)
     tree.cell_ext = ext
     for g in tree.groups.values():
@@ -71,13 +80,14 @@ def refit_device_tree(tree: DeviceTree, particles: DeviceArrays) -> DeviceTree:
 
 
 def looseness(tree: DeviceTree) -> float:
-    """max(1, 2 h / l) of the root after a refit (1 after a build): how much the refit
-    grew the root's cube (one small read back)."""
+    """max(1, 2 h / l) of the root after a refit (1 after a build), h the max-norm
+    distance of its box's faces from its centre: how much the refit grew the root's cube
+    (one small read back)."""
     if tree.cell_ext is None or tree.n == 0:
         return 1.0
-    h = np.empty(1, np.float32)
-    cl.enqueue_copy(tree.rt.queue, h, tree.cell_ext, src_offset=0)
-    return max(1.0, 2.0 * float(h[0]) / tree.cube.side)
+    box = np.empty(6, np.float32)
+    cl.enqueue_copy(tree.rt.queue, box, tree.cell_ext, src_offset=0)
+    return max(1.0, 2.0 * float(np.abs(box).max()) / tree.cube.side)
 
 
 class KeptTree:
