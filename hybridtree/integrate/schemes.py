@@ -121,7 +121,9 @@ class BinStats:
     ``particles``: particles in bin k at the start of the last step.  A substep is
     charged to its lowest active bin (GADGET-4's convention): ``substeps`` counts them,
     ``seconds`` is their wall time (host clock), ``interactions`` their interactions and
-    ``forces`` the particles whose force they computed."""
+    ``forces`` the particles whose force they computed.  Where a substep does not wait
+    (the device's substeps with ``rebin`` "step") its seconds are the host's, enqueueing
+    it: the device's time shows in the step's last substep, which waits for it all."""
 
     particles: np.ndarray = field(default_factory=lambda: np.zeros(NBINS, np.int64))
     substeps: np.ndarray = field(default_factory=lambda: np.zeros(NBINS, np.int64))
@@ -161,6 +163,9 @@ class BlockLeapfrog:
     takes every tick (its force call is collective), with the bins counted over all."""
 
     parts = ("full",)
+    #: with the bins kept (rebin "step"), the device's substeps note their interactions
+    #: on the device and wait for nothing (False: each reads them, one wait a substep)
+    quiet_substeps = True
 
     def __init__(self, engine, block: BlockSettings, external: float = 0.0, combine=None):
         """``combine``: the element-wise sum over all processes of a float64 array (MPI:
@@ -207,8 +212,13 @@ class BlockLeapfrog:
         bins.kick(0, half, lam)
         pair = self._running_pair(bins)
         # the interactions of a substep: read with its bins' counts (one wait), from the
-        # engine's running pair, which this read zeroes for the step
+        # engine's running pair, which this read zeroes for the step; with the bins kept
+        # (rebin "step") a substep does not wait at all: the pair is noted on the device
+        # and the notes read at the step's end (the host enqueues the next substep while
+        # the device still walks this one)
         base = self.engine.counts["interactions"] if pair is not None else 0
+        quiet = pair is not None and not rebin and self.quiet_substeps
+        noted: list[tuple[int, int, float]] = []     # (kmin, forces, seconds) of each
         prev = 0
         ti = 0
         while ti < ticks:
@@ -222,6 +232,11 @@ class BlockLeapfrog:
             n_forces = self.engine.compute(state, self.parts, active=Active(
                 bins.bins, kmin, int(occupied[kmin:].sum())) if kmin else None)
             now = None
+            if ti < ticks and quiet:
+                bins.close_open(kmin, deep, half, q0, lam, scale, qv, None, rebin=False)
+                bins.note_pair(pair, len(noted))
+                noted.append((kmin, n_forces, time.perf_counter() - t0))
+                continue
             if ti < ticks:      # the active close their steps and open their next ones
                 counts, now = bins.close_open(kmin, deep, half, q0, lam, scale, qv, pair,
                                               rebin=rebin)
@@ -229,18 +244,28 @@ class BlockLeapfrog:
                     occupied = self._total(counts)
             else:
                 bins.kick(kmin, half, lam)
+            if noted:           # the quiet substeps' interactions: one read for all
+                for (k, forces, seconds), cum in zip(noted, bins.noted_pairs(len(noted))):
+                    self._charge(k, forces, int(cum.sum()) - prev, seconds)
+                    prev = int(cum.sum())
+                noted = []
             if pair is None:
                 inter = self.engine.counts["interactions"] - before
             elif now is not None:
                 inter, prev = int(now.sum()) - prev, int(now.sum())
             else:
                 inter = self.engine.counts["interactions"] - base - prev
-            done = self._total(np.array([n_forces, inter]))
-            st = self.stats
-            st.substeps[kmin] += 1
-            st.forces[kmin] += done[0]
-            st.interactions[kmin] += done[1]
-            st.seconds[kmin] += time.perf_counter() - t0
+            self._charge(kmin, n_forces, inter, time.perf_counter() - t0)
+
+    def _charge(self, kmin: int, forces: int, interactions: int, seconds: float) -> None:
+        """A substep's forces, interactions and seconds (summed over all processes),
+        charged to its lowest active bin."""
+        done = self._total(np.array([forces, interactions]))
+        st = self.stats
+        st.substeps[kmin] += 1
+        st.forces[kmin] += done[0]
+        st.interactions[kmin] += done[1]
+        st.seconds[kmin] += seconds
 
     def _running_pair(self, bins):
         """The engine's running interaction pair on the device, where a substep's bins

@@ -222,6 +222,23 @@ class DeviceBins:
         counts = raw[:4 * NBINS].view(np.int32).astype(np.int64)
         return counts, (raw[4 * NBINS:].view(np.int64).copy() if pair is not None else None)
 
+    def note_pair(self, pair: cl.Buffer, j: int) -> None:
+        """Copy the device int64 pair ``pair`` (an engine's running interactions) into
+        note ``j`` on the device, in queue order, without a wait (:meth:`noted_pairs`
+        reads them); the notes' buffer doubles where ``j`` is past its end."""
+        room = getattr(self, "_notes", None)
+        have = 0 if room is None else room.size // 16
+        if j >= have:
+            grown = self.rt.empty(16 * max(64, 2 * have, j + 1))
+            if have:
+                cl.enqueue_copy(self.rt.queue, grown, room, byte_count=16 * have)
+            self._notes = room = grown
+        cl.enqueue_copy(self.rt.queue, room, pair, dst_offset=16 * j, byte_count=16)
+
+    def noted_pairs(self, count: int) -> np.ndarray:
+        """Notes 0 ... ``count`` - 1 of :meth:`note_pair`, (count, 2) int64: one wait."""
+        return read_small(self.rt, np.empty((count, 2), np.int64), self._notes)
+
     def counts(self) -> np.ndarray:
         """Particles per bin (NBINS,): one wait (the counts zeroed on the device, not by a
         copy from the host, which waited too)."""

@@ -1,7 +1,8 @@
 """Block steps whose bins are chosen only where every bin is synchronised (time.rebin =
 step, issue 57): their bins stay put through each largest step on both state backends,
-no particle skips a synchronisation, and the energy error does not drift where the
-code's other rule (a new bin at each synchronisation) drifts."""
+no particle skips a synchronisation, the device's substeps do not wait, and the energy
+error does not drift where the code's other rule (a new bin at each synchronisation)
+drifts."""
 
 import numpy as np
 import pytest
@@ -72,6 +73,58 @@ def test_the_device_keeps_its_bins_through_a_largest_step(monkeypatch):
     first = len(seen) // 2          # the two steps take the same substeps
     assert all(np.array_equal(b, start[0]) for b in seen[:first])
     assert all(np.array_equal(b, start[1]) for b in seen[first:])
+
+
+def test_device_substeps_with_kept_bins_do_not_wait(monkeypatch):
+    """With time.rebin = step the device's substeps wait for nothing outside their
+    forces: their interactions are noted on the device and read once at the step's end
+    (a step waits at most 4 times outside its forces, whatever its substeps), and the
+    interactions charged to each bin are those of the same run read substep by substep
+    (``quiet_substeps`` off: a wait a substep, as before), and its positions the same
+    bits."""
+    from hybridtree.device import transfer
+    out = {}
+    for quiet in (True, False):
+        sim = _device_cusp(monkeypatch, None, n=1000, **{"time.rebin": "step"})
+        stepper = sim._stepper
+        if not quiet:       # substep by substep: each reads its interactions (a wait)
+            monkeypatch.setattr(stepper.scheme, "quiet_substeps", False)
+        sim.step(1)
+        waits, inside = [0], [0]
+        wait, compute, step = transfer.wait_for, stepper.engine.compute, stepper.scheme.step
+
+        def counting(event):
+            waits[0] += inside[0] == 1
+            return wait(event)
+
+        def within(fn, level):
+            def wrapped(*a, **kw):
+                inside[0] = level
+                try:
+                    return fn(*a, **kw)
+                finally:
+                    inside[0] = level - 1
+            return wrapped
+        monkeypatch.setattr(transfer, "wait_for", counting)
+        monkeypatch.setattr(stepper.engine, "compute", within(compute, 2))
+        monkeypatch.setattr(stepper.scheme, "step", within(step, 1))
+        before = stepper.counts["interactions"]
+        st = stepper.scheme.stats
+        charged = st.interactions.sum()
+        sim.step(2)
+        out[quiet] = (sim.pos, waits[0], int(st.substeps.sum()), st.interactions.copy(),
+                      st.forces.copy(), stepper.counts["interactions"] - before,
+                      st.interactions.sum() - charged)
+        monkeypatch.undo()
+        sim.close()
+    pos, waits, subs, inter, forces, total, charged = out[True]
+    assert subs >= 3 * 8, subs                  # three steps of 8 substeps at least
+    assert waits <= 2 * 4, waits                # two steps, 4 waits each at most
+    assert out[False][1] >= 2 * 8, out[False][1]    # the control: a wait a substep
+    np.testing.assert_array_equal(pos, out[False][0])
+    np.testing.assert_array_equal(inter, out[False][3])
+    np.testing.assert_array_equal(forces, out[False][4])
+    assert charged == total > 0                 # the bins' interactions add up
 
 
 def _cusp_energy(rebin: str, seed: int) -> np.ndarray:
