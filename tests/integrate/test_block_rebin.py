@@ -11,7 +11,7 @@ import hybridtree
 from hybridtree.ics import hernquist_satellite
 from hybridtree.integrate import timebins
 
-from .test_block_steps import _cusp_run, _device_cusp, _read_bins
+from .test_block_steps import _cusp_run, _device_cusp, _read_bins, waits_outside_forces
 
 
 def test_with_rebin_step_the_bins_change_only_where_every_bin_ends(monkeypatch):
@@ -82,7 +82,6 @@ def test_device_substeps_with_kept_bins_do_not_wait(monkeypatch):
     interactions charged to each bin are those of the same run read substep by substep
     (``quiet_substeps`` off: a wait a substep, as before), and its positions the same
     bits."""
-    from hybridtree.device import transfer
     out = {}
     for quiet in (True, False):
         sim = _device_cusp(monkeypatch, None, n=1000, **{"time.rebin": "step"})
@@ -90,24 +89,7 @@ def test_device_substeps_with_kept_bins_do_not_wait(monkeypatch):
         if not quiet:       # substep by substep: each reads its interactions (a wait)
             monkeypatch.setattr(stepper.scheme, "quiet_substeps", False)
         sim.step(1)
-        waits, inside = [0], [0]
-        wait, compute, step = transfer.wait_for, stepper.engine.compute, stepper.scheme.step
-
-        def counting(event):
-            waits[0] += inside[0] == 1
-            return wait(event)
-
-        def within(fn, level):
-            def wrapped(*a, **kw):
-                inside[0] = level
-                try:
-                    return fn(*a, **kw)
-                finally:
-                    inside[0] = level - 1
-            return wrapped
-        monkeypatch.setattr(transfer, "wait_for", counting)
-        monkeypatch.setattr(stepper.engine, "compute", within(compute, 2))
-        monkeypatch.setattr(stepper.scheme, "step", within(step, 1))
+        waits = waits_outside_forces(monkeypatch, stepper)
         before = stepper.counts["interactions"]
         st = stepper.scheme.stats
         charged = st.interactions.sum()

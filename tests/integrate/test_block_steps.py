@@ -265,15 +265,11 @@ def test_the_fused_end_of_a_substep_is_the_three_kernels_bit_for_bit(monkeypatch
     assert out[True][2] == out[False][2]
 
 
-def test_a_device_substep_waits_once_after_its_force(monkeypatch):
-    """Outside its force a substep of the device state waits once (its bins' counts and
-    its interactions, read together): a step of S substeps S + 1 times at most (the
-    step's first counts, and the last substep's interactions).  Before: twice a substep
-    (2 S).  The interactions per bin still add up to the engine's."""
+def waits_outside_forces(monkeypatch, stepper) -> list[int]:
+    """A counter ([n]) of the host's waits inside the scheme's step but outside its
+    forces, from now on (transfer.wait_for, the engine's compute and the scheme's step
+    wrapped through ``monkeypatch``)."""
     from hybridtree.device import transfer
-    sim = _device_cusp(monkeypatch, None, **{"gravity.refit_fraction": 100.0})
-    stepper = sim._stepper
-    sim.step(1)
     waits, inside = [0], [0]         # inside the scheme's step: 1, and its force: 2
     wait, compute, step = transfer.wait_for, stepper.engine.compute, stepper.scheme.step
 
@@ -292,6 +288,18 @@ def test_a_device_substep_waits_once_after_its_force(monkeypatch):
     monkeypatch.setattr(transfer, "wait_for", counting)
     monkeypatch.setattr(stepper.engine, "compute", within(compute, 2))
     monkeypatch.setattr(stepper.scheme, "step", within(step, 1))
+    return waits
+
+
+def test_a_device_substep_waits_once_after_its_force(monkeypatch):
+    """Outside its force a substep of the device state waits once (its bins' counts and
+    its interactions, read together): a step of S substeps S + 1 times at most (the
+    step's first counts, and the last substep's interactions).  Before: twice a substep
+    (2 S).  The interactions per bin still add up to the engine's."""
+    sim = _device_cusp(monkeypatch, None, **{"gravity.refit_fraction": 100.0})
+    stepper = sim._stepper
+    sim.step(1)
+    waits = waits_outside_forces(monkeypatch, stepper)
     before = stepper.counts["interactions"]
     subs = stepper.scheme.stats.substeps.sum()
     inter = stepper.scheme.stats.interactions.sum()
