@@ -122,8 +122,9 @@ class BinStats:
     charged to its lowest active bin (GADGET-4's convention): ``substeps`` counts them,
     ``seconds`` is their wall time (host clock), ``interactions`` their interactions and
     ``forces`` the particles whose force they computed.  Where a substep does not wait
-    (the device's substeps with ``rebin`` "step") its seconds are the host's, enqueueing
-    it: the device's time shows in the step's last substep, which waits for it all."""
+    at its end (the device's substeps with ``rebin`` "step") its seconds stop before the
+    device has finished it: the rest falls to the next substep's first wait (its walk's
+    sizes), the last substep's to the step's end."""
 
     particles: np.ndarray = field(default_factory=lambda: np.zeros(NBINS, np.int64))
     substeps: np.ndarray = field(default_factory=lambda: np.zeros(NBINS, np.int64))
