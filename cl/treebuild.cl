@@ -403,10 +403,11 @@ __kernel void cell_keys(const int n_cells, const int key_at, __global const int4
    guarantee, kept): the cell's cube grown about its geometric centre to l_eff = 2 h (h:
    the max-norm distance of the box's faces from that centre), or the cube about the
    box's centre of side max(l, its longest side), s measured from that centre (never
-   tighter than the build's cube, whose accuracy at theta the refit keeps).  A cell whose box lies in its cube
-   keeps the build's l and centre, so a refit of unmoved particles gives the build's
-   bits.  The box follows particles that moved together (a disk's rotation), for which
-   a cube grown about the old centre opens over the whole displacement.
+   tighter than the build's cube, whose accuracy at theta the refit keeps).  A cell
+   whose box lies in its cube keeps the build's l and centre, so a refit of unmoved
+   particles gives the build's bits.  The moved cube follows particles that moved
+   together (a disk's rotation), for which a cube grown about the old centre opens over
+   the whole displacement.
    key_at < 0: a cell's key is keys[its first particle] (the sorted keys); else
    keys[key_at + c] (cell_keys: a refit once the keys' buffer holds the inverse order). */
 __kernel void cell_moments(const int n_cells, const int level, __global const float *cube_f,

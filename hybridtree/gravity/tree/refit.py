@@ -12,18 +12,19 @@ centre of mass, quadrupole, S_eff and bounding radius, bottom-up (cl/treebuild.c
 Particles that left their cells: a build's cell holds its particles in its cube of
 side l about its geometric centre, and the opening tests rely on that alone (S_eff =
 (l / theta + s)^2, radius s + (√3/2) l, s = |com − centre|; the relative criterion takes
-its l from the radius).  A refit finds each cell's box, a cube about the bounding box
-of its particles (bottom-up: a leaf's particles, a cell's children's boxes), and where
-a particle left the cell's cube it takes the tighter of two cubes that hold them all in
-place of (l, centre): the cube grown about the geometric centre to l_eff = 2 h (h the
-max-norm distance of the box's faces from that centre; until session 40 the only
-choice), or the box itself, with s measured from its centre.  The same guarantee for
-the cells as they now are, so the walk's error stays that of a build at the same theta;
-a loose tree only costs more interactions.  The box matters where the particles of a
-cell moved together (a galaxy's rotation, a satellite's orbit): a cube grown about the
-old centre opens over the whole displacement, the box only over the cell's spread.
-Without either a cell may be accepted by a sink that lies inside it (its own mass in a
-multipole).
+its l from the radius).  A refit finds each cell's box, the bounding box of its
+particles (bottom-up: a leaf's particles, a cell's children's boxes), and where a
+particle left the cell's cube it takes the tighter (in l / theta + s) of two cubes that
+hold them all in place of (l, centre): the cube grown about the geometric centre to
+l_eff = 2 h (h the max-norm distance of the box's faces from that centre; until session
+40 the only choice), or the built cube moved to the box's centre, its side max(l, the
+box's longest side), s measured from that centre.  The same guarantee for the cells as
+they now are, and never a cube tighter than the build's, so the walk's error stays that
+of a build at the same theta; a loose tree only costs more interactions.  The moved
+cube matters where the particles of a cell moved together (a galaxy's rotation, a
+satellite's orbit): a cube grown about the old centre opens over the whole
+displacement, the moved one only over the cell's spread.  Without either a cell may be
+accepted by a sink that lies inside it (its own mass in a multipole).
 
 Units: the caller's.  Needs double precision on the device (positions are float64).
 """
