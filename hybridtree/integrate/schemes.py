@@ -246,9 +246,10 @@ class BlockLeapfrog:
             else:
                 bins.kick(kmin, half, lam)
             if noted:           # the quiet substeps' interactions: one read for all
-                for (k, forces, seconds), cum in zip(noted, bins.noted_pairs(len(noted))):
-                    self._charge(k, forces, int(cum.sum()) - prev, seconds)
-                    prev = int(cum.sum())
+                cums = bins.noted_pairs(len(noted)).sum(axis=1)
+                for (k, forces, seconds), cum in zip(noted, cums.tolist()):
+                    self._charge(k, forces, cum - prev, seconds)
+                    prev = cum
                 noted = []
             if pair is None:
                 inter = self.engine.counts["interactions"] - before

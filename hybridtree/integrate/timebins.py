@@ -141,6 +141,7 @@ class DeviceBins:
         cl.enqueue_fill_buffer(self.rt.queue, self.bins, np.int32(0), 0, 4 * max(self.n, 1))
         # NBINS int32 counts, then room for an int64 pair read in the same wait
         self._counts = self.rt.empty(4 * NBINS + 16)
+        self._notes: cl.Buffer | None = None        # note_pair's, made when first asked
 
     def assign(self, kmin: int, kmax: int, q0: float, lam: float,
                scale: tuple[float, ...] | None = None, acc: cl.Buffer | None = None,
@@ -226,7 +227,7 @@ class DeviceBins:
         """Copy the device int64 pair ``pair`` (an engine's running interactions) into
         note ``j`` on the device, in queue order, without a wait (:meth:`noted_pairs`
         reads them); the notes' buffer doubles where ``j`` is past its end."""
-        room = getattr(self, "_notes", None)
+        room = self._notes
         have = 0 if room is None else room.size // 16
         if j >= have:
             grown = self.rt.empty(16 * max(64, 2 * have, j + 1))
