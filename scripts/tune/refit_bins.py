@@ -20,12 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 import numpy as np  # noqa: E402
 from common import add_device  # noqa: E402
+from pareto import particles, system_settings  # noqa: E402
 
 from hybridtree import Simulation  # noqa: E402
-from hybridtree.config import load_config, parse_overrides  # noqa: E402
-from hybridtree.ics.galaxy import galaxy, m31  # noqa: E402
-
-M31 = Path(__file__).resolve().parents[2] / "configs" / "galaxy_m31.toml"
+from hybridtree.config import parse_overrides  # noqa: E402
 
 
 def main() -> None:
@@ -39,17 +37,18 @@ def main() -> None:
     p.add_argument("--ics", help="an .npz of the model: read where it exists, else written "
                                  "(runs of old and new code start from the same arrays)")
     args = p.parse_args()
-    cfg = load_config(M31)
-    settings = {"gravity.eps": cfg.gravity.eps, "time.dt": cfg.time.dt,
-                "time.max_bin": cfg.time.max_bin, "time.stepping": "block",
-                "time.rebin": "step", "output.diag_every": 10 ** 9,
-                **({"gravity.device": args.device} if args.device else {}),
-                **parse_overrides(args.set)}
+    args.system, args.eps, args.dt, args.t_end, args.max_bin, args.long = \
+        "m31", None, None, None, None, False
+    # pareto.py's M31: the config's softening, largest step and deepest bin; --set last
+    settings = {"time.stepping": "block", "time.rebin": "step", "output.diag_every": 10 ** 9,
+                **system_settings(args)}
+    settings.update({"time.dt": args.dt, "time.max_bin": args.max_bin,
+                     **parse_overrides(args.set)})
     if args.ics and Path(args.ics).exists():
         with np.load(args.ics) as f:
             pos, vel, mass, ids, types = (f[k] for k in ("pos", "vel", "mass", "ids", "types"))
     else:
-        pos, vel, mass, ids, types = galaxy(m31(args.n), seed=args.seed)
+        pos, vel, mass, ids, types = particles(args)
         if args.ics:
             np.savez(args.ics, pos=pos, vel=vel, mass=mass, ids=ids, types=types)
     sim = Simulation(pos, vel, mass, ids, types=types, quiet=True, settings=settings)
